@@ -1,0 +1,248 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is the gateway's configuration. Every setting has a flag and an
+// environment variable; the flag wins (design.md, Running it).
+type config struct {
+	Listen          string
+	UpstreamURL     string
+	ExplorerURL     string
+	CORSOrigins     []string
+	UpstreamTimeout time.Duration
+	RequestTimeout  time.Duration
+	ShutdownTimeout time.Duration
+	PageDefault     int
+	PageMax         int
+	MaxBodyBytes    int64
+	Introspection   bool
+	LogFormat       string
+	LogLevel        string
+	SampleSeed      int64
+	SampleScale     int
+}
+
+// setting describes one configuration entry for flags, the environment,
+// -help and the README's table.
+type setting struct {
+	flag, env, usage string
+	value            flag.Value
+}
+
+// settings binds c's fields to their flags and variables.
+func (c *config) settings() []setting {
+	return []setting{
+		{"listen", "LISTEN_ADDR", "address to serve on", stringValue(&c.Listen, ":8080")},
+		{"upstream", "UPSTREAM_URL", "data-node base URL, e.g. https://host; unset serves the embedded sample data service", stringValue(&c.UpstreamURL, "")},
+		{"explorer", "EXPLORER_URL", "block-explorer REST base URL, e.g. https://host/rest (default: the upstream URL)", stringValue(&c.ExplorerURL, "")},
+		{"cors-origins", "CORS_ORIGINS", "comma-separated exact origins allowed to call the API from a browser; unset = same-origin only; * = any origin, without credentials", listValue(&c.CORSOrigins)},
+		{"upstream-timeout", "UPSTREAM_TIMEOUT", "deadline of each upstream call", durationValue(&c.UpstreamTimeout, 10*time.Second)},
+		{"request-timeout", "REQUEST_TIMEOUT", "deadline of each GraphQL request", durationValue(&c.RequestTimeout, 30*time.Second)},
+		{"shutdown-timeout", "SHUTDOWN_TIMEOUT", "how long shutdown waits for in-flight requests", durationValue(&c.ShutdownTimeout, 20*time.Second)},
+		{"page-default", "PAGE_DEFAULT", "page size when a connection gets neither first nor last", intValue(&c.PageDefault, 50)},
+		{"page-max", "PAGE_MAX", "largest first or last accepted", intValue(&c.PageMax, 1000)},
+		{"max-body-bytes", "MAX_BODY_BYTES", "largest GraphQL request body accepted", int64Value(&c.MaxBodyBytes, 1<<20)},
+		{"introspection", "INTROSPECTION", "allow schema introspection (the playground's docs need it)", boolValue(&c.Introspection, true)},
+		{"log-format", "LOG_FORMAT", "text or json", stringValue(&c.LogFormat, "text")},
+		{"log-level", "LOG_LEVEL", "debug, info, warn or error", stringValue(&c.LogLevel, "info")},
+		{"sample-seed", "SAMPLE_SEED", "seed of the embedded sample data service's dataset", int64Value(&c.SampleSeed, 1)},
+		{"sample-scale", "SAMPLE_SCALE", "multiplier of the embedded sample dataset's transactions (200 = a million)", intValue(&c.SampleScale, 1)},
+	}
+}
+
+// parseConfig reads the environment, then the flags over it.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	settings := c.settings()
+	for _, s := range settings {
+		fs.Var(s.value, s.flag, fmt.Sprintf("%s (env %s)", s.usage, s.env))
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: gateway [flags]\n       gateway sample-upstream [flags]\n\nThe GraphQL gateway over the data service. Every flag can also be set by its environment variable; the flag wins.\n\n")
+		fs.PrintDefaults()
+	}
+	for _, s := range settings {
+		if v := getenv(s.env); v != "" {
+			if err := s.value.Set(v); err != nil {
+				return nil, fmt.Errorf("%s=%q: %w", s.env, v, err)
+			}
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (see -help)", fs.Arg(0))
+	}
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	for _, u := range []struct{ name, value string }{{"UPSTREAM_URL", c.UpstreamURL}, {"EXPLORER_URL", c.ExplorerURL}} {
+		if u.value == "" {
+			continue
+		}
+		parsed, err := url.Parse(u.value)
+		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			return fmt.Errorf("%s=%q: want an http(s) URL such as https://host", u.name, u.value)
+		}
+	}
+	if c.ExplorerURL != "" && c.UpstreamURL == "" {
+		return fmt.Errorf("EXPLORER_URL is set without UPSTREAM_URL: set both, or neither to use the sample data service")
+	}
+	for _, o := range c.CORSOrigins {
+		if o == "*" {
+			if len(c.CORSOrigins) > 1 {
+				return fmt.Errorf("CORS_ORIGINS: * allows every origin and cannot be combined with others")
+			}
+			continue
+		}
+		parsed, err := url.Parse(o)
+		if err != nil || parsed.Scheme == "" || parsed.Host == "" || (parsed.Path != "" && parsed.Path != "/") || parsed.RawQuery != "" {
+			return fmt.Errorf("CORS_ORIGINS: %q is not an origin (scheme://host[:port])", o)
+		}
+	}
+	if c.PageDefault < 1 || c.PageMax < 1 || c.PageDefault > c.PageMax {
+		return fmt.Errorf("page sizes: want 1 <= PAGE_DEFAULT (%d) <= PAGE_MAX (%d)", c.PageDefault, c.PageMax)
+	}
+	if c.PageMax > 5000 {
+		return fmt.Errorf("PAGE_MAX=%d: the data node serves at most 5000 rows a page", c.PageMax)
+	}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{{"UPSTREAM_TIMEOUT", c.UpstreamTimeout}, {"REQUEST_TIMEOUT", c.RequestTimeout}, {"SHUTDOWN_TIMEOUT", c.ShutdownTimeout}} {
+		if d.value <= 0 {
+			return fmt.Errorf("%s must be positive", d.name)
+		}
+	}
+	if c.MaxBodyBytes < 1024 {
+		return fmt.Errorf("MAX_BODY_BYTES=%d: want at least 1024", c.MaxBodyBytes)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("LOG_FORMAT=%q: want text or json", c.LogFormat)
+	}
+	if c.SampleScale < 1 {
+		return fmt.Errorf("SAMPLE_SCALE must be at least 1")
+	}
+	return nil
+}
+
+// Typed flag.Values that also set their default.
+
+type stringFlag struct{ p *string }
+
+func stringValue(p *string, def string) flag.Value { *p = def; return stringFlag{p} }
+func (f stringFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+func (f stringFlag) Set(s string) error { *f.p = s; return nil }
+
+type listFlag struct{ p *[]string }
+
+func listValue(p *[]string) flag.Value { return listFlag{p} }
+func (f listFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strings.Join(*f.p, ",")
+}
+func (f listFlag) Set(s string) error {
+	*f.p = nil
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*f.p = append(*f.p, strings.TrimSuffix(part, "/"))
+		}
+	}
+	return nil
+}
+
+type durationFlag struct{ p *time.Duration }
+
+func durationValue(p *time.Duration, def time.Duration) flag.Value { *p = def; return durationFlag{p} }
+func (f durationFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return f.p.String()
+}
+func (f durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 10s")
+	}
+	*f.p = d
+	return nil
+}
+
+type intFlag struct{ p *int }
+
+func intValue(p *int, def int) flag.Value { *p = def; return intFlag{p} }
+func (f intFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strconv.Itoa(*f.p)
+}
+func (f intFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("want an integer")
+	}
+	*f.p = n
+	return nil
+}
+
+type int64Flag struct{ p *int64 }
+
+func int64Value(p *int64, def int64) flag.Value { *p = def; return int64Flag{p} }
+func (f int64Flag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strconv.FormatInt(*f.p, 10)
+}
+func (f int64Flag) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("want an integer")
+	}
+	*f.p = n
+	return nil
+}
+
+type boolFlag struct{ p *bool }
+
+func boolValue(p *bool, def bool) flag.Value { *p = def; return boolFlag{p} }
+func (f boolFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strconv.FormatBool(*f.p)
+}
+func (f boolFlag) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	*f.p = b
+	return nil
+}
+func (f boolFlag) IsBoolFlag() bool { return true }
+
+// environ adapts os.Getenv.
+func environ(key string) string { return os.Getenv(key) }

@@ -1,0 +1,145 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// Error codes, in extensions.code of every error (design.md, Errors).
+const (
+	CodeBadUserInput        = "BAD_USER_INPUT"
+	CodeNotFound            = "NOT_FOUND"
+	CodeUpstreamError       = "UPSTREAM_ERROR"
+	CodeUpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
+	CodeRateLimited         = "RATE_LIMITED"
+	CodeQueryTooComplex     = "QUERY_TOO_COMPLEX"
+	CodeInternal            = "INTERNAL"
+)
+
+// Error is an error the gateway reports to clients as it is: its message is
+// meant for them and Code classifies it.
+type Error struct {
+	Code    string
+	Message string
+	// Err is the cause, when there is one; it is logged, never shown.
+	Err error
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
+
+// badInput is a BAD_USER_INPUT error whose message says what to change.
+func badInput(format string, args ...any) error {
+	return &Error{Code: CodeBadUserInput, Message: fmt.Sprintf(format, args...)}
+}
+
+// notFound is a NOT_FOUND error.
+func notFound(format string, args ...any) error {
+	return &Error{Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorPresenter classifies every error once, on its way to the client:
+// it gives each one extensions.code, adds extensions.upstream for upstream
+// failures, and replaces anything unexpected by "internal error" after
+// logging its cause.
+func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		if gqlErr.Extensions == nil {
+			gqlErr.Extensions = map[string]any{}
+		}
+		code, message, ext := classify(err)
+		switch {
+		case code != "":
+			gqlErr.Message = message
+			gqlErr.Extensions["code"] = code
+			for k, v := range ext {
+				gqlErr.Extensions[k] = v
+			}
+		case gqlErr.Extensions["code"] != nil:
+			// Parse and validation errors from gqlgen: the request is wrong.
+			gqlErr.Extensions["code"] = CodeBadUserInput
+		default:
+			if logger != nil {
+				logger.ErrorContext(ctx, "internal error", "error", err.Error(), "path", gqlErr.Path.String())
+			}
+			gqlErr.Message = "internal error"
+			gqlErr.Extensions["code"] = CodeInternal
+		}
+		return gqlErr
+	}
+}
+
+// classify maps a resolver error to its code, its client message and any
+// extra extensions; code is "" for errors it does not know.
+func classify(err error) (code, message string, ext map[string]any) {
+	var (
+		gwErr       *Error
+		upErr       *upstream.Error
+		unavailable *upstream.UnavailableError
+		decodeErr   *upstream.DecodeError
+		enumErr     *upstream.UnknownEnumError
+	)
+	switch {
+	case errors.As(err, &gwErr):
+		if gwErr.Code == CodeInternal {
+			return "", "", nil
+		}
+		return gwErr.Code, gwErr.Message, nil
+	case errors.As(err, &enumErr):
+		return CodeUpstreamError, enumErr.Error(), nil
+	case errors.As(err, &upErr):
+		return classifyUpstream(upErr)
+	case errors.As(err, &unavailable):
+		return CodeUpstreamUnavailable, fmt.Sprintf("the %s is unavailable: %s", unavailable.Service, unavailableReason(unavailable)), nil
+	case errors.As(err, &decodeErr):
+		return CodeUpstreamError, fmt.Sprintf("the %s sent a response the gateway could not read (%s)", decodeErr.Service, decodeErr.Endpoint), nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeUpstreamUnavailable, "the request took longer than its deadline", nil
+	case errors.Is(err, context.Canceled):
+		return CodeUpstreamUnavailable, "the request was cancelled", nil
+	}
+	return "", "", nil
+}
+
+func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]any) {
+	detail := e.DetailMessage
+	if detail == "" {
+		detail = e.Message
+	}
+	up := map[string]any{
+		"service": e.Service,
+		"status":  e.StatusCode,
+		"code":    e.Code,
+		"message": detail,
+	}
+	if e.DetailCode != 0 {
+		up["detailCode"] = e.DetailCode
+	}
+	ext = map[string]any{"upstream": up}
+	switch e.StatusCode {
+	case 429:
+		return CodeRateLimited, "the data node's rate limit is reached; retry shortly", ext
+	case 403:
+		if e.RetryAfter > 0 {
+			return CodeRateLimited, fmt.Sprintf("the data node refuses requests for %s (rate-limit ban)", e.RetryAfter), ext
+		}
+	case 404:
+		return CodeNotFound, fmt.Sprintf("the %s has no such resource: %s", e.Service, detail), ext
+	}
+	return CodeUpstreamError, fmt.Sprintf("the %s answered %d: %s", e.Service, e.StatusCode, detail), ext
+}
+
+func unavailableReason(e *upstream.UnavailableError) string {
+	if errors.Is(e, context.DeadlineExceeded) {
+		return "no answer before the deadline"
+	}
+	return "the connection failed"
+}

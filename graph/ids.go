@@ -1,0 +1,49 @@
+package graph
+
+import "strconv"
+
+// The data service's ids (parties, nodes, markets, assets) are 64
+// hexadecimal characters. Checking them here turns a typo into a clear
+// BAD_USER_INPUT error instead of an upstream error or an empty list.
+func isHexID(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkID validates an optional id argument.
+func checkID(arg, kind string, id *string) error {
+	if id == nil {
+		return nil
+	}
+	if !isHexID(*id) {
+		return badInput("%s: %q is not a %s id; %s ids are 64 hexadecimal characters", arg, truncate(*id, 80), kind, kind)
+	}
+	return nil
+}
+
+// checkEpoch validates an epoch argument: a non-negative integer.
+func checkEpoch(arg string, epoch *string) error {
+	if epoch == nil {
+		return nil
+	}
+	if _, err := strconv.ParseUint(*epoch, 10, 64); err != nil {
+		return badInput("%s: %q is not an epoch; epochs are non-negative integers such as \"42\"", arg, truncate(*epoch, 80))
+	}
+	return nil
+}
+
+// deref returns *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

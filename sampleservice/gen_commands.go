@@ -1,0 +1,601 @@
+package sampleservice
+
+import (
+	"encoding/base64"
+	"strings"
+)
+
+// zeroKey is the `to` of a transfer into a network-wide account.
+var zeroKey = strings.Repeat("0", 64)
+
+// buildCommand fills the member of cmd for kind with a plausible body.
+func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
+	r := c.r
+	switch kind {
+	case kindOrderSubmission:
+		o := c.orderSubmission(c.tradedMarket())
+		cmd.OrderSubmission = &o
+	case kindOrderCancellation:
+		o := c.orderCancellation()
+		cmd.OrderCancellation = &o
+	case kindOrderAmendment:
+		o := c.orderAmendment(c.tradedMarket())
+		cmd.OrderAmendment = &o
+	case kindWithdrawSubmission:
+		a := c.g.assets[c.enabledAsset()]
+		ext := &wireWithdrawExt{}
+		if a.Details.ERC20 != nil {
+			ext.ERC20 = &wireERC20WithdrawExt{ReceiverAddress: ethAddress(r)}
+		}
+		cmd.WithdrawSubmission = &wireWithdrawSubmission{
+			Amount: scaled(r, between(r, 1, 50_000), int(a.Details.Decimals)),
+			Asset:  a.ID,
+			Ext:    ext,
+		}
+	case kindProposalSubmission:
+		cmd.ProposalSubmission = c.proposalSubmission()
+	case kindVoteSubmission:
+		v := wireEnum("VALUE_YES")
+		if chance(r, 1, 4) {
+			v = "VALUE_NO"
+		}
+		cmd.VoteSubmission = &wireVoteSubmission{ProposalID: hexID(r), Value: v}
+	case kindLiquidityProvisionSubmission, kindLiquidityProvisionAmendment:
+		m := c.tradedMarket()
+		lp := &wireLiquidityProvision{
+			MarketID:         m.id,
+			CommitmentAmount: scaled(r, between(r, 1, 200)*1000, int(c.g.assets[c.settlementOf(m)].Details.Decimals)),
+			Fee:              pick(r, []string{"0.0001", "0.0005", "0.001", "0.002", "0.01"}),
+			Reference:        c.reference("lp"),
+		}
+		if kind == kindLiquidityProvisionSubmission {
+			cmd.LiquidityProvisionSubmission = lp
+		} else {
+			cmd.LiquidityProvisionAmendment = lp
+		}
+	case kindLiquidityProvisionCancellation:
+		cmd.LiquidityProvisionCancellation = &wireLiquidityProvisionCancellation{MarketID: c.tradedMarket().id}
+	case kindDelegateSubmission:
+		cmd.DelegateSubmission = &wireDelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 100_000), 18)}
+	case kindUndelegateSubmission:
+		method := wireEnum("METHOD_AT_END_OF_EPOCH")
+		if chance(r, 1, 3) {
+			method = "METHOD_NOW"
+		}
+		cmd.UndelegateSubmission = &wireUndelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 50_000), 18), Method: method}
+	case kindTransfer:
+		cmd.Transfer = c.transfer()
+	case kindCancelTransfer:
+		cmd.CancelTransfer = &wireCancelTransfer{TransferID: hexID(r)}
+	case kindAnnounceNode:
+		cmd.AnnounceNode = c.announceNode()
+	case kindBatchMarketInstructions:
+		cmd.BatchMarketInstructions = c.batchMarketInstructions()
+	case kindStopOrdersSubmission:
+		s := c.stopOrdersSubmission(c.tradedMarket(), r.IntN(3))
+		cmd.StopOrdersSubmission = &s
+	case kindStopOrdersCancellation:
+		s := c.stopOrdersCancellation()
+		cmd.StopOrdersCancellation = &s
+	case kindCreateReferralSet:
+		s := &wireCreateReferralSet{IsTeam: chance(r, 2, 3)}
+		if s.IsTeam {
+			s.Team = c.team()
+		}
+		cmd.CreateReferralSet = s
+	case kindUpdateReferralSet:
+		s := &wireUpdateReferralSet{ID: hexID(r), IsTeam: chance(r, 2, 3)}
+		if s.IsTeam {
+			s.Team = c.team()
+		}
+		cmd.UpdateReferralSet = s
+	case kindApplyReferralCode:
+		cmd.ApplyReferralCode = &wireApplyReferralCode{ID: hexID(r)}
+	case kindUpdateMarginMode:
+		u := c.updateMarginMode(c.tradedMarket())
+		cmd.UpdateMarginMode = &u
+	case kindJoinTeam:
+		cmd.JoinTeam = &wireJoinTeam{ID: hexID(r)}
+	case kindBatchProposalSubmission:
+		cmd.BatchProposalSubmission = c.batchProposal(1 + r.IntN(4))
+	case kindUpdatePartyProfile:
+		p := &wireUpdatePartyProfile{Alias: pick(r, []string{"", "whale_42", "mm-desk-7", "Zoë", "trader.joe", "🐋"}), Metadata: []wireMetadata{}}
+		if chance(r, 1, 2) {
+			p.Metadata = append(p.Metadata, wireMetadata{Key: "twitter", Value: "@" + hexString(r, 8, hexLower)})
+		}
+		cmd.UpdatePartyProfile = p
+	case kindNodeVote:
+		cmd.NodeVote = &wireNodeVote{Reference: hexID(r), Type: wireEnum(pick(r, []string{"TYPE_STAKE_DEPOSITED", "TYPE_STAKE_REMOVED", "TYPE_FUNDS_DEPOSITED", "TYPE_SIGNER_ADDED", "TYPE_SIGNER_REMOVED", "TYPE_BRIDGE_STOPPED", "TYPE_BRIDGE_RESUMED", "TYPE_ASSET_LISTED", "TYPE_LIMITS_UPDATED", "TYPE_STAKE_TOTAL_SUPPLY", "TYPE_SIGNER_THRESHOLD_SET", "TYPE_GOVERNANCE_VALIDATE_ASSET", "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"}))}
+	case kindNodeSignature:
+		sig := make([]byte, 65)
+		for i := range sig {
+			sig[i] = byte(r.Uint32())
+		}
+		cmd.NodeSignature = &wireNodeSignature{ID: hexID(r), Sig: base64.StdEncoding.EncodeToString(sig), Kind: wireEnum(pick(r, []string{"NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_UPDATE", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"}))}
+	case kindChainEvent:
+		cmd.ChainEvent = c.chainEvent()
+	case kindKeyRotateSubmission:
+		cmd.KeyRotateSubmission = &wireKeyRotateSubmission{NewPubKeyIndex: uint32(2 + r.IntN(5)), TargetBlock: c.block + 100 + uint64(r.IntN(1000)), NewPubKeyHash: hexID(r), CurrentPubKeyHash: hexID(r)}
+	case kindStateVariableProposal:
+		cmd.StateVariableProposal = &wireStateVariableProposal{Proposal: &wireStateValueProposal{
+			StateVarID: c.tradedMarket().id + "_probability_of_trading",
+			EventID:    "time_" + itoa(c.now/1e9),
+			Kvb: []wireKeyValueBundle{{
+				Key:       "bidOffset",
+				Tolerance: "0.000001",
+				Value:     &wireStateVarValue{ScalarVal: &wireScalarValue{Value: "0." + digits(r, 6)}},
+			}},
+		}}
+	case kindValidatorHeartbeat:
+		n := c.node()
+		cmd.ValidatorHeartbeat = &wireValidatorHeartbeat{NodeID: n.id, EthereumSignature: c.signature("eth"), VegaSignature: c.signature("vega/ed25519"), Message: hexString(r, 64, hexLower)}
+	case kindEthereumKeyRotateSubmission:
+		n := c.node()
+		cmd.EthereumKeyRotateSubmission = &wireEthereumKeyRotateSubmission{NewAddress: ethAddress(r), CurrentAddress: n.ethAddress, TargetBlock: c.block + 500, EthereumSignature: c.signature("eth"), SubmitterAddress: ""}
+	case kindProtocolUpgradeProposal:
+		cmd.ProtocolUpgradeProposal = &wireProtocolUpgradeProposal{UpgradeBlockHeight: (c.block/100_000 + 1) * 100_000, VegaReleaseTag: pick(r, []string{"v0.74.0", "v0.74.1", "v0.74.3", "v0.75.0-preview.2"})}
+	case kindIssueSignatures:
+		cmd.IssueSignatures = &wireIssueSignatures{Submitter: ethAddress(r), Kind: wireEnum(pick(r, []string{"NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"})), ValidatorNodeID: pick(r, c.g.nodes).id}
+	case kindOracleDataSubmission:
+		payload := `{"prices.BTC.value":"` + itoa(between(r, 6_500_000, 7_300_000)) + `","prices.BTC.timestamp":"` + itoa(c.now/1e9) + `"}`
+		cmd.OracleDataSubmission = &wireOracleDataSubmission{Source: wireEnum(pick(r, []string{"ORACLE_SOURCE_JSON", "ORACLE_SOURCE_OPEN_ORACLE"})), Payload: []byte(payload)}
+	default:
+		panic("sampleservice: no builder for command kind " + itoa(int64(kind)))
+	}
+}
+
+// node returns the node whose key submits this transaction, or a random
+// node when a party submits it.
+func (c *txCtx) node() genNode {
+	if i := c.subIdx - firstNodeKey; i >= 0 && i < numNodes {
+		return c.g.nodes[i]
+	}
+	return pick(c.r, c.g.nodes)
+}
+
+func (c *txCtx) signature(algo string) wireSignature {
+	return wireSignature{Value: hexString(c.r, 130, hexLower), Algo: algo, Version: 1}
+}
+
+// tradedMarket returns a market to trade on, perpetuals most often.
+func (c *txCtx) tradedMarket() *genMarket {
+	r := c.r
+	if chance(r, 3, 5) {
+		return &c.g.markets[pick(r, c.g.perps)]
+	}
+	return &c.g.markets[r.IntN(len(c.g.markets))]
+}
+
+// settlementOf returns the asset a market settles in (its quote for spot).
+func (c *txCtx) settlementOf(m *genMarket) int {
+	if m.product == productSpot {
+		return m.quote
+	}
+	return m.settlement
+}
+
+func (c *txCtx) enabledAsset() int { return pick(c.r, c.g.enabled) }
+
+// reference returns an order or commitment reference, often empty.
+func (c *txCtx) reference(prefix string) string {
+	r := c.r
+	switch r.IntN(4) {
+	case 0, 1:
+		return ""
+	case 2:
+		return prefix + "-" + hexString(r, 8, hexLower)
+	}
+	return pick(r, []string{"mm-bot", "ui", "console", "vega-wallet", "hedger"}) + "/" + itoa(r.Int64N(1_000_000))
+}
+
+// price returns a limit price near the market's typical price.
+func (c *txCtx) price(m *genMarket) string {
+	p := int64(m.price)
+	spread := p/50 + 1
+	return itoa(p + c.r.Int64N(2*spread+1) - spread)
+}
+
+func (c *txCtx) size() uint64 {
+	if chance(c.r, 1, 5) {
+		return 1 + c.r.Uint64N(10_000)
+	}
+	return 1 + c.r.Uint64N(200)
+}
+
+// orderSubmission returns a plausible order for market m.
+func (c *txCtx) orderSubmission(m *genMarket) wireOrderSubmission {
+	r := c.r
+	o := wireOrderSubmission{
+		MarketID:    m.id,
+		Size:        c.size(),
+		Side:        wireEnum(enumSide[1+r.IntN(2)]),
+		Type:        "TYPE_LIMIT",
+		TimeInForce: "TIME_IN_FORCE_GTC",
+		Reference:   c.reference("order"),
+	}
+	if chance(r, 1, 7) {
+		o.Type = "TYPE_MARKET"
+		o.TimeInForce = wireEnum(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
+		o.ReduceOnly = chance(r, 1, 4)
+		return o
+	}
+	o.Price = c.price(m)
+	switch x := r.IntN(100); {
+	case x < 55:
+	case x < 70:
+		o.TimeInForce = "TIME_IN_FORCE_GTT"
+		o.ExpiresAt = c.now + between(r, 60, 7*86_400)*1e9
+	case x < 80:
+		o.TimeInForce = "TIME_IN_FORCE_IOC"
+		o.ReduceOnly = chance(r, 1, 4)
+	case x < 85:
+		o.TimeInForce = "TIME_IN_FORCE_FOK"
+	case x < 90:
+		o.TimeInForce = "TIME_IN_FORCE_GFA"
+	default:
+		o.TimeInForce = "TIME_IN_FORCE_GFN"
+	}
+	persistent := o.TimeInForce == "TIME_IN_FORCE_GTC" || o.TimeInForce == "TIME_IN_FORCE_GTT"
+	if persistent {
+		o.PostOnly = chance(r, 1, 4)
+		if chance(r, 1, 10) {
+			o.Price = ""
+			o.PeggedOrder = &wirePeggedOrder{
+				Reference: wireEnum(enumPeggedReference[1+r.IntN(3)]),
+				Offset:    itoa(between(r, 0, int64(m.price)/100)),
+			}
+			if o.PeggedOrder.Reference == "PEGGED_REFERENCE_MID" && o.PeggedOrder.Offset == "0" {
+				o.PeggedOrder.Offset = "1"
+			}
+		}
+		if chance(r, 1, 20) {
+			peak := 1 + o.Size/4
+			o.IcebergOpts = &wireIcebergOpts{PeakSize: peak, MinimumVisibleSize: 1 + peak/4}
+		}
+	}
+	return o
+}
+
+func (c *txCtx) orderCancellation() wireOrderCancellation {
+	r := c.r
+	switch r.IntN(6) {
+	case 0:
+		return wireOrderCancellation{} // everything, everywhere
+	case 1, 2:
+		return wireOrderCancellation{MarketID: c.tradedMarket().id}
+	}
+	return wireOrderCancellation{OrderID: hexID(r), MarketID: c.tradedMarket().id}
+}
+
+func (c *txCtx) orderAmendment(m *genMarket) wireOrderAmendment {
+	r := c.r
+	a := wireOrderAmendment{
+		OrderID:         hexID(r),
+		MarketID:        m.id,
+		TimeInForce:     "TIME_IN_FORCE_UNSPECIFIED",
+		PeggedReference: "PEGGED_REFERENCE_UNSPECIFIED",
+	}
+	if chance(r, 2, 3) {
+		a.Price = ptr(c.price(m))
+	}
+	switch r.IntN(5) {
+	case 0:
+		a.Size = ptr(c.size())
+	case 1, 2:
+		a.SizeDelta = r.Int64N(101) - 50
+	}
+	if chance(r, 1, 10) {
+		a.TimeInForce = "TIME_IN_FORCE_GTT"
+		a.ExpiresAt = ptr(c.now + between(r, 60, 86_400)*1e9)
+	} else if chance(r, 1, 20) {
+		a.TimeInForce = "TIME_IN_FORCE_GTC"
+	}
+	if chance(r, 1, 15) {
+		a.PeggedReference = wireEnum(enumPeggedReference[1+r.IntN(3)])
+		a.PeggedOffset = itoa(between(r, 1, int64(m.price)/100+1))
+	}
+	return a
+}
+
+// stopOrderSetup returns one side of a stop order for market m.
+func (c *txCtx) stopOrderSetup(m *genMarket, risesAbove bool) *wireStopOrderSetup {
+	r := c.r
+	o := c.orderSubmission(m)
+	o.Type = "TYPE_MARKET"
+	o.Price = ""
+	o.TimeInForce = wireEnum(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
+	o.ExpiresAt = 0
+	o.PeggedOrder = nil
+	o.IcebergOpts = nil
+	o.PostOnly = false
+	o.ReduceOnly = true
+	s := &wireStopOrderSetup{OrderSubmission: o}
+	if chance(r, 1, 3) {
+		s.TrailingPercentOffset = ptr(pick(r, []string{"0.005", "0.01", "0.025", "0.05", "0.1"}))
+	} else {
+		p := int64(m.price)
+		if risesAbove {
+			p += p / 20
+		} else {
+			p -= p / 20
+		}
+		s.Price = ptr(itoa(p))
+	}
+	if chance(r, 1, 3) {
+		s.ExpiresAt = ptr(c.now + between(r, 3_600, 30*86_400)*1e9)
+		s.ExpiryStrategy = ptr(wireEnum(enumExpiryStrategy[1+r.IntN(2)]))
+	}
+	if chance(r, 1, 4) {
+		s.SizeOverrideSetting = ptr(wireEnum(enumSizeOverride[1+r.IntN(2)]))
+		if *s.SizeOverrideSetting == "SIZE_OVERRIDE_SETTING_POSITION" {
+			s.SizeOverrideValue = &wireSizeOverrideValue{Percentage: pick(r, []string{"0.25", "0.5", "0.75", "1"})}
+		}
+	}
+	return s
+}
+
+// stopOrdersSubmission returns a stop order: which 0 = both sides, 1 =
+// rises above only, 2 = falls below only.
+func (c *txCtx) stopOrdersSubmission(m *genMarket, which int) wireStopOrdersSubmission {
+	var s wireStopOrdersSubmission
+	if which != 2 {
+		s.RisesAbove = c.stopOrderSetup(m, true)
+	}
+	if which != 1 {
+		s.FallsBelow = c.stopOrderSetup(m, false)
+	}
+	return s
+}
+
+func (c *txCtx) stopOrdersCancellation() wireStopOrdersCancellation {
+	r := c.r
+	switch r.IntN(4) {
+	case 0:
+		return wireStopOrdersCancellation{}
+	case 1:
+		return wireStopOrdersCancellation{MarketID: ptr(c.tradedMarket().id)}
+	}
+	return wireStopOrdersCancellation{MarketID: ptr(c.tradedMarket().id), StopOrderID: ptr(hexID(r))}
+}
+
+func (c *txCtx) updateMarginMode(m *genMarket) wireUpdateMarginMode {
+	r := c.r
+	if chance(r, 1, 2) {
+		return wireUpdateMarginMode{MarketID: m.id, Mode: "MODE_CROSS_MARGIN"}
+	}
+	return wireUpdateMarginMode{MarketID: m.id, Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr(pick(r, []string{"0.1", "0.2", "0.25", "0.5", "0.9"}))}
+}
+
+// emptyBatch returns batch market instructions with every list empty.
+func emptyBatch() *wireBatchMarketInstructions {
+	return &wireBatchMarketInstructions{
+		Cancellations:          []wireOrderCancellation{},
+		Amendments:             []wireOrderAmendment{},
+		Submissions:            []wireOrderSubmission{},
+		StopOrdersCancellation: []wireStopOrdersCancellation{},
+		StopOrdersSubmission:   []wireStopOrdersSubmission{},
+		UpdateMarginMode:       []wireUpdateMarginMode{},
+	}
+}
+
+// batchMarketInstructions returns a market maker's typical batch: cancel,
+// amend and submit orders, now and then stop orders and a margin mode.
+func (c *txCtx) batchMarketInstructions() *wireBatchMarketInstructions {
+	r := c.r
+	b := emptyBatch()
+	m := c.tradedMarket()
+	if chance(r, 1, 2) {
+		b.Cancellations = append(b.Cancellations, wireOrderCancellation{MarketID: m.id})
+	}
+	for range r.IntN(3) {
+		b.Cancellations = append(b.Cancellations, wireOrderCancellation{OrderID: hexID(r), MarketID: m.id})
+	}
+	for range r.IntN(4) {
+		b.Amendments = append(b.Amendments, c.orderAmendment(m))
+	}
+	for range r.IntN(7) {
+		b.Submissions = append(b.Submissions, c.orderSubmission(m))
+	}
+	if chance(r, 1, 12) {
+		b.StopOrdersCancellation = append(b.StopOrdersCancellation, c.stopOrdersCancellation())
+	}
+	if chance(r, 1, 10) {
+		b.StopOrdersSubmission = append(b.StopOrdersSubmission, c.stopOrdersSubmission(m, r.IntN(3)))
+	}
+	if chance(r, 1, 15) {
+		b.UpdateMarginMode = append(b.UpdateMarginMode, c.updateMarginMode(m))
+	}
+	if len(b.Cancellations)+len(b.Amendments)+len(b.Submissions)+len(b.StopOrdersCancellation)+len(b.StopOrdersSubmission)+len(b.UpdateMarginMode) == 0 {
+		b.Submissions = append(b.Submissions, c.orderSubmission(m))
+	}
+	return b
+}
+
+// transfer returns a party's transfer: to another party (c.receiver) or
+// into a reward pool.
+func (c *txCtx) transfer() *wireTransfer {
+	r := c.r
+	ai := c.enabledAsset()
+	if chance(r, 1, 2) {
+		ai = c.g.asset("VEGA")
+	}
+	a := c.g.assets[ai]
+	t := &wireTransfer{
+		FromAccountType: "ACCOUNT_TYPE_GENERAL",
+		Asset:           a.ID,
+		Amount:          scaled(r, between(r, 1, 10_000), int(a.Details.Decimals)),
+		Reference:       c.reference("transfer"),
+	}
+	if chance(r, 1, 10) {
+		t.FromAccountType = "ACCOUNT_TYPE_VESTED_REWARDS"
+	}
+	if c.receiver != "" {
+		t.To = c.receiver
+		t.ToAccountType = "ACCOUNT_TYPE_GENERAL"
+		t.OneOff = &wireGovernanceOneOff{DeliverOn: 0}
+		if chance(r, 1, 5) {
+			t.OneOff.DeliverOn = c.now + between(r, 3_600, 7*86_400)*1e9
+		}
+		return t
+	}
+	t.To = zeroKey
+	metric := 1 + r.IntN(len(enumDispatchMetric)-1)
+	t.ToAccountType = wireEnum(rewardAccountFor(metric))
+	epoch := c.g.epochAt(c.now)
+	rec := &wireRecurringTransfer{StartEpoch: epoch + 1, Factor: pick(r, []string{"1", "0.9", "1.1"})}
+	if chance(r, 1, 2) {
+		rec.EndEpoch = ptr(epoch + 1 + uint64(r.IntN(90)))
+	}
+	if chance(r, 4, 5) {
+		rec.DispatchStrategy = c.dispatchStrategy(metric, -1)
+	}
+	t.Recurring = rec
+	return t
+}
+
+// rewardAccountFor is the reward account a dispatch metric pays from.
+func rewardAccountFor(metric int) string {
+	switch enumDispatchMetric[metric] {
+	case "DISPATCH_METRIC_MAKER_FEES_PAID":
+		return "ACCOUNT_TYPE_REWARD_MAKER_PAID_FEES"
+	case "DISPATCH_METRIC_MAKER_FEES_RECEIVED":
+		return "ACCOUNT_TYPE_REWARD_MAKER_RECEIVED_FEES"
+	case "DISPATCH_METRIC_LP_FEES_RECEIVED":
+		return "ACCOUNT_TYPE_REWARD_LP_RECEIVED_FEES"
+	case "DISPATCH_METRIC_MARKET_VALUE":
+		return "ACCOUNT_TYPE_REWARD_MARKET_PROPOSERS"
+	case "DISPATCH_METRIC_AVERAGE_POSITION":
+		return "ACCOUNT_TYPE_REWARD_AVERAGE_POSITION"
+	case "DISPATCH_METRIC_RELATIVE_RETURN":
+		return "ACCOUNT_TYPE_REWARD_RELATIVE_RETURN"
+	case "DISPATCH_METRIC_RETURN_VOLATILITY":
+		return "ACCOUNT_TYPE_REWARD_RETURN_VOLATILITY"
+	case "DISPATCH_METRIC_VALIDATOR_RANKING":
+		return "ACCOUNT_TYPE_REWARD_VALIDATOR_RANKING"
+	}
+	return "ACCOUNT_TYPE_GLOBAL_REWARD"
+}
+
+// dispatchStrategy returns a dispatch strategy for a metric (an index into
+// enumDispatchMetric); distribution < 0 draws the distribution strategy.
+func (c *txCtx) dispatchStrategy(metric int, distribution int) *wireDispatchStrategy {
+	r := c.r
+	usdt := c.g.assets[c.g.asset("USDT")].ID
+	d := &wireDispatchStrategy{
+		AssetForMetric:       usdt,
+		Metric:               wireEnum(enumDispatchMetric[metric]),
+		Markets:              []string{},
+		EntityScope:          "ENTITY_SCOPE_INDIVIDUALS",
+		IndividualScope:      wireEnum(enumIndividualScope[1+r.IntN(3)]),
+		TeamScope:            []string{},
+		StakingRequirement:   "",
+		NotionalTWAPRequired: "",
+		WindowLength:         uint64(1 + r.IntN(7)),
+		LockPeriod:           uint64(r.IntN(31)),
+		DistributionStrategy: "DISTRIBUTION_STRATEGY_PRO_RATA",
+		RankTable:            []wireRankItem{},
+	}
+	if enumDispatchMetric[metric] == "DISPATCH_METRIC_VALIDATOR_RANKING" {
+		d.AssetForMetric = ""
+	}
+	for range r.IntN(3) {
+		d.Markets = append(d.Markets, c.g.markets[pick(r, c.g.perps)].id)
+	}
+	if chance(r, 1, 3) {
+		d.EntityScope = "ENTITY_SCOPE_TEAMS"
+		d.IndividualScope = "INDIVIDUAL_SCOPE_UNSPECIFIED"
+		d.NTopPerformers = pick(r, []string{"0.1", "0.5", "1"})
+		for range r.IntN(3) {
+			d.TeamScope = append(d.TeamScope, hexID(r))
+		}
+	}
+	if chance(r, 1, 2) {
+		d.StakingRequirement = scaled(r, between(r, 1, 100)*100, 18)
+		d.NotionalTWAPRequired = scaled(r, between(r, 1, 50)*1000, 6)
+	}
+	if distribution < 0 {
+		distribution = 1 + r.IntN(2)
+	}
+	d.DistributionStrategy = wireEnum(enumDistribution[distribution])
+	if enumDistribution[distribution] == "DISTRIBUTION_STRATEGY_RANK" {
+		d.RankTable = rankTable(r.IntN(3))
+	}
+	return d
+}
+
+func rankTable(variant int) []wireRankItem {
+	switch variant {
+	case 0:
+		return []wireRankItem{{StartRank: 1, ShareRatio: 10}, {StartRank: 2, ShareRatio: 5}, {StartRank: 4, ShareRatio: 2}, {StartRank: 10, ShareRatio: 1}, {StartRank: 20, ShareRatio: 0}}
+	case 1:
+		return []wireRankItem{{StartRank: 1, ShareRatio: 3}, {StartRank: 5, ShareRatio: 1}}
+	}
+	return []wireRankItem{{StartRank: 1, ShareRatio: 1}}
+}
+
+func (c *txCtx) team() *wireTeam {
+	r := c.r
+	t := &wireTeam{
+		Name:      pick(r, []string{"Alpha Squad", "Équipe Rouge", "熊猫队", "Degen Rangers", "🦊 Fox Den", "Market Makers United"}),
+		Closed:    chance(r, 1, 4),
+		AllowList: []string{},
+	}
+	if chance(r, 1, 2) {
+		t.TeamURL = ptr("https://team.example/" + hexString(r, 6, hexLower))
+	}
+	if chance(r, 1, 2) {
+		t.AvatarURL = ptr("https://team.example/avatar/" + hexString(r, 6, hexLower) + ".png")
+	}
+	if t.Closed {
+		for range 1 + r.IntN(3) {
+			t.AllowList = append(t.AllowList, c.g.randomParty(r))
+		}
+	}
+	return t
+}
+
+func (c *txCtx) announceNode() *wireAnnounceNode {
+	r := c.r
+	n := c.node()
+	return &wireAnnounceNode{
+		VegaPubKey:        n.vegaPubKey,
+		EthereumAddress:   n.ethAddress,
+		ChainPubKey:       n.chainPubKey,
+		InfoURL:           n.infoURL,
+		Country:           n.country,
+		ID:                n.id,
+		Name:              n.name,
+		AvatarURL:         n.avatarURL,
+		VegaPubKeyIndex:   uint32(1 + r.IntN(3)),
+		FromEpoch:         c.g.epochAt(c.now) + 1,
+		EthereumSignature: c.signature("eth"),
+		VegaSignature:     wireSignature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
+		SubmitterAddress:  pick(r, []string{"", ethAddress(r)}),
+	}
+}
+
+func (c *txCtx) chainEvent() *wireChainEvent {
+	r := c.r
+	e := &wireChainEvent{TxID: "0x" + hexID(r), Nonce: r.Uint64()}
+	ethBlock := 19_430_000 + uint64(c.now-genesis.UnixNano())/12e9
+	switch r.IntN(4) {
+	case 0, 1:
+		a := c.g.assets[c.enabledAsset()]
+		e.ERC20 = &wireERC20Event{Index: uint64(r.IntN(300)), Block: ethBlock, Deposit: &wireERC20Deposit{
+			VegaAssetID:           a.ID,
+			SourceEthereumAddress: ethAddress(r),
+			TargetPartyID:         c.g.randomParty(r),
+			Amount:                scaled(r, between(r, 1, 100_000), int(a.Details.Decimals)),
+		}}
+	case 2:
+		e.StakingEvent = &wireStakingEvent{Index: uint64(r.IntN(300)), Block: ethBlock, StakeDeposited: &wireStakeDeposited{
+			EthereumAddress: ethAddress(r),
+			VegaPublicKey:   c.g.randomParty(r),
+			Amount:          scaled(r, between(r, 1, 100_000), 18),
+			BlockTime:       c.now/1e9 - 60,
+		}}
+	default:
+		e.Heartbeat = &wireChainHeartbeat{ContractAddress: ethAddress(r), BlockHeight: ethBlock, BlockTime: uint64(c.now/1e9 - 30)}
+	}
+	return e
+}

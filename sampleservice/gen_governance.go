@@ -1,0 +1,835 @@
+package sampleservice
+
+import (
+	"strings"
+)
+
+var changeCumulative = func() []int {
+	w := make([]int, numChangeKinds)
+	for i, k := range changeKinds {
+		w[i] = k.weight
+	}
+	return cumulate(w)
+}()
+
+// closing returns a proposal's closing time (Unix seconds): a few days after
+// the block.
+func (c *txCtx) closing() int64 {
+	return c.now/1e9 + between(c.r, 2, 7)*86_400 + between(c.r, 0, 3_600)
+}
+
+// batchProposal returns a batch proposal with n random changes.
+func (c *txCtx) batchProposal(n int) *wireBatchProposalSubmission {
+	r := c.r
+	kinds := make([]changeKind, n)
+	for i := range kinds {
+		kinds[i] = changeKind(weighted(r, changeCumulative))
+	}
+	return c.batchProposalOf(kinds...)
+}
+
+// batchProposalOf returns a batch proposal with one change of each kind
+// given, in order.
+func (c *txCtx) batchProposalOf(kinds ...changeKind) *wireBatchProposalSubmission {
+	b := &wireBatchProposalSubmission{
+		Reference: c.reference("batch"),
+		Terms:     wireBatchProposalTerms{ClosingTimestamp: c.closing(), Changes: []wireProposalChange{}},
+	}
+	for _, k := range kinds {
+		b.Terms.Changes = append(b.Terms.Changes, c.change(b.Terms.ClosingTimestamp, k))
+	}
+	b.Rationale = c.rationale(kinds)
+	return b
+}
+
+// change returns one proposal change of kind k, enacted after closing.
+func (c *txCtx) change(closing int64, k changeKind) wireProposalChange {
+	ch := wireProposalChange{EnactmentTimestamp: closing + between(c.r, 0, 3)*86_400}
+	c.changeMembers(k, &ch.wireChangeMembers)
+	return ch
+}
+
+// changeMembers sets the member for change kind k.
+func (c *txCtx) changeMembers(k changeKind, m *wireChangeMembers) {
+	r := c.r
+	switch k {
+	case changeUpdateMarket:
+		m.UpdateMarket = c.updateMarket(c.derivativeMarket())
+	case changeNewMarket:
+		m.NewMarket = &wireNewMarket{Changes: c.newMarketConfig(marketOptions{perpetual: chance(r, 1, 2), logNormal: chance(r, 3, 4)})}
+	case changeUpdateNetworkParameter:
+		p := pick(r, networkParameters)
+		m.UpdateNetworkParameter = &wireUpdateNetworkParameter{Changes: wireNetworkParameter{Key: p[0], Value: p[1]}}
+	case changeNewFreeform:
+		m.NewFreeform = &wireNewFreeform{}
+	case changeUpdateAsset:
+		m.UpdateAsset = c.updateAsset(c.erc20Asset())
+	case changeNewSpotMarket:
+		m.NewSpotMarket = c.newSpotMarket(-1, -1)
+	case changeUpdateSpotMarket:
+		m.UpdateSpotMarket = c.updateSpotMarket()
+	case changeNewTransfer:
+		m.NewTransfer = &wireNewTransfer{Changes: c.governanceTransfer(transferOptions{})}
+	case changeCancelTransfer:
+		m.CancelTransfer = &wireCancelTransferChange{Changes: wireCancelTransferConfig{TransferID: hexID(r)}}
+	case changeUpdateMarketState:
+		m.UpdateMarketState = c.updateMarketState(1+r.IntN(3), chance(r, 1, 2))
+	case changeUpdateReferralProgram:
+		m.UpdateReferralProgram = c.updateReferralProgram()
+	case changeUpdateVolumeDiscountProgram:
+		m.UpdateVolumeDiscountProgram = c.updateVolumeDiscountProgram()
+	}
+}
+
+// proposalSubmission returns a single (not batch) proposal.
+func (c *txCtx) proposalSubmission() *wireProposalSubmission {
+	r := c.r
+	closing := c.closing()
+	p := &wireProposalSubmission{
+		Reference: c.reference("proposal"),
+		Terms: wireProposalTerms{
+			ClosingTimestamp:   closing,
+			EnactmentTimestamp: closing + between(r, 0, 2)*86_400,
+		},
+	}
+	if chance(r, 1, 8) {
+		c.newAsset(p)
+		return p
+	}
+	k := changeKind(weighted(r, changeCumulative))
+	c.changeMembers(k, &p.Terms.wireChangeMembers)
+	p.Rationale = c.rationale([]changeKind{k})
+	return p
+}
+
+// newAsset makes p a new-asset proposal. New assets are proposed alone (not
+// in batches) and validated against the bridge first.
+func (c *txCtx) newAsset(p *wireProposalSubmission) {
+	r := c.r
+	p.Terms.ValidationTimestamp = c.now/1e9 + 3_600
+	p.Terms.NewAsset = &wireNewAsset{Changes: AssetDetails{
+		Name: "Wrapped Dogecoin", Symbol: "WDOGE", Decimals: 8, Quantum: "1000000000",
+		ERC20: &ERC20{ContractAddress: ethAddress(r), LifetimeLimit: "1000000000000000", WithdrawThreshold: "100000000000"},
+	}}
+	p.Rationale = wireProposalRationale{Title: "List Wrapped Dogecoin (WDOGE)", Description: "Lists WDOGE as a collateral asset for future markets."}
+}
+
+var networkParameters = [][2]string{
+	{"market.fee.factors.makerFee", "0.0002"},
+	{"market.fee.factors.infrastructureFee", "0.0005"},
+	{"governance.proposal.market.minEnact", "48h0m0s"},
+	{"governance.proposal.updateNetParam.requiredMajority", "0.66"},
+	{"spam.pow.difficulty", "15"},
+	{"network.markPriceUpdateMaximumFrequency", "5s"},
+	{"rewards.vesting.baseRate", "0.0055"},
+	{"validators.epoch.length", "24h0m0s"},
+	{"referralProgram.maxReferralTiers", "10"},
+	{"transfer.fee.factor", "0.001"},
+	{"reward.staking.delegation.minimumValidatorStake", "3000000000000000000000"},
+	{"limits.markets.maxPeggedOrders", "1500"},
+	{"blockchains.ethereumRpcAndEvmCompatDataSourcesConfig", `{"configs":[{"network_id":"100","chain_id":"100","confirmations":3,"name":"Gnosis Chain"}]}`},
+	{"market.liquidity.providersFeeCalculationTimeStep", "1m0s"},
+}
+
+// rationale returns a title and description fitting the change kinds.
+func (c *txCtx) rationale(kinds []changeKind) wireProposalRationale {
+	r := c.r
+	var title string
+	if len(kinds) == 1 {
+		title = pick(r, rationaleTitles[kinds[0]])
+	} else {
+		title = pick(r, []string{"Quarterly parameter review", "Market housekeeping batch", "Launch of the spring incentive programme", "Fee and liquidity adjustments", "Governance omnibus #" + itoa(between(r, 3, 99))})
+	}
+	var d strings.Builder
+	for range 1 + r.IntN(4) {
+		if d.Len() > 0 {
+			d.WriteString(" ")
+		}
+		d.WriteString(pick(r, rationaleSentences))
+	}
+	return wireProposalRationale{Title: title, Description: d.String()}
+}
+
+var rationaleTitles = [numChangeKinds][]string{
+	changeUpdateMarket:                {"Update BTC/USDT-PERP liquidity parameters", "Tighten price monitoring on ETH futures", "Raise slippage factors"},
+	changeNewMarket:                   {"Launch DOGE/USDT perpetual", "New market: BTC/USDT quarterly future", "Propose SOL/USDC perpetual"},
+	changeUpdateNetworkParameter:      {"Lower the maker fee", "Increase PoW difficulty", "Shorten minimum enactment period"},
+	changeNewFreeform:                 {"Community sentiment: should the treasury fund a grants programme?", "Signal support for the roadmap"},
+	changeUpdateAsset:                 {"Raise USDT lifetime deposit limit", "Update the quantum of WETH"},
+	changeNewSpotMarket:               {"Launch ETH/USDT spot", "New spot market for VEGA/USDC"},
+	changeUpdateSpotMarket:            {"Adjust SLA parameters of the VEGA/USDT spot market"},
+	changeNewTransfer:                 {"Fund maker fee rewards for Q2", "Top up the insurance pool", "Validator ranking rewards"},
+	changeCancelTransfer:              {"Cancel the recurring LP reward transfer"},
+	changeUpdateMarketState:           {"Terminate the expired election market", "Suspend trading on a misbehaving market", "Resume trading"},
+	changeUpdateReferralProgram:       {"Referral programme season 3"},
+	changeUpdateVolumeDiscountProgram: {"Volume discount programme, new tiers"},
+}
+
+var rationaleSentences = []string{
+	"This proposal follows the discussion on the community forum.",
+	"The parameters were back-tested against the last ninety days of market data.",
+	"Liquidity providers asked for a wider price range during volatile sessions.",
+	"Fees collected will be redistributed to makers through the reward accounts.",
+	"See https://community.example/t/proposal for the full analysis & the votes of the working group.",
+	"No change is required from traders; open positions are unaffected.",
+	"The oracle moves to a contract that publishes every eight hours.",
+	"Funding is capped so that a single epoch cannot drain the treasury.",
+	"Le comité a validé les paramètres à l'unanimité.",
+	"Parameters: `triggeringRatio` < 1 and `auctionExtension` > 0.",
+}
+
+// derivativeMarket returns a future or perpetual market.
+func (c *txCtx) derivativeMarket() *genMarket {
+	for {
+		m := &c.g.markets[c.r.IntN(len(c.g.markets))]
+		if m.product != productSpot {
+			return m
+		}
+	}
+}
+
+func (c *txCtx) spotMarket() *genMarket {
+	for {
+		m := &c.g.markets[c.r.IntN(len(c.g.markets))]
+		if m.product == productSpot {
+			return m
+		}
+	}
+}
+
+// erc20Asset returns an enabled ERC-20 asset.
+func (c *txCtx) erc20Asset() int {
+	for {
+		i := c.enabledAsset()
+		if c.g.assets[i].Details.ERC20 != nil {
+			return i
+		}
+	}
+}
+
+// settlementAsset returns an asset id markets settle in: mostly stablecoins.
+func (c *txCtx) settlementAsset() string {
+	sym := pick(c.r, []string{"USDT", "USDT", "USDC", "DAI", "tDAI", "tUSDC"})
+	return c.g.assets[c.g.asset(sym)].ID
+}
+
+func (c *txCtx) updateAsset(ai int) *wireUpdateAsset {
+	r := c.r
+	a := c.g.assets[ai]
+	u := &wireUpdateAsset{AssetID: a.ID, Changes: wireAssetDetailsUpdate{Quantum: a.Details.Quantum}}
+	if chance(r, 1, 2) {
+		u.Changes.Quantum = a.Details.Quantum + "0"
+	}
+	if a.Details.ERC20 != nil || chance(r, 1, 2) {
+		u.Changes.ERC20 = &wireERC20Update{
+			LifetimeLimit:     scaled(r, between(r, 1, 100)*100_000, int(a.Details.Decimals)),
+			WithdrawThreshold: scaled(r, between(r, 1, 100)*1_000, int(a.Details.Decimals)),
+		}
+	}
+	return u
+}
+
+// marketOptions chooses the shapes of a new market.
+type marketOptions struct {
+	perpetual  bool
+	logNormal  bool
+	successor  bool
+	feeMethod  int    // 1 + index into enumLiquidityFee; 0 draws
+	priceType  int    // 1 + index into enumCompositePrice; 0 draws
+	settlement string // settlement asset id; "" draws
+	ethOracle  bool   // settle from an Ethereum contract call
+	until      bool   // the Ethereum time trigger has an end
+	coverage   int    // > 0: cycle filter enums from this offset
+}
+
+// newMarketConfig returns a new future or perpetual market.
+func (c *txCtx) newMarketConfig(o marketOptions) wireNewMarketConfig {
+	r := c.r
+	base := pick(r, []string{"DOGE", "AVAX", "ARB", "OP", "TIA", "SUI", "PEPE", "NEAR", "XAU", "EUR"})
+	quote := pick(r, []string{"USDT", "USDC", "USD"})
+	if o.settlement == "" {
+		o.settlement = c.settlementAsset()
+	}
+	if !o.ethOracle && o.coverage == 0 && chance(r, 1, 3) {
+		o.ethOracle = true
+		o.until = chance(r, 1, 2)
+	}
+	cfg := wireNewMarketConfig{
+		DecimalPlaces:                 uint64(r.IntN(6)),
+		Metadata:                      []string{"base:" + base, "quote:" + quote, "class:fx/crypto"},
+		PriceMonitoringParameters:     c.priceMonitoring(),
+		LiquidityMonitoringParameters: c.liquidityMonitoring(),
+		PositionDecimalPlaces:         int64(r.IntN(5)) - 1,
+		LpPriceRange:                  pick(r, []string{"", "0.5", "0.1"}),
+		LinearSlippageFactor:          pick(r, []string{"0.001", "0.01", "0.1"}),
+		QuadraticSlippageFactor:       pick(r, []string{"0", "0.000001"}),
+		LiquiditySlaParameters:        c.slaParameters(),
+		LiquidityFeeSettings:          c.liquidityFeeSettings(o.feeMethod - 1),
+		LiquidationStrategy:           c.liquidationStrategy(),
+		MarkPriceConfiguration:        c.compositePrice(o.priceType-1, o.coverage),
+	}
+	if chance(r, 1, 5) {
+		cfg.Metadata = []string{}
+	}
+	if o.perpetual {
+		cfg.Instrument = wireInstrument{Code: base + "/" + quote + "-PERP", Name: base + " / " + quote + " Perpetual", Perpetual: c.perpetual(o)}
+	} else {
+		cfg.Instrument = wireInstrument{Code: base + "/" + quote + "-JUN24", Name: base + " / " + quote + " Future (Jun 2024)", Future: c.future(o)}
+	}
+	if o.logNormal {
+		cfg.LogNormal = c.logNormal()
+	} else {
+		cfg.Simple = c.simple()
+	}
+	if o.successor {
+		cfg.Successor = &wireSuccessor{ParentMarketID: c.derivativeMarket().id, InsurancePoolFraction: pick(r, []string{"1", "0.5", "0"})}
+	}
+	return cfg
+}
+
+func (c *txCtx) future(o marketOptions) *wireFuture {
+	f := &wireFuture{SettlementAsset: o.settlement}
+	f.wireUpdateFuture = c.futureProduct(o)
+	return f
+}
+
+// futureProduct returns the data sources and binding of a future.
+func (c *txCtx) futureProduct(o marketOptions) wireUpdateFuture {
+	r := c.r
+	prop := "prices." + pick(r, []string{"BTC", "ETH", "SOL", "XAU"}) + ".value"
+	f := wireUpdateFuture{QuoteName: pick(r, []string{"USDT", "USDC", "USD"})}
+	if o.ethOracle {
+		f.DataSourceSpecForSettlementData = c.ethOracleSource(prop, o.until, o.coverage)
+	} else {
+		f.DataSourceSpecForSettlementData = c.oracleSource(prop, "TYPE_INTEGER", o.coverage)
+	}
+	termination := "vegaprotocol.builtin.timestamp"
+	if chance(r, 1, 2) {
+		f.DataSourceSpecForTradingTermination = c.internalTimeSource(o.coverage)
+	} else {
+		termination = "trading.terminated"
+		f.DataSourceSpecForTradingTermination = c.oracleSource(termination, "TYPE_BOOLEAN", o.coverage)
+	}
+	f.DataSourceSpecBinding = &wireFutureBinding{SettlementDataProperty: prop, TradingTerminationProperty: termination}
+	return f
+}
+
+func (c *txCtx) perpetual(o marketOptions) *wirePerpetual {
+	return &wirePerpetual{SettlementAsset: o.settlement, wireUpdatePerpetual: c.perpetualProduct(o)}
+}
+
+// perpetualProduct returns the funding parameters and data sources of a
+// perpetual.
+func (c *txCtx) perpetualProduct(o marketOptions) wireUpdatePerpetual {
+	r := c.r
+	prop := pick(r, []string{"btc.price", "eth.price", "sol.price"})
+	p := wireUpdatePerpetual{
+		QuoteName:                           pick(r, []string{"USDT", "USDC", "USD"}),
+		MarginFundingFactor:                 pick(r, []string{"0", "0.5", "0.9", "1"}),
+		InterestRate:                        pick(r, []string{"0", "0.0001095", "-0.01"}),
+		ClampLowerBound:                     pick(r, []string{"-0.0005", "0", "-1"}),
+		ClampUpperBound:                     pick(r, []string{"0.0005", "0", "1"}),
+		DataSourceSpecForSettlementSchedule: c.internalTimeTriggerSource(chance(r, 3, 4), o.coverage),
+		DataSourceSpecBinding:               &wirePerpetualBinding{SettlementDataProperty: prop, SettlementScheduleProperty: "vegaprotocol.builtin.timetrigger"},
+		FundingRateScalingFactor:            pick(r, []string{"1", "0.5", ""}),
+		FundingRateLowerBound:               pick(r, []string{"-0.005", "-0.001", ""}),
+		FundingRateUpperBound:               pick(r, []string{"0.005", "0.001", ""}),
+	}
+	if o.ethOracle {
+		p.DataSourceSpecForSettlementData = c.ethOracleSource(prop, o.until, o.coverage)
+	} else {
+		p.DataSourceSpecForSettlementData = c.oracleSource(prop, "TYPE_INTEGER", o.coverage)
+	}
+	if chance(r, 1, 2) {
+		p.InternalCompositePriceConfiguration = c.compositePrice(o.priceType-1, o.coverage)
+	}
+	return p
+}
+
+func (c *txCtx) updateMarket(m *genMarket) *wireUpdateMarket {
+	r := c.r
+	o := marketOptions{perpetual: m.product == productPerpetual, ethOracle: chance(r, 1, 3), until: chance(r, 1, 2)}
+	cfg := wireUpdateMarketConfig{
+		Instrument:                    wireUpdateInstrument{Code: m.code, Name: m.name},
+		Metadata:                      []string{"quote:" + m.quoteName},
+		PriceMonitoringParameters:     c.priceMonitoring(),
+		LiquidityMonitoringParameters: c.liquidityMonitoring(),
+		LpPriceRange:                  "",
+		LinearSlippageFactor:          pick(r, []string{"0.001", "0.01"}),
+		QuadraticSlippageFactor:       "0",
+		LiquiditySlaParameters:        c.slaParameters(),
+		LiquidityFeeSettings:          c.liquidityFeeSettings(-1),
+		LiquidationStrategy:           c.liquidationStrategy(),
+		MarkPriceConfiguration:        c.compositePrice(-1, 0),
+	}
+	if o.perpetual {
+		p := c.perpetualProduct(o)
+		cfg.Instrument.Perpetual = &wireUpdatePerpetual{}
+		*cfg.Instrument.Perpetual = p
+	} else {
+		f := c.futureProduct(o)
+		cfg.Instrument.Future = &f
+	}
+	if chance(r, 1, 2) {
+		cfg.LogNormal = c.logNormal()
+	} else {
+		cfg.Simple = c.simple()
+	}
+	if chance(r, 1, 6) {
+		cfg.LiquidationStrategy = nil
+	}
+	return &wireUpdateMarket{MarketID: m.id, Changes: cfg}
+}
+
+// newSpotMarket returns a new spot market; base and quote < 0 draw assets.
+func (c *txCtx) newSpotMarket(base, quote int) *wireNewSpotMarket {
+	r := c.r
+	if base < 0 {
+		base = c.g.asset(pick(r, []string{"WETH", "WBTC", "VEGA", "LINK", "UNI", "ARB"}))
+	}
+	if quote < 0 {
+		quote = c.g.asset(pick(r, []string{"USDT", "USDC"}))
+	}
+	b, q := c.g.assets[base], c.g.assets[quote]
+	cfg := wireNewSpotMarketConfig{
+		Instrument: wireInstrument{
+			Code: b.Details.Symbol + "/" + q.Details.Symbol,
+			Name: b.Details.Name + " / " + q.Details.Name,
+			Spot: &wireSpot{BaseAsset: b.ID, QuoteAsset: q.ID, Name: b.Details.Symbol + "/" + q.Details.Symbol},
+		},
+		DecimalPlaces:             uint64(1 + r.IntN(4)),
+		Metadata:                  []string{"base:" + b.Details.Symbol, "quote:" + q.Details.Symbol, "class:spot"},
+		PriceMonitoringParameters: c.priceMonitoring(),
+		TargetStakeParameters:     c.targetStake(),
+		PositionDecimalPlaces:     int64(r.IntN(4)),
+		SlaParams:                 c.slaParameters(),
+		LiquidityFeeSettings:      c.liquidityFeeSettings(-1),
+	}
+	if chance(r, 1, 2) {
+		cfg.LogNormal = c.logNormal()
+	} else {
+		cfg.Simple = c.simple()
+	}
+	return &wireNewSpotMarket{Changes: cfg}
+}
+
+func (c *txCtx) updateSpotMarket() *wireUpdateSpotMarket {
+	r := c.r
+	m := c.spotMarket()
+	cfg := wireUpdateSpotMarketConfig{
+		Metadata:                  []string{},
+		PriceMonitoringParameters: c.priceMonitoring(),
+		TargetStakeParameters:     c.targetStake(),
+		SlaParams:                 c.slaParameters(),
+		LiquidityFeeSettings:      c.liquidityFeeSettings(-1),
+	}
+	if chance(r, 1, 2) {
+		cfg.LogNormal = c.logNormal()
+	} else {
+		cfg.Simple = c.simple()
+	}
+	return &wireUpdateSpotMarket{MarketID: m.id, Changes: cfg}
+}
+
+// updateMarketState returns a market state change of the given type (an
+// index into enumMarketState), with or without a settlement price.
+func (c *txCtx) updateMarketState(updateType int, withPrice bool) *wireUpdateMarketState {
+	m := c.derivativeMarket()
+	u := &wireUpdateMarketState{Changes: wireUpdateMarketStateConfig{MarketID: m.id, UpdateType: wireEnum(enumMarketState[updateType])}}
+	if withPrice {
+		u.Changes.Price = ptr(utoa(m.price))
+	}
+	return u
+}
+
+func (c *txCtx) updateReferralProgram() *wireUpdateReferralProgram {
+	r := c.r
+	ch := wireReferralProgramChanges{
+		BenefitTiers:          []wireReferralBenefitTier{},
+		EndOfProgramTimestamp: c.now/1e9 + between(r, 30, 180)*86_400,
+		WindowLength:          uint64(between(r, 1, 30)),
+		StakingTiers:          []wireStakingTier{},
+	}
+	for i := range 1 + r.IntN(4) {
+		ch.BenefitTiers = append(ch.BenefitTiers, wireReferralBenefitTier{
+			MinimumRunningNotionalTakerVolume: itoa(int64(i+1) * 10_000),
+			MinimumEpochs:                     itoa(int64(i*2 + 1)),
+			ReferralRewardFactor:              "0.0" + itoa(int64(i+1)),
+			ReferralDiscountFactor:            "0.0" + itoa(int64(i+1)),
+		})
+	}
+	for i := range r.IntN(3) {
+		ch.StakingTiers = append(ch.StakingTiers, wireStakingTier{MinimumStakedTokens: scaled(r, int64(i+1)*1000, 18), ReferralRewardMultiplier: itoa(int64(i + 1))})
+	}
+	return &wireUpdateReferralProgram{Changes: ch}
+}
+
+func (c *txCtx) updateVolumeDiscountProgram() *wireUpdateVolumeDiscountProgram {
+	r := c.r
+	ch := wireVolumeDiscountProgramChanges{
+		BenefitTiers:          []wireVolumeBenefitTier{},
+		EndOfProgramTimestamp: c.now/1e9 + between(r, 30, 180)*86_400,
+		WindowLength:          uint64(between(r, 1, 30)),
+	}
+	for i := range 1 + r.IntN(4) {
+		ch.BenefitTiers = append(ch.BenefitTiers, wireVolumeBenefitTier{
+			MinimumRunningNotionalTakerVolume: itoa(int64(i+1) * 100_000),
+			VolumeDiscountFactor:              "0.0" + itoa(int64(i+1)),
+		})
+	}
+	return &wireUpdateVolumeDiscountProgram{Changes: ch}
+}
+
+// ---- Shared configuration shapes ----
+
+func (c *txCtx) priceMonitoring() *wirePriceMonitoringParameters {
+	r := c.r
+	p := &wirePriceMonitoringParameters{Triggers: []wirePriceMonitoringTrigger{}}
+	for i := range r.IntN(4) {
+		p.Triggers = append(p.Triggers, wirePriceMonitoringTrigger{
+			Horizon:          int64(pick(r, []int{60, 360, 1440, 4320, 43200})) * int64(i+1),
+			Probability:      pick(r, []string{"0.9999", "0.99999", "0.9999999"}),
+			AuctionExtension: int64(pick(r, []int{60, 120, 300, 600})),
+		})
+	}
+	return p
+}
+
+func (c *txCtx) targetStake() *wireTargetStakeParameters {
+	return &wireTargetStakeParameters{TimeWindow: int64(pick(c.r, []int{3600, 86400, 604800})), ScalingFactor: pick(c.r, []float64{1, 0.05, 10, 2.5})}
+}
+
+func (c *txCtx) liquidityMonitoring() *wireLiquidityMonitoringParameters {
+	return &wireLiquidityMonitoringParameters{
+		TargetStakeParameters: c.targetStake(),
+		TriggeringRatio:       pick(c.r, []string{"0", "0.7", "0.9"}),
+		AuctionExtension:      int64(pick(c.r, []int{0, 1, 60})),
+	}
+}
+
+func (c *txCtx) slaParameters() *wireSlaParameters {
+	r := c.r
+	return &wireSlaParameters{
+		PriceRange:                  pick(r, []string{"0.01", "0.03", "0.05"}),
+		CommitmentMinTimeFraction:   pick(r, []string{"0.5", "0.85", "0.95"}),
+		PerformanceHysteresisEpochs: uint64(r.IntN(5)),
+		SlaCompetitionFactor:        pick(r, []string{"0.2", "0.5", "1"}),
+	}
+}
+
+// liquidityFeeSettings returns fee settings with the given method (an index
+// into enumLiquidityFee; < 0 draws one).
+func (c *txCtx) liquidityFeeSettings(method int) *wireLiquidityFeeSettings {
+	r := c.r
+	if method < 0 {
+		method = 1 + r.IntN(3)
+	}
+	s := &wireLiquidityFeeSettings{Method: wireEnum(enumLiquidityFee[method])}
+	if enumLiquidityFee[method] == "METHOD_CONSTANT" {
+		s.FeeConstant = ptr(pick(r, []string{"0.0001", "0.0005", "0.001"}))
+	}
+	return s
+}
+
+func (c *txCtx) liquidationStrategy() *wireLiquidationStrategy {
+	r := c.r
+	return &wireLiquidationStrategy{
+		DisposalTimeStep:    int64(pick(r, []int{1, 5, 10, 30})),
+		DisposalFraction:    pick(r, []string{"0.1", "0.25", "1"}),
+		FullDisposalSize:    uint64(pick(r, []int{0, 50, 1000, 1000000})),
+		MaxFractionConsumed: pick(r, []string{"0.01", "0.05", "0.1"}),
+	}
+}
+
+func (c *txCtx) simple() *wireSimpleRiskModel {
+	r := c.r
+	return &wireSimpleRiskModel{
+		FactorLong:           pick(r, []float64{0.15, 0.1, 0.25}),
+		FactorShort:          pick(r, []float64{0.25, 0.2, 0.5}),
+		MaxMoveUp:            pick(r, []float64{10, 100, 1.5}),
+		MinMoveDown:          pick(r, []float64{-5, -100, -1.5}),
+		ProbabilityOfTrading: pick(r, []float64{0.1, 0.5, 1}),
+	}
+}
+
+func (c *txCtx) logNormal() *wireLogNormalRiskModel {
+	r := c.r
+	return &wireLogNormalRiskModel{
+		RiskAversionParameter: pick(r, []float64{0.0001, 0.001, 0.01}),
+		Tau:                   pick(r, []float64{0.0001140771161, 0.000190129, 0.0003}),
+		Params: wireLogNormalParams{
+			Mu:    pick(r, []float64{0, 0.05}),
+			R:     pick(r, []float64{0, 0.016, -0.01}),
+			Sigma: pick(r, []float64{0.8, 1.5, 0.25, 3}),
+		},
+	}
+}
+
+// compositePrice returns a composite price configuration of the given type
+// (an index into enumCompositePrice; < 0 draws one). Weighted and median
+// prices carry oracle sources.
+func (c *txCtx) compositePrice(priceType int, coverage int) *wireCompositePriceConfiguration {
+	r := c.r
+	if priceType < 0 {
+		priceType = 1 + r.IntN(3)
+	}
+	p := &wireCompositePriceConfiguration{
+		DecayWeight:              pick(r, []string{"0", "0.5", "1"}),
+		DecayPower:               uint64(1 + r.IntN(3)),
+		CashAmount:               pick(r, []string{"0", "5000000", "100000000"}),
+		SourceWeights:            []string{},
+		SourceStalenessTolerance: []string{},
+		CompositePriceType:       wireEnum(enumCompositePrice[priceType]),
+		DataSourcesSpec:          []wireDataSourceDefinition{},
+		DataSourcesSpecBinding:   []wirePriceSourceBinding{},
+	}
+	if enumCompositePrice[priceType] == "COMPOSITE_PRICE_TYPE_LAST_TRADE" {
+		return p
+	}
+	p.SourceWeights = append(p.SourceWeights, "0", "0")
+	p.SourceStalenessTolerance = append(p.SourceStalenessTolerance, "1m0s", "1m0s")
+	for i := range 1 + r.IntN(2) {
+		prop := pick(r, []string{"btc.price", "eth.price", "index.price"})
+		var ds *wireDataSourceDefinition
+		if i == 0 && chance(r, 2, 3) {
+			ds = c.ethOracleSource(prop, chance(r, 1, 2), coverage)
+		} else {
+			ds = c.oracleSource(prop, "TYPE_INTEGER", coverage)
+		}
+		p.DataSourcesSpec = append(p.DataSourcesSpec, *ds)
+		p.DataSourcesSpecBinding = append(p.DataSourcesSpecBinding, wirePriceSourceBinding{PriceSourceProperty: prop})
+		p.SourceWeights = append(p.SourceWeights, "1")
+		p.SourceStalenessTolerance = append(p.SourceStalenessTolerance, "10m0s")
+	}
+	return p
+}
+
+// ---- Data sources ----
+
+// conditions returns one or two conditions; with coverage > 0 the operators
+// cycle through every value from that offset.
+func (c *txCtx) conditions(value string, coverage int) []wireCondition {
+	r := c.r
+	if coverage > 0 {
+		out := []wireCondition{}
+		for i := range len(enumConditionOp) {
+			out = append(out, wireCondition{Operator: wireEnum(enumConditionOp[(coverage+i)%len(enumConditionOp)]), Value: value})
+		}
+		return out
+	}
+	out := []wireCondition{{Operator: wireEnum(enumConditionOp[1+r.IntN(len(enumConditionOp)-1)]), Value: value}}
+	if chance(r, 1, 4) {
+		out = append(out, wireCondition{Operator: "OPERATOR_LESS_THAN", Value: "99999999999"})
+	}
+	return out
+}
+
+// filter returns a filter on a property of the given type.
+func (c *txCtx) filter(name, typ string, coverage int) wireFilter {
+	f := wireFilter{Key: wirePropertyKey{Name: name, Type: wireEnum(typ)}}
+	switch typ {
+	case "TYPE_INTEGER", "TYPE_DECIMAL":
+		f.Key.NumberDecimalPlaces = ptr(uint64(c.r.IntN(9)))
+		f.Conditions = c.conditions("0", coverage)
+	case "TYPE_BOOLEAN":
+		f.Conditions = []wireCondition{{Operator: "OPERATOR_EQUALS", Value: "true"}}
+	case "TYPE_TIMESTAMP":
+		f.Conditions = c.conditions(itoa(c.now/1e9), coverage)
+	default:
+		f.Conditions = []wireCondition{}
+	}
+	return f
+}
+
+// oracleSource returns an external oracle filtered on prop.
+func (c *txCtx) oracleSource(prop, typ string, coverage int) *wireDataSourceDefinition {
+	return c.oracleSourceSigned(prop, typ, coverage, c.r.IntN(3))
+}
+
+// oracleSourceSigned returns an external oracle signed by a public key
+// (signers 0), an Ethereum address (1) or both (2).
+func (c *txCtx) oracleSourceSigned(prop, typ string, coverage int, signers int) *wireDataSourceDefinition {
+	r := c.r
+	spec := &wireOracleSpec{Signers: []wireSigner{}, Filters: []wireFilter{c.filter(prop, typ, coverage)}}
+	switch signers {
+	case 0:
+		spec.Signers = append(spec.Signers, wireSigner{PubKey: &wirePubKey{Key: hexID(r)}})
+	case 1:
+		spec.Signers = append(spec.Signers, wireSigner{EthAddress: &wireEthAddress{Address: ethAddress(r)}})
+	default:
+		spec.Signers = append(spec.Signers, wireSigner{PubKey: &wirePubKey{Key: hexID(r)}}, wireSigner{EthAddress: &wireEthAddress{Address: ethAddress(r)}})
+	}
+	if coverage > 0 {
+		// Filters on every property key type.
+		for i, t := range enumPropertyKeyType {
+			spec.Filters = append(spec.Filters, c.filter("prop."+itoa(int64(i)), t, coverage+i))
+		}
+	} else if chance(r, 1, 4) {
+		spec.Filters = append(spec.Filters, c.filter("prices.timestamp", "TYPE_TIMESTAMP", 0))
+	}
+	return &wireDataSourceDefinition{External: &wireDataSourceExternal{Oracle: spec}}
+}
+
+const chainlinkABI = `[{"inputs":[],"name":"latestAnswer","outputs":[{"internalType":"int256","name":"","type":"int256"}],"stateMutability":"view","type":"function"}]`
+const pythABI = `[{"inputs":[{"internalType":"bytes32","name":"id","type":"bytes32"},{"internalType":"uint256","name":"age","type":"uint256"}],"name":"getPriceNoOlderThan","outputs":[{"components":[{"internalType":"int64","name":"price","type":"int64"},{"internalType":"uint64","name":"conf","type":"uint64"},{"internalType":"int32","name":"expo","type":"int32"},{"internalType":"uint256","name":"publishTime","type":"uint256"}],"internalType":"struct PythStructs.Price","name":"price","type":"tuple"}],"stateMutability":"view","type":"function"}]`
+
+// ethOracleSource returns an Ethereum contract call polled on a time
+// trigger, with or without an end.
+func (c *txCtx) ethOracleSource(prop string, until bool, coverage int) *wireDataSourceDefinition {
+	r := c.r
+	spec := &wireEthCallSpec{
+		Address:               ethAddress(r),
+		Abi:                   chainlinkABI,
+		Method:                "latestAnswer",
+		Args:                  []any{},
+		RequiredConfirmations: uint64(pick(r, []int{1, 3, 12})),
+		Filters:               []wireFilter{c.filter(prop, "TYPE_INTEGER", coverage)},
+		Normalisers:           []wireNormaliser{{Name: prop, Expression: "$[0]"}},
+		SourceChainID:         uint64(pick(r, []int{1, 100, 42161})),
+		Trigger:               &wireEthCallTrigger{TimeTrigger: &wireEthTimeTrigger{Every: uint64(pick(r, []int{30, 300, 3600}))}},
+	}
+	if chance(r, 1, 2) {
+		spec.Abi = pythABI
+		spec.Method = "getPriceNoOlderThan"
+		spec.Args = []any{"0x" + hexID(r), 60}
+		spec.Normalisers = []wireNormaliser{{Name: prop, Expression: "$[0].price"}, {Name: prop + ".publishTime", Expression: "$[0].publishTime"}}
+	}
+	tt := spec.Trigger.TimeTrigger
+	if chance(r, 2, 3) {
+		tt.Initial = ptr(uint64(c.now/1e9 + 3_600))
+	}
+	if until {
+		tt.Until = ptr(uint64(c.now/1e9 + 180*86_400))
+	}
+	return &wireDataSourceDefinition{External: &wireDataSourceExternal{EthOracle: spec}}
+}
+
+// internalTimeSource returns the network's clock, firing at expiry.
+func (c *txCtx) internalTimeSource(coverage int) *wireDataSourceDefinition {
+	expiry := c.now/1e9 + between(c.r, 30, 120)*86_400
+	conds := []wireCondition{{Operator: "OPERATOR_GREATER_THAN_OR_EQUAL", Value: itoa(expiry)}}
+	if coverage > 0 {
+		conds = c.conditions(itoa(expiry), coverage)
+	}
+	return &wireDataSourceDefinition{Internal: &wireDataSourceInternal{Time: &wireDataSourceTime{Conditions: conds}}}
+}
+
+// internalTimeTriggerSource returns a funding schedule: every 8 hours, from
+// an initial time or from now.
+func (c *txCtx) internalTimeTriggerSource(withInitial bool, coverage int) *wireDataSourceDefinition {
+	r := c.r
+	trig := wireInternalTimeTrigger{Every: int64(pick(r, []int{3600, 14400, 28800}))}
+	if withInitial {
+		trig.Initial = ptr(c.now/1e9/3600*3600 + 3600)
+	}
+	tt := &wireDataSourceTimeTrigger{
+		Conditions: []wireCondition{{Operator: "OPERATOR_GREATER_THAN_OR_EQUAL", Value: "0"}},
+		Triggers:   []wireInternalTimeTrigger{trig},
+	}
+	if coverage > 0 {
+		tt.Conditions = c.conditions("0", coverage)
+	}
+	return &wireDataSourceDefinition{Internal: &wireDataSourceInternal{TimeTrigger: tt}}
+}
+
+// ---- Governance transfers ----
+
+// transferOptions chooses the shape of a governance transfer. Index fields
+// are 1-based into their enum lists; 0 draws.
+type transferOptions struct {
+	source, destination int // enumAccountType
+	transferType        int
+	oneOff              bool
+	recurring           bool
+	noDispatch          bool
+	metric              int
+	distribution        int
+	entity, individual  int
+	asset               string
+}
+
+// governanceTransfer returns a governance transfer: from the network
+// treasury or an insurance pool into a party's account, a reward pool or a
+// market's insurance pool.
+func (c *txCtx) governanceTransfer(o transferOptions) wireNewTransferConfig {
+	r := c.r
+	vega := c.g.assets[c.g.asset("VEGA")]
+	t := wireNewTransferConfig{
+		SourceType:        "ACCOUNT_TYPE_NETWORK_TREASURY",
+		TransferType:      wireEnum(enumTransferType[1+r.IntN(2)]),
+		Asset:             vega.ID,
+		Amount:            scaled(r, between(r, 1, 500)*1000, 18),
+		FractionOfBalance: pick(r, []string{"0.1", "0.05", "1", "0.5"}),
+		DestinationType:   "ACCOUNT_TYPE_GENERAL",
+	}
+	if o.asset != "" {
+		t.Asset = o.asset
+	}
+	if o.transferType != 0 {
+		t.TransferType = wireEnum(enumTransferType[o.transferType-1])
+	}
+	if chance(r, 1, 4) && o.source == 0 {
+		t.SourceType = "ACCOUNT_TYPE_INSURANCE"
+		t.Source = c.derivativeMarket().id
+	}
+	if o.source != 0 {
+		t.SourceType = wireEnum(enumAccountType[o.source-1])
+		if enumAccountType[o.source-1] == "ACCOUNT_TYPE_INSURANCE" {
+			t.Source = c.derivativeMarket().id
+		}
+	}
+	recurring := o.recurring || (!o.oneOff && chance(r, 1, 2))
+	metric := o.metric
+	if metric == 0 {
+		metric = 1 + r.IntN(len(enumDispatchMetric)-1)
+	} else {
+		metric--
+	}
+	switch {
+	case o.destination != 0:
+		t.DestinationType = wireEnum(enumAccountType[o.destination-1])
+	case recurring && !o.noDispatch:
+		t.DestinationType = wireEnum(rewardAccountFor(metric))
+	case chance(r, 1, 3):
+		t.DestinationType = "ACCOUNT_TYPE_INSURANCE"
+	}
+	switch t.DestinationType {
+	case "ACCOUNT_TYPE_GENERAL", "ACCOUNT_TYPE_VESTING_REWARDS", "ACCOUNT_TYPE_VESTED_REWARDS":
+		t.Destination = c.g.randomParty(r)
+	case "ACCOUNT_TYPE_INSURANCE", "ACCOUNT_TYPE_MARGIN", "ACCOUNT_TYPE_BOND":
+		t.Destination = c.derivativeMarket().id
+	}
+	if !recurring {
+		t.OneOff = &wireGovernanceOneOff{DeliverOn: 0}
+		if chance(r, 1, 2) {
+			t.OneOff.DeliverOn = (c.now/1e9 + between(r, 7, 30)*86_400) * 1e9
+		}
+		return t
+	}
+	epoch := c.g.epochAt(c.now)
+	rec := &wireGovernanceRecurring{StartEpoch: epoch + 7}
+	if chance(r, 2, 3) {
+		rec.EndEpoch = ptr(epoch + 7 + uint64(between(r, 0, 90)))
+	}
+	if !o.noDispatch {
+		distribution := o.distribution
+		if distribution == 0 {
+			distribution = -1
+		} else {
+			distribution--
+		}
+		d := c.dispatchStrategy(metric, distribution)
+		if o.entity != 0 {
+			d.EntityScope = wireEnum(enumEntityScope[o.entity-1])
+		}
+		if o.individual != 0 {
+			d.IndividualScope = wireEnum(enumIndividualScope[o.individual-1])
+		}
+		if o.asset != "" {
+			d.AssetForMetric = o.asset
+		}
+		rec.DispatchStrategy = d
+	}
+	t.Recurring = rec
+	return t
+}

@@ -1,0 +1,148 @@
+package sampleservice
+
+import (
+	"math/rand/v2"
+	"strconv"
+)
+
+// Random streams. Every part of the dataset draws from its own stream,
+// derived from the seed and a stream label (and, for a transaction, its
+// position), so that any part can be regenerated alone and in any order.
+const (
+	streamAssets uint64 = iota + 1
+	streamParties
+	streamNodes
+	streamMarkets
+	streamFunding
+	streamDelegations
+	streamLayout
+	streamTxIndex
+	streamTxBody
+	streamMisc
+)
+
+// mix64 is the SplitMix64 finaliser: it spreads nearby inputs far apart.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// newRand returns the random stream for (seed, stream, n).
+func newRand(seed int64, stream uint64, n uint64) *rand.Rand {
+	hi := mix64(uint64(seed) ^ mix64(stream))
+	lo := mix64(hi ^ mix64(n+stream<<56))
+	return rand.New(rand.NewPCG(hi, lo))
+}
+
+const hexLower = "0123456789abcdef"
+const hexUpper = "0123456789ABCDEF"
+
+// hexString returns n random hex digits from the given alphabet.
+func hexString(r *rand.Rand, n int, alphabet string) string {
+	b := make([]byte, n)
+	for i := 0; i < n; {
+		v := r.Uint64()
+		for j := 0; j < 16 && i < n; j++ {
+			b[i] = alphabet[v&15]
+			v >>= 4
+			i++
+		}
+	}
+	return string(b)
+}
+
+// digits returns n random decimal digits.
+func digits(r *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('0' + r.IntN(10))
+	}
+	return string(b)
+}
+
+// hexID returns a 64-digit lowercase hex id (a public key, market or asset id).
+func hexID(r *rand.Rand) string { return hexString(r, 64, hexLower) }
+
+// ethAddress returns a 0x-prefixed 40-digit lowercase hex address.
+func ethAddress(r *rand.Rand) string { return "0x" + hexString(r, 40, hexLower) }
+
+func pick[T any](r *rand.Rand, s []T) T { return s[r.IntN(len(s))] }
+
+// pickEnum draws a value of an enum, the UNSPECIFIED (first) value rarely.
+func pickEnum(r *rand.Rand, values []string) wireEnum {
+	if r.IntN(40) == 0 {
+		return wireEnum(values[0])
+	}
+	return wireEnum(values[1+r.IntN(len(values)-1)])
+}
+
+// chance reports true with probability num/den.
+func chance(r *rand.Rand, num, den int) bool { return r.IntN(den) < num }
+
+func itoa(n int64) string                      { return strconv.FormatInt(n, 10) }
+func utoa(n uint64) string                     { return strconv.FormatUint(n, 10) }
+func between(r *rand.Rand, lo, hi int64) int64 { return lo + r.Int64N(hi-lo+1) }
+
+// pow10 returns 10^n as a decimal string ("1" followed by n zeros).
+func pow10(n int) string {
+	b := make([]byte, n+1)
+	b[0] = '1'
+	for i := 1; i <= n; i++ {
+		b[i] = '0'
+	}
+	return string(b)
+}
+
+// scaled returns whole * 10^decimals + a random fraction, as a decimal
+// integer string: an amount of `whole` units of an asset with that many
+// decimals.
+func scaled(r *rand.Rand, whole int64, decimals int) string {
+	s := itoa(whole)
+	if decimals == 0 {
+		return s
+	}
+	frac := make([]byte, decimals)
+	for i := range frac {
+		frac[i] = '0'
+	}
+	// Randomise up to four leading fraction digits.
+	for i := 0; i < decimals && i < 4; i++ {
+		frac[i] = byte('0' + r.IntN(10))
+	}
+	if whole == 0 {
+		// Trim leading zeros of the fraction.
+		i := 0
+		for i < len(frac)-1 && frac[i] == '0' {
+			i++
+		}
+		return string(frac[i:])
+	}
+	return s + string(frac)
+}
+
+// weighted draws an index with the given weights.
+func weighted(r *rand.Rand, cumulative []int) int {
+	x := r.IntN(cumulative[len(cumulative)-1])
+	lo, hi := 0, len(cumulative)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if cumulative[mid] > x {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+func cumulate(weights []int) []int {
+	c := make([]int, len(weights))
+	sum := 0
+	for i, w := range weights {
+		sum += w
+		c[i] = sum
+	}
+	return c
+}

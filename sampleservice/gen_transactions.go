@@ -1,0 +1,251 @@
+package sampleservice
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// txRow is the compact per-transaction index: what Meta needs and what the
+// body generator needs to agree with it. 12 bytes a transaction.
+type txRow struct {
+	block     uint32 // offset from generator.firstBlock
+	index     uint16 // position within the block
+	kind      cmdKind
+	code      uint8  // 0, 70 or 71
+	submitter uint16 // index into generator.submitters
+	receiver  uint16 // 1 + index into generator.submitters; 0 for none
+}
+
+// txSource generates transactions on demand from their position. Its index
+// is built once; AppendJSON draws the body from a random stream derived
+// from (seed, position), so it is safe for concurrent use and gives the same
+// bytes on every call.
+type txSource struct {
+	g        *generator
+	rows     []txRow
+	specials map[int]*specialSpec
+	notable  map[string]int
+	// single holds, per submitter, a one-element Parties slice (cap 1, so
+	// an append by the caller copies).
+	single [][]string
+}
+
+var kindCumulative = func() []int {
+	w := make([]int, numCmdKinds)
+	for i, k := range cmdKinds {
+		w[i] = k.weight
+	}
+	return cumulate(w)
+}()
+
+// Submitter offsets in generator.submitters.
+const (
+	firstNodeKey  = numParties
+	firstOutsider = numParties + numNodes
+)
+
+func newTxSource(g *generator, n int) *txSource {
+	s := &txSource{g: g, rows: make([]txRow, n), specials: map[int]*specialSpec{}, notable: map[string]int{}}
+	for _, sub := range g.submitters {
+		s.single = append(s.single, []string{sub}[:1:1])
+	}
+
+	// Block layout: a few transactions per block, some blocks without any.
+	layout := newRand(g.seed, streamLayout, 0)
+	var block uint32
+	for i := 0; i < n; {
+		size := 1 + layout.IntN(4) + layout.IntN(4)
+		if layout.IntN(50) == 0 {
+			size += 10 + layout.IntN(20) // a burst
+		}
+		for j := 0; j < size && i < n; j++ {
+			s.rows[i].block = block
+			s.rows[i].index = uint16(j)
+			i++
+		}
+		block += 1 + uint32(layout.IntN(3))
+	}
+
+	// Notable transactions, spread evenly over the whole range.
+	specs := specialSpecs()
+	for k := range specs {
+		pos := (2*k + 1) * n / (2 * len(specs))
+		sp := &specs[k]
+		s.specials[pos] = sp
+		for _, name := range sp.names {
+			if _, dup := s.notable[name]; dup {
+				panic("sampleservice: duplicate notable name " + name)
+			}
+			s.notable[name] = pos
+		}
+	}
+
+	for i := range s.rows {
+		s.indexRow(i)
+	}
+	return s
+}
+
+// indexRow draws the kind, submitter, receiver and result code of
+// transaction i from its own stream.
+func (s *txSource) indexRow(i int) {
+	r := newRand(s.g.seed, streamTxIndex, uint64(i))
+	row := &s.rows[i]
+	sp := s.specials[i]
+	if sp != nil {
+		row.kind = sp.kind
+		row.code = sp.code
+	} else {
+		row.kind = cmdKind(weighted(r, kindCumulative))
+		if chance(r, 1, 60) {
+			row.code = 70
+			if row.kind == kindBatchMarketInstructions && chance(r, 2, 3) {
+				row.code = 71
+			}
+		}
+	}
+	switch {
+	case cmdKinds[row.kind].byNode:
+		row.submitter = uint16(firstNodeKey + r.IntN(numNodes))
+	case chance(r, 1, 10):
+		row.submitter = uint16(firstOutsider + r.IntN(numOutsiders))
+	default:
+		// Some parties are far more active than others.
+		p := r.IntN(numParties)
+		if chance(r, 1, 2) {
+			p = r.IntN(numFundingParties)
+		}
+		row.submitter = uint16(p)
+	}
+	if row.kind == kindTransfer {
+		// Most transfers go to another party's general account; the rest
+		// fund reward pools (no receiving party).
+		if sp != nil || chance(r, 3, 4) {
+			to := r.IntN(numParties - 1)
+			if to >= int(row.submitter) {
+				to++
+			}
+			row.receiver = uint16(to + 1)
+		}
+	}
+}
+
+// Len is the number of transactions.
+func (s *txSource) Len() int { return len(s.rows) }
+
+// Meta returns transaction i's block, index, type and parties.
+func (s *txSource) Meta(i int) TxMeta {
+	row := s.rows[i]
+	m := TxMeta{
+		Block: s.g.firstBlock + uint64(row.block),
+		Index: uint32(row.index),
+		Type:  cmdKinds[row.kind].typeName,
+	}
+	if row.receiver == 0 {
+		m.Parties = s.single[row.submitter]
+	} else {
+		m.Parties = []string{s.g.submitters[row.submitter], s.g.submitters[row.receiver-1]}
+	}
+	return m
+}
+
+// AppendJSON appends transaction i's compact wire JSON to dst.
+func (s *txSource) AppendJSON(dst []byte, i int) []byte {
+	tx := s.transaction(i)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// The upstream (protojson) does not escape <, > and &.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(tx); err != nil {
+		// Every wire type encodes; an error here is a generator bug.
+		panic("sampleservice: encode transaction " + strconv.Itoa(i) + ": " + err.Error())
+	}
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// txCtx is what a command builder needs: the generator, the transaction's
+// random stream, and where and by whom the transaction was made.
+type txCtx struct {
+	g         *generator
+	r         *rand.Rand
+	pos       int
+	block     uint64
+	now       int64 // block time, Unix nanoseconds
+	submitter string
+	subIdx    int
+	receiver  string // "" when none
+}
+
+// transaction builds the wire form of transaction i.
+func (s *txSource) transaction(i int) *wireTransaction {
+	row := s.rows[i]
+	g := s.g
+	block := g.firstBlock + uint64(row.block)
+	r := newRand(g.seed, streamTxBody, uint64(i))
+	c := &txCtx{g: g, r: r, pos: i, block: block, now: g.blockTime(block), subIdx: int(row.submitter)}
+	c.submitter = g.submitters[row.submitter]
+	if row.receiver != 0 {
+		c.receiver = g.submitters[row.receiver-1]
+	}
+
+	tx := &wireTransaction{
+		Block:     block,
+		Index:     uint32(row.index),
+		Hash:      hexString(r, 64, hexUpper),
+		Submitter: c.submitter,
+		Type:      cmdKinds[row.kind].typeName,
+		Code:      uint32(row.code),
+		Cursor:    utoa(block) + "." + strconv.Itoa(int(row.index)),
+		Signature: wireSignature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
+		CreatedAt: time.Unix(0, c.now).UTC().Format(time.RFC3339),
+		Version:   "TX_VERSION_V3",
+		Pow:       wirePow{Tid: hexString(r, 64, hexUpper), Nonce: r.Uint64N(200_000)},
+	}
+	if chance(r, 1, 20) {
+		tx.Version = "TX_VERSION_V2"
+	}
+	tx.Command.Nonce = r.Uint64()
+	tx.Command.BlockHeight = block - 1 - uint64(r.IntN(3))
+
+	if sp := s.specials[i]; sp != nil {
+		sp.build(c, &tx.Command)
+		if sp.version != "" {
+			tx.Version = wireEnum(sp.version)
+		}
+	} else {
+		c.buildCommand(row.kind, &tx.Command)
+	}
+	if row.code != 0 {
+		tx.Error = ptr(c.errorText(row.kind, row.code))
+	}
+	return tx
+}
+
+// errorText is the upstream's error message for a failed transaction.
+func (c *txCtx) errorText(kind cmdKind, code uint8) string {
+	r := c.r
+	if code == 71 {
+		return pick(r, []string{
+			"0 (OrderError: Invalid Market ID), 2 (OrderError: margin check failed)",
+			"1 (OrderError: Order Not Found)",
+			"0 (OrderError: Invalid Persistence), 3 (OrderError: Post Only Order Would Trade)",
+			"2 (insufficient funds to pay fees)",
+		})
+	}
+	switch kind {
+	case kindOrderSubmission, kindOrderAmendment, kindBatchMarketInstructions, kindStopOrdersSubmission:
+		return pick(r, []string{"OrderError: margin check failed", "insufficient funds to pay fees", "OrderError: Invalid Market ID", "OrderError: Order Not Found", "isolated margin check failed"})
+	case kindProposalSubmission, kindBatchProposalSubmission:
+		return pick(r, []string{"proposal terms invalid: enactment time is too late", "party has insufficient associated governance tokens in their staking account to submit proposal request", "proposal failed: the proposal is invalid: invalid asset"})
+	case kindVoteSubmission:
+		return "proposal is not open for voting"
+	case kindTransfer, kindWithdrawSubmission:
+		return pick(r, []string{"could not pay the fee for transfer: not enough funds to transfer", "invalid withdrawal, amount exceeds balance"})
+	case kindDelegateSubmission, kindUndelegateSubmission:
+		return "delegation amount is lower than the minimum amount for delegation for a validator"
+	}
+	return pick(r, []string{"tx already processed", "invalid signature", "internal error"})
+}

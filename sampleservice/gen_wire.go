@@ -1,0 +1,911 @@
+package sampleservice
+
+import "strconv"
+
+// Wire types of the explorer's transactions, encoded exactly as the real
+// upstream encodes them (upstream-wire.md section 1): 64-bit integers are
+// strings (`,string`), 32-bit integers numbers; enums by name; zero values
+// emitted; unset messages null; unset optional scalars (pointers with
+// omitempty) omitted; one-of members are pointers with omitempty, exactly one
+// of them set. Slices are always non-nil so that they encode as [].
+
+// wireEnum is an enum value: its name, or, for a value unknown to the
+// sender's schema, its number in decimal, which encodes as a bare JSON number.
+type wireEnum string
+
+// MarshalJSON encodes a name as a string and a number as a bare number.
+func (e wireEnum) MarshalJSON() ([]byte, error) {
+	if _, err := strconv.ParseInt(string(e), 10, 32); err == nil {
+		return []byte(e), nil
+	}
+	return strconv.AppendQuote(nil, string(e)), nil
+}
+
+// unknownEnum is the wire form of an enum value beyond the schema.
+func unknownEnum(n int32) wireEnum { return wireEnum(strconv.FormatInt(int64(n), 10)) }
+
+func ptr[T any](v T) *T { return &v }
+
+type wireTransaction struct {
+	Block     uint64        `json:"block,string"`
+	Index     uint32        `json:"index"`
+	Hash      string        `json:"hash"`
+	Submitter string        `json:"submitter"`
+	Type      string        `json:"type"`
+	Code      uint32        `json:"code"`
+	Cursor    string        `json:"cursor"`
+	Command   wireCommand   `json:"command"`
+	Signature wireSignature `json:"signature"`
+	Error     *string       `json:"error,omitempty"`
+	CreatedAt string        `json:"createdAt"`
+	Version   wireEnum      `json:"version"`
+	Pow       wirePow       `json:"pow"`
+}
+
+type wireSignature struct {
+	Value   string `json:"value"`
+	Algo    string `json:"algo"`
+	Version uint32 `json:"version"`
+}
+
+type wirePow struct {
+	Tid   string `json:"tid"`
+	Nonce uint64 `json:"nonce,string"`
+}
+
+// wireCommand is the explorer's InputData: nonce, block height and one
+// command member.
+type wireCommand struct {
+	Nonce       uint64 `json:"nonce,string"`
+	BlockHeight uint64 `json:"blockHeight,string"`
+
+	OrderSubmission                *wireOrderSubmission                `json:"orderSubmission,omitempty"`
+	OrderCancellation              *wireOrderCancellation              `json:"orderCancellation,omitempty"`
+	OrderAmendment                 *wireOrderAmendment                 `json:"orderAmendment,omitempty"`
+	WithdrawSubmission             *wireWithdrawSubmission             `json:"withdrawSubmission,omitempty"`
+	ProposalSubmission             *wireProposalSubmission             `json:"proposalSubmission,omitempty"`
+	VoteSubmission                 *wireVoteSubmission                 `json:"voteSubmission,omitempty"`
+	LiquidityProvisionSubmission   *wireLiquidityProvision             `json:"liquidityProvisionSubmission,omitempty"`
+	DelegateSubmission             *wireDelegateSubmission             `json:"delegateSubmission,omitempty"`
+	UndelegateSubmission           *wireUndelegateSubmission           `json:"undelegateSubmission,omitempty"`
+	LiquidityProvisionCancellation *wireLiquidityProvisionCancellation `json:"liquidityProvisionCancellation,omitempty"`
+	LiquidityProvisionAmendment    *wireLiquidityProvision             `json:"liquidityProvisionAmendment,omitempty"`
+	Transfer                       *wireTransfer                       `json:"transfer,omitempty"`
+	CancelTransfer                 *wireCancelTransfer                 `json:"cancelTransfer,omitempty"`
+	AnnounceNode                   *wireAnnounceNode                   `json:"announceNode,omitempty"`
+	BatchMarketInstructions        *wireBatchMarketInstructions        `json:"batchMarketInstructions,omitempty"`
+	StopOrdersSubmission           *wireStopOrdersSubmission           `json:"stopOrdersSubmission,omitempty"`
+	StopOrdersCancellation         *wireStopOrdersCancellation         `json:"stopOrdersCancellation,omitempty"`
+	CreateReferralSet              *wireCreateReferralSet              `json:"createReferralSet,omitempty"`
+	UpdateReferralSet              *wireUpdateReferralSet              `json:"updateReferralSet,omitempty"`
+	ApplyReferralCode              *wireApplyReferralCode              `json:"applyReferralCode,omitempty"`
+	UpdateMarginMode               *wireUpdateMarginMode               `json:"updateMarginMode,omitempty"`
+	JoinTeam                       *wireJoinTeam                       `json:"joinTeam,omitempty"`
+	BatchProposalSubmission        *wireBatchProposalSubmission        `json:"batchProposalSubmission,omitempty"`
+	UpdatePartyProfile             *wireUpdatePartyProfile             `json:"updatePartyProfile,omitempty"`
+	NodeVote                       *wireNodeVote                       `json:"nodeVote,omitempty"`
+	NodeSignature                  *wireNodeSignature                  `json:"nodeSignature,omitempty"`
+	ChainEvent                     *wireChainEvent                     `json:"chainEvent,omitempty"`
+	KeyRotateSubmission            *wireKeyRotateSubmission            `json:"keyRotateSubmission,omitempty"`
+	StateVariableProposal          *wireStateVariableProposal          `json:"stateVariableProposal,omitempty"`
+	ValidatorHeartbeat             *wireValidatorHeartbeat             `json:"validatorHeartbeat,omitempty"`
+	EthereumKeyRotateSubmission    *wireEthereumKeyRotateSubmission    `json:"ethereumKeyRotateSubmission,omitempty"`
+	ProtocolUpgradeProposal        *wireProtocolUpgradeProposal        `json:"protocolUpgradeProposal,omitempty"`
+	IssueSignatures                *wireIssueSignatures                `json:"issueSignatures,omitempty"`
+	OracleDataSubmission           *wireOracleDataSubmission           `json:"oracleDataSubmission,omitempty"`
+}
+
+// ---- Commands the interface describes ----
+
+type wireAnnounceNode struct {
+	VegaPubKey        string        `json:"vegaPubKey"`
+	EthereumAddress   string        `json:"ethereumAddress"`
+	ChainPubKey       string        `json:"chainPubKey"`
+	InfoURL           string        `json:"infoUrl"`
+	Country           string        `json:"country"`
+	ID                string        `json:"id"`
+	Name              string        `json:"name"`
+	AvatarURL         string        `json:"avatarUrl"`
+	VegaPubKeyIndex   uint32        `json:"vegaPubKeyIndex"`
+	FromEpoch         uint64        `json:"fromEpoch,string"`
+	EthereumSignature wireSignature `json:"ethereumSignature"`
+	VegaSignature     wireSignature `json:"vegaSignature"`
+	SubmitterAddress  string        `json:"submitterAddress"`
+}
+
+type wireApplyReferralCode struct {
+	ID string `json:"id"`
+}
+
+type wireBatchMarketInstructions struct {
+	Cancellations          []wireOrderCancellation      `json:"cancellations"`
+	Amendments             []wireOrderAmendment         `json:"amendments"`
+	Submissions            []wireOrderSubmission        `json:"submissions"`
+	StopOrdersCancellation []wireStopOrdersCancellation `json:"stopOrdersCancellation"`
+	StopOrdersSubmission   []wireStopOrdersSubmission   `json:"stopOrdersSubmission"`
+	UpdateMarginMode       []wireUpdateMarginMode       `json:"updateMarginMode"`
+}
+
+type wireOrderSubmission struct {
+	MarketID    string           `json:"marketId"`
+	Price       string           `json:"price"`
+	Size        uint64           `json:"size,string"`
+	Side        wireEnum         `json:"side"`
+	TimeInForce wireEnum         `json:"timeInForce"`
+	ExpiresAt   int64            `json:"expiresAt,string"`
+	Type        wireEnum         `json:"type"`
+	Reference   string           `json:"reference"`
+	PeggedOrder *wirePeggedOrder `json:"peggedOrder"`
+	PostOnly    bool             `json:"postOnly"`
+	ReduceOnly  bool             `json:"reduceOnly"`
+	IcebergOpts *wireIcebergOpts `json:"icebergOpts,omitempty"`
+}
+
+type wirePeggedOrder struct {
+	Reference wireEnum `json:"reference"`
+	Offset    string   `json:"offset"`
+}
+
+type wireIcebergOpts struct {
+	PeakSize           uint64 `json:"peakSize,string"`
+	MinimumVisibleSize uint64 `json:"minimumVisibleSize,string"`
+}
+
+type wireOrderCancellation struct {
+	OrderID  string `json:"orderId"`
+	MarketID string `json:"marketId"`
+}
+
+type wireOrderAmendment struct {
+	OrderID         string   `json:"orderId"`
+	MarketID        string   `json:"marketId"`
+	Price           *string  `json:"price,omitempty"`
+	Size            *uint64  `json:"size,omitempty,string"`
+	SizeDelta       int64    `json:"sizeDelta,string"`
+	ExpiresAt       *int64   `json:"expiresAt,omitempty,string"`
+	TimeInForce     wireEnum `json:"timeInForce"`
+	PeggedOffset    string   `json:"peggedOffset"`
+	PeggedReference wireEnum `json:"peggedReference"`
+}
+
+type wireStopOrdersSubmission struct {
+	RisesAbove *wireStopOrderSetup `json:"risesAbove"`
+	FallsBelow *wireStopOrderSetup `json:"fallsBelow"`
+}
+
+type wireStopOrderSetup struct {
+	OrderSubmission       wireOrderSubmission    `json:"orderSubmission"`
+	ExpiresAt             *int64                 `json:"expiresAt,omitempty,string"`
+	ExpiryStrategy        *wireEnum              `json:"expiryStrategy,omitempty"`
+	SizeOverrideSetting   *wireEnum              `json:"sizeOverrideSetting,omitempty"`
+	SizeOverrideValue     *wireSizeOverrideValue `json:"sizeOverrideValue,omitempty"`
+	Price                 *string                `json:"price,omitempty"`
+	TrailingPercentOffset *string                `json:"trailingPercentOffset,omitempty"`
+}
+
+type wireSizeOverrideValue struct {
+	Percentage string `json:"percentage"`
+}
+
+// wireStopOrdersCancellation has two optional fields (omitted when unset).
+type wireStopOrdersCancellation struct {
+	MarketID    *string `json:"marketId,omitempty"`
+	StopOrderID *string `json:"stopOrderId,omitempty"`
+}
+
+type wireUpdateMarginMode struct {
+	MarketID     string   `json:"marketId"`
+	Mode         wireEnum `json:"mode"`
+	MarginFactor *string  `json:"marginFactor,omitempty"`
+}
+
+type wireBatchProposalSubmission struct {
+	Reference string                 `json:"reference"`
+	Terms     wireBatchProposalTerms `json:"terms"`
+	Rationale wireProposalRationale  `json:"rationale"`
+}
+
+type wireBatchProposalTerms struct {
+	ClosingTimestamp int64                `json:"closingTimestamp,string"`
+	Changes          []wireProposalChange `json:"changes"`
+}
+
+type wireProposalRationale struct {
+	Description string `json:"description"`
+	Title       string `json:"title"`
+}
+
+// wireChangeMembers is the change one-of of proposal terms.
+type wireChangeMembers struct {
+	UpdateMarket                *wireUpdateMarket                `json:"updateMarket,omitempty"`
+	NewMarket                   *wireNewMarket                   `json:"newMarket,omitempty"`
+	UpdateNetworkParameter      *wireUpdateNetworkParameter      `json:"updateNetworkParameter,omitempty"`
+	NewFreeform                 *wireNewFreeform                 `json:"newFreeform,omitempty"`
+	UpdateAsset                 *wireUpdateAsset                 `json:"updateAsset,omitempty"`
+	NewSpotMarket               *wireNewSpotMarket               `json:"newSpotMarket,omitempty"`
+	UpdateSpotMarket            *wireUpdateSpotMarket            `json:"updateSpotMarket,omitempty"`
+	NewTransfer                 *wireNewTransfer                 `json:"newTransfer,omitempty"`
+	CancelTransfer              *wireCancelTransferChange        `json:"cancelTransfer,omitempty"`
+	UpdateMarketState           *wireUpdateMarketState           `json:"updateMarketState,omitempty"`
+	UpdateReferralProgram       *wireUpdateReferralProgram       `json:"updateReferralProgram,omitempty"`
+	UpdateVolumeDiscountProgram *wireUpdateVolumeDiscountProgram `json:"updateVolumeDiscountProgram,omitempty"`
+}
+
+type wireProposalChange struct {
+	EnactmentTimestamp int64 `json:"enactmentTimestamp,string"`
+	wireChangeMembers
+}
+
+type wireNewFreeform struct{}
+
+type wireUpdateNetworkParameter struct {
+	Changes wireNetworkParameter `json:"changes"`
+}
+
+type wireNetworkParameter struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+type wireUpdateAsset struct {
+	AssetID string                 `json:"assetId"`
+	Changes wireAssetDetailsUpdate `json:"changes"`
+}
+
+type wireAssetDetailsUpdate struct {
+	Quantum string           `json:"quantum"`
+	ERC20   *wireERC20Update `json:"erc20,omitempty"`
+}
+
+type wireERC20Update struct {
+	LifetimeLimit     string `json:"lifetimeLimit"`
+	WithdrawThreshold string `json:"withdrawThreshold"`
+}
+
+type wireCancelTransferChange struct {
+	Changes wireCancelTransferConfig `json:"changes"`
+}
+
+type wireCancelTransferConfig struct {
+	TransferID string `json:"transferId"`
+}
+
+type wireUpdateMarketState struct {
+	Changes wireUpdateMarketStateConfig `json:"changes"`
+}
+
+type wireUpdateMarketStateConfig struct {
+	MarketID   string   `json:"marketId"`
+	UpdateType wireEnum `json:"updateType"`
+	Price      *string  `json:"price,omitempty"`
+}
+
+type wireNewTransfer struct {
+	Changes wireNewTransferConfig `json:"changes"`
+}
+
+type wireNewTransferConfig struct {
+	SourceType        wireEnum                 `json:"sourceType"`
+	Source            string                   `json:"source"`
+	TransferType      wireEnum                 `json:"transferType"`
+	Amount            string                   `json:"amount"`
+	Asset             string                   `json:"asset"`
+	FractionOfBalance string                   `json:"fractionOfBalance"`
+	DestinationType   wireEnum                 `json:"destinationType"`
+	Destination       string                   `json:"destination"`
+	OneOff            *wireGovernanceOneOff    `json:"oneOff,omitempty"`
+	Recurring         *wireGovernanceRecurring `json:"recurring,omitempty"`
+}
+
+type wireGovernanceOneOff struct {
+	DeliverOn int64 `json:"deliverOn,string"`
+}
+
+type wireGovernanceRecurring struct {
+	StartEpoch       uint64                `json:"startEpoch,string"`
+	EndEpoch         *uint64               `json:"endEpoch,omitempty,string"`
+	DispatchStrategy *wireDispatchStrategy `json:"dispatchStrategy"`
+}
+
+type wireDispatchStrategy struct {
+	AssetForMetric       string         `json:"assetForMetric"`
+	Metric               wireEnum       `json:"metric"`
+	Markets              []string       `json:"markets"`
+	EntityScope          wireEnum       `json:"entityScope"`
+	IndividualScope      wireEnum       `json:"individualScope"`
+	TeamScope            []string       `json:"teamScope"`
+	NTopPerformers       string         `json:"nTopPerformers"`
+	StakingRequirement   string         `json:"stakingRequirement"`
+	NotionalTWAPRequired string         `json:"notionalTimeWeightedAveragePositionRequirement"`
+	WindowLength         uint64         `json:"windowLength,string"`
+	LockPeriod           uint64         `json:"lockPeriod,string"`
+	DistributionStrategy wireEnum       `json:"distributionStrategy"`
+	RankTable            []wireRankItem `json:"rankTable"`
+}
+
+type wireRankItem struct {
+	StartRank  uint32 `json:"startRank"`
+	ShareRatio uint32 `json:"shareRatio"`
+}
+
+type wireUpdateReferralProgram struct {
+	Changes wireReferralProgramChanges `json:"changes"`
+}
+
+type wireReferralProgramChanges struct {
+	BenefitTiers          []wireReferralBenefitTier `json:"benefitTiers"`
+	EndOfProgramTimestamp int64                     `json:"endOfProgramTimestamp,string"`
+	WindowLength          uint64                    `json:"windowLength,string"`
+	StakingTiers          []wireStakingTier         `json:"stakingTiers"`
+}
+
+type wireReferralBenefitTier struct {
+	MinimumRunningNotionalTakerVolume string `json:"minimumRunningNotionalTakerVolume"`
+	MinimumEpochs                     string `json:"minimumEpochs"`
+	ReferralRewardFactor              string `json:"referralRewardFactor"`
+	ReferralDiscountFactor            string `json:"referralDiscountFactor"`
+}
+
+type wireStakingTier struct {
+	MinimumStakedTokens      string `json:"minimumStakedTokens"`
+	ReferralRewardMultiplier string `json:"referralRewardMultiplier"`
+}
+
+type wireUpdateVolumeDiscountProgram struct {
+	Changes wireVolumeDiscountProgramChanges `json:"changes"`
+}
+
+type wireVolumeDiscountProgramChanges struct {
+	BenefitTiers          []wireVolumeBenefitTier `json:"benefitTiers"`
+	EndOfProgramTimestamp int64                   `json:"endOfProgramTimestamp,string"`
+	WindowLength          uint64                  `json:"windowLength,string"`
+}
+
+type wireVolumeBenefitTier struct {
+	MinimumRunningNotionalTakerVolume string `json:"minimumRunningNotionalTakerVolume"`
+	VolumeDiscountFactor              string `json:"volumeDiscountFactor"`
+}
+
+// ---- Markets ----
+
+type wireNewMarket struct {
+	Changes wireNewMarketConfig `json:"changes"`
+}
+
+type wireNewMarketConfig struct {
+	Instrument                    wireInstrument                     `json:"instrument"`
+	DecimalPlaces                 uint64                             `json:"decimalPlaces,string"`
+	Metadata                      []string                           `json:"metadata"`
+	PriceMonitoringParameters     *wirePriceMonitoringParameters     `json:"priceMonitoringParameters"`
+	LiquidityMonitoringParameters *wireLiquidityMonitoringParameters `json:"liquidityMonitoringParameters"`
+	Simple                        *wireSimpleRiskModel               `json:"simple,omitempty"`
+	LogNormal                     *wireLogNormalRiskModel            `json:"logNormal,omitempty"`
+	PositionDecimalPlaces         int64                              `json:"positionDecimalPlaces,string"`
+	LpPriceRange                  string                             `json:"lpPriceRange"`
+	LinearSlippageFactor          string                             `json:"linearSlippageFactor"`
+	QuadraticSlippageFactor       string                             `json:"quadraticSlippageFactor"`
+	Successor                     *wireSuccessor                     `json:"successor,omitempty"`
+	LiquiditySlaParameters        *wireSlaParameters                 `json:"liquiditySlaParameters"`
+	LiquidityFeeSettings          *wireLiquidityFeeSettings          `json:"liquidityFeeSettings"`
+	LiquidationStrategy           *wireLiquidationStrategy           `json:"liquidationStrategy"`
+	MarkPriceConfiguration        *wireCompositePriceConfiguration   `json:"markPriceConfiguration"`
+}
+
+type wireUpdateMarket struct {
+	MarketID string                 `json:"marketId"`
+	Changes  wireUpdateMarketConfig `json:"changes"`
+}
+
+type wireUpdateMarketConfig struct {
+	Instrument                    wireUpdateInstrument               `json:"instrument"`
+	Metadata                      []string                           `json:"metadata"`
+	PriceMonitoringParameters     *wirePriceMonitoringParameters     `json:"priceMonitoringParameters"`
+	LiquidityMonitoringParameters *wireLiquidityMonitoringParameters `json:"liquidityMonitoringParameters"`
+	Simple                        *wireSimpleRiskModel               `json:"simple,omitempty"`
+	LogNormal                     *wireLogNormalRiskModel            `json:"logNormal,omitempty"`
+	LpPriceRange                  string                             `json:"lpPriceRange"`
+	LinearSlippageFactor          string                             `json:"linearSlippageFactor"`
+	QuadraticSlippageFactor       string                             `json:"quadraticSlippageFactor"`
+	LiquiditySlaParameters        *wireSlaParameters                 `json:"liquiditySlaParameters"`
+	LiquidityFeeSettings          *wireLiquidityFeeSettings          `json:"liquidityFeeSettings"`
+	LiquidationStrategy           *wireLiquidationStrategy           `json:"liquidationStrategy"`
+	MarkPriceConfiguration        *wireCompositePriceConfiguration   `json:"markPriceConfiguration"`
+}
+
+type wireNewSpotMarket struct {
+	Changes wireNewSpotMarketConfig `json:"changes"`
+}
+
+type wireNewSpotMarketConfig struct {
+	Instrument                wireInstrument                 `json:"instrument"`
+	DecimalPlaces             uint64                         `json:"decimalPlaces,string"`
+	Metadata                  []string                       `json:"metadata"`
+	PriceMonitoringParameters *wirePriceMonitoringParameters `json:"priceMonitoringParameters"`
+	TargetStakeParameters     *wireTargetStakeParameters     `json:"targetStakeParameters"`
+	Simple                    *wireSimpleRiskModel           `json:"simple,omitempty"`
+	LogNormal                 *wireLogNormalRiskModel        `json:"logNormal,omitempty"`
+	PositionDecimalPlaces     int64                          `json:"positionDecimalPlaces,string"`
+	SlaParams                 *wireSlaParameters             `json:"slaParams"`
+	LiquidityFeeSettings      *wireLiquidityFeeSettings      `json:"liquidityFeeSettings"`
+}
+
+type wireUpdateSpotMarket struct {
+	MarketID string                     `json:"marketId"`
+	Changes  wireUpdateSpotMarketConfig `json:"changes"`
+}
+
+type wireUpdateSpotMarketConfig struct {
+	Metadata                  []string                       `json:"metadata"`
+	PriceMonitoringParameters *wirePriceMonitoringParameters `json:"priceMonitoringParameters"`
+	TargetStakeParameters     *wireTargetStakeParameters     `json:"targetStakeParameters"`
+	Simple                    *wireSimpleRiskModel           `json:"simple,omitempty"`
+	LogNormal                 *wireLogNormalRiskModel        `json:"logNormal,omitempty"`
+	SlaParams                 *wireSlaParameters             `json:"slaParams"`
+	LiquidityFeeSettings      *wireLiquidityFeeSettings      `json:"liquidityFeeSettings"`
+}
+
+type wireInstrument struct {
+	Code      string         `json:"code"`
+	Name      string         `json:"name"`
+	Future    *wireFuture    `json:"future,omitempty"`
+	Perpetual *wirePerpetual `json:"perpetual,omitempty"`
+	Spot      *wireSpot      `json:"spot,omitempty"`
+}
+
+type wireUpdateInstrument struct {
+	Code      string               `json:"code"`
+	Name      string               `json:"name"`
+	Future    *wireUpdateFuture    `json:"future,omitempty"`
+	Perpetual *wireUpdatePerpetual `json:"perpetual,omitempty"`
+}
+
+type wireFuture struct {
+	SettlementAsset string `json:"settlementAsset"`
+	wireUpdateFuture
+}
+
+type wireUpdateFuture struct {
+	QuoteName                           string                    `json:"quoteName"`
+	DataSourceSpecForSettlementData     *wireDataSourceDefinition `json:"dataSourceSpecForSettlementData"`
+	DataSourceSpecForTradingTermination *wireDataSourceDefinition `json:"dataSourceSpecForTradingTermination"`
+	DataSourceSpecBinding               *wireFutureBinding        `json:"dataSourceSpecBinding"`
+}
+
+type wireFutureBinding struct {
+	SettlementDataProperty     string `json:"settlementDataProperty"`
+	TradingTerminationProperty string `json:"tradingTerminationProperty"`
+}
+
+type wirePerpetual struct {
+	SettlementAsset string `json:"settlementAsset"`
+	wireUpdatePerpetual
+}
+
+type wireUpdatePerpetual struct {
+	QuoteName                           string                           `json:"quoteName"`
+	MarginFundingFactor                 string                           `json:"marginFundingFactor"`
+	InterestRate                        string                           `json:"interestRate"`
+	ClampLowerBound                     string                           `json:"clampLowerBound"`
+	ClampUpperBound                     string                           `json:"clampUpperBound"`
+	DataSourceSpecForSettlementSchedule *wireDataSourceDefinition        `json:"dataSourceSpecForSettlementSchedule"`
+	DataSourceSpecForSettlementData     *wireDataSourceDefinition        `json:"dataSourceSpecForSettlementData"`
+	DataSourceSpecBinding               *wirePerpetualBinding            `json:"dataSourceSpecBinding"`
+	FundingRateScalingFactor            string                           `json:"fundingRateScalingFactor"`
+	FundingRateLowerBound               string                           `json:"fundingRateLowerBound"`
+	FundingRateUpperBound               string                           `json:"fundingRateUpperBound"`
+	InternalCompositePriceConfiguration *wireCompositePriceConfiguration `json:"internalCompositePriceConfiguration"`
+}
+
+type wirePerpetualBinding struct {
+	SettlementDataProperty     string `json:"settlementDataProperty"`
+	SettlementScheduleProperty string `json:"settlementScheduleProperty"`
+}
+
+type wireSpot struct {
+	BaseAsset  string `json:"baseAsset"`
+	QuoteAsset string `json:"quoteAsset"`
+	Name       string `json:"name"`
+}
+
+type wireSuccessor struct {
+	ParentMarketID        string `json:"parentMarketId"`
+	InsurancePoolFraction string `json:"insurancePoolFraction"`
+}
+
+type wirePriceMonitoringParameters struct {
+	Triggers []wirePriceMonitoringTrigger `json:"triggers"`
+}
+
+type wirePriceMonitoringTrigger struct {
+	Horizon          int64  `json:"horizon,string"`
+	Probability      string `json:"probability"`
+	AuctionExtension int64  `json:"auctionExtension,string"`
+}
+
+type wireLiquidityMonitoringParameters struct {
+	TargetStakeParameters *wireTargetStakeParameters `json:"targetStakeParameters"`
+	TriggeringRatio       string                     `json:"triggeringRatio"`
+	AuctionExtension      int64                      `json:"auctionExtension,string"`
+}
+
+type wireTargetStakeParameters struct {
+	TimeWindow    int64   `json:"timeWindow,string"`
+	ScalingFactor float64 `json:"scalingFactor"`
+}
+
+type wireSimpleRiskModel struct {
+	FactorLong           float64 `json:"factorLong"`
+	FactorShort          float64 `json:"factorShort"`
+	MaxMoveUp            float64 `json:"maxMoveUp"`
+	MinMoveDown          float64 `json:"minMoveDown"`
+	ProbabilityOfTrading float64 `json:"probabilityOfTrading"`
+}
+
+type wireLogNormalRiskModel struct {
+	RiskAversionParameter float64             `json:"riskAversionParameter"`
+	Tau                   float64             `json:"tau"`
+	Params                wireLogNormalParams `json:"params"`
+}
+
+type wireLogNormalParams struct {
+	Mu    float64 `json:"mu"`
+	R     float64 `json:"r"`
+	Sigma float64 `json:"sigma"`
+}
+
+type wireSlaParameters struct {
+	PriceRange                  string `json:"priceRange"`
+	CommitmentMinTimeFraction   string `json:"commitmentMinTimeFraction"`
+	PerformanceHysteresisEpochs uint64 `json:"performanceHysteresisEpochs,string"`
+	SlaCompetitionFactor        string `json:"slaCompetitionFactor"`
+}
+
+// wireLiquidityFeeSettings: feeConstant is a proto3 optional string, omitted
+// when unset (it is set only for METHOD_CONSTANT).
+type wireLiquidityFeeSettings struct {
+	Method      wireEnum `json:"method"`
+	FeeConstant *string  `json:"feeConstant,omitempty"`
+}
+
+type wireLiquidationStrategy struct {
+	DisposalTimeStep    int64  `json:"disposalTimeStep,string"`
+	DisposalFraction    string `json:"disposalFraction"`
+	FullDisposalSize    uint64 `json:"fullDisposalSize,string"`
+	MaxFractionConsumed string `json:"maxFractionConsumed"`
+}
+
+type wireCompositePriceConfiguration struct {
+	DecayWeight              string                     `json:"decayWeight"`
+	DecayPower               uint64                     `json:"decayPower,string"`
+	CashAmount               string                     `json:"cashAmount"`
+	SourceWeights            []string                   `json:"sourceWeights"`
+	SourceStalenessTolerance []string                   `json:"sourceStalenessTolerance"`
+	CompositePriceType       wireEnum                   `json:"compositePriceType"`
+	DataSourcesSpec          []wireDataSourceDefinition `json:"dataSourcesSpec"`
+	DataSourcesSpecBinding   []wirePriceSourceBinding   `json:"dataSourcesSpecBinding"`
+}
+
+type wirePriceSourceBinding struct {
+	PriceSourceProperty string `json:"priceSourceProperty"`
+}
+
+// ---- Data sources ----
+
+type wireDataSourceDefinition struct {
+	Internal *wireDataSourceInternal `json:"internal,omitempty"`
+	External *wireDataSourceExternal `json:"external,omitempty"`
+}
+
+type wireDataSourceInternal struct {
+	Time        *wireDataSourceTime        `json:"time,omitempty"`
+	TimeTrigger *wireDataSourceTimeTrigger `json:"timeTrigger,omitempty"`
+}
+
+type wireDataSourceTime struct {
+	Conditions []wireCondition `json:"conditions"`
+}
+
+type wireDataSourceTimeTrigger struct {
+	Conditions []wireCondition           `json:"conditions"`
+	Triggers   []wireInternalTimeTrigger `json:"triggers"`
+}
+
+type wireInternalTimeTrigger struct {
+	Initial *int64 `json:"initial,omitempty,string"`
+	Every   int64  `json:"every,string"`
+}
+
+type wireDataSourceExternal struct {
+	Oracle    *wireOracleSpec  `json:"oracle,omitempty"`
+	EthOracle *wireEthCallSpec `json:"ethOracle,omitempty"`
+}
+
+type wireOracleSpec struct {
+	Signers []wireSigner `json:"signers"`
+	Filters []wireFilter `json:"filters"`
+}
+
+type wireSigner struct {
+	PubKey     *wirePubKey     `json:"pubKey,omitempty"`
+	EthAddress *wireEthAddress `json:"ethAddress,omitempty"`
+}
+
+type wirePubKey struct {
+	Key string `json:"key"`
+}
+
+type wireEthAddress struct {
+	Address string `json:"address"`
+}
+
+type wireEthCallSpec struct {
+	Address               string              `json:"address"`
+	Abi                   string              `json:"abi"`
+	Method                string              `json:"method"`
+	Args                  []any               `json:"args"`
+	Trigger               *wireEthCallTrigger `json:"trigger"`
+	RequiredConfirmations uint64              `json:"requiredConfirmations,string"`
+	Filters               []wireFilter        `json:"filters"`
+	Normalisers           []wireNormaliser    `json:"normalisers"`
+	SourceChainID         uint64              `json:"sourceChainId,string"`
+}
+
+type wireEthCallTrigger struct {
+	TimeTrigger *wireEthTimeTrigger `json:"timeTrigger,omitempty"`
+}
+
+type wireEthTimeTrigger struct {
+	Initial *uint64 `json:"initial,omitempty,string"`
+	Every   uint64  `json:"every,string"`
+	Until   *uint64 `json:"until,omitempty,string"`
+}
+
+type wireNormaliser struct {
+	Name       string `json:"name"`
+	Expression string `json:"expression"`
+}
+
+type wireFilter struct {
+	Key        wirePropertyKey `json:"key"`
+	Conditions []wireCondition `json:"conditions"`
+}
+
+type wirePropertyKey struct {
+	Name                string   `json:"name"`
+	Type                wireEnum `json:"type"`
+	NumberDecimalPlaces *uint64  `json:"numberDecimalPlaces,omitempty,string"`
+}
+
+type wireCondition struct {
+	Operator wireEnum `json:"operator"`
+	Value    string   `json:"value"`
+}
+
+// ---- Commands the interface does not describe (plausible bodies) ----
+
+type wireWithdrawSubmission struct {
+	Amount string           `json:"amount"`
+	Asset  string           `json:"asset"`
+	Ext    *wireWithdrawExt `json:"ext"`
+}
+
+type wireWithdrawExt struct {
+	ERC20 *wireERC20WithdrawExt `json:"erc20,omitempty"`
+}
+
+type wireERC20WithdrawExt struct {
+	ReceiverAddress string `json:"receiverAddress"`
+}
+
+type wireProposalSubmission struct {
+	Reference string                `json:"reference"`
+	Terms     wireProposalTerms     `json:"terms"`
+	Rationale wireProposalRationale `json:"rationale"`
+}
+
+type wireProposalTerms struct {
+	ClosingTimestamp    int64 `json:"closingTimestamp,string"`
+	EnactmentTimestamp  int64 `json:"enactmentTimestamp,string"`
+	ValidationTimestamp int64 `json:"validationTimestamp,string"`
+	wireChangeMembers
+	NewAsset *wireNewAsset `json:"newAsset,omitempty"`
+}
+
+type wireNewAsset struct {
+	Changes AssetDetails `json:"changes"`
+}
+
+type wireVoteSubmission struct {
+	ProposalID string   `json:"proposalId"`
+	Value      wireEnum `json:"value"`
+}
+
+type wireLiquidityProvision struct {
+	MarketID         string `json:"marketId"`
+	CommitmentAmount string `json:"commitmentAmount"`
+	Fee              string `json:"fee"`
+	Reference        string `json:"reference"`
+}
+
+type wireLiquidityProvisionCancellation struct {
+	MarketID string `json:"marketId"`
+}
+
+type wireDelegateSubmission struct {
+	NodeID string `json:"nodeId"`
+	Amount string `json:"amount"`
+}
+
+type wireUndelegateSubmission struct {
+	NodeID string   `json:"nodeId"`
+	Amount string   `json:"amount"`
+	Method wireEnum `json:"method"`
+}
+
+type wireTransfer struct {
+	FromAccountType wireEnum               `json:"fromAccountType"`
+	To              string                 `json:"to"`
+	ToAccountType   wireEnum               `json:"toAccountType"`
+	Asset           string                 `json:"asset"`
+	Amount          string                 `json:"amount"`
+	Reference       string                 `json:"reference"`
+	OneOff          *wireGovernanceOneOff  `json:"oneOff,omitempty"`
+	Recurring       *wireRecurringTransfer `json:"recurring,omitempty"`
+}
+
+type wireRecurringTransfer struct {
+	StartEpoch       uint64                `json:"startEpoch,string"`
+	EndEpoch         *uint64               `json:"endEpoch,omitempty,string"`
+	Factor           string                `json:"factor"`
+	DispatchStrategy *wireDispatchStrategy `json:"dispatchStrategy"`
+}
+
+type wireCancelTransfer struct {
+	TransferID string `json:"transferId"`
+}
+
+type wireTeam struct {
+	Name      string   `json:"name"`
+	TeamURL   *string  `json:"teamUrl,omitempty"`
+	AvatarURL *string  `json:"avatarUrl,omitempty"`
+	Closed    bool     `json:"closed"`
+	AllowList []string `json:"allowList"`
+}
+
+type wireCreateReferralSet struct {
+	IsTeam bool      `json:"isTeam"`
+	Team   *wireTeam `json:"team,omitempty"`
+}
+
+type wireUpdateReferralSet struct {
+	ID     string    `json:"id"`
+	IsTeam bool      `json:"isTeam"`
+	Team   *wireTeam `json:"team,omitempty"`
+}
+
+type wireJoinTeam struct {
+	ID string `json:"id"`
+}
+
+type wireUpdatePartyProfile struct {
+	Alias    string         `json:"alias"`
+	Metadata []wireMetadata `json:"metadata"`
+}
+
+type wireMetadata struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+type wireNodeVote struct {
+	Reference string   `json:"reference"`
+	Type      wireEnum `json:"type"`
+}
+
+type wireNodeSignature struct {
+	ID   string   `json:"id"`
+	Sig  string   `json:"sig"`
+	Kind wireEnum `json:"kind"`
+}
+
+type wireChainEvent struct {
+	TxID         string              `json:"txId"`
+	Nonce        uint64              `json:"nonce,string"`
+	ERC20        *wireERC20Event     `json:"erc20,omitempty"`
+	StakingEvent *wireStakingEvent   `json:"stakingEvent,omitempty"`
+	Heartbeat    *wireChainHeartbeat `json:"heartbeat,omitempty"`
+}
+
+type wireERC20Event struct {
+	Index   uint64            `json:"index,string"`
+	Block   uint64            `json:"block,string"`
+	Deposit *wireERC20Deposit `json:"deposit,omitempty"`
+}
+
+type wireERC20Deposit struct {
+	VegaAssetID           string `json:"vegaAssetId"`
+	SourceEthereumAddress string `json:"sourceEthereumAddress"`
+	TargetPartyID         string `json:"targetPartyId"`
+	Amount                string `json:"amount"`
+}
+
+type wireStakingEvent struct {
+	Index          uint64              `json:"index,string"`
+	Block          uint64              `json:"block,string"`
+	StakeDeposited *wireStakeDeposited `json:"stakeDeposited,omitempty"`
+}
+
+type wireStakeDeposited struct {
+	EthereumAddress string `json:"ethereumAddress"`
+	VegaPublicKey   string `json:"vegaPublicKey"`
+	Amount          string `json:"amount"`
+	BlockTime       int64  `json:"blockTime,string"`
+}
+
+type wireChainHeartbeat struct {
+	ContractAddress string `json:"contractAddress"`
+	BlockHeight     uint64 `json:"blockHeight,string"`
+	BlockTime       uint64 `json:"blockTime,string"`
+}
+
+type wireKeyRotateSubmission struct {
+	NewPubKeyIndex    uint32 `json:"newPubKeyIndex"`
+	TargetBlock       uint64 `json:"targetBlock,string"`
+	NewPubKeyHash     string `json:"newPubKeyHash"`
+	CurrentPubKeyHash string `json:"currentPubKeyHash"`
+}
+
+type wireStateVariableProposal struct {
+	Proposal *wireStateValueProposal `json:"proposal"`
+}
+
+type wireStateValueProposal struct {
+	StateVarID string               `json:"stateVarId"`
+	EventID    string               `json:"eventId"`
+	Kvb        []wireKeyValueBundle `json:"kvb"`
+}
+
+type wireKeyValueBundle struct {
+	Key       string             `json:"key"`
+	Tolerance string             `json:"tolerance"`
+	Value     *wireStateVarValue `json:"value"`
+}
+
+type wireStateVarValue struct {
+	ScalarVal *wireScalarValue `json:"scalarVal,omitempty"`
+}
+
+type wireScalarValue struct {
+	Value string `json:"value"`
+}
+
+type wireValidatorHeartbeat struct {
+	NodeID            string        `json:"nodeId"`
+	EthereumSignature wireSignature `json:"ethereumSignature"`
+	VegaSignature     wireSignature `json:"vegaSignature"`
+	Message           string        `json:"message"`
+}
+
+type wireEthereumKeyRotateSubmission struct {
+	NewAddress        string        `json:"newAddress"`
+	CurrentAddress    string        `json:"currentAddress"`
+	TargetBlock       uint64        `json:"targetBlock,string"`
+	EthereumSignature wireSignature `json:"ethereumSignature"`
+	SubmitterAddress  string        `json:"submitterAddress"`
+}
+
+type wireProtocolUpgradeProposal struct {
+	UpgradeBlockHeight uint64 `json:"upgradeBlockHeight,string"`
+	VegaReleaseTag     string `json:"vegaReleaseTag"`
+}
+
+type wireIssueSignatures struct {
+	Submitter       string   `json:"submitter"`
+	Kind            wireEnum `json:"kind"`
+	ValidatorNodeID string   `json:"validatorNodeId"`
+}
+
+type wireOracleDataSubmission struct {
+	Source  wireEnum `json:"source"`
+	Payload []byte   `json:"payload"`
+}

@@ -1,0 +1,440 @@
+// Package sampleservice is a faithful simulation of the trading network's
+// REST data service: the data node's /api/v2 lists and the block
+// explorer's transaction list, served over real HTTP from a generated (or
+// hand-made) dataset, with the real wire format, paging rules, errors,
+// rate limit and known defects of interface v0.74
+// (../shared/spec/upstream-wire.md). It is the gateway's embedded default
+// upstream and the upstream of its tests and benchmarks; faults can be
+// injected per endpoint at run time.
+package sampleservice
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Endpoint names one of the service's list endpoints, for faults and
+// request counts.
+type Endpoint string
+
+// The four endpoints.
+const (
+	EndpointAssets          Endpoint = "assets"           // GET /api/v2/assets
+	EndpointFundingPayments Endpoint = "funding-payments" // GET /api/v2/funding-payments
+	EndpointDelegations     Endpoint = "delegations"      // GET /api/v2/delegations
+	EndpointTransactions    Endpoint = "transactions"     // GET /transactions, /rest/transactions
+)
+
+var endpoints = [...]Endpoint{EndpointAssets, EndpointFundingPayments, EndpointDelegations, EndpointTransactions}
+
+// Defects switches the real service's known defects (upstream-wire.md
+// section 4). A faithful simulation has them all (DefaultDefects); turning
+// one off shows what the gateway would do against a fixed upstream.
+type Defects struct {
+	// FundingCursors: any cursor on /api/v2/funding-payments answers 500.
+	FundingCursors bool
+	// ExplorerTwoCursorWindows: explorer before+after windows refuse a
+	// valid window (400) and accept only an inverted, empty one.
+	ExplorerTwoCursorWindows bool
+	// AssetPagingErrors500: invalid paging on /api/v2/assets answers 500
+	// (200001 "failed to get assets") instead of 400 10028.
+	AssetPagingErrors500 bool
+}
+
+// DefaultDefects returns every defect switched on, as on the real network.
+func DefaultDefects() Defects {
+	return Defects{FundingCursors: true, ExplorerTwoCursorWindows: true, AssetPagingErrors500: true}
+}
+
+// Config configures a Service.
+type Config struct {
+	// Dataset says which dataset to generate when Data is nil; a zero Seed
+	// means 1 and a zero Scale means 1.
+	Dataset DatasetOptions
+	// Data, when set, is served instead of a generated dataset (tests use
+	// small hand-made ones). The service does not modify it.
+	Data *Dataset
+	// RateLimit is the data node's rate limit; off unless Enabled.
+	RateLimit RateLimitConfig
+	// Defects are used as given: the zero value has none, so pass
+	// DefaultDefects() to behave like the real network.
+	Defects Defects
+	// CacheEntries bounds the response cache: 0 means 1024 entries, a
+	// negative value disables the cache.
+	CacheEntries int
+	// ExplorerMaxPage caps an explorer page (the real explorer has no
+	// maximum); 0 means 100,000 transactions.
+	ExplorerMaxPage int
+	// FaultSeed seeds the fault-injection draws; 0 means 1.
+	FaultSeed int64
+}
+
+// Service serves one dataset as the data node and the block explorer.
+// All its methods are safe for concurrent use.
+type Service struct {
+	data        *Dataset
+	dataNode    *dataNode
+	txs         *txIndex
+	cache       *responseCache
+	faults      *faultInjector
+	limiter     *rateLimiter // nil when the rate limit is off
+	maxTxRows   int
+	blockHeight string
+	blockTime   string
+
+	state       atomic.Pointer[serviceState]
+	requests    [len(endpoints)]atomic.Int64
+	bans        atomic.Int64
+	rateLimited atomic.Int64
+}
+
+// serviceState is what SetDefects replaces; gen keeps cached responses of
+// other defect settings from being served.
+type serviceState struct {
+	defects Defects
+	gen     uint64
+}
+
+// New builds a service: it generates the dataset unless cfg.Data is set,
+// sorts the data-node lists and indexes the transactions.
+func New(cfg Config) (*Service, error) {
+	data := cfg.Data
+	if data == nil {
+		opts := cfg.Dataset
+		if opts.Seed == 0 {
+			opts.Seed = 1
+		}
+		if opts.Scale <= 0 {
+			opts.Scale = 1
+		}
+		d, err := Generate(opts)
+		if err != nil {
+			return nil, fmt.Errorf("generate sample dataset: %w", err)
+		}
+		data = d
+	}
+	txs, err := newTxIndex(data.Transactions)
+	if err != nil {
+		return nil, fmt.Errorf("index transactions: %w", err)
+	}
+	s := &Service{
+		data:        data,
+		dataNode:    newDataNode(data),
+		txs:         txs,
+		cache:       newResponseCache(cfg.CacheEntries),
+		maxTxRows:   cfg.ExplorerMaxPage,
+		blockHeight: strconv.FormatUint(data.BlockHeight, 10),
+		blockTime:   strconv.FormatInt(data.BlockTime, 10),
+	}
+	if s.maxTxRows <= 0 {
+		s.maxTxRows = defaultExplorerCap
+	}
+	seed := cfg.FaultSeed
+	if seed == 0 {
+		seed = 1
+	}
+	s.faults = newFaultInjector(seed)
+	if cfg.RateLimit.Enabled {
+		s.limiter = newRateLimiter(cfg.RateLimit)
+	}
+	s.state.Store(&serviceState{defects: cfg.Defects})
+	return s, nil
+}
+
+// Dataset returns the dataset served. Callers must not modify it.
+func (s *Service) Dataset() *Dataset { return s.data }
+
+// Handler returns the HTTP handler of both services: the data node under
+// /api/v2/ and the explorer at /transactions and /rest/transactions.
+func (s *Service) Handler() http.Handler { return http.HandlerFunc(s.serve) }
+
+// SetDefects switches defects at run time.
+func (s *Service) SetDefects(d Defects) {
+	for {
+		old := s.state.Load()
+		if s.state.CompareAndSwap(old, &serviceState{defects: d, gen: old.gen + 1}) {
+			break
+		}
+	}
+	s.cache.purge()
+}
+
+// SetFault sets endpoint e's fault, replacing any previous one; the zero
+// Fault clears it. It takes effect from the next request.
+func (s *Service) SetFault(e Endpoint, f Fault) { s.faults.set(e, f) }
+
+// Requests is the number of requests endpoint e has received since start
+// or the last ResetCounters, whatever their outcome.
+func (s *Service) Requests(e Endpoint) int64 {
+	for i, ep := range endpoints {
+		if ep == e {
+			return s.requests[i].Load()
+		}
+	}
+	return 0
+}
+
+// ResetCounters zeroes the request, ban and 429 counters (bans in force
+// stay in force).
+func (s *Service) ResetCounters() {
+	for i := range s.requests {
+		s.requests[i].Store(0)
+	}
+	s.bans.Store(0)
+	s.rateLimited.Store(0)
+}
+
+// Bans is the number of bans issued by the rate limiter.
+func (s *Service) Bans() int64 { return s.bans.Load() }
+
+// RateLimited is the number of 429 responses issued.
+func (s *Service) RateLimited() int64 { return s.rateLimited.Load() }
+
+// route is one endpoint's path binding.
+type route struct {
+	index    int
+	dataNode bool
+	handle   func(s *Service, q query, d Defects) ([]byte, *apiError)
+}
+
+var routes = map[string]route{
+	"/api/v2/assets": {0, true, func(s *Service, q query, d Defects) ([]byte, *apiError) {
+		return s.dataNode.listAssets(q, d)
+	}},
+	"/api/v2/funding-payments": {1, true, func(s *Service, q query, d Defects) ([]byte, *apiError) {
+		return s.dataNode.listFundingPayments(q, d)
+	}},
+	"/api/v2/delegations": {2, true, func(s *Service, q query, d Defects) ([]byte, *apiError) {
+		return s.dataNode.listDelegations(q, d)
+	}},
+	"/transactions":      {3, false, explorerHandler},
+	"/rest/transactions": {3, false, explorerHandler},
+}
+
+func explorerHandler(s *Service, q query, d Defects) ([]byte, *apiError) {
+	return s.txs.listTransactions(q, d, s.maxTxRows)
+}
+
+// serve is the service's one handler. In order: route, count, method,
+// rate limit (data node), faults, cache, the endpoint itself.
+func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	rt, known := routes[path]
+	dataNode := rt.dataNode || (!known && strings.HasPrefix(path, "/api/"))
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			// Never reached by design; answer like a failing service
+			// rather than crash the connection.
+			s.writeError(w, r, plainError(http.StatusInternalServerError, grpcInternal, fmt.Sprint("internal error: ", v)), dataNode)
+		}
+	}()
+	if dataNode {
+		h := w.Header()
+		h.Set("X-Block-Height", s.blockHeight)
+		h.Set("X-Block-Timestamp", s.blockTime)
+	}
+	if !known {
+		s.writeError(w, r, errNotFoundRoute, dataNode)
+		return
+	}
+	s.requests[rt.index].Add(1)
+	if r.Method != http.MethodGet {
+		s.writeError(w, r, errMethodNotAllowed, dataNode)
+		return
+	}
+	if dataNode && s.limiter != nil {
+		d := s.limiter.check(clientIP(r), time.Now())
+		s.limiter.setHeaders(w.Header(), d)
+		switch d.verdict {
+		case banned:
+			s.writeError(w, r, errBanned, true)
+			return
+		case limited:
+			s.rateLimited.Add(1)
+			if d.newBan {
+				s.bans.Add(1)
+			}
+			s.writeError(w, r, errRateLimited, true)
+			return
+		}
+	}
+
+	plan := s.faults.plan(endpoints[rt.index])
+	if !plan.wait(r) {
+		return
+	}
+	switch {
+	case plan.fail:
+		s.writeError(w, r, injectedError(), dataNode)
+		return
+	case plan.malformed:
+		writeBody(w, r, http.StatusOK, "text/html", []byte(malformedBody), nil)
+		return
+	case plan.drop && !plan.truncated:
+		dropConnection(w)
+		return
+	}
+
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		s.writeError(w, r, plainError(http.StatusBadRequest, grpcInvalidArgument, err.Error()), dataNode)
+		return
+	}
+	st := s.state.Load()
+	key := strconv.FormatUint(st.gen, 10) + path + "?" + values.Encode()
+	body, ok := s.cache.get(key)
+	if !ok {
+		b, apiErr := rt.handle(s, query(values), st.defects)
+		if apiErr != nil {
+			s.writeError(w, r, apiErr, dataNode)
+			return
+		}
+		body = &cachedBody{body: b}
+		s.cache.add(key, body)
+	}
+	if plan.truncated {
+		writeBody(w, r, http.StatusOK, "application/json", body.body[:len(body.body)/2], nil)
+		return
+	}
+	var gz func() []byte
+	if dataNode {
+		gz = body.gzipped
+	}
+	writeBody(w, r, http.StatusOK, "application/json", body.body, gz)
+}
+
+// writeError writes an error response. Data-node errors are compact and
+// carry two Content-Type headers; explorer errors are pretty-printed.
+func (s *Service) writeError(w http.ResponseWriter, r *http.Request, e *apiError, dataNode bool) {
+	b := e.encode(!dataNode)
+	if !dataNode {
+		writeBody(w, r, e.status, "application/json", b, nil)
+		return
+	}
+	w.Header()["Content-Type"] = []string{"application/json", "application/grpc"}
+	writeBody(w, r, e.status, "", b, func() []byte { return gzipBytes(b) })
+}
+
+// writeBody writes a response, gzipped when gz is given and the client
+// accepts gzip. An empty contentType leaves the header as set.
+func writeBody(w http.ResponseWriter, r *http.Request, status int, contentType string, body []byte, gz func() []byte) {
+	h := w.Header()
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	if gz != nil {
+		h.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			h.Set("Content-Encoding", "gzip")
+			body = gz()
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// acceptsGzip reports whether an Accept-Encoding header admits gzip.
+func acceptsGzip(header string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
+			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+// Server is a Service listening on a real socket.
+type Server struct {
+	// URL is the base URL of both services, e.g. http://127.0.0.1:41234:
+	// the data node at URL+"/api/v2/…", the explorer at URL+"/rest".
+	URL string
+	// Service is the service being served, for faults and counters.
+	Service *Service
+
+	srv  *http.Server
+	done chan struct{}
+}
+
+// Start builds a service from cfg and serves it in the background on addr
+// ("" means 127.0.0.1 on a free port).
+func Start(cfg Config, addr string) (*Server, error) {
+	svc, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return Serve(svc, addr)
+}
+
+// Serve serves an existing service in the background on addr ("" means
+// 127.0.0.1 on a free port).
+func Serve(svc *Service, addr string) (*Server, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	s := &Server{
+		URL:     "http://" + ln.Addr().String(),
+		Service: svc,
+		srv: &http.Server{
+			Handler:           svc.Handler(),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+		},
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(s.done)
+		s.srv.Serve(ln)
+	}()
+	return s, nil
+}
+
+// Close stops the server at once, closing open connections.
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	<-s.done
+	return err
+}
+
+// Shutdown stops the server gracefully: it stops accepting connections and
+// waits for requests in flight until ctx is done, then closes the rest.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		s.srv.Close()
+	}
+	<-s.done
+	return err
+}

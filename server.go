@@ -1,0 +1,292 @@
+// Command gateway serves the trading network's data service as one GraphQL
+// schema. See README.md.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rs/cors"
+
+	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/playground"
+	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/upstream"
+)
+
+//go:embed schema.graphqls
+var schemaSDL []byte
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], environ, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errHelp) {
+			fmt.Fprintln(os.Stderr, "gateway:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+var errHelp = errors.New("help requested")
+
+// run is the whole program: it returns when ctx ends (after a graceful
+// shutdown) or when the server cannot start.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "sample-upstream" {
+		return sampleservice.Main(ctx, args[1:], stdout)
+	}
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		if strings.Contains(err.Error(), "help requested") {
+			return errHelp
+		}
+		return err
+	}
+	logger := newLogger(cfg, stdout)
+	gw, err := newGateway(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	logger.Info("gateway serving", "addr", ln.Addr().String(), "playground", "http://"+displayAddr(ln.Addr()), "data_node", gw.dataNodeURL, "explorer", gw.explorerURL)
+	return gw.serve(ctx, ln)
+}
+
+// gateway is a configured gateway, ready to serve.
+type gateway struct {
+	cfg         *config
+	logger      *slog.Logger
+	handler     http.Handler
+	ready       atomic.Bool
+	sample      *sampleservice.Server
+	dataNodeURL string
+	explorerURL string
+	readiness   *readiness
+}
+
+// newGateway builds the gateway; with no upstream configured it starts
+// the embedded sample data service on loopback first.
+func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway, error) {
+	gw := &gateway{cfg: cfg, logger: logger, dataNodeURL: cfg.UpstreamURL, explorerURL: cfg.ExplorerURL}
+	if gw.dataNodeURL == "" {
+		sample, err := sampleservice.Start(sampleservice.Config{
+			Dataset: sampleservice.DatasetOptions{Seed: cfg.SampleSeed, Scale: cfg.SampleScale},
+			Defects: sampleservice.DefaultDefects(),
+		}, "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("start the embedded sample data service: %w", err)
+		}
+		gw.sample = sample
+		gw.dataNodeURL = sample.URL
+		gw.explorerURL = sample.URL
+		logger.Info("no UPSTREAM_URL configured: serving the embedded sample data service", "url", sample.URL)
+	}
+	if gw.explorerURL == "" {
+		gw.explorerURL = gw.dataNodeURL
+	}
+	client, err := upstream.New(upstream.Config{
+		DataNodeURL: gw.dataNodeURL,
+		ExplorerURL: gw.explorerURL,
+		Timeout:     cfg.UpstreamTimeout,
+		UserAgent:   "tradenet-graphql-gateway",
+	})
+	if err != nil {
+		gw.Close()
+		return nil, err
+	}
+	gw.readiness = &readiness{check: func(ctx context.Context) error {
+		one := int32(1)
+		_, err := client.ListAssets(ctx, upstream.AssetsParams{Pagination: upstream.Pagination{First: &one}})
+		return err
+	}, ttl: 5 * time.Second}
+	gw.handler = gw.routes(graph.NewHandler(graph.HandlerConfig{
+		Upstream:      client,
+		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax},
+		Introspection: cfg.Introspection,
+		Logger:        logger,
+	}))
+	gw.ready.Store(true)
+	return gw, nil
+}
+
+// Close releases what newGateway started.
+func (gw *gateway) Close() {
+	if gw.sample != nil {
+		_ = gw.sample.Close()
+	}
+}
+
+// routes mounts the gateway's routes (design.md, Running it).
+func (gw *gateway) routes(api http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", playground.Handler(playground.Options{Title: "Trading network GraphQL gateway", Endpoint: "/graphql", DefaultQuery: defaultQuery}))
+	mux.Handle(playground.AssetsPrefix, playground.AssetsHandler())
+	mux.Handle("/graphql", gw.limitBody(api))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writePlain(w, http.StatusOK, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !gw.ready.Load() {
+			writePlain(w, http.StatusServiceUnavailable, "shutting down\n")
+			return
+		}
+		if err := gw.readiness.ok(r.Context()); err != nil {
+			writePlain(w, http.StatusServiceUnavailable, "upstream unreachable\n")
+			return
+		}
+		writePlain(w, http.StatusOK, "ready\n")
+	})
+	mux.HandleFunc("GET /schema.graphql", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write(schemaSDL)
+	})
+	return gw.accessLog(gw.cors(mux))
+}
+
+// cors applies the CORS contract: exact origins (credentials allowed),
+// or * for any origin without credentials; unset, no cross-origin access.
+func (gw *gateway) cors(next http.Handler) http.Handler {
+	if len(gw.cfg.CORSOrigins) == 0 {
+		return next
+	}
+	wildcard := len(gw.cfg.CORSOrigins) == 1 && gw.cfg.CORSOrigins[0] == "*"
+	return cors.New(cors.Options{
+		AllowedOrigins:   gw.cfg.CORSOrigins,
+		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
+		AllowedHeaders:   []string{"Content-Type", "Accept", "Authorization", "Apollo-Require-Preflight", "X-Apollo-Operation-Name", "Apollographql-Client-Name", "Apollographql-Client-Version"},
+		AllowCredentials: !wildcard,
+		MaxAge:           600,
+	}).Handler(next)
+}
+
+// limitBody bounds request bodies; gqlgen reports a body over the limit
+// as a request error.
+func (gw *gateway) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > gw.cfg.MaxBodyBytes {
+			writeGraphQLError(w, http.StatusRequestEntityTooLarge, graph.CodeBadUserInput, fmt.Sprintf("request body over %d bytes", gw.cfg.MaxBodyBytes))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, gw.cfg.MaxBodyBytes)
+		ctx, cancel := context.WithTimeout(r.Context(), gw.cfg.RequestTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// serve runs the HTTP server until ctx ends, then shuts down gracefully:
+// readiness fails first, in-flight requests drain, bounded by the timeout.
+func (gw *gateway) serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           gw.handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      gw.cfg.RequestTimeout + 5*time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(gw.logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	gw.ready.Store(false)
+	gw.logger.Info("shutting down", "timeout", gw.cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), gw.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	gw.logger.Info("stopped")
+	return nil
+}
+
+// readiness caches the upstream check so probes do not hammer it.
+type readiness struct {
+	check func(context.Context) error
+	ttl   time.Duration
+
+	last atomic.Pointer[readyResult]
+}
+
+type readyResult struct {
+	at  time.Time
+	err error
+}
+
+func (r *readiness) ok(ctx context.Context) error {
+	if last := r.last.Load(); last != nil && time.Since(last.at) < r.ttl {
+		return last.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	err := r.check(ctx)
+	r.last.Store(&readyResult{at: time.Now(), err: err})
+	return err
+}
+
+func writePlain(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+func displayAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		if ok {
+			return fmt.Sprintf("localhost:%d", tcp.Port)
+		}
+	}
+	return a.String()
+}
+
+const defaultQuery = `# Welcome to the trading network's GraphQL gateway.
+# Open the docs (top left) to browse the schema; press the run button.
+query LatestTransactions {
+  transactions(first: 5) {
+    edges {
+      node {
+        block
+        index
+        type
+        submitter { id }
+        command {
+          __typename
+          ... on BatchMarketInstructions {
+            submissions { marketId side size price }
+          }
+          ... on BatchProposalSubmission {
+            rationale { title }
+          }
+          ... on UnknownCommand { name }
+        }
+      }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+`

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs the whole test suite, installing first whatever the tests need and
+# the machine lacks. Usage: ./test.sh [extra go test flags]
+set -euo pipefail
+cd "$(dirname "$0")"
+
+log() { printf '==> %s\n' "$*"; }
+
+# --- Generated code must be current -----------------------------------------
+log "checking that generated code is current (go generate ./...)"
+generated=(graph/generated.go graph/model/models_gen.go)
+before=$(sha256sum "${generated[@]}")
+go generate ./...
+after=$(sha256sum "${generated[@]}")
+if [ "$before" != "$after" ]; then
+  echo "generated code was stale: 'go generate ./...' changed it; commit the regenerated files" >&2
+  exit 1
+fi
+
+# --- Static checks -----------------------------------------------------------
+log "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+log "go vet"
+go vet ./...
+
+# --- Tests -------------------------------------------------------------------
+log "go test"
+go test -count=1 -timeout 20m "$@" ./...

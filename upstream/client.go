@@ -1,0 +1,388 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Service names one of the two upstream HTTP services.
+type Service string
+
+// The upstream services.
+const (
+	ServiceDataNode Service = "data-node"
+	ServiceExplorer Service = "explorer"
+)
+
+// Endpoint names an upstream list endpoint, for errors and metrics.
+type Endpoint string
+
+// The upstream endpoints.
+const (
+	EndpointAssets          Endpoint = "assets"
+	EndpointFundingPayments Endpoint = "funding-payments"
+	EndpointDelegations     Endpoint = "delegations"
+	EndpointTransactions    Endpoint = "transactions"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout      = 10 * time.Second
+	DefaultMaxBodyBytes = 64 << 20
+	DefaultUserAgent    = "tradenet-gateway"
+)
+
+// Config configures a Client.
+type Config struct {
+	// DataNodeURL is the data node's base URL, e.g. https://host; the API is
+	// under {DataNodeURL}/api/v2/. Required.
+	DataNodeURL string
+	// ExplorerURL is the block explorer's REST base URL, e.g.
+	// https://host/rest; transactions are at {ExplorerURL}/transactions.
+	// Default: DataNodeURL.
+	ExplorerURL string
+	// HTTPClient sends the requests. Default: a client of this package's own
+	// with a pooled transport (never http.DefaultClient). Its Transport is
+	// the place for a RoundTripper chain (tracing, recording, faults).
+	HTTPClient *http.Client
+	// Timeout bounds each call, body included, unless the caller's context
+	// ends sooner. Default 10s.
+	Timeout time.Duration
+	// MaxBodyBytes bounds a response body (after decompression). A larger
+	// body fails the call with a *DecodeError. Default 64 MiB.
+	MaxBodyBytes int64
+	// UserAgent is sent with every request. Default "tradenet-gateway".
+	UserAgent string
+	// OnResponse, if set, is called once per upstream request when it ends,
+	// successfully or not, for metrics and tests. It must be fast and safe
+	// for concurrent use.
+	OnResponse func(RequestInfo)
+}
+
+// RequestInfo describes one finished upstream request.
+type RequestInfo struct {
+	Service  Service
+	Endpoint Endpoint
+	// StatusCode is the HTTP status, 0 when no response arrived.
+	StatusCode int
+	// Duration is from sending the request to having read the body.
+	Duration time.Duration
+	// Bytes is the number of body bytes read.
+	Bytes int64
+	// Err is nil on success, else the *Error, *UnavailableError or
+	// *DecodeError the call returns (unwrapped).
+	Err error
+}
+
+// Client calls the data node and the block explorer. It is safe for
+// concurrent use.
+type Client struct {
+	httpClient *http.Client
+	timeout    time.Duration
+	maxBody    int64
+	userAgent  string
+	onResponse func(RequestInfo)
+
+	assets, fundingPayments, delegations, transactions route
+}
+
+// route is one endpoint and its absolute URL, without query.
+type route struct {
+	service  Service
+	endpoint Endpoint
+	url      string
+}
+
+// New returns a Client for cfg, or an error if a URL is not an absolute
+// http(s) URL without query or fragment.
+func New(cfg Config) (*Client, error) {
+	dataNode, err := parseBaseURL("data node URL", cfg.DataNodeURL)
+	if err != nil {
+		return nil, err
+	}
+	explorer := dataNode
+	if cfg.ExplorerURL != "" {
+		if explorer, err = parseBaseURL("explorer URL", cfg.ExplorerURL); err != nil {
+			return nil, err
+		}
+	}
+	c := &Client{
+		httpClient: cfg.HTTPClient,
+		timeout:    cfg.Timeout,
+		maxBody:    cfg.MaxBodyBytes,
+		userAgent:  cfg.UserAgent,
+		onResponse: cfg.OnResponse,
+
+		assets:          route{ServiceDataNode, EndpointAssets, dataNode.JoinPath("api/v2/assets").String()},
+		fundingPayments: route{ServiceDataNode, EndpointFundingPayments, dataNode.JoinPath("api/v2/funding-payments").String()},
+		delegations:     route{ServiceDataNode, EndpointDelegations, dataNode.JoinPath("api/v2/delegations").String()},
+		transactions:    route{ServiceExplorer, EndpointTransactions, explorer.JoinPath("transactions").String()},
+	}
+	if c.httpClient == nil {
+		c.httpClient = &http.Client{Transport: newTransport()}
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.maxBody <= 0 {
+		c.maxBody = DefaultMaxBodyBytes
+	}
+	if c.userAgent == "" {
+		c.userAgent = DefaultUserAgent
+	}
+	return c, nil
+}
+
+func parseBaseURL(name, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return nil, fmt.Errorf("upstream: the %s is required", name)
+	case err != nil:
+		return nil, fmt.Errorf("upstream: %s: %w", name, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("upstream: %s %q: want an http or https URL", name, raw)
+	case u.Host == "":
+		return nil, fmt.Errorf("upstream: %s %q has no host", name, raw)
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return nil, fmt.Errorf("upstream: %s %q: a base URL cannot have a query or fragment", name, raw)
+	}
+	return u, nil
+}
+
+// newTransport is the default transport: the standard one (proxy from the
+// environment, dial and TLS timeouts, HTTP/2) with more idle connections
+// per host, since every request goes to one or two hosts.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 64
+	return t
+}
+
+// ListAssets lists assets.
+//
+// GET {data node}/api/v2/assets
+func (c *Client) ListAssets(ctx context.Context, p AssetsParams) (*AssetPage, error) {
+	q := url.Values{}
+	p.Pagination.addTo(q)
+	var body assetsBody
+	fresh, err := c.get(ctx, c.assets, q, &body)
+	if err != nil {
+		return nil, fmt.Errorf("list assets: %w", err)
+	}
+	body.Assets.Freshness = fresh
+	return body.Assets, nil
+}
+
+// GetAsset returns the asset with the given id, and the freshness of the
+// answer. An unknown id gives an error for which IsNotFound is true.
+//
+// GET {data node}/api/v2/assets?assetId={id}
+func (c *Client) GetAsset(ctx context.Context, id string) (*Asset, *Freshness, error) {
+	if id == "" {
+		// Without assetId the endpoint would list every asset.
+		return nil, nil, fmt.Errorf("get asset with empty id: %w", ErrNotFound)
+	}
+	var body assetsBody
+	fresh, err := c.get(ctx, c.assets, url.Values{"assetId": {id}}, &body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("get asset %q: %w", id, err)
+	}
+	for i := range body.Assets.Edges {
+		if body.Assets.Edges[i].Node.ID == id {
+			return &body.Assets.Edges[i].Node, &fresh, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("get asset %q: %w", id, ErrNotFound)
+}
+
+// ListFundingPayments lists a party's funding payments.
+//
+// GET {data node}/api/v2/funding-payments
+func (c *Client) ListFundingPayments(ctx context.Context, p FundingPaymentsParams) (*FundingPaymentPage, error) {
+	q := url.Values{}
+	q.Set("partyId", p.PartyID) // required: sent even when empty, for the upstream's own error
+	if p.MarketID != "" {
+		q.Set("marketId", p.MarketID)
+	}
+	p.Pagination.addTo(q)
+	var body fundingPaymentsBody
+	fresh, err := c.get(ctx, c.fundingPayments, q, &body)
+	if err != nil {
+		return nil, fmt.Errorf("list funding payments of party %q: %w", p.PartyID, err)
+	}
+	body.FundingPayments.Freshness = fresh
+	return body.FundingPayments, nil
+}
+
+// ListDelegations lists delegations.
+//
+// GET {data node}/api/v2/delegations
+func (c *Client) ListDelegations(ctx context.Context, p DelegationsParams) (*DelegationPage, error) {
+	q := url.Values{}
+	if p.PartyID != "" {
+		q.Set("partyId", p.PartyID)
+	}
+	if p.NodeID != "" {
+		q.Set("nodeId", p.NodeID)
+	}
+	if p.EpochID != "" {
+		q.Set("epochId", p.EpochID)
+	}
+	p.Pagination.addTo(q)
+	var body delegationsBody
+	fresh, err := c.get(ctx, c.delegations, q, &body)
+	if err != nil {
+		return nil, fmt.Errorf("list delegations: %w", err)
+	}
+	body.Delegations.Freshness = fresh
+	return body.Delegations, nil
+}
+
+// ListTransactions lists transactions, newest first.
+//
+// GET {explorer}/transactions
+func (c *Client) ListTransactions(ctx context.Context, p TransactionsParams) (*TransactionPage, error) {
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
+	var body transactionsBody
+	if _, err := c.get(ctx, c.transactions, p.query(), &body); err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
+	return &TransactionPage{Transactions: *body.Transactions}, nil
+}
+
+// The response bodies: {"<list>": …}. A nil field after decoding means the
+// body was not the expected list (a wrong URL answering 200, say).
+type (
+	assetsBody struct {
+		Assets *AssetPage `json:"assets"`
+	}
+	fundingPaymentsBody struct {
+		FundingPayments *FundingPaymentPage `json:"fundingPayments"`
+	}
+	delegationsBody struct {
+		Delegations *DelegationPage `json:"delegations"`
+	}
+	transactionsBody struct {
+		Transactions *[]Transaction `json:"transactions"`
+	}
+	listBody interface{ hasList() bool }
+)
+
+func (b *assetsBody) hasList() bool          { return b.Assets != nil }
+func (b *fundingPaymentsBody) hasList() bool { return b.FundingPayments != nil }
+func (b *delegationsBody) hasList() bool     { return b.Delegations != nil }
+func (b *transactionsBody) hasList() bool    { return b.Transactions != nil }
+
+// get performs one GET and decodes a 2xx JSON body into out. Every
+// upstream call goes through here: it is the one place for retries, a
+// circuit breaker, a shared rate budget, request coalescing and metrics.
+func (c *Client) get(ctx context.Context, r route, q url.Values, out listBody) (fresh Freshness, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	target := r.url
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return fresh, fmt.Errorf("%s %s: build request: %w", r.service, r.endpoint, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+
+	info := RequestInfo{Service: r.service, Endpoint: r.endpoint}
+	start := time.Now()
+	defer func() {
+		if c.onResponse != nil {
+			info.Duration = time.Since(start)
+			info.Err = err
+			c.onResponse(info)
+		}
+	}()
+
+	resp, err := c.httpClient.Do(req)
+	if err != nil {
+		return fresh, &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: err}
+	}
+	defer resp.Body.Close()
+	info.StatusCode = resp.StatusCode
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		info.Bytes = int64(len(body))
+		if readErr != nil && len(body) == 0 {
+			return fresh, &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: readErr}
+		}
+		return fresh, newError(r, resp, body)
+	}
+
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if resp.ContentLength > 0 && resp.ContentLength <= c.maxBody {
+		buf.Grow(int(resp.ContentLength))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, c.maxBody+1))
+	info.Bytes = n
+	if err != nil {
+		return fresh, &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: fmt.Errorf("read body: %w", err)}
+	}
+	if n > c.maxBody {
+		return fresh, &DecodeError{Service: r.service, Endpoint: r.endpoint,
+			Err: fmt.Errorf("%w (%d bytes)", ErrResponseTooLarge, c.maxBody)}
+	}
+	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+		return fresh, &DecodeError{Service: r.service, Endpoint: r.endpoint, Err: err}
+	}
+	if !out.hasList() {
+		return fresh, &DecodeError{Service: r.service, Endpoint: r.endpoint,
+			Err: fmt.Errorf("the body is not the expected %s list", r.endpoint)}
+	}
+	return freshness(resp.Header), nil
+}
+
+// freshness reads the data node's X-Block-Height and X-Block-Timestamp
+// (Unix nanoseconds). A missing or malformed header leaves its field zero.
+func freshness(h http.Header) Freshness {
+	var f Freshness
+	if v := h.Get("X-Block-Height"); v != "" {
+		f.BlockHeight, _ = strconv.ParseUint(v, 10, 64)
+	}
+	if v := h.Get("X-Block-Timestamp"); v != "" {
+		if ns, err := strconv.ParseInt(v, 10, 64); err == nil && ns > 0 {
+			f.BlockTime = time.Unix(0, ns).UTC()
+		}
+	}
+	return f
+}
+
+// Response bodies are read into pooled buffers: decoding copies everything
+// it keeps, so a buffer is free again once decoded. Buffers grown past
+// maxPooledBuffer are left to the garbage collector rather than pinned.
+const maxPooledBuffer = 4 << 20
+
+var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuffer() *bytes.Buffer {
+	buf := bufferPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	return buf
+}
+
+func putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBuffer {
+		bufferPool.Put(buf)
+	}
+}

@@ -1,0 +1,246 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Every failed call returns one of three error types, wrapped with what was
+// being done (use errors.As):
+//   - *Error: the upstream answered with a non-2xx status;
+//   - *UnavailableError: no complete answer arrived (connection refused or
+//     reset, timeout, cancelled context, body cut short);
+//   - *DecodeError: a 2xx answer whose body is not the expected JSON, or is
+//     larger than Config.MaxBodyBytes.
+// GetAsset also returns ErrNotFound when the answer holds no such asset.
+
+// ErrNotFound reports that the upstream answered but has no such record.
+var ErrNotFound = errors.New("not found")
+
+// ErrResponseTooLarge is wrapped in a *DecodeError when a response body
+// exceeds Config.MaxBodyBytes.
+var ErrResponseTooLarge = errors.New("response body exceeds the configured limit")
+
+// Error is a non-2xx answer from the upstream. Data-node error bodies are
+// {"code":<gRPC code>,"message":…,"details":[{"@type":…,"code":…,"message":…,"inner":…}]},
+// and the useful text is usually in the first detail.
+type Error struct {
+	Service  Service
+	Endpoint Endpoint
+	// StatusCode is the HTTP status.
+	StatusCode int
+	// Code is the gRPC status code from the body (3 InvalidArgument,
+	// 5 NotFound, 7 PermissionDenied, 8 ResourceExhausted, …); 0 if none.
+	Code int
+	// Message is the body's message, e.g. "InvalidArgument error".
+	Message string
+	// DetailCode, DetailMessage and DetailInner come from the first detail,
+	// e.g. 10000, "invalid party id", "".
+	DetailCode    int
+	DetailMessage string
+	DetailInner   string
+	// RetryAfter is how long the upstream asks the client to wait, from
+	// Ratelimit-Retry-After (seconds) or Retry-After; 0 if not given.
+	RetryAfter time.Duration
+	// Body is the start of a body that was not a JSON error (e.g. a
+	// plain-text "404 page not found"); empty otherwise.
+	Body string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: HTTP %d", e.Service, e.Endpoint, e.StatusCode)
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.DetailMessage != "" {
+		b.WriteString(": ")
+		b.WriteString(e.DetailMessage)
+	}
+	if e.DetailCode != 0 {
+		fmt.Fprintf(&b, " (code %d)", e.DetailCode)
+	}
+	if e.DetailInner != "" {
+		b.WriteString(": ")
+		b.WriteString(e.DetailInner)
+	}
+	if e.Body != "" {
+		fmt.Fprintf(&b, ": %q", e.Body)
+	}
+	if e.RetryAfter > 0 {
+		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
+	}
+	return b.String()
+}
+
+// gRPC codes the classification relies on.
+const (
+	grpcNotFound         = 5
+	grpcPermissionDenied = 7
+)
+
+// banDuration is how long the data node bans a client that keeps calling
+// while rate limited (upstream-wire.md §7).
+const banDuration = 10 * time.Minute
+
+// rateLimited reports whether e is the data node's rate limiting: 429, or
+// 403 for a client banned for calling while limited.
+func (e *Error) rateLimited() bool {
+	if e.StatusCode == http.StatusTooManyRequests {
+		return true
+	}
+	return e.StatusCode == http.StatusForbidden && (e.RetryAfter > 0 || e.Code == grpcPermissionDenied)
+}
+
+// UnavailableError reports that no complete answer arrived from the
+// upstream: connection refused or reset, timeout, cancelled context.
+type UnavailableError struct {
+	Service  Service
+	Endpoint Endpoint
+	Err      error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("%s %s: unavailable: %v", e.Service, e.Endpoint, e.Err)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// DecodeError reports a 2xx answer whose body could not be used: malformed
+// or truncated JSON, an unexpected shape, a malformed value in some field
+// (the message names it), or a body over the size limit.
+type DecodeError struct {
+	Service  Service
+	Endpoint Endpoint
+	Err      error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%s %s: cannot decode response: %v", e.Service, e.Endpoint, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// IsNotFound reports whether err means the record does not exist: a 404
+// carrying the upstream's structured error body, or ErrNotFound. A
+// plain-text 404 is not one: it means the route does not exist, i.e. a
+// misconfigured base URL (such as an explorer URL without its /rest prefix).
+func IsNotFound(err error) bool {
+	if errors.Is(err, ErrNotFound) {
+		return true
+	}
+	var e *Error
+	return errors.As(err, &e) && e.StatusCode == http.StatusNotFound && e.Body == ""
+}
+
+// IsRateLimited reports whether err is the data node's rate limiting (429,
+// or a 403 ban for calling while limited) and how long to wait before the
+// next call. For a ban without a Retry-After header it returns the
+// upstream's documented ban of 10 minutes; for a 429 without one, 0.
+func IsRateLimited(err error) (retryAfter time.Duration, ok bool) {
+	var e *Error
+	if !errors.As(err, &e) || !e.rateLimited() {
+		return 0, false
+	}
+	if e.RetryAfter == 0 && e.StatusCode == http.StatusForbidden {
+		return banDuration, true
+	}
+	return e.RetryAfter, true
+}
+
+// IsUnavailable reports whether err means no complete answer arrived.
+func IsUnavailable(err error) bool {
+	var e *UnavailableError
+	return errors.As(err, &e)
+}
+
+// maxErrorBody bounds how much of an error body is read, and maxSnippet
+// how much of a non-JSON one is kept.
+const (
+	maxErrorBody = 64 << 10
+	maxSnippet   = 256
+)
+
+// errorBody is the JSON error body of both services.
+type errorBody struct {
+	Code    Int64  `json:"code"`
+	Message string `json:"message"`
+	Details []struct {
+		Code    Int64  `json:"code"`
+		Message string `json:"message"`
+		Inner   string `json:"inner"`
+	} `json:"details"`
+}
+
+// newError classifies a non-2xx answer. It is the only place that reads
+// the upstream's error format.
+func newError(r route, resp *http.Response, body []byte) *Error {
+	e := &Error{
+		Service:    r.service,
+		Endpoint:   r.endpoint,
+		StatusCode: resp.StatusCode,
+		RetryAfter: retryAfter(resp.Header),
+	}
+	trimmed := bytes.TrimSpace(body)
+	var eb errorBody
+	if len(trimmed) > 0 && trimmed[0] == '{' && json.Unmarshal(trimmed, &eb) == nil &&
+		(eb.Code != 0 || eb.Message != "" || len(eb.Details) > 0) {
+		e.Code = int(eb.Code)
+		e.Message = eb.Message
+		for _, d := range eb.Details {
+			if d.Code != 0 || d.Message != "" || d.Inner != "" {
+				e.DetailCode = int(d.Code)
+				e.DetailMessage = d.Message
+				e.DetailInner = d.Inner
+				break
+			}
+		}
+		return e
+	}
+	e.Body = snippet(trimmed)
+	if e.Body == "" {
+		e.Body = http.StatusText(resp.StatusCode)
+	}
+	return e
+}
+
+// retryAfter reads the data node's Ratelimit-Retry-After (seconds), else the
+// standard Retry-After (seconds or an HTTP date).
+func retryAfter(h http.Header) time.Duration {
+	for _, name := range []string{"Ratelimit-Retry-After", "Retry-After"} {
+		v := strings.TrimSpace(h.Get(name))
+		if v == "" {
+			continue
+		}
+		if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs > 0 {
+			return time.Duration(secs) * time.Second
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			if d := time.Until(t); d > 0 {
+				return d.Round(time.Second)
+			}
+		}
+	}
+	return 0
+}
+
+// snippet returns the start of b as valid UTF-8.
+func snippet(b []byte) string {
+	suffix := ""
+	if len(b) > maxSnippet {
+		cut := maxSnippet
+		for cut > maxSnippet-utf8.UTFMax && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		b, suffix = b[:cut], "…"
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD") + suffix
+}

@@ -1,0 +1,300 @@
+package upstream
+
+import (
+	"encoding/json"
+	"reflect"
+)
+
+// ProposalRationale explains a proposal.
+type ProposalRationale struct {
+	// Description is 0 to 20,000 Unicode characters.
+	Description string `json:"description"`
+	// Title is 0 to 100 Unicode characters.
+	Title string `json:"title"`
+}
+
+// BatchProposalTerms are the terms of a batch proposal.
+type BatchProposalTerms struct {
+	// ClosingTimestamp is when voting closes.
+	ClosingTimestamp UnixSeconds      `json:"closingTimestamp"`
+	Changes          []ProposalChange `json:"changes"`
+}
+
+// ProposalChange is one change of a batch proposal: when it is enacted and
+// what it changes (a one-of, decoded into Change).
+type ProposalChange struct {
+	// EnactmentTimestamp is when the change is enacted if the vote passes.
+	EnactmentTimestamp UnixSeconds `json:"enactmentTimestamp"`
+	// Change is *CancelTransfer, *NewFreeform, *NewMarket, *NewSpotMarket,
+	// *NewTransfer, *UpdateAsset, *UpdateMarket, *UpdateMarketState,
+	// *UpdateNetworkParameter, or *UnknownProposalChange for any other kind
+	// (updateSpotMarket, updateReferralProgram, …).
+	Change ProposalChangeKind `json:"-"`
+}
+
+// ProposalChangeKind is the GraphQL union ProposalChangeKind.
+type ProposalChangeKind interface{ IsProposalChangeKind() }
+
+var proposalChangeMembers = oneOf[ProposalChangeKind]{
+	members: map[string]func() ProposalChangeKind{
+		"cancelTransfer":         func() ProposalChangeKind { return new(CancelTransfer) },
+		"newFreeform":            func() ProposalChangeKind { return new(NewFreeform) },
+		"newMarket":              func() ProposalChangeKind { return new(NewMarket) },
+		"newSpotMarket":          func() ProposalChangeKind { return new(NewSpotMarket) },
+		"newTransfer":            func() ProposalChangeKind { return new(NewTransfer) },
+		"updateAsset":            func() ProposalChangeKind { return new(UpdateAsset) },
+		"updateMarket":           func() ProposalChangeKind { return new(UpdateMarket) },
+		"updateMarketState":      func() ProposalChangeKind { return new(UpdateMarketState) },
+		"updateNetworkParameter": func() ProposalChangeKind { return new(UpdateNetworkParameter) },
+	},
+	unknown: func(name string, raw RawJSON) ProposalChangeKind {
+		return &UnknownProposalChange{Name: name, Raw: raw}
+	},
+}
+
+// UnmarshalJSON decodes enactmentTimestamp and the change's member.
+func (p *ProposalChange) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
+	fields, err := splitObject(b, reflect.TypeFor[ProposalChange]())
+	if err != nil {
+		return err
+	}
+	*p = ProposalChange{}
+	if raw, ok := fields["enactmentTimestamp"]; ok {
+		if err := p.EnactmentTimestamp.UnmarshalJSON(raw); err != nil {
+			return inField("enactmentTimestamp", err)
+		}
+		delete(fields, "enactmentTimestamp")
+	}
+	p.Change, err = proposalChangeMembers.decode(b, fields)
+	return err
+}
+
+// MarshalJSON writes the wire form: enactmentTimestamp and the member under
+// its wire name.
+func (p ProposalChange) MarshalJSON() ([]byte, error) {
+	fields := map[string]any{"enactmentTimestamp": p.EnactmentTimestamp}
+	switch c := p.Change.(type) {
+	case nil:
+	case *CancelTransfer:
+		fields["cancelTransfer"] = c
+	case *NewFreeform:
+		fields["newFreeform"] = c
+	case *NewMarket:
+		fields["newMarket"] = c
+	case *NewSpotMarket:
+		fields["newSpotMarket"] = c
+	case *NewTransfer:
+		fields["newTransfer"] = c
+	case *UpdateAsset:
+		fields["updateAsset"] = c
+	case *UpdateMarket:
+		fields["updateMarket"] = c
+	case *UpdateMarketState:
+		fields["updateMarketState"] = c
+	case *UpdateNetworkParameter:
+		fields["updateNetworkParameter"] = c
+	case *UnknownProposalChange:
+		if c.Name == "" {
+			return c.Raw.MarshalJSON()
+		}
+		fields[c.Name] = c.Raw
+	}
+	return json.Marshal(fields)
+}
+
+// UnknownProposalChange is a change kind this package does not describe,
+// kept as the upstream sent it.
+type UnknownProposalChange struct {
+	// Name is the member's wire name, e.g. "updateSpotMarket"; "" when the
+	// change had no member, in which case Raw is the whole change object.
+	Name string  `json:"name"`
+	Raw  RawJSON `json:"raw"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*UnknownProposalChange) IsProposalChangeKind() {}
+
+// CancelTransfer cancels a governance transfer.
+type CancelTransfer struct {
+	Changes *CancelTransferConfiguration `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*CancelTransfer) IsProposalChangeKind() {}
+
+// CancelTransferConfiguration names the transfer to cancel.
+type CancelTransferConfiguration struct {
+	// TransferID is the ID of the governance transfer proposal.
+	TransferID string `json:"transferId"`
+}
+
+// NewFreeform is a sentiment-only proposal with no effect on the network.
+// Its fields are not described; Raw is its JSON as sent, normally {}.
+type NewFreeform struct {
+	Raw RawJSON `json:"raw"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*NewFreeform) IsProposalChangeKind() {}
+
+// UnmarshalJSON keeps the whole member, compacted, as Raw.
+func (f *NewFreeform) UnmarshalJSON(b []byte) error { return f.Raw.UnmarshalJSON(b) }
+
+// MarshalJSON writes the member as it was received.
+func (f NewFreeform) MarshalJSON() ([]byte, error) {
+	if len(f.Raw) == 0 {
+		return []byte("{}"), nil
+	}
+	return f.Raw, nil
+}
+
+// NewMarket proposes a new futures or perpetual market.
+type NewMarket struct {
+	Changes *NewFutureMarketConfig `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*NewMarket) IsProposalChangeKind() {}
+
+// NewSpotMarket proposes a new spot market.
+type NewSpotMarket struct {
+	Changes *NewSpotMarketConfig `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*NewSpotMarket) IsProposalChangeKind() {}
+
+// NewTransfer proposes a governance transfer.
+type NewTransfer struct {
+	Changes *GovernanceTransfer `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*NewTransfer) IsProposalChangeKind() {}
+
+// UpdateAsset proposes changes to an existing asset.
+type UpdateAsset struct {
+	AssetID string                    `json:"assetId"`
+	Changes *UpdateAssetConfiguration `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*UpdateAsset) IsProposalChangeKind() {}
+
+// UpdateAssetConfiguration is the new configuration of an asset.
+type UpdateAssetConfiguration struct {
+	ERC20   *UpdateERC20 `json:"erc20"`
+	Quantum string       `json:"quantum"`
+}
+
+// UpdateERC20 is the new configuration of a token-contract asset.
+type UpdateERC20 struct {
+	LifetimeLimit     string `json:"lifetimeLimit"`
+	WithdrawThreshold string `json:"withdrawThreshold"`
+}
+
+// UpdateMarket proposes changes to an existing market.
+type UpdateMarket struct {
+	MarketID string              `json:"marketId"`
+	Changes  *UpdateMarketConfig `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*UpdateMarket) IsProposalChangeKind() {}
+
+// UpdateMarketState proposes terminating, suspending or resuming a market.
+type UpdateMarketState struct {
+	Changes *UpdateMarketStateConfiguration `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*UpdateMarketState) IsProposalChangeKind() {}
+
+// UpdateMarketStateConfiguration says what happens to which market.
+type UpdateMarketStateConfiguration struct {
+	MarketID string `json:"marketId"`
+	// Price is the settlement price, relevant only to terminating a futures
+	// market; omitted otherwise.
+	Price      *string               `json:"price"`
+	UpdateType MarketStateUpdateType `json:"updateType"`
+}
+
+// UpdateNetworkParameter proposes a new value for a network parameter.
+type UpdateNetworkParameter struct {
+	Changes *NetworkParameter `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*UpdateNetworkParameter) IsProposalChangeKind() {}
+
+// NetworkParameter is a network parameter's key and value.
+type NetworkParameter struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// GovernanceTransfer is a transfer made by governance. Its kind is a
+// one-of: exactly one of OneOff and Recurring is set.
+type GovernanceTransfer struct {
+	// Amount is the maximum amount to transfer.
+	Amount string `json:"amount"`
+	// Asset is the asset's ID.
+	Asset string `json:"asset"`
+	// Destination is empty for the network treasury, a party's public key,
+	// or a market ID (insurance pool), by DestinationType.
+	Destination     string      `json:"destination"`
+	DestinationType AccountType `json:"destinationType"`
+	// FractionOfBalance is the maximum fraction of the source balance, as a
+	// decimal (0.1 = 10%).
+	FractionOfBalance string             `json:"fractionOfBalance"`
+	OneOff            *OneOffTransfer    `json:"oneOff"`
+	Recurring         *RecurringTransfer `json:"recurring"`
+	// Source is empty for the network treasury, otherwise a market ID.
+	Source       string                 `json:"source"`
+	SourceType   AccountType            `json:"sourceType"`
+	TransferType GovernanceTransferType `json:"transferType"`
+}
+
+// OneOffTransfer is a transfer made once.
+type OneOffTransfer struct {
+	DeliverOn UnixNanos `json:"deliverOn"`
+}
+
+// RecurringTransfer is a transfer made every epoch between two epochs.
+type RecurringTransfer struct {
+	DispatchStrategy *DispatchStrategy `json:"dispatchStrategy"`
+	// EndEpoch is the last epoch paid; omitted when open-ended.
+	EndEpoch   *Uint64 `json:"endEpoch"`
+	StartEpoch Uint64  `json:"startEpoch"`
+}
+
+// DispatchStrategy says how a recurring transfer is dispatched as rewards.
+type DispatchStrategy struct {
+	AssetForMetric       string               `json:"assetForMetric"`
+	DistributionStrategy DistributionStrategy `json:"distributionStrategy"`
+	EntityScope          EntityScope          `json:"entityScope"`
+	IndividualScope      IndividualScope      `json:"individualScope"`
+	LockPeriod           Uint64               `json:"lockPeriod"`
+	Markets              []string             `json:"markets"`
+	Metric               DispatchMetric       `json:"metric"`
+	// NTopPerformers is the proportion of a team's top performers averaged
+	// for team-scope metrics.
+	NTopPerformers string `json:"nTopPerformers"`
+	// NotionalTimeWeightedAveragePositionRequirement defaults to 0.
+	NotionalTimeWeightedAveragePositionRequirement string `json:"notionalTimeWeightedAveragePositionRequirement"`
+	// RankTable is ordered by start rank; mandatory for rank distribution.
+	RankTable []RankTable `json:"rankTable"`
+	// StakingRequirement is the minimum governance tokens staked.
+	StakingRequirement string   `json:"stakingRequirement"`
+	TeamScope          []string `json:"teamScope"`
+	WindowLength       Uint64   `json:"windowLength"`
+}
+
+// RankTable is one entry of a rank distribution.
+type RankTable struct {
+	ShareRatio Int64 `json:"shareRatio"`
+	StartRank  Int64 `json:"startRank"`
+}

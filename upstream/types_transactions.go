@@ -1,0 +1,146 @@
+package upstream
+
+import (
+	"encoding/json"
+	"reflect"
+)
+
+// Transaction is a transaction recorded on the network's blockchain, with
+// its decoded command (explorer /transactions).
+type Transaction struct {
+	Block Uint64 `json:"block"`
+	// Index is the transaction's position within its block.
+	Index Int32 `json:"index"`
+	// Hash is upper-case hex.
+	Hash string `json:"hash"`
+	// Submitter is the submitting party's public key (lower-case hex).
+	Submitter string `json:"submitter"`
+	// Type is the explorer's name for the command kind, e.g.
+	// "Batch Market Instructions"; it is what the cmdTypes filter matches.
+	Type string `json:"type"`
+	// Code is the execution result code, 0 for success.
+	Code Int64 `json:"code"`
+	// Error is set only when Code is not 0.
+	Error     *string            `json:"error"`
+	Command   Command            `json:"command"`
+	Signature *Signature         `json:"signature"`
+	CreatedAt Time               `json:"createdAt"`
+	Version   TransactionVersion `json:"version"`
+	Pow       *ProofOfWork       `json:"pow"`
+}
+
+// Position returns the transaction's place in the chain, which is also its
+// explorer cursor.
+func (t *Transaction) Position() TxCursor {
+	return TxCursor{Block: uint64(t.Block), Index: uint32(t.Index)}
+}
+
+// CommandNonce is the nonce of the transaction's command (GraphQL
+// Transaction.commandNonce).
+func (t *Transaction) CommandNonce() Int64 { return t.Command.Nonce }
+
+// CommandBlockHeight is the block height the command was built against
+// (GraphQL Transaction.commandBlockHeight).
+func (t *Transaction) CommandBlockHeight() Int64 { return t.Command.BlockHeight }
+
+// Signature is a cryptographic signature.
+type Signature struct {
+	// Value is the hex-encoded signature.
+	Value string `json:"value"`
+	// Algo names the algorithm, e.g. "vega/ed25519".
+	Algo    string `json:"algo"`
+	Version Int64  `json:"version"`
+}
+
+// ProofOfWork is the anti-spam proof of work attached to a transaction.
+type ProofOfWork struct {
+	Tid   string `json:"tid"`
+	Nonce Uint64 `json:"nonce"`
+}
+
+// Command is the network command a transaction carries: two ordinary fields
+// and a one-of member, decoded into Kind.
+type Command struct {
+	Nonce       Int64 `json:"nonce"`
+	BlockHeight Int64 `json:"blockHeight"`
+	// Kind is the command's member: *AnnounceNode, *ApplyReferralCode,
+	// *BatchMarketInstructions, *BatchProposalSubmission, or *UnknownCommand
+	// for any other. It is nil only when the command itself was null.
+	Kind CommandKind `json:"-"`
+}
+
+// CommandKind is the GraphQL union Command.
+type CommandKind interface{ IsCommand() }
+
+// UnknownCommand is a command member this package does not describe
+// (orderSubmission, transfer, …), kept as the upstream sent it.
+type UnknownCommand struct {
+	// Name is the member's wire name, e.g. "orderSubmission"; "" when the
+	// command had no member, in which case Raw is the whole command object.
+	Name string  `json:"name"`
+	Raw  RawJSON `json:"raw"`
+}
+
+// IsCommand marks the member of the Command union.
+func (*UnknownCommand) IsCommand() {}
+
+var commandMembers = oneOf[CommandKind]{
+	members: map[string]func() CommandKind{
+		"announceNode":            func() CommandKind { return new(AnnounceNode) },
+		"applyReferralCode":       func() CommandKind { return new(ApplyReferralCode) },
+		"batchMarketInstructions": func() CommandKind { return new(BatchMarketInstructions) },
+		"batchProposalSubmission": func() CommandKind { return new(BatchProposalSubmission) },
+	},
+	unknown: func(name string, raw RawJSON) CommandKind {
+		return &UnknownCommand{Name: name, Raw: raw}
+	},
+}
+
+// UnmarshalJSON decodes nonce, blockHeight and the command's member.
+func (c *Command) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
+	fields, err := splitObject(b, reflect.TypeFor[Command]())
+	if err != nil {
+		return err
+	}
+	*c = Command{}
+	if raw, ok := fields["nonce"]; ok {
+		if err := c.Nonce.UnmarshalJSON(raw); err != nil {
+			return inField("nonce", err)
+		}
+		delete(fields, "nonce")
+	}
+	if raw, ok := fields["blockHeight"]; ok {
+		if err := c.BlockHeight.UnmarshalJSON(raw); err != nil {
+			return inField("blockHeight", err)
+		}
+		delete(fields, "blockHeight")
+	}
+	c.Kind, err = commandMembers.decode(b, fields)
+	return err
+}
+
+// MarshalJSON writes the wire form: nonce, blockHeight and the member
+// under its wire name.
+func (c Command) MarshalJSON() ([]byte, error) {
+	fields := map[string]any{"nonce": c.Nonce, "blockHeight": c.BlockHeight}
+	switch k := c.Kind.(type) {
+	case nil:
+	case *AnnounceNode:
+		fields["announceNode"] = k
+	case *ApplyReferralCode:
+		fields["applyReferralCode"] = k
+	case *BatchMarketInstructions:
+		fields["batchMarketInstructions"] = k
+	case *BatchProposalSubmission:
+		fields["batchProposalSubmission"] = k
+	case *UnknownCommand:
+		if k.Name == "" {
+			return k.Raw.MarshalJSON()
+		}
+		fields[k.Name] = k.Raw
+	}
+	return json.Marshal(fields)
+}
