@@ -46,7 +46,7 @@ var errHelp = errors.New("help requested")
 // shutdown) or when the server cannot start.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "sample-upstream" {
-		return sampleservice.Main(ctx, args[1:], stdout)
+		return sampleservice.Main(args[1:], stdout)
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {

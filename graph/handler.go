@@ -24,6 +24,9 @@ type HandlerConfig struct {
 	// Introspection enables schema introspection (the playground's docs
 	// pane needs it).
 	Introspection bool
+	// Loaders tunes batching and the shared asset cache; zero takes
+	// DefaultLoaderConfig.
+	Loaders LoaderConfig
 	// Logger receives internal errors and recovered panics.
 	Logger *slog.Logger
 }
@@ -41,6 +44,9 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Paging.MaxSize == 0 {
 		cfg.Paging.MaxSize = DefaultPaging.MaxSize
 	}
+	if cfg.Loaders == (LoaderConfig{}) {
+		cfg.Loaders = DefaultLoaderConfig
+	}
 	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging}
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: resolver}))
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
@@ -52,7 +58,13 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	srv.SetErrorPresenter(ErrorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(recoverFunc(cfg.Logger))
-	return srv
+	srv.AroundResponses(freshnessExtension)
+	cache := NewAssetCache(cfg.Loaders.AssetCacheSize, cfg.Loaders.AssetCacheTTL)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fresh := &freshness{}
+		state := &requestState{loaders: newLoaders(cfg.Upstream, cache, cfg.Loaders, fresh), fresh: fresh}
+		srv.ServeHTTP(w, r.WithContext(withRequestState(r.Context(), state)))
+	})
 }
 
 // recoverFunc turns a panic in a resolver into an INTERNAL error, logged

@@ -144,8 +144,6 @@ type keyedPaging[T any, K any] struct {
 	Compare func(row T, key K) int
 	// Before orders two rows: true when a comes strictly before b.
 	Before func(a, b T) bool
-	// Key gives a row's key.
-	Key func(row T) K
 	// Limit explains the failure when neither end reaches the cursor.
 	Limit string
 }
@@ -310,7 +308,8 @@ func boolInt(b bool) int {
 // rows just older than C, after=C (with first) the rows just newer. The
 // explorer has no page info, so one extra row is asked for; and since it
 // skips rows it cannot decode, a short answer is not taken as the end of
-// the list until a follow-up request comes back empty.
+// the list until a follow-up request for explorerFollowUpRows more comes
+// back empty.
 type explorerPaging[T any] struct {
 	// Fetch asks the explorer: older=true is last/before (rows older than
 	// the cursor, or the oldest), older=false is first/after.
@@ -318,6 +317,11 @@ type explorerPaging[T any] struct {
 	// MaxFollowUps bounds the follow-up requests for short answers.
 	MaxFollowUps int
 }
+
+// explorerFollowUpRows is the least a follow-up request asks for: the end
+// of the list is assumed only when that many rows past the last one seen
+// all fail to decode upstream or do not exist.
+const explorerFollowUpRows = 100
 
 // page serves a Relay page. Forward pages walk from the newest row (or
 // from the cursor) towards older rows; backward pages walk from the oldest
@@ -339,7 +343,13 @@ func (e explorerPaging[T]) page(ctx context.Context, backward bool, cursor *T, s
 			return nil, false, false, &Error{Code: CodeUpstreamError, Message: fmt.Sprintf(
 				"the block explorer kept answering short pages (it skips transactions it cannot decode): %d of %d rows after %d requests", len(got), want, round)}
 		}
-		batch, err := e.Fetch(ctx, older, from, want-len(got))
+		n := want - len(got)
+		if round > 0 {
+			// A follow-up asks for plenty: only an empty answer to it
+			// is taken as the end of the list.
+			n = max(n, explorerFollowUpRows)
+		}
+		batch, err := e.Fetch(ctx, older, from, n)
 		if err != nil {
 			return nil, false, false, err
 		}

@@ -35,7 +35,6 @@ func (l *intList) paging() keyedPaging[int, int] {
 		Fetch:     l.fetch,
 		Compare:   func(row, key int) int { return row - key },
 		Before:    func(a, b int) bool { return a < b },
-		Key:       func(row int) int { return row },
 		Limit:     "unreachable",
 	}
 }
@@ -183,12 +182,12 @@ func (l *txList) fetch(_ context.Context, older bool, cursor *int, n int) ([]int
 	l.requests++
 	var out []int
 	if older {
-		// last=n [before=c]: the n oldest below c, newest first.
-		top := l.n
+		// last=n alone: the n oldest; last=n&before=c: the n just below
+		// c; newest first either way.
+		lo, top := 0, min(n, l.n)
 		if cursor != nil {
-			top = *cursor
+			lo, top = max(0, *cursor-n), *cursor
 		}
-		lo := max(0, top-n)
 		for i := top - 1; i >= lo; i-- {
 			if !l.skip[i] {
 				out = append(out, i)

@@ -1,4 +1,26 @@
 package graph
 
-// Resolver is the root resolver: it holds the dependencies of every resolver.
-type Resolver struct{}
+import (
+	"context"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// Upstream is what the resolvers need from the data service;
+// *upstream.Client satisfies it.
+type Upstream interface {
+	ListAssets(ctx context.Context, p upstream.AssetsParams) (*upstream.AssetPage, error)
+	GetAsset(ctx context.Context, id string) (*upstream.Asset, *upstream.Freshness, error)
+	ListFundingPayments(ctx context.Context, p upstream.FundingPaymentsParams) (*upstream.FundingPaymentPage, error)
+	ListDelegations(ctx context.Context, p upstream.DelegationsParams) (*upstream.DelegationPage, error)
+	ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error)
+}
+
+var _ Upstream = (*upstream.Client)(nil)
+
+// Resolver is the root resolver: it holds the dependencies of every
+// resolver. Per-request state (loaders, freshness) travels in the context.
+type Resolver struct {
+	Upstream Upstream
+	Paging   PagingConfig
+}

@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/tradenet/gateway/graph/model"
 	"github.com/tradenet/gateway/upstream"
@@ -15,127 +14,127 @@ import (
 
 // Node is the resolver for the node field.
 func (r *announceNodeResolver) Node(ctx context.Context, obj *upstream.AnnounceNode) (*model.ValidatorNode, error) {
-	panic(fmt.Errorf("not implemented: Node - node"))
+	return &model.ValidatorNode{ID: obj.ID}, nil
 }
 
 // Party is the resolver for the party field.
 func (r *delegationResolver) Party(ctx context.Context, obj *upstream.Delegation) (*model.Party, error) {
-	panic(fmt.Errorf("not implemented: Party - party"))
+	return &model.Party{ID: obj.Party}, nil
 }
 
 // Node is the resolver for the node field.
 func (r *delegationResolver) Node(ctx context.Context, obj *upstream.Delegation) (*model.ValidatorNode, error) {
-	panic(fmt.Errorf("not implemented: Node - node"))
+	return &model.ValidatorNode{ID: obj.NodeID}, nil
 }
 
 // AssetForMetric is the resolver for the assetForMetric field.
 func (r *dispatchStrategyResolver) AssetForMetric(ctx context.Context, obj *upstream.DispatchStrategy) (*upstream.Asset, error) {
-	panic(fmt.Errorf("not implemented: AssetForMetric - assetForMetric"))
+	return loadAsset(ctx, obj.AssetForMetric)
 }
 
 // Party is the resolver for the party field.
 func (r *fundingPaymentResolver) Party(ctx context.Context, obj *upstream.FundingPayment) (*model.Party, error) {
-	panic(fmt.Errorf("not implemented: Party - party"))
+	return &model.Party{ID: obj.PartyID}, nil
 }
 
 // SettlementAsset is the resolver for the settlementAsset field.
 func (r *futureResolver) SettlementAsset(ctx context.Context, obj *upstream.Future) (*upstream.Asset, error) {
-	panic(fmt.Errorf("not implemented: SettlementAsset - settlementAsset"))
+	return loadAsset(ctx, obj.SettlementAsset)
 }
 
 // Asset is the resolver for the asset field.
 func (r *governanceTransferResolver) Asset(ctx context.Context, obj *upstream.GovernanceTransfer) (*upstream.Asset, error) {
-	panic(fmt.Errorf("not implemented: Asset - asset"))
+	return loadAsset(ctx, obj.Asset)
 }
 
 // FundingPayments is the resolver for the fundingPayments field.
 func (r *partyResolver) FundingPayments(ctx context.Context, obj *model.Party, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error) {
-	panic(fmt.Errorf("not implemented: FundingPayments - fundingPayments"))
+	return r.listFundingPayments(ctx, fundingFilter{PartyID: obj.ID, MarketID: marketID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
 // Delegations is the resolver for the delegations field.
 func (r *partyResolver) Delegations(ctx context.Context, obj *model.Party, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error) {
-	panic(fmt.Errorf("not implemented: Delegations - delegations"))
+	return r.listDelegations(ctx, delegationFilter{PartyID: &obj.ID, NodeID: nodeID, EpochID: epochID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
 // Transactions is the resolver for the transactions field.
 func (r *partyResolver) Transactions(ctx context.Context, obj *model.Party, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
-	panic(fmt.Errorf("not implemented: Transactions - transactions"))
+	return r.listTransactions(ctx, transactionFilter{CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: []string{obj.ID}}, pageArgs{first, last, after, before})
 }
 
 // SettlementAsset is the resolver for the settlementAsset field.
 func (r *perpetualResolver) SettlementAsset(ctx context.Context, obj *upstream.Perpetual) (*upstream.Asset, error) {
-	panic(fmt.Errorf("not implemented: SettlementAsset - settlementAsset"))
+	return loadAsset(ctx, obj.SettlementAsset)
 }
 
 // Asset is the resolver for the asset field.
 func (r *queryResolver) Asset(ctx context.Context, id string) (*upstream.Asset, error) {
-	panic(fmt.Errorf("not implemented: Asset - asset"))
+	return r.asset(ctx, id)
 }
 
 // Assets is the resolver for the assets field.
 func (r *queryResolver) Assets(ctx context.Context, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.AssetConnection, error) {
-	panic(fmt.Errorf("not implemented: Assets - assets"))
+	return r.listAssets(ctx, pageArgs{first, last, after, before}, newestFirst)
 }
 
 // FundingPayments is the resolver for the fundingPayments field.
 func (r *queryResolver) FundingPayments(ctx context.Context, partyID string, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error) {
-	panic(fmt.Errorf("not implemented: FundingPayments - fundingPayments"))
+	return r.listFundingPayments(ctx, fundingFilter{PartyID: partyID, MarketID: marketID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
 // Delegations is the resolver for the delegations field.
 func (r *queryResolver) Delegations(ctx context.Context, partyID *string, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error) {
-	panic(fmt.Errorf("not implemented: Delegations - delegations"))
+	return r.listDelegations(ctx, delegationFilter{PartyID: partyID, NodeID: nodeID, EpochID: epochID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
 // Transactions is the resolver for the transactions field.
 func (r *queryResolver) Transactions(ctx context.Context, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
-	panic(fmt.Errorf("not implemented: Transactions - transactions"))
+	return r.listTransactions(ctx, transactionFilter{CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: parties}, pageArgs{first, last, after, before})
 }
 
 // Party is the resolver for the party field.
 func (r *queryResolver) Party(ctx context.Context, id string) (*model.Party, error) {
-	panic(fmt.Errorf("not implemented: Party - party"))
+	return r.party(id)
 }
 
 // ValidatorNode is the resolver for the validatorNode field.
 func (r *queryResolver) ValidatorNode(ctx context.Context, id string) (*model.ValidatorNode, error) {
-	panic(fmt.Errorf("not implemented: ValidatorNode - validatorNode"))
+	return r.validatorNode(id)
 }
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
-	panic(fmt.Errorf("not implemented: Node - node"))
+	return r.node(ctx, id)
 }
 
 // BaseAsset is the resolver for the baseAsset field.
 func (r *spotResolver) BaseAsset(ctx context.Context, obj *upstream.Spot) (*upstream.Asset, error) {
-	panic(fmt.Errorf("not implemented: BaseAsset - baseAsset"))
+	return loadAsset(ctx, obj.BaseAsset)
 }
 
 // QuoteAsset is the resolver for the quoteAsset field.
 func (r *spotResolver) QuoteAsset(ctx context.Context, obj *upstream.Spot) (*upstream.Asset, error) {
-	panic(fmt.Errorf("not implemented: QuoteAsset - quoteAsset"))
+	return loadAsset(ctx, obj.QuoteAsset)
 }
 
 // Submitter is the resolver for the submitter field.
 func (r *transactionResolver) Submitter(ctx context.Context, obj *upstream.Transaction) (*model.Party, error) {
-	panic(fmt.Errorf("not implemented: Submitter - submitter"))
+	return &model.Party{ID: obj.Submitter}, nil
 }
 
 // Command is the resolver for the command field.
 func (r *transactionResolver) Command(ctx context.Context, obj *upstream.Transaction) (upstream.CommandKind, error) {
-	panic(fmt.Errorf("not implemented: Command - command"))
+	return command(obj), nil
 }
 
 // Asset is the resolver for the asset field.
 func (r *updateAssetResolver) Asset(ctx context.Context, obj *upstream.UpdateAsset) (*upstream.Asset, error) {
-	panic(fmt.Errorf("not implemented: Asset - asset"))
+	return loadAsset(ctx, obj.AssetID)
 }
 
 // Delegations is the resolver for the delegations field.
 func (r *validatorNodeResolver) Delegations(ctx context.Context, obj *model.ValidatorNode, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error) {
-	panic(fmt.Errorf("not implemented: Delegations - delegations"))
+	return r.listDelegations(ctx, delegationFilter{PartyID: partyID, NodeID: &obj.ID, EpochID: epochID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
 // AnnounceNode returns AnnounceNodeResolver implementation.

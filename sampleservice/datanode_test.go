@@ -163,7 +163,7 @@ func TestWalkAllPages(t *testing.T) {
 	srv := startFixture(t, Config{})
 	for _, tc := range []struct {
 		name, list, base string
-		total          int
+		total            int
 	}{
 		{"§3 walking asset pages forwards and backwards visits every row once", "assets", "/api/v2/assets?", 5},
 		{"§3 walking funding payment pages (defect off) visits every row once", "fundingPayments", "/api/v2/funding-payments?partyId=" + partyA + "&", 7},

@@ -330,26 +330,26 @@ func (x *txIndex) selectTransactions(r txRequest, maxRows int) []int {
 	// oldest rows of its range; before and first take the newest; last
 	// alone takes the oldest. Results are always newest first.
 	ascending := false
-	limit := defaultExplorerPage
+	size := uint32(defaultExplorerPage)
 	switch {
 	case r.after != nil && r.before != nil:
 		// A window (only reachable with the defect off, or inverted).
 	case r.after != nil:
 		ascending = true
 		if r.first > 0 {
-			limit = int(r.first)
+			size = r.first
 		}
 	case r.before != nil:
 		if r.last > 0 {
-			limit = int(r.last)
+			size = r.last
 		}
 	case r.first > 0:
-		limit = int(r.first)
+		size = r.first
 	case r.last > 0:
 		ascending = true
-		limit = int(r.last)
+		size = r.last
 	}
-	limit = min(limit, maxRows)
+	limit := int(min(uint64(size), uint64(max(maxRows, 1))))
 
 	match := func(pos int) bool { return allowed == nil || allowed[x.types[pos]] }
 	kLo, kHi := c.lowerBound(x, lo), c.lowerBound(x, hi)

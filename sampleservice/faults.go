@@ -33,7 +33,7 @@ type Fault struct {
 
 // faultPlan is what a Fault decided for one request.
 type faultPlan struct {
-	latency                           time.Duration
+	latency                          time.Duration
 	drop, fail, malformed, truncated bool
 }
 

@@ -63,7 +63,7 @@ func (c *txCtx) changeMembers(k changeKind, m *wireChangeMembers) {
 	case changeNewFreeform:
 		m.NewFreeform = &wireNewFreeform{}
 	case changeUpdateAsset:
-		m.UpdateAsset = c.updateAsset(c.erc20Asset())
+		m.UpdateAsset = c.updateAsset(c.enabledAsset())
 	case changeNewSpotMarket:
 		m.NewSpotMarket = c.newSpotMarket(-1, -1)
 	case changeUpdateSpotMarket:
@@ -197,16 +197,6 @@ func (c *txCtx) spotMarket() *genMarket {
 	}
 }
 
-// erc20Asset returns an enabled ERC-20 asset.
-func (c *txCtx) erc20Asset() int {
-	for {
-		i := c.enabledAsset()
-		if c.g.assets[i].Details.ERC20 != nil {
-			return i
-		}
-	}
-}
-
 // settlementAsset returns an asset id markets settle in: mostly stablecoins.
 func (c *txCtx) settlementAsset() string {
 	sym := pick(c.r, []string{"USDT", "USDT", "USDC", "DAI", "tDAI", "tUSDC"})
@@ -220,7 +210,8 @@ func (c *txCtx) updateAsset(ai int) *wireUpdateAsset {
 	if chance(r, 1, 2) {
 		u.Changes.Quantum = a.Details.Quantum + "0"
 	}
-	if a.Details.ERC20 != nil || chance(r, 1, 2) {
+	// Only a token-contract asset has source details to update.
+	if a.Details.ERC20 != nil {
 		u.Changes.ERC20 = &wireERC20Update{
 			LifetimeLimit:     scaled(r, between(r, 1, 100)*100_000, int(a.Details.Decimals)),
 			WithdrawThreshold: scaled(r, between(r, 1, 100)*1_000, int(a.Details.Decimals)),

@@ -54,7 +54,10 @@ func specialSpecs() []specialSpec {
 			for i := range kinds {
 				kinds[i] = changeKind(i)
 			}
-			cmd.BatchProposalSubmission = c.batchProposalOf(kinds...)
+			p := c.batchProposalOf(kinds...)
+			// A built-in asset: the update has no source details.
+			p.Terms.Changes[changeUpdateAsset].UpdateAsset = c.updateAsset(c.g.asset("tDAI"))
+			cmd.BatchProposalSubmission = p
 		}},
 		specialSpec{names: []string{"batch.allLists", "order.iceberg", "order.pegged", "amend.negativeSizeDelta", "amend.size"}, kind: kindBatchMarketInstructions, build: buildAllLists},
 		specialSpec{names: []string{"batch.empty"}, kind: kindBatchMarketInstructions, build: func(c *txCtx, cmd *wireCommand) {

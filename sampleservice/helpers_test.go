@@ -302,8 +302,8 @@ func cursorJSON(t *testing.T, c string) string {
 
 // errorJSON is a decoded error body; Details is nil when the key is absent.
 type errorJSON struct {
-	Code    int               `json:"code"`
-	Message string            `json:"message"`
+	Code    int                `json:"code"`
+	Message string             `json:"message"`
 	Details *[]errorDetailJSON `json:"details"`
 }
 

@@ -123,8 +123,11 @@ func (c *Command) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalJSON writes the wire form: nonce, blockHeight and the member
-// under its wire name.
+// under its wire name; the zero Command (a null command) is null.
 func (c Command) MarshalJSON() ([]byte, error) {
+	if c == (Command{}) {
+		return []byte("null"), nil
+	}
 	fields := map[string]any{"nonce": c.Nonce, "blockHeight": c.BlockHeight}
 	switch k := c.Kind.(type) {
 	case nil:

@@ -1,0 +1,70 @@
+package graph
+
+import (
+	"github.com/tradenet/gateway/graph/model"
+	"github.com/tradenet/gateway/upstream"
+)
+
+// pageInfo builds Relay page info from a page's cursors.
+func pageInfo(cursors []string, hasNext, hasPrev bool) *model.PageInfo {
+	info := &model.PageInfo{HasNextPage: hasNext, HasPreviousPage: hasPrev}
+	if len(cursors) > 0 {
+		info.StartCursor = &cursors[0]
+		info.EndCursor = &cursors[len(cursors)-1]
+	}
+	return info
+}
+
+// dataNodeCursor wraps a data-node cursor: those work (except on funding
+// payments), so the gateway passes them through, bound to their list.
+type dataNodeCursor struct {
+	C upstream.Cursor `json:"c"`
+}
+
+// dataNodePagination turns a page request into the data node's paging
+// parameters. A page of 0 rows asks for one, to learn whether rows exist.
+func dataNodePagination(req pageRequest, list cursorList, newestFirst *bool) (upstream.Pagination, error) {
+	p := upstream.Pagination{NewestFirst: newestFirst}
+	if req.Cursor != "" {
+		var c dataNodeCursor
+		if err := decodeCursor(req.cursorArg(), req.Cursor, list, &c); err != nil {
+			return p, err
+		}
+		if c.C == "" {
+			return p, badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", req.cursorArg(), list)
+		}
+		if req.Backward {
+			p.Before = c.C
+		} else {
+			p.After = c.C
+		}
+	}
+	size := int32(max(req.Size, 1))
+	if req.Backward {
+		p.Last = &size
+	} else {
+		p.First = &size
+	}
+	return p, nil
+}
+
+// dataNodePage turns a data-node page into a page of the gateway's rows.
+// The data node's page info is exact (upstream-wire.md §3).
+func dataNodePage[T any](req pageRequest, list cursorList, pg *upstream.Page[T]) page[*T] {
+	out := page[*T]{HasNextPage: pg.PageInfo.HasNextPage, HasPreviousPage: pg.PageInfo.HasPreviousPage}
+	if req.Size == 0 {
+		if req.Backward {
+			out.HasPreviousPage = len(pg.Edges) > 0
+		} else {
+			out.HasNextPage = len(pg.Edges) > 0
+		}
+		return out
+	}
+	out.Rows = make([]*T, len(pg.Edges))
+	out.Cursors = make([]string, len(pg.Edges))
+	for i := range pg.Edges {
+		out.Rows[i] = &pg.Edges[i].Node
+		out.Cursors[i] = encodeCursor(list, dataNodeCursor{C: pg.Edges[i].Cursor})
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// LoaderConfig tunes the per-request loaders and the shared asset cache.
+type LoaderConfig struct {
+	// Wait is how long a loader collects keys before calling the upstream.
+	Wait time.Duration
+	// FewAssets is the largest batch looked up id by id (concurrently);
+	// larger batches list all assets in pages of the data node's maximum,
+	// which costs len(assets)/5000 requests however many ids are asked.
+	FewAssets int
+	// AssetCacheSize bounds the shared asset cache (entries); 0 disables it.
+	AssetCacheSize int
+	// AssetCacheTTL is how long a cached asset is served.
+	AssetCacheTTL time.Duration
+}
+
+// DefaultLoaderConfig is the documented default.
+var DefaultLoaderConfig = LoaderConfig{Wait: 2 * time.Millisecond, FewAssets: 4, AssetCacheSize: 10000, AssetCacheTTL: 30 * time.Second}
+
+// assetPageSize is the data node's largest page, used to list all assets.
+const assetPageSize = 5000
+
+// maxAssetPages bounds a listing of all assets (5000 a page).
+const maxAssetPages = 40
+
+// cachedAsset is an asset with the freshness of the response it came in.
+type cachedAsset struct {
+	Asset     *upstream.Asset
+	Freshness upstream.Freshness
+}
+
+// AssetCache is the cache of assets shared by all requests: bounded,
+// expiring, safe for concurrent use. Assets change rarely.
+type AssetCache struct {
+	lru *expirable.LRU[string, cachedAsset]
+}
+
+// NewAssetCache makes a cache of at most size assets, each kept for ttl;
+// size 0 gives a cache that holds nothing.
+func NewAssetCache(size int, ttl time.Duration) *AssetCache {
+	if size <= 0 {
+		return &AssetCache{}
+	}
+	return &AssetCache{lru: expirable.NewLRU[string, cachedAsset](size, nil, ttl)}
+}
+
+func (c *AssetCache) get(id string) (cachedAsset, bool) {
+	if c == nil || c.lru == nil {
+		return cachedAsset{}, false
+	}
+	return c.lru.Get(id)
+}
+
+func (c *AssetCache) add(a cachedAsset) {
+	if c == nil || c.lru == nil {
+		return
+	}
+	c.lru.Add(a.Asset.ID, a)
+}
+
+// Loaders are the per-request batching loaders, made fresh for every
+// request so that their caches never outlive it.
+type Loaders struct {
+	// AssetsByID loads assets by id; a missing id gives a NOT_FOUND error.
+	AssetsByID *dataloader.Loader[string, *upstream.Asset]
+}
+
+// newLoaders makes one request's loaders.
+func newLoaders(up Upstream, cache *AssetCache, cfg LoaderConfig, fresh *freshness) *Loaders {
+	b := &assetBatcher{upstream: up, cache: cache, few: cfg.FewAssets, fresh: fresh}
+	return &Loaders{
+		AssetsByID: dataloader.NewBatchedLoader(b.load, dataloader.WithWait[string, *upstream.Asset](cfg.Wait)),
+	}
+}
+
+// assetBatcher resolves a batch of asset ids: from the shared cache, then
+// by single lookups for a few ids, or one listing for many.
+type assetBatcher struct {
+	upstream Upstream
+	cache    *AssetCache
+	few      int
+	fresh    *freshness
+}
+
+// load is the batch function: exactly one result per id, in order.
+func (b *assetBatcher) load(ctx context.Context, ids []string) []*dataloader.Result[*upstream.Asset] {
+	results := make([]*dataloader.Result[*upstream.Asset], len(ids))
+	var missing []int
+	for i, id := range ids {
+		if hit, ok := b.cache.get(id); ok {
+			b.fresh.record(hit.Freshness)
+			results[i] = &dataloader.Result[*upstream.Asset]{Data: hit.Asset}
+			continue
+		}
+		missing = append(missing, i)
+	}
+	if len(missing) == 0 {
+		return results
+	}
+	if len(missing) <= b.few {
+		b.lookupEach(ctx, ids, missing, results)
+	} else {
+		b.listAll(ctx, ids, missing, results)
+	}
+	return results
+}
+
+// lookupEach looks the missing ids up one by one, concurrently.
+func (b *assetBatcher) lookupEach(ctx context.Context, ids []string, missing []int, results []*dataloader.Result[*upstream.Asset]) {
+	var wg sync.WaitGroup
+	for _, i := range missing {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			asset, fresh, err := b.upstream.GetAsset(ctx, ids[i])
+			switch {
+			case upstream.IsNotFound(err):
+				results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", ids[i])}
+			case err != nil:
+				results[i] = &dataloader.Result[*upstream.Asset]{Error: fmt.Errorf("look up asset %s: %w", ids[i], err)}
+			default:
+				entry := cachedAsset{Asset: asset}
+				if fresh != nil {
+					entry.Freshness = *fresh
+				}
+				b.cache.add(entry)
+				b.fresh.record(entry.Freshness)
+				results[i] = &dataloader.Result[*upstream.Asset]{Data: asset}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// listAll lists every asset and picks the missing ids; every asset listed
+// goes into the shared cache.
+func (b *assetBatcher) listAll(ctx context.Context, ids []string, missing []int, results []*dataloader.Result[*upstream.Asset]) {
+	byID, err := b.listAssets(ctx)
+	for _, i := range missing {
+		switch a, ok := byID[ids[i]]; {
+		case ok:
+			results[i] = &dataloader.Result[*upstream.Asset]{Data: a}
+		case err != nil:
+			results[i] = &dataloader.Result[*upstream.Asset]{Error: err}
+		default:
+			results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", ids[i])}
+		}
+	}
+}
+
+func (b *assetBatcher) listAssets(ctx context.Context) (map[string]*upstream.Asset, error) {
+	byID := map[string]*upstream.Asset{}
+	size := int32(assetPageSize)
+	p := upstream.Pagination{First: &size}
+	for range maxAssetPages {
+		pg, err := b.upstream.ListAssets(ctx, upstream.AssetsParams{Pagination: p})
+		if err != nil {
+			return byID, fmt.Errorf("list assets: %w", err)
+		}
+		b.fresh.record(pg.Freshness)
+		for i := range pg.Edges {
+			a := &pg.Edges[i].Node
+			byID[a.ID] = a
+			b.cache.add(cachedAsset{Asset: a, Freshness: pg.Freshness})
+		}
+		if !pg.PageInfo.HasNextPage || pg.PageInfo.EndCursor == "" {
+			return byID, nil
+		}
+		p.After = pg.PageInfo.EndCursor
+	}
+	return byID, fmt.Errorf("list assets: more than %d pages", maxAssetPages)
+}
+
+// requestState is what one GraphQL request carries in its context.
+type requestState struct {
+	loaders *Loaders
+	fresh   *freshness
+}
+
+type requestStateKey struct{}
+
+func withRequestState(ctx context.Context, s *requestState) context.Context {
+	return context.WithValue(ctx, requestStateKey{}, s)
+}
+
+func stateFor(ctx context.Context) *requestState {
+	s, _ := ctx.Value(requestStateKey{}).(*requestState)
+	return s
+}
+
+// loadAsset resolves an asset reference through the request's loader.
+// An empty reference (unset upstream) is null without an error.
+func loadAsset(ctx context.Context, id string) (*upstream.Asset, error) {
+	if id == "" {
+		return nil, nil
+	}
+	s := stateFor(ctx)
+	if s == nil {
+		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: fmt.Errorf("no loaders in the request context")}
+	}
+	return s.loaders.AssetsByID.Load(ctx, id)()
+}
+
+// isNotFound reports a NOT_FOUND error.
+func isNotFound(err error) bool {
+	code, _, _ := classify(err)
+	return code == CodeNotFound
+}

@@ -1,0 +1,234 @@
+package sampleservice
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func genMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestWireForms pins the encoding of the wire types on hand-made values.
+func TestWireForms(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"enum by name", wireEnum("SIDE_BUY"), `"SIDE_BUY"`},
+		{"unknown enum as a bare number", unknownEnum(7), `7`},
+		{"zero enum emitted", wireUpdateMarginMode{MarketID: "m", Mode: "MODE_UNSPECIFIED"}, `{"marketId":"m","mode":"MODE_UNSPECIFIED"}`},
+		{"amendment: optional scalars omitted, sizeDelta a string",
+			wireOrderAmendment{OrderID: "o", MarketID: "m", SizeDelta: -5, TimeInForce: "TIME_IN_FORCE_UNSPECIFIED", PeggedReference: "PEGGED_REFERENCE_UNSPECIFIED"},
+			`{"orderId":"o","marketId":"m","sizeDelta":"-5","timeInForce":"TIME_IN_FORCE_UNSPECIFIED","peggedOffset":"","peggedReference":"PEGGED_REFERENCE_UNSPECIFIED"}`},
+		{"amendment: set optional scalars, uint64 maximum, zero expiry",
+			wireOrderAmendment{Price: ptr("10"), Size: ptr(^uint64(0)), ExpiresAt: ptr(int64(0)), TimeInForce: "TIME_IN_FORCE_GTC", PeggedReference: "PEGGED_REFERENCE_MID"},
+			`{"orderId":"","marketId":"","price":"10","size":"18446744073709551615","sizeDelta":"0","expiresAt":"0","timeInForce":"TIME_IN_FORCE_GTC","peggedOffset":"","peggedReference":"PEGGED_REFERENCE_MID"}`},
+		{"submission: unset pegged order null, unset iceberg omitted, zero values emitted",
+			wireOrderSubmission{MarketID: "m", Size: 1, Side: "SIDE_SELL", TimeInForce: "TIME_IN_FORCE_GTC", Type: "TYPE_LIMIT"},
+			`{"marketId":"m","price":"","size":"1","side":"SIDE_SELL","timeInForce":"TIME_IN_FORCE_GTC","expiresAt":"0","type":"TYPE_LIMIT","reference":"","peggedOrder":null,"postOnly":false,"reduceOnly":false}`},
+		{"empty lists are []", emptyBatch(),
+			`{"cancellations":[],"amendments":[],"submissions":[],"stopOrdersCancellation":[],"stopOrdersSubmission":[],"updateMarginMode":[]}`},
+		{"stop order: one side null", wireStopOrdersSubmission{FallsBelow: &wireStopOrderSetup{OrderSubmission: wireOrderSubmission{PeggedOrder: nil}, Price: ptr("5")}},
+			`{"risesAbove":null,"fallsBelow":{"orderSubmission":{"marketId":"","price":"","size":"0","side":"","timeInForce":"","expiresAt":"0","type":"","reference":"","peggedOrder":null,"postOnly":false,"reduceOnly":false},"price":"5"}}`},
+		{"stop cancellation: optional ids omitted", wireStopOrdersCancellation{}, `{}`},
+		{"one-of change: empty member is {}", wireProposalChange{EnactmentTimestamp: 1710000000, wireChangeMembers: wireChangeMembers{NewFreeform: &wireNewFreeform{}}},
+			`{"enactmentTimestamp":"1710000000","newFreeform":{}}`},
+		{"command: member beside nonce and block height", wireCommand{Nonce: 5, BlockHeight: 34514201, ApplyReferralCode: &wireApplyReferralCode{ID: "abc"}},
+			`{"nonce":"5","blockHeight":"34514201","applyReferralCode":{"id":"abc"}}`},
+		{"recurring transfer: unset dispatch strategy null, unset end omitted", wireGovernanceRecurring{StartEpoch: 7},
+			`{"startEpoch":"7","dispatchStrategy":null}`},
+		{"rank table: 32-bit numbers", wireRankItem{StartRank: 1, ShareRatio: 10}, `{"startRank":1,"shareRatio":10}`},
+		{"eth time trigger: optional initial and until", wireEthTimeTrigger{Every: 30}, `{"every":"30"}`},
+		{"internal time trigger: optional initial", wireInternalTimeTrigger{Initial: ptr(int64(1710000000)), Every: 3600}, `{"initial":"1710000000","every":"3600"}`},
+		{"property key: optional decimals", wirePropertyKey{Name: "p", Type: "TYPE_INTEGER", NumberDecimalPlaces: ptr(uint64(0))}, `{"name":"p","type":"TYPE_INTEGER","numberDecimalPlaces":"0"}`},
+		{"data source one-of", wireDataSourceDefinition{Internal: &wireDataSourceInternal{Time: &wireDataSourceTime{Conditions: []wireCondition{}}}}, `{"internal":{"time":{"conditions":[]}}}`},
+		{"signer one-of", wireSigner{EthAddress: &wireEthAddress{Address: "0xab"}}, `{"ethAddress":{"address":"0xab"}}`},
+		{"market state: optional price omitted", wireUpdateMarketStateConfig{MarketID: "m", UpdateType: "MARKET_STATE_UPDATE_TYPE_SUSPEND"}, `{"marketId":"m","updateType":"MARKET_STATE_UPDATE_TYPE_SUSPEND"}`},
+		{"margin mode: optional factor", wireUpdateMarginMode{MarketID: "m", Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr("0.5")}, `{"marketId":"m","mode":"MODE_ISOLATED_MARGIN","marginFactor":"0.5"}`},
+		{"doubles are numbers", wireTargetStakeParameters{TimeWindow: 3600, ScalingFactor: 0.05}, `{"timeWindow":"3600","scalingFactor":0.05}`},
+		{"announce node: wire names", wireAnnounceNode{VegaPubKeyIndex: 2, FromEpoch: 9},
+			`{"vegaPubKey":"","ethereumAddress":"","chainPubKey":"","infoUrl":"","country":"","id":"","name":"","avatarUrl":"","vegaPubKeyIndex":2,"fromEpoch":"9","ethereumSignature":{"value":"","algo":"","version":0},"vegaSignature":{"value":"","algo":"","version":0},"submitterAddress":""}`},
+	} {
+		if got := genMarshal(t, c.v); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+// genInt64Keys are the fields of the commands that are 64-bit integers (JSON
+// strings); genInt32Paths are the 32-bit ones (JSON numbers) besides the
+// transaction's index and code.
+var (
+	genInt64Keys = []string{
+		"nonce", "blockHeight", "block", "size", "sizeDelta", "expiresAt", "closingTimestamp", "enactmentTimestamp",
+		"validationTimestamp", "decimalPlaces", "positionDecimalPlaces", "horizon", "auctionExtension", "timeWindow",
+		"every", "initial", "until", "requiredConfirmations", "sourceChainId", "numberDecimalPlaces", "fromEpoch",
+		"startEpoch", "endEpoch", "windowLength", "lockPeriod", "deliverOn", "peakSize", "minimumVisibleSize",
+		"disposalTimeStep", "fullDisposalSize", "decayPower", "performanceHysteresisEpochs", "endOfProgramTimestamp",
+		"targetBlock", "upgradeBlockHeight", "blockTime", "decimals",
+	}
+	genInt32Paths = []string{
+		"signature.version", "ethereumSignature.version", "vegaSignature.version",
+		"vegaPubKeyIndex", "startRank", "shareRatio", "newPubKeyIndex",
+	}
+	genDoubleKeys = []string{"scalingFactor", "factorLong", "factorShort", "maxMoveUp", "minMoveDown", "probabilityOfTrading",
+		"riskAversionParameter", "tau", "mu", "r", "sigma"}
+	// genStringKeys are fields typed "-" in the interface: strings on the wire.
+	genStringKeys = []string{"amount", "asset", "destination", "source", "fractionOfBalance", "nTopPerformers",
+		"notionalTimeWeightedAveragePositionRequirement", "stakingRequirement", "marginFactor", "percentage",
+		"updateMarketState.changes.marketId", "updateMarketState.changes.price"}
+	// genNullable are the keys whose value may be null: unset messages.
+	genNullable = []string{"peggedOrder", "risesAbove", "fallsBelow", "dispatchStrategy",
+		"internalCompositePriceConfiguration", "liquidationStrategy"}
+)
+
+func genPathMatches(path, key string) bool {
+	return path == key || strings.HasSuffix(path, "."+key)
+}
+
+// TestWireFormsInDataset checks the encoding rules on every transaction of
+// the default dataset.
+func TestWireFormsInDataset(t *testing.T) {
+	_, txs := genDataset(t)
+	typeOf := map[string]string{}
+	for _, k := range cmdKinds {
+		typeOf[k.member] = k.typeName
+	}
+	hexUpperRe := regexp.MustCompile(`^[0-9A-F]+$`)
+	nulls := map[string]int{}
+	fail := func(pos int, format string, args ...any) {
+		t.Helper()
+		t.Fatalf("transaction %d: "+format, append([]any{pos}, args...)...)
+	}
+	for pos, tx := range txs {
+		// Envelope.
+		if !genHex64Upper.MatchString(tx["hash"].(string)) || !genHex64Lower.MatchString(tx["submitter"].(string)) {
+			fail(pos, "hash %v, submitter %v", tx["hash"], tx["submitter"])
+		}
+		cmd := tx["command"].(map[string]any)
+		members := genMember(cmd, "nonce", "blockHeight")
+		if len(members) != 1 || typeOf[members[0]] != tx["type"] {
+			fail(pos, "command members %v, type %v", members, tx["type"])
+		}
+		sig := tx["signature"].(map[string]any)
+		if sig["algo"] != "vega/ed25519" || sig["version"] != json.Number("1") {
+			fail(pos, "signature %v", sig)
+		}
+		pow := tx["pow"].(map[string]any)
+		if !hexUpperRe.MatchString(pow["tid"].(string)) {
+			fail(pos, "pow %v", pow)
+		}
+		_, hasError := tx["error"]
+		if (tx["code"] != json.Number("0")) != hasError {
+			fail(pos, "code %v with error %v", tx["code"], tx["error"])
+		}
+		if v := tx["version"]; v != "TX_VERSION_V2" && v != "TX_VERSION_V3" {
+			fail(pos, "version %v", v)
+		}
+		for _, ch := range genChanges(tx) {
+			if m := genMember(ch, "enactmentTimestamp"); len(m) != 1 {
+				fail(pos, "change members %v", m)
+			}
+		}
+		if cb := genDig(cmd, "batchProposalSubmission", "terms", "closingTimestamp"); cb != nil {
+			if _, err := strconv.ParseInt(cb.(string), 10, 64); err != nil {
+				fail(pos, "closingTimestamp %v", cb)
+			}
+		}
+
+		genWalk("", tx, func(path string, v any) {
+			if v == nil {
+				nulls[path[strings.LastIndex(path, ".")+1:]]++
+				return
+			}
+			last := path[strings.LastIndex(path, ".")+1:]
+			switch {
+			case path == "block" || path == "cursor" || path == "hash":
+			case path == "index" || path == "code" ||
+				slices.ContainsFunc(genInt32Paths, func(k string) bool { return genPathMatches(path, k) }):
+				n, ok := v.(json.Number)
+				if _, err := strconv.ParseUint(string(n), 10, 32); !ok || err != nil {
+					fail(pos, "%s = %#v, want a 32-bit number", path, v)
+				}
+			case slices.Contains(genInt64Keys, last):
+				s, ok := v.(string)
+				_, err := strconv.ParseInt(s, 10, 64)
+				if _, uerr := strconv.ParseUint(s, 10, 64); !ok || (err != nil && uerr != nil) {
+					fail(pos, "%s = %#v, want a 64-bit integer string", path, v)
+				}
+			case slices.Contains(genDoubleKeys, last):
+				if _, ok := v.(json.Number); !ok {
+					fail(pos, "%s = %#v, want a number", path, v)
+				}
+			case slices.ContainsFunc(genStringKeys, func(k string) bool { return genPathMatches(path, k) }):
+				if _, ok := v.(string); !ok {
+					fail(pos, "%s = %#v, want a string", path, v)
+				}
+			}
+			// One-of groups: exactly one member.
+			obj, ok := v.(map[string]any)
+			if !ok {
+				return
+			}
+			one := func(group string, members ...string) {
+				n := 0
+				for _, m := range members {
+					if _, ok := obj[m]; ok {
+						n++
+					}
+				}
+				if n != 1 {
+					fail(pos, "%s at %s has %d of %v", group, path, n, members)
+				}
+			}
+			switch {
+			case last == "instrument":
+				if strings.Contains(path, "updateMarket") {
+					one("update product", "future", "perpetual")
+				} else {
+					one("product", "future", "perpetual", "spot")
+				}
+			case strings.HasSuffix(path, "dataSourceSpecForSettlementData") || strings.HasSuffix(path, "dataSourceSpecForTradingTermination") ||
+				strings.HasSuffix(path, "dataSourceSpecForSettlementSchedule") || strings.HasSuffix(path, "dataSourcesSpec[]"):
+				one("data source", "internal", "external")
+			case last == "internal":
+				one("internal source", "time", "timeTrigger")
+			case last == "external":
+				one("external source", "oracle", "ethOracle")
+			case last == "signers[]":
+				one("signer", "pubKey", "ethAddress")
+			case last == "trigger":
+				one("trigger", "timeTrigger")
+			case last == "changes" && (strings.HasSuffix(path, "newMarket.changes") || strings.HasSuffix(path, "newSpotMarket.changes") ||
+				strings.HasSuffix(path, "updateMarket.changes") || strings.HasSuffix(path, "updateSpotMarket.changes")):
+				one("risk model", "simple", "logNormal")
+			case strings.HasSuffix(path, "newTransfer.changes"):
+				one("transfer kind", "oneOff", "recurring")
+			case strings.HasSuffix(path, "stopOrdersSubmission[].risesAbove") || strings.HasSuffix(path, "stopOrdersSubmission[].fallsBelow") ||
+				strings.HasSuffix(path, "stopOrdersSubmission.risesAbove") || strings.HasSuffix(path, "stopOrdersSubmission.fallsBelow"):
+				one("stop trigger", "price", "trailingPercentOffset")
+			}
+		})
+	}
+	for k := range nulls {
+		if !slices.Contains(genNullable, k) {
+			t.Errorf("%s is null in %d transactions; only unset messages may be null", k, nulls[k])
+		}
+	}
+	for _, k := range genNullable {
+		if nulls[k] == 0 {
+			t.Errorf("%s is never null", k)
+		}
+	}
+}
