@@ -3800,10 +3800,10 @@ type Transaction {
   signature: Signature
   "Proof of work attached to the transaction."
   pow: ProofOfWork
-  "Nonce of the command, against replay."
-  commandNonce: Int64
+  "Nonce of the command, against replay (a uint64: real nonces use the whole range)."
+  commandNonce: Uint64
   "Block height the command was built against."
-  commandBlockHeight: Int64
+  commandBlockHeight: Uint64
   """
   The network command carried by the transaction (meant to be marshalled to bytes and wrapped
   in a transaction message). Kinds this schema does not describe arrive as UnknownCommand.
@@ -15403,15 +15403,15 @@ func (ec *executionContext) _Transaction_commandNonce(ctx context.Context, field
 			return obj.CommandNonce(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v upstream.Int64) graphql.Marshaler {
-			return ec.marshalOInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_commandNonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, true, false, "Int64")
+	return graphql.NewScalarFieldContext("Transaction", field, true, false, "Uint64")
 }
 
 func (ec *executionContext) _Transaction_commandBlockHeight(ctx context.Context, field graphql.CollectedField, obj *upstream.Transaction) (ret graphql.Marshaler) {
@@ -15426,15 +15426,15 @@ func (ec *executionContext) _Transaction_commandBlockHeight(ctx context.Context,
 			return obj.CommandBlockHeight(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v upstream.Int64) graphql.Marshaler {
-			return ec.marshalOInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_commandBlockHeight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, true, false, "Int64")
+	return graphql.NewScalarFieldContext("Transaction", field, true, false, "Uint64")
 }
 
 func (ec *executionContext) _Transaction_command(ctx context.Context, field graphql.CollectedField, obj *upstream.Transaction) (ret graphql.Marshaler) {
@@ -24588,16 +24588,6 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) unmarshalOInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx context.Context, v any) (upstream.Int64, error) {
-	var res upstream.Int64
-	err := res.UnmarshalGQLContext(ctx, v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalOInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx context.Context, sel ast.SelectionSet, v upstream.Int64) graphql.Marshaler {
-	return graphql.WrapContextMarshaler(ctx, v)
-}
-
 func (ec *executionContext) marshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx context.Context, sel ast.SelectionSet, v *upstream.LiquidationStrategy) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -25040,6 +25030,16 @@ func (ec *executionContext) unmarshalOTransactionVersion2githubᚗcomᚋtradenet
 }
 
 func (ec *executionContext) marshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx context.Context, sel ast.SelectionSet, v upstream.TransactionVersion) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
+func (ec *executionContext) unmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, v any) (upstream.Uint64, error) {
+	var res upstream.Uint64
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, sel ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
 	return graphql.WrapContextMarshaler(ctx, v)
 }
 

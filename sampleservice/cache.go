@@ -23,14 +23,25 @@ type cachedBody struct {
 }
 
 func (c *cachedBody) gzipped() []byte {
-	c.gzOnce.Do(func() {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-		zw.Write(c.body)
-		zw.Close()
-		c.gz = buf.Bytes()
-	})
+	c.gzOnce.Do(func() { c.gz = gzipBytes(c.body) })
 	return c.gz
+}
+
+// gzipWriters recycles compressors: a new one allocates about a megabyte.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
+
+// gzipBytes compresses b.
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(&buf)
+	zw.Write(b)
+	zw.Close()
+	gzipWriters.Put(zw)
+	return buf.Bytes()
 }
 
 // responseCache keeps encoded bodies by endpoint and normalised query

@@ -501,8 +501,10 @@ var genNotableChecks = map[string]func(tx map[string]any, raw []byte) error{
 	"batch.empty": func(tx map[string]any, raw []byte) error {
 		return genRequire(raw, `"cancellations":[],"amendments":[],"submissions":[],"stopOrdersCancellation":[],"stopOrdersSubmission":[],"updateMarginMode":[]`)
 	},
-	"order.iceberg":           func(tx map[string]any, raw []byte) error { return genRequire(raw, `"icebergOpts":{"peakSize":"100"`) },
-	"order.pegged":            func(tx map[string]any, raw []byte) error { return genRequire(raw, `"peggedOrder":{"reference":"PEGGED_REFERENCE_BEST_BID"`) },
+	"order.iceberg": func(tx map[string]any, raw []byte) error { return genRequire(raw, `"icebergOpts":{"peakSize":"100"`) },
+	"order.pegged": func(tx map[string]any, raw []byte) error {
+		return genRequire(raw, `"peggedOrder":{"reference":"PEGGED_REFERENCE_BEST_BID"`)
+	},
 	"amend.negativeSizeDelta": func(tx map[string]any, raw []byte) error { return genRequire(raw, `"sizeDelta":"-5"`) },
 	"amend.size":              func(tx map[string]any, raw []byte) error { return genRequire(raw, `"size":"250","sizeDelta":"0"`) },
 	"stopOrder.both": func(tx map[string]any, raw []byte) error {
@@ -526,10 +528,12 @@ var genNotableChecks = map[string]func(tx map[string]any, raw []byte) error{
 		}
 		return nil
 	},
-	"stopOrder.trailing":     func(tx map[string]any, raw []byte) error { return genRequire(raw, `"trailingPercentOffset":"0.05"`) },
-	"stopOrder.sizeOverride": func(tx map[string]any, raw []byte) error { return genRequire(raw, `"sizeOverrideValue":{"percentage":"0.5"}`) },
-	"coverage.orders":        genCommand("batchMarketInstructions"),
-	"coverage.markets":       genChangeKinds("newMarket", "newMarket", "newMarket", "newMarket"),
+	"stopOrder.trailing": func(tx map[string]any, raw []byte) error { return genRequire(raw, `"trailingPercentOffset":"0.05"`) },
+	"stopOrder.sizeOverride": func(tx map[string]any, raw []byte) error {
+		return genRequire(raw, `"sizeOverrideValue":{"percentage":"0.5"}`)
+	},
+	"coverage.orders":  genCommand("batchMarketInstructions"),
+	"coverage.markets": genChangeKinds("newMarket", "newMarket", "newMarket", "newMarket"),
 	"coverage.accountTypes": func(tx map[string]any, raw []byte) error {
 		for _, a := range enumAccountType {
 			if !bytes.Contains(raw, []byte(`"`+a+`"`)) {

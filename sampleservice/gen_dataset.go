@@ -405,7 +405,7 @@ func slotJitter(seed int64, t time.Time) int64 {
 // ties are the rule.
 func (g *generator) delegations() []Delegation {
 	r := newRand(g.seed, streamDelegations, 0)
-	firstStart := genesis.Add(-numEpochs * epochLength)
+	firstStart := epochsStart()
 	var out []Delegation
 	for p, party := range g.parties {
 		// Each party delegates to a handful of nodes from some epoch on.
@@ -442,9 +442,16 @@ func (g *generator) delegations() []Delegation {
 	return out
 }
 
+// epochsStart is the start of the first epoch with delegations. The last
+// one began a few hours before the first transaction, so it is the epoch
+// current when the transactions start.
+func epochsStart() time.Time {
+	return genesis.Add(-(numEpochs-1)*epochLength - 6*time.Hour)
+}
+
 // epochAt returns the epoch sequence number at a time.
 func (g *generator) epochAt(ns int64) uint64 {
-	firstStart := genesis.Add(-numEpochs * epochLength).UnixNano()
+	firstStart := epochsStart().UnixNano()
 	if ns < firstStart {
 		return g.firstEpoch
 	}

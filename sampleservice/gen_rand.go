@@ -70,30 +70,12 @@ func ethAddress(r *rand.Rand) string { return "0x" + hexString(r, 40, hexLower) 
 
 func pick[T any](r *rand.Rand, s []T) T { return s[r.IntN(len(s))] }
 
-// pickEnum draws a value of an enum, the UNSPECIFIED (first) value rarely.
-func pickEnum(r *rand.Rand, values []string) wireEnum {
-	if r.IntN(40) == 0 {
-		return wireEnum(values[0])
-	}
-	return wireEnum(values[1+r.IntN(len(values)-1)])
-}
-
 // chance reports true with probability num/den.
 func chance(r *rand.Rand, num, den int) bool { return r.IntN(den) < num }
 
 func itoa(n int64) string                      { return strconv.FormatInt(n, 10) }
 func utoa(n uint64) string                     { return strconv.FormatUint(n, 10) }
 func between(r *rand.Rand, lo, hi int64) int64 { return lo + r.Int64N(hi-lo+1) }
-
-// pow10 returns 10^n as a decimal string ("1" followed by n zeros).
-func pow10(n int) string {
-	b := make([]byte, n+1)
-	b[0] = '1'
-	for i := 1; i <= n; i++ {
-		b[i] = '0'
-	}
-	return string(b)
-}
 
 // scaled returns whole * 10^decimals + a random fraction, as a decimal
 // integer string: an amount of `whole` units of an asset with that many

@@ -9,8 +9,6 @@
 package sampleservice
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -362,14 +360,6 @@ func acceptsGzip(header string) bool {
 		return true
 	}
 	return false
-}
-
-func gzipBytes(b []byte) []byte {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	zw.Write(b)
-	zw.Close()
-	return buf.Bytes()
 }
 
 // Server is a Service listening on a real socket.

@@ -438,7 +438,7 @@ func TestDecodeEdgeCases(t *testing.T) {
 		{
 			Block: 34514299, Index: 0, Hash: "AA00", Submitter: "3b6c", Type: "Batch Market Instructions",
 			Code: 71, Error: ptr("margin check failed"),
-			Command: Command{Nonce: 1, BlockHeight: 2, Kind: &BatchMarketInstructions{
+			Command: Command{Nonce: 10454318557551928637, BlockHeight: 2, Kind: &BatchMarketInstructions{
 				Submissions: []OrderSubmission{{
 					MarketID: "e63a", Price: "1", Size: 18446744073709551615, Side: "SIDE_SIDEWAYS",
 					TimeInForce: "7", Type: OrderTypeLimit,

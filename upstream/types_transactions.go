@@ -37,11 +37,11 @@ func (t *Transaction) Position() TxCursor {
 
 // CommandNonce is the nonce of the transaction's command (GraphQL
 // Transaction.commandNonce).
-func (t *Transaction) CommandNonce() Int64 { return t.Command.Nonce }
+func (t *Transaction) CommandNonce() Uint64 { return t.Command.Nonce }
 
 // CommandBlockHeight is the block height the command was built against
 // (GraphQL Transaction.commandBlockHeight).
-func (t *Transaction) CommandBlockHeight() Int64 { return t.Command.BlockHeight }
+func (t *Transaction) CommandBlockHeight() Uint64 { return t.Command.BlockHeight }
 
 // Signature is a cryptographic signature.
 type Signature struct {
@@ -60,9 +60,13 @@ type ProofOfWork struct {
 
 // Command is the network command a transaction carries: two ordinary fields
 // and a one-of member, decoded into Kind.
+//
+// The wire document calls nonce and blockHeight int64, but the network's
+// own definition is uint64 and real nonces use the whole range: decoding
+// them as Int64 would fail whole pages, so both are Uint64.
 type Command struct {
-	Nonce       Int64 `json:"nonce"`
-	BlockHeight Int64 `json:"blockHeight"`
+	Nonce       Uint64 `json:"nonce"`
+	BlockHeight Uint64 `json:"blockHeight"`
 	// Kind is the command's member: *AnnounceNode, *ApplyReferralCode,
 	// *BatchMarketInstructions, *BatchProposalSubmission, or *UnknownCommand
 	// for any other. It is nil only when the command itself was null.
