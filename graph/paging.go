@@ -246,8 +246,8 @@ func (p keyedPaging[T, K]) cutAfter(w window[T], head bool, key K, size int) (ro
 	at := sort.Search(len(w.Rows), func(i int) bool { return p.Compare(w.Rows[i], key) > 0 })
 	end := at + size
 	switch {
-	case head && end < len(w.Rows):
-		hasNext = true
+	case head && end <= len(w.Rows):
+		hasNext = end < len(w.Rows) || w.More
 	case head && !w.More:
 		end, hasNext = len(w.Rows), false
 	case head:
@@ -266,10 +266,10 @@ func (p keyedPaging[T, K]) cutBefore(w window[T], head bool, key K, size int) (r
 	at := sort.Search(len(w.Rows), func(i int) bool { return p.Compare(w.Rows[i], key) >= 0 })
 	start := at - size
 	switch {
-	case !head && start > 0:
-		hasPrev = true
+	case !head && start >= 0:
+		hasPrev = start > 0 || w.More
 	case !head && !w.More:
-		start, hasPrev = max(start, 0), start > 0
+		start, hasPrev = 0, false
 	case !head:
 		return nil, nil, false, false, false
 	case at < len(w.Rows) || !w.More: // a head window reaching past the key holds everything before it

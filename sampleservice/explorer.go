@@ -128,13 +128,6 @@ type candidates struct {
 	list []int32
 }
 
-func (c candidates) size(x *txIndex) int {
-	if c.all {
-		return x.len()
-	}
-	return len(c.list)
-}
-
 func (c candidates) at(k int) int {
 	if c.all {
 		return k
@@ -143,7 +136,7 @@ func (c candidates) at(k int) int {
 }
 
 // lowerBound is the first k whose position is >= pos.
-func (c candidates) lowerBound(x *txIndex, pos int) int {
+func (c candidates) lowerBound(pos int) int {
 	if c.all {
 		return pos
 	}
@@ -352,7 +345,7 @@ func (x *txIndex) selectTransactions(r txRequest, maxRows int) []int {
 	limit := int(min(uint64(size), uint64(max(maxRows, 1))))
 
 	match := func(pos int) bool { return allowed == nil || allowed[x.types[pos]] }
-	kLo, kHi := c.lowerBound(x, lo), c.lowerBound(x, hi)
+	kLo, kHi := c.lowerBound(lo), c.lowerBound(hi)
 	out := make([]int, 0, min(limit, kHi-kLo))
 	if ascending {
 		for k := kLo; k < kHi && len(out) < limit; k++ {

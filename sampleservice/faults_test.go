@@ -156,10 +156,13 @@ func TestFaults(t *testing.T) {
 		fetch(t, srv.URL+assets)
 		fetch(t, srv.URL+assets+"?pagination.first=abc")
 		fetch(t, srv.URL+"/api/v2/delegations")
+		fetch(t, srv.URL+"/api/v2/funding-payments")
+		fetch(t, srv.URL+"/api/v2/funding-payments?partyId="+partyA)
+		fetch(t, srv.URL+"/api/v2/funding-payments?partyId="+partyA)
 		fetch(t, srv.URL+"/transactions")
 		fetch(t, srv.URL+"/rest/transactions")
 		fetch(t, srv.URL+"/nope")
-		want := map[Endpoint]int64{EndpointAssets: 2, EndpointDelegations: 1, EndpointFundingPayments: 0, EndpointTransactions: 2}
+		want := map[Endpoint]int64{EndpointAssets: 2, EndpointDelegations: 1, EndpointFundingPayments: 3, EndpointTransactions: 2}
 		for e, n := range want {
 			if got := svc.Requests(e); got != n {
 				t.Errorf("Requests(%s) = %d, want %d", e, got, n)

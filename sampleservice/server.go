@@ -200,6 +200,7 @@ func (s *Service) RateLimited() int64 { return s.rateLimited.Load() }
 
 // route is one endpoint's path binding.
 type route struct {
+	// index is the endpoint's position in endpoints.
 	index    int
 	dataNode bool
 	handle   func(s *Service, q query, d Defects) ([]byte, *apiError)

@@ -456,3 +456,34 @@ func TestDecodeEdgeCases(t *testing.T) {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 }
+
+// BenchmarkDecodeTransactions decodes an explorer page; the "any" case is
+// the cost of merely parsing the same bytes with encoding/json.
+func BenchmarkDecodeTransactions(b *testing.B) {
+	for _, name := range []string{"transactions_commands.json", "transactions_proposals.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var body transactionsBody
+				if err := json.Unmarshal(data, &body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/any", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var v any
+				if err := json.Unmarshal(data, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,7 +1,9 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 )
@@ -22,63 +24,171 @@ type oneOf[K any] struct {
 	unknown func(name string, raw RawJSON) K
 }
 
-// decode picks the member among fields (an object's keys, minus the
-// ordinary ones already consumed by the caller) and decodes it. obj is the
-// whole object. If more than one member is present, which the wire never
-// does, a known one wins, then the first by name, so the result is stable.
-func (o oneOf[K]) decode(obj []byte, fields map[string]json.RawMessage) (K, error) {
-	var name string
-	known := false
-	for key, raw := range fields {
-		if isNull(raw) {
-			continue
-		}
-		_, isKnown := o.members[key]
-		if name == "" || (isKnown && !known) || (isKnown == known && key < name) {
-			name, known = key, isKnown
-		}
+// choice is the member picked so far among an object's keys.
+type choice struct {
+	name  string
+	raw   []byte
+	known bool
+}
+
+// consider offers the object's key with its raw value as the member. Null
+// values are no member. Should an object hold several members, which the
+// wire never does, a known one wins, then the first by name, so that the
+// result does not depend on key order.
+func (o oneOf[K]) consider(c *choice, key []byte, raw []byte) {
+	if isNull(raw) {
+		return
 	}
-	if name == "" {
+	_, known := o.members[string(key)]
+	if c.raw == nil || (known && !c.known) || (known == c.known && string(key) < c.name) {
+		*c = choice{name: string(key), raw: raw, known: known}
+	}
+}
+
+// decode decodes the chosen member of the object obj.
+func (o oneOf[K]) decode(obj []byte, c choice) (K, error) {
+	var zero K
+	if c.raw == nil {
 		raw, err := compactJSON(obj)
 		if err != nil {
-			var zero K
 			return zero, err
 		}
 		return o.unknown("", raw), nil
 	}
-	if !known {
-		raw, err := compactJSON(fields[name])
+	if !c.known {
+		raw, err := compactJSON(c.raw)
 		if err != nil {
-			var zero K
-			return zero, err
+			return zero, inField(c.name, err)
 		}
-		return o.unknown(name, raw), nil
+		return o.unknown(c.name, raw), nil
 	}
-	member := o.members[name]()
-	if err := json.Unmarshal(fields[name], member); err != nil {
-		var zero K
-		return zero, inField(name, err)
+	member := o.members[c.name]()
+	if err := json.Unmarshal(c.raw, member); err != nil {
+		return zero, inField(c.name, err)
 	}
 	return member, nil
 }
 
-// splitObject decodes a JSON object, the wire form of typ, into its keys
-// and raw values.
-func splitObject(b []byte, typ reflect.Type) (map[string]json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if len(b) == 0 || b[0] != '{' {
-		return nil, &json.UnmarshalTypeError{Value: describe(b), Type: typ}
+// eachMember calls fn with each key of the JSON object b (unquoted) and
+// its raw value, in order. It is a light scan, not a validation: b comes
+// from encoding/json, which has validated it, and each value used is
+// decoded (and so validated) by the caller. It fails on any non-object.
+func eachMember(b []byte, typ reflect.Type, fn func(key, value []byte) error) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return &json.UnmarshalTypeError{Value: describe(b), Type: typ}
 	}
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return nil, err
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil
 	}
-	return fields, nil
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return errMalformedObject
+		}
+		end, ok := skipString(b, i)
+		if !ok {
+			return errMalformedObject
+		}
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			if err := json.Unmarshal(b[i:end], &s); err != nil {
+				return err
+			}
+			key = []byte(s)
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return errMalformedObject
+		}
+		i = skipSpace(b, i+1)
+		vend, ok := skipValue(b, i)
+		if !ok {
+			return errMalformedObject
+		}
+		if err := fn(key, b[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(b, vend)
+		switch {
+		case i < len(b) && b[i] == ',':
+			i = skipSpace(b, i+1)
+		case i < len(b) && b[i] == '}':
+			return nil
+		default:
+			return errMalformedObject
+		}
+	}
+}
+
+var errMalformedObject = errors.New("malformed JSON object")
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return 0, false
+}
+
+// skipValue returns the index after the JSON value starting at b[i].
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				end, ok := skipString(b, i)
+				if !ok {
+					return 0, false
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+		}
+		return 0, false
+	default: // number, true, false, null
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' &&
+			b[j] != ' ' && b[j] != '\n' && b[j] != '\t' && b[j] != '\r' {
+			j++
+		}
+		return j, j > i
+	}
 }
 
 // inField adds the JSON field name to an error from decoding that field's
 // value, so that the error names the whole path once encoding/json has
 // added the path of the enclosing object.
 func inField(name string, err error) error {
+	if err == nil {
+		return nil
+	}
 	if te, ok := err.(*json.UnmarshalTypeError); ok {
 		if te.Field == "" {
 			te.Field = name

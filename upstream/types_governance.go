@@ -57,19 +57,23 @@ func (p *ProposalChange) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
 		return nil
 	}
-	fields, err := splitObject(b, reflect.TypeFor[ProposalChange]())
+	var change ProposalChange
+	var member choice
+	err := eachMember(b, reflect.TypeFor[ProposalChange](), func(key, value []byte) error {
+		if string(key) == "enactmentTimestamp" {
+			return inField("enactmentTimestamp", change.EnactmentTimestamp.UnmarshalJSON(value))
+		}
+		proposalChangeMembers.consider(&member, key, value)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	*p = ProposalChange{}
-	if raw, ok := fields["enactmentTimestamp"]; ok {
-		if err := p.EnactmentTimestamp.UnmarshalJSON(raw); err != nil {
-			return inField("enactmentTimestamp", err)
-		}
-		delete(fields, "enactmentTimestamp")
+	if change.Change, err = proposalChangeMembers.decode(b, member); err != nil {
+		return err
 	}
-	p.Change, err = proposalChangeMembers.decode(b, fields)
-	return err
+	*p = change
+	return nil
 }
 
 // MarshalJSON writes the wire form: enactmentTimestamp and the member under

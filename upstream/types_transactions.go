@@ -105,25 +105,26 @@ func (c *Command) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
 		return nil
 	}
-	fields, err := splitObject(b, reflect.TypeFor[Command]())
+	var cmd Command
+	var member choice
+	err := eachMember(b, reflect.TypeFor[Command](), func(key, value []byte) error {
+		switch string(key) {
+		case "nonce":
+			return inField("nonce", cmd.Nonce.UnmarshalJSON(value))
+		case "blockHeight":
+			return inField("blockHeight", cmd.BlockHeight.UnmarshalJSON(value))
+		}
+		commandMembers.consider(&member, key, value)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	*c = Command{}
-	if raw, ok := fields["nonce"]; ok {
-		if err := c.Nonce.UnmarshalJSON(raw); err != nil {
-			return inField("nonce", err)
-		}
-		delete(fields, "nonce")
+	if cmd.Kind, err = commandMembers.decode(b, member); err != nil {
+		return err
 	}
-	if raw, ok := fields["blockHeight"]; ok {
-		if err := c.BlockHeight.UnmarshalJSON(raw); err != nil {
-			return inField("blockHeight", err)
-		}
-		delete(fields, "blockHeight")
-	}
-	c.Kind, err = commandMembers.decode(b, fields)
-	return err
+	*c = cmd
+	return nil
 }
 
 // MarshalJSON writes the wire form: nonce, blockHeight and the member
