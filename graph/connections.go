@@ -52,6 +52,16 @@ func dataNodePagination(req pageRequest, list cursorList, newestFirst *bool) (up
 // The data node's page info is exact (upstream-wire.md §3).
 func dataNodePage[T any](req pageRequest, list cursorList, pg *upstream.Page[T]) page[*T] {
 	out := page[*T]{HasNextPage: pg.PageInfo.HasNextPage, HasPreviousPage: pg.PageInfo.HasPreviousPage}
+	// Behind a cursor there is at least the cursor's row. The data node
+	// says so, except on an empty page; say so always, as the other
+	// lists do.
+	if req.Cursor != "" {
+		if req.Backward {
+			out.HasNextPage = true
+		} else {
+			out.HasPreviousPage = true
+		}
+	}
 	if req.Size == 0 {
 		if req.Backward {
 			out.HasPreviousPage = len(pg.Edges) > 0

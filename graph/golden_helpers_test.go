@@ -38,13 +38,18 @@ const (
 // it, or null when it is the oldest.
 type txAt string
 
+// fromDataset, as a variable value, is computed from the sample dataset
+// (a party or node id that has rows, for example).
+type fromDataset func(ds *sampleservice.Dataset) any
+
 // goldenCase is one whole-query table test.
 type goldenCase struct {
 	// name names the golden file: testdata/golden/<name>.json.
 	name string
 	// query is the GraphQL document; fragments it spreads are appended.
 	query string
-	// variables of the query; txAt values are resolved against the dataset.
+	// variables of the query; txAt and fromDataset values are resolved
+	// against the dataset.
 	variables map[string]any
 	// check asserts key facts in code, so that a blind -update cannot bless
 	// a regression of them.
@@ -90,11 +95,14 @@ func resolveVars(t *testing.T, ds *sampleservice.Dataset, vars map[string]any) m
 	t.Helper()
 	out := make(map[string]any, len(vars))
 	for k, v := range vars {
-		if name, ok := v.(txAt); ok {
-			out[k] = txCursorOf(t, ds, string(name))
-			continue
+		switch v := v.(type) {
+		case txAt:
+			out[k] = txCursorOf(t, ds, string(v))
+		case fromDataset:
+			out[k] = v(ds)
+		default:
+			out[k] = v
 		}
-		out[k] = v
 	}
 	return out
 }

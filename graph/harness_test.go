@@ -48,9 +48,22 @@ func newGateway(t *testing.T, sample *sampleservice.Server, opts gatewayOptions)
 			t.Fatalf("start sample service: %v", err)
 		}
 	}
-	opts.Client.DataNodeURL = sample.URL
+	g := newGatewayWith(t, sample.URL, opts)
+	g.Sample = sample
+	return g
+}
+
+// newGatewayURL serves a gateway over any upstream URL.
+func newGatewayURL(t *testing.T, upstreamURL string) *testGateway {
+	t.Helper()
+	return newGatewayWith(t, upstreamURL, gatewayOptions{})
+}
+
+func newGatewayWith(t *testing.T, upstreamURL string, opts gatewayOptions) *testGateway {
+	t.Helper()
+	opts.Client.DataNodeURL = upstreamURL
 	if opts.Client.ExplorerURL == "" {
-		opts.Client.ExplorerURL = sample.URL
+		opts.Client.ExplorerURL = upstreamURL
 	}
 	client, err := upstream.New(opts.Client)
 	if err != nil {
@@ -60,7 +73,7 @@ func newGateway(t *testing.T, sample *sampleservice.Server, opts gatewayOptions)
 	opts.Handler.Introspection = true
 	srv := httptest.NewServer(graph.NewHandler(opts.Handler))
 	t.Cleanup(srv.Close)
-	return &testGateway{URL: srv.URL, Sample: sample}
+	return &testGateway{URL: srv.URL}
 }
 
 // startSample starts a sample service of the test's own.

@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -486,4 +487,36 @@ func BenchmarkDecodeTransactions(b *testing.B) {
 			}
 		})
 	}
+}
+
+// The one-of decoders scan objects by hand: whatever they are given, they
+// return an error or a value, never panic, and agree with encoding/json on
+// what is valid.
+func FuzzOneOfDecoders(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"nonce":"1","orderSubmission":{"a":[1,{"b":"}"}]}}`, `{"a\"b":1,"announceNode":{"id":"x"}}`,
+		`{`, `{"a"`, `{"a":`, `{"a":1`, `{"a":"x}`, `{"a":[1,2}`, `[]`, `"x"`, `{"a":1,}`, `{"a" 1}`, `{"a":1 "b":2}`,
+		` { "enactmentTimestamp" : "5" , "newFreeform" : { } } `, `{"x":tru}`, `{"\u006eonce":"7"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c Command
+		cmdErr := c.UnmarshalJSON(b)
+		var p ProposalChange
+		pErr := p.UnmarshalJSON(b)
+		if json.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+			if cmdErr != nil && !isTypeError(cmdErr) {
+				t.Errorf("Command.UnmarshalJSON(%s): %v", b, cmdErr)
+			}
+			if pErr != nil && !isTypeError(pErr) {
+				t.Errorf("ProposalChange.UnmarshalJSON(%s): %v", b, pErr)
+			}
+		}
+	})
+}
+
+func isTypeError(err error) bool {
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te)
 }
