@@ -29,6 +29,9 @@ type config struct {
 	LogLevel        string
 	SampleSeed      int64
 	SampleScale     int
+	AssetCacheSize  int
+	AssetCacheTTL   time.Duration
+	LoaderWait      time.Duration
 }
 
 // setting describes one configuration entry for flags, the environment,
@@ -52,6 +55,9 @@ func (c *config) settings() []setting {
 		{"page-max", "PAGE_MAX", "largest first or last accepted", intValue(&c.PageMax, 1000)},
 		{"max-body-bytes", "MAX_BODY_BYTES", "largest GraphQL request body accepted", int64Value(&c.MaxBodyBytes, 1<<20)},
 		{"introspection", "INTROSPECTION", "allow schema introspection (the playground's docs need it)", boolValue(&c.Introspection, true)},
+		{"asset-cache-size", "ASSET_CACHE_SIZE", "assets kept in the cache shared by all requests (0 disables it)", intValue(&c.AssetCacheSize, 10000)},
+		{"asset-cache-ttl", "ASSET_CACHE_TTL", "how long a cached asset is served", durationValue(&c.AssetCacheTTL, 30*time.Second)},
+		{"loader-wait", "LOADER_WAIT", "how long a loader collects references before calling the upstream once for all", durationValue(&c.LoaderWait, 2*time.Millisecond)},
 		{"log-format", "LOG_FORMAT", "text or json", stringValue(&c.LogFormat, "text")},
 		{"log-level", "LOG_LEVEL", "debug, info, warn or error", stringValue(&c.LogLevel, "info")},
 		{"sample-seed", "SAMPLE_SEED", "seed of the embedded sample data service's dataset", int64Value(&c.SampleSeed, 1)},
@@ -132,6 +138,9 @@ func (c *config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("LOG_FORMAT=%q: want text or json", c.LogFormat)
+	}
+	if c.AssetCacheSize < 0 || c.AssetCacheTTL <= 0 || c.LoaderWait < 0 {
+		return fmt.Errorf("ASSET_CACHE_SIZE must be >= 0, ASSET_CACHE_TTL > 0 and LOADER_WAIT >= 0")
 	}
 	if c.SampleScale < 1 {
 		return fmt.Errorf("SAMPLE_SCALE must be at least 1")

@@ -6,6 +6,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -33,14 +33,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], environ, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, errHelp) {
-			fmt.Fprintln(os.Stderr, "gateway:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			return
 		}
+		fmt.Fprintln(os.Stderr, "gateway:", err)
 		os.Exit(2)
 	}
 }
-
-var errHelp = errors.New("help requested")
 
 // run is the whole program: it returns when ctx ends (after a graceful
 // shutdown) or when the server cannot start.
@@ -50,9 +49,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
-		if strings.Contains(err.Error(), "help requested") {
-			return errHelp
-		}
 		return err
 	}
 	logger := newLogger(cfg, stdout)
@@ -96,7 +92,7 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 		}
 		gw.sample = sample
 		gw.dataNodeURL = sample.URL
-		gw.explorerURL = sample.URL
+		gw.explorerURL = sample.URL + "/rest" // as on real deployments
 		logger.Info("no UPSTREAM_URL configured: serving the embedded sample data service", "url", sample.URL)
 	}
 	if gw.explorerURL == "" {
@@ -121,7 +117,13 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 		Upstream:      client,
 		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax},
 		Introspection: cfg.Introspection,
-		Logger:        logger,
+		Loaders: graph.LoaderConfig{
+			Wait:           cfg.LoaderWait,
+			FewAssets:      graph.DefaultLoaderConfig.FewAssets,
+			AssetCacheSize: cfg.AssetCacheSize,
+			AssetCacheTTL:  cfg.AssetCacheTTL,
+		},
+		Logger: logger,
 	}))
 	gw.ready.Store(true)
 	return gw, nil

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -217,7 +219,7 @@ func pathString(path []any) string {
 }
 
 var (
-	fragmentStart = regexp.MustCompile(`(?m)^fragment\s+(\w+)\s+on\s`)
+	fragmentStart  = regexp.MustCompile(`(?m)^fragment\s+(\w+)\s+on\s`)
 	fragmentSpread = regexp.MustCompile(`\.\.\.\s*(\w+)`)
 )
 
@@ -355,4 +357,51 @@ func expectData(t *testing.T, r gqlResponse, want any, path ...any) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("data at %v (-want +got):\n%s", path, diff)
 	}
+}
+
+// notableTxs builds a case whose query fetches, under each alias, the
+// Notable transaction txs[alias] (as the single row of `transactions(last:
+// 1, before: …)`) and applies selection to it. Its check first asserts that
+// each alias holds exactly that transaction, then runs check.
+func notableTxs(name, selection string, txs map[string]string, check func(*testing.T, gqlResponse)) goldenCase {
+	aliases := slices.Sorted(maps.Keys(txs))
+	var params, fields []string
+	vars := map[string]any{}
+	for _, a := range aliases {
+		params = append(params, "$"+a+": String")
+		fields = append(fields, fmt.Sprintf("  %s: transactions(last: 1, before: $%s) {\n    edges {\n      node {\n        block\n        index\n        %s\n      }\n    }\n  }", a, a, selection))
+		vars[a] = txAt(txs[a])
+	}
+	query := fmt.Sprintf("query (%s) {\n%s\n}", strings.Join(params, ", "), strings.Join(fields, "\n"))
+	return goldenCase{
+		name:      name,
+		query:     query,
+		variables: vars,
+		check: func(t *testing.T, r gqlResponse) {
+			t.Helper()
+			for _, a := range aliases {
+				edges, _ := dataAt(t, r, a, "edges").([]any)
+				if len(edges) != 1 {
+					t.Fatalf("%s: %d edges, want 1 (the transaction %q)", a, len(edges), txs[a])
+				}
+				m := notableMeta(t, txs[a])
+				expectData(t, r, strconv.FormatUint(m.Block, 10), a, "edges", 0, "node", "block")
+				expectData(t, r, float64(m.Index), a, "edges", 0, "node", "index")
+			}
+			if check != nil {
+				check(t, r)
+			}
+		},
+	}
+}
+
+// oneTx is notableTxs of a single transaction, under the alias tx.
+func oneTx(name, selection, notable string, check func(*testing.T, gqlResponse)) goldenCase {
+	return notableTxs(name, selection, map[string]string{"tx": notable}, check)
+}
+
+// txNode is the data path of the transaction under alias.
+func txNode(alias string, rest ...any) []any {
+	// Clipped, so that appending to the result never shares memory.
+	return slices.Clip(append([]any{alias, "edges", 0, "node"}, rest...))
 }

@@ -373,6 +373,11 @@ func TestClientErrors(t *testing.T) {
 			want: &Error{Service: ServiceExplorer, Endpoint: EndpointTransactions, StatusCode: 404, Body: "404 page not found"},
 		},
 		{
+			name: "unknown data-node route is a JSON 404 without detail, not a missing record", status: 404, call: getAsset,
+			body: `{"code":5,"message":"Not Found","details":[]}`,
+			want: &Error{Service: ServiceDataNode, Endpoint: EndpointAssets, StatusCode: 404, Code: 5, Message: "Not Found"},
+		},
+		{
 			name: "wrong method", status: 501, call: listAssets,
 			body: `{"code":12,"message":"Method Not Allowed","details":[]}`,
 			want: &Error{Service: ServiceDataNode, Endpoint: EndpointAssets, StatusCode: 501, Code: 12, Message: "Method Not Allowed"},

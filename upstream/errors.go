@@ -81,11 +81,8 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// gRPC codes the classification relies on.
-const (
-	grpcNotFound         = 5
-	grpcPermissionDenied = 7
-)
+// grpcPermissionDenied is the gRPC code of the data node's ban.
+const grpcPermissionDenied = 7
 
 // banDuration is how long the data node bans a client that keeps calling
 // while rate limited (upstream-wire.md §7).
@@ -129,16 +126,18 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// IsNotFound reports whether err means the record does not exist: a 404
-// carrying the upstream's structured error body, or ErrNotFound. A
-// plain-text 404 is not one: it means the route does not exist, i.e. a
-// misconfigured base URL (such as an explorer URL without its /rest prefix).
+// IsNotFound reports whether err means the record does not exist: ErrNotFound,
+// or a 404 carrying the data node's error detail (such as 200002 "failed to
+// get asset for ID"). A 404 without a detail is not one: grpc-gateway
+// answers an unknown route with a bare {"code":5,"message":"Not Found"} and
+// the explorer with a plain-text 404, both signs of a misconfigured base
+// URL (such as an explorer URL without its /rest prefix).
 func IsNotFound(err error) bool {
 	if errors.Is(err, ErrNotFound) {
 		return true
 	}
 	var e *Error
-	return errors.As(err, &e) && e.StatusCode == http.StatusNotFound && e.Body == ""
+	return errors.As(err, &e) && e.StatusCode == http.StatusNotFound && (e.DetailCode != 0 || e.DetailMessage != "")
 }
 
 // IsRateLimited reports whether err is the data node's rate limiting (429,

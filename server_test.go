@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestConfigFlagWinsOverEnvironment(t *testing.T) {
+	env := map[string]string{"LISTEN_ADDR": ":9000", "PAGE_MAX": "200", "CORS_ORIGINS": "https://a.example, https://b.example/"}
+	cfg, err := parseConfig([]string{"-listen", ":9100"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != ":9100" || cfg.PageMax != 200 || strings.Join(cfg.CORSOrigins, " ") != "https://a.example https://b.example" {
+		t.Fatalf("config = %+v", cfg)
+	}
+	if cfg.PageDefault != 50 || cfg.UpstreamTimeout != 10*time.Second || !cfg.Introspection {
+		t.Fatalf("defaults not applied: %+v", cfg)
+	}
+}
+
+func TestConfigRejectsBadValues(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"upstream not a URL":   {[]string{"-upstream", "host:1"}, `UPSTREAM_URL="host:1": want an http(s) URL`},
+		"explorer alone":       {[]string{"-explorer", "https://e.example"}, "EXPLORER_URL is set without UPSTREAM_URL"},
+		"wildcard with others": {[]string{"-cors-origins", "*,https://a.example"}, "cannot be combined"},
+		"origin with a path":   {[]string{"-cors-origins", "https://a.example/app"}, "is not an origin"},
+		"page sizes":           {[]string{"-page-default", "100", "-page-max", "10"}, "PAGE_DEFAULT (100) <= PAGE_MAX (10)"},
+		"page max over 5000":   {[]string{"-page-max", "6000"}, "at most 5000"},
+		"bad duration":         {[]string{"-upstream-timeout", "soon"}, "want a duration"},
+		"stray argument":       {[]string{"serve"}, `unexpected argument "serve"`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseConfig(tc.args, func(string) string { return "" }, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadmeListsEverySetting(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range (&config{}).settings() {
+		if !bytes.Contains(readme, []byte("`"+s.env+"`")) || !bytes.Contains(readme, []byte("`-"+s.flag+"`")) {
+			t.Errorf("README.md does not document %s / -%s", s.env, s.flag)
+		}
+	}
+}
+
+// startGateway runs the gateway as `go run .` does, on a loopback port.
+func startGateway(t *testing.T, args ...string) (url string, logs *bytes.Buffer, stop func() error) {
+	t.Helper()
+	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs = &bytes.Buffer{}
+	logger := slog.New(slog.NewTextHandler(&syncWriter{w: logs}, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	gw, err := newGateway(ctx, cfg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- gw.serve(ctx, ln) }()
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		err := <-done
+		gw.Close()
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return "http://" + ln.Addr().String(), logs, stop
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func get(t *testing.T, url string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+func TestRoutesOverTheEmbeddedSampleService(t *testing.T) {
+	base, logs, _ := startGateway(t)
+	if !strings.Contains(logs.String(), "serving the embedded sample data service") {
+		t.Errorf("the log does not say the sample service is used:\n%s", logs)
+	}
+
+	resp, body := get(t, base+"/", nil)
+	if resp.StatusCode != 200 || !strings.Contains(body, "<html") || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Errorf("GET / = %d %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+	}
+	resp, body = get(t, base+"/healthz", nil)
+	if resp.StatusCode != 200 || body != "ok\n" {
+		t.Errorf("healthz = %d %q", resp.StatusCode, body)
+	}
+	resp, body = get(t, base+"/readyz", nil)
+	if resp.StatusCode != 200 || body != "ready\n" {
+		t.Errorf("readyz = %d %q", resp.StatusCode, body)
+	}
+	resp, body = get(t, base+"/schema.graphql", nil)
+	if resp.StatusCode != 200 || body != string(schemaSDL) || !strings.Contains(body, "union Command") {
+		t.Errorf("schema.graphql = %d, %d bytes", resp.StatusCode, len(body))
+	}
+
+	// GET and POST of the same query give the same data.
+	const q = `{ assets(first: 2) { edges { node { id } } pageInfo { hasNextPage } } }`
+	resp, viaGet := get(t, base+"/graphql?query="+urlQueryEscape(q), nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /graphql = %d %s", resp.StatusCode, viaGet)
+	}
+	post, err := http.Post(base+"/graphql", "application/json", strings.NewReader(`{"query":`+jsonString(q)+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaPost, _ := io.ReadAll(post.Body)
+	post.Body.Close()
+	var a, b struct {
+		Data struct {
+			Assets struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
+	}
+	_ = json.Unmarshal([]byte(viaGet), &a)
+	_ = json.Unmarshal(viaPost, &b)
+	if len(a.Data.Assets.Edges) != 2 || a.Data.Assets.Edges[0] != b.Data.Assets.Edges[0] {
+		t.Errorf("GET %s\nPOST %s", viaGet, viaPost)
+	}
+	// A mutation over GET is refused (there are no mutations at all).
+	resp, body = get(t, base+"/graphql?query="+urlQueryEscape(`mutation { x }`), nil)
+	if resp.StatusCode == 200 && !strings.Contains(body, "errors") {
+		t.Errorf("GET mutation = %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestRequestBodyLimit(t *testing.T) {
+	base, _, _ := startGateway(t, "-max-body-bytes", "2048")
+	big := `{"query":"{ assets { edges { cursor } } }", "pad": "` + strings.Repeat("x", 4096) + `"}`
+	resp, err := http.Post(base+"/graphql", "application/json", strings.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "BAD_USER_INPUT") {
+		t.Fatalf("oversized body = %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestCORS(t *testing.T) {
+	cases := []struct {
+		name, origins, origin string
+		wantAllow             string
+		wantCredentials       bool
+	}{
+		{"unset: same origin only", "", "https://app.example", "", false},
+		{"exact origin allowed", "https://app.example,https://other.example", "https://app.example", "https://app.example", true},
+		{"exact origin refused", "https://app.example", "https://evil.example", "", false},
+		{"wildcard without credentials", "*", "https://anyone.example", "*", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{}
+			if tc.origins != "" {
+				args = append(args, "-cors-origins", tc.origins)
+			}
+			base, _, _ := startGateway(t, args...)
+			// Preflight.
+			req, _ := http.NewRequest(http.MethodOptions, base+"/graphql", nil)
+			req.Header.Set("Origin", tc.origin)
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			req.Header.Set("Access-Control-Request-Headers", "content-type")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != tc.wantAllow {
+				t.Errorf("preflight Access-Control-Allow-Origin = %q, want %q", got, tc.wantAllow)
+			}
+			if tc.wantAllow != "" && !strings.Contains(strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers")), "content-type") {
+				t.Errorf("preflight does not allow content-type: %q", resp.Header.Get("Access-Control-Allow-Headers"))
+			}
+			// Simple request.
+			resp, _ = get(t, base+"/graphql?query="+urlQueryEscape("{ __typename }"), map[string]string{"Origin": tc.origin})
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != tc.wantAllow {
+				t.Errorf("Access-Control-Allow-Origin = %q, want %q", got, tc.wantAllow)
+			}
+			if got := resp.Header.Get("Access-Control-Allow-Credentials") == "true"; got != tc.wantCredentials {
+				t.Errorf("credentials allowed = %v, want %v", got, tc.wantCredentials)
+			}
+		})
+	}
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	base, _, stop := startGateway(t, "-shutdown-timeout", "5s")
+	if resp, _ := get(t, base+"/readyz", nil); resp.StatusCode != 200 {
+		t.Fatalf("not ready: %d", resp.StatusCode)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Fatal("the gateway still accepts connections after shutdown")
+	}
+}
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
