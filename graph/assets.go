@@ -10,7 +10,7 @@ import (
 
 // listAssets serves Query.assets.
 func (r *Resolver) listAssets(ctx context.Context, args pageArgs, newestFirst *bool) (*model.AssetConnection, error) {
-	req, err := r.Paging.resolve(args)
+	req, err := r.pagingFor(ctx).resolve(args)
 	if err != nil {
 		return nil, err
 	}
@@ -18,7 +18,7 @@ func (r *Resolver) listAssets(ctx context.Context, args pageArgs, newestFirst *b
 	if err != nil {
 		return nil, err
 	}
-	pg, err := r.Upstream.ListAssets(ctx, upstream.AssetsParams{Pagination: p})
+	pg, err := r.upstreamFor(ctx).ListAssets(ctx, upstream.AssetsParams{Pagination: p})
 	if err != nil {
 		return nil, fmt.Errorf("list assets: %w", err)
 	}

@@ -26,7 +26,7 @@ func (r *Resolver) listDelegations(ctx context.Context, f delegationFilter, args
 	if err := checkEpoch("epochId", f.EpochID); err != nil {
 		return nil, err
 	}
-	req, err := r.Paging.resolve(args)
+	req, err := r.pagingFor(ctx).resolve(args)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (r *Resolver) listDelegations(ctx context.Context, f delegationFilter, args
 	if err != nil {
 		return nil, err
 	}
-	pg, err := r.Upstream.ListDelegations(ctx, upstream.DelegationsParams{
+	pg, err := r.upstreamFor(ctx).ListDelegations(ctx, upstream.DelegationsParams{
 		PartyID: deref(f.PartyID), NodeID: deref(f.NodeID), EpochID: deref(f.EpochID), Pagination: p,
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -114,6 +115,9 @@ func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]a
 	if detail == "" {
 		detail = e.Message
 	}
+	if detail == "" {
+		detail = strings.TrimSpace(e.Body)
+	}
 	up := map[string]any{
 		"service": e.Service,
 		"status":  e.StatusCode,
@@ -132,7 +136,12 @@ func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]a
 			return CodeRateLimited, fmt.Sprintf("the data node refuses requests for %s (rate-limit ban)", e.RetryAfter), ext
 		}
 	case 404:
-		return CodeNotFound, fmt.Sprintf("the %s has no such resource: %s", e.Service, detail), ext
+		// A 404 with the data node's error detail is a missing resource; a
+		// bare one is an unknown route: a misconfigured base URL.
+		if upstream.IsNotFound(e) {
+			return CodeNotFound, fmt.Sprintf("the %s has no such resource: %s", e.Service, detail), ext
+		}
+		return CodeUpstreamError, fmt.Sprintf("the %s answered 404 for its own route (check the configured base URL)", e.Service), ext
 	}
 	return CodeUpstreamError, fmt.Sprintf("the %s answered %d: %s", e.Service, e.StatusCode, detail), ext
 }

@@ -140,7 +140,7 @@ func TestUpstreamErrorRows(t *testing.T) {
 			`{"code":3,"message":"type mismatch, parameter: pagination.first, error: strconv.ParseInt: parsing \"x\": invalid syntax","details":[]}`,
 			"UPSTREAM_ERROR", map[string]any{"service": "data-node", "status": 400.0, "code": 3.0, "message": "type mismatch, parameter: pagination.first, error: strconv.ParseInt: parsing \"x\": invalid syntax"}},
 		{"unknown route", `{ assets(first: 5) { edges { cursor } } }`, 404, map[string][]string{"Content-Type": {"text/plain"}},
-			"404 page not found\n", "NOT_FOUND", nil},
+			"404 page not found\n", "UPSTREAM_ERROR", map[string]any{"service": "data-node", "status": 404.0, "code": 0.0, "message": "404 page not found"}},
 		{"wrong method", `{ assets(first: 5) { edges { cursor } } }`, 501, twoTypes,
 			`{"code":12,"message":"Method Not Allowed","details":[]}`,
 			"UPSTREAM_ERROR", map[string]any{"service": "data-node", "status": 501.0, "code": 12.0, "message": "Method Not Allowed"}},

@@ -69,7 +69,7 @@ func (r *Resolver) listFundingPayments(ctx context.Context, f fundingFilter, arg
 	if err := checkID("marketId", "market", f.MarketID); err != nil {
 		return nil, err
 	}
-	req, err := r.Paging.resolve(args)
+	req, err := r.pagingFor(ctx).resolve(args)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (r *Resolver) listFundingPayments(ctx context.Context, f fundingFilter, arg
 			} else {
 				p.Last = &n
 			}
-			pg, err := r.Upstream.ListFundingPayments(ctx, upstream.FundingPaymentsParams{PartyID: f.PartyID, MarketID: deref(f.MarketID), Pagination: p})
+			pg, err := r.upstreamFor(ctx).ListFundingPayments(ctx, upstream.FundingPaymentsParams{PartyID: f.PartyID, MarketID: deref(f.MarketID), Pagination: p})
 			if err != nil {
 				return window[upstream.FundingPayment]{}, fmt.Errorf("list funding payments of %s: %w", f.PartyID, err)
 			}

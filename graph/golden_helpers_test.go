@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -80,6 +81,9 @@ func runGolden(t *testing.T, cases []goldenCase) {
 			t.Fatalf("duplicate golden case %q", tc.name)
 		}
 		seen[tc.name] = true
+	}
+	checkOrphans(t, seen)
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			doc := withFragments(t, tc.query, fragments)
@@ -89,6 +93,28 @@ func runGolden(t *testing.T, cases []goldenCase) {
 				tc.check(t, r)
 			}
 		})
+	}
+}
+
+// checkOrphans reports golden files that no case writes (a case renamed or
+// removed), and deletes them under -update.
+func checkOrphans(t *testing.T, names map[string]bool) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if names[strings.TrimSuffix(filepath.Base(f), ".json")] {
+			continue
+		}
+		if *update {
+			if err := os.Remove(f); err != nil {
+				t.Error(err)
+			}
+			continue
+		}
+		t.Errorf("golden file %s belongs to no case; %s", f, updateHint)
 	}
 }
 
@@ -185,18 +211,81 @@ func goldenJSON(t *testing.T, r gqlResponse) []byte {
 		}
 		doc.Extensions[k] = v
 	}
-	var compact bytes.Buffer
-	enc := json.NewEncoder(&compact)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
+	encoded, err := json.Marshal(doc)
+	if err != nil {
 		t.Fatalf("encode response: %v", err)
 	}
+	// The gateway (and encoding/json) escape &, < and > in strings; undo
+	// that so text reads as sent.
+	compact, err := reencodeStrings(encoded)
+	if err != nil {
+		t.Fatalf("re-encode response: %v", err)
+	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, bytes.TrimSpace(compact.Bytes()), "", "  "); err != nil {
+	if err := json.Indent(&out, compact, "", "  "); err != nil {
 		t.Fatalf("indent response: %v", err)
 	}
 	out.WriteByte('\n')
 	return out.Bytes()
+}
+
+// reencodeStrings rewrites compact JSON token by token, keeping the order
+// of object members and the text of numbers, with strings encoded without
+// HTML escaping.
+func reencodeStrings(src []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.UseNumber()
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	// One frame per open container: whether it is an object, and how many
+	// tokens (keys and values) it has had.
+	type frame struct {
+		object bool
+		n      int
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return out.Bytes(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		delim, isDelim := tok.(json.Delim)
+		closing := isDelim && (delim == '}' || delim == ']')
+		if len(stack) > 0 && !closing {
+			f := &stack[len(stack)-1]
+			switch {
+			case f.object && f.n%2 == 1:
+				out.WriteByte(':')
+			case f.n > 0:
+				out.WriteByte(',')
+			}
+			f.n++
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			out.WriteByte(byte(v))
+			if closing {
+				stack = stack[:len(stack)-1]
+			} else {
+				stack = append(stack, frame{object: v == '{'})
+			}
+		case string:
+			if err := enc.Encode(v); err != nil {
+				return nil, err
+			}
+			out.Truncate(out.Len() - 1) // Encode's newline
+		case json.Number:
+			out.WriteString(v.String())
+		case bool:
+			out.WriteString(strconv.FormatBool(v))
+		case nil:
+			out.WriteString("null")
+		}
+	}
 }
 
 // pathString renders an error path as a.b[2].c, for sorting and messages.

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -91,11 +92,14 @@ func listCases() []goldenCase {
 		},
 		{
 			name: "asset.byId",
-			query: `query ($erc20: ID!, $builtin: ID!, $neither: ID!, $emptySymbol: ID!, $missing: ID!) {
+			query: `query ($erc20: ID!, $builtin: ID!, $neither: ID!, $emptySymbol: ID!, $rejected: ID!, $pendingListing: ID!, $proposed: ID!, $missing: ID!) {
   erc20: asset(id: $erc20) { ...AssetFields }
   builtin: asset(id: $builtin) { ...AssetFields }
   neither: asset(id: $neither) { ...AssetFields }
   emptySymbol: asset(id: $emptySymbol) { ...AssetFields }
+  rejected: asset(id: $rejected) { ...AssetFields }
+  pendingListing: asset(id: $pendingListing) { ...AssetFields }
+  proposed: asset(id: $proposed) { ...AssetFields }
   missing: asset(id: $missing) { ...AssetFields }
   node: node(id: $builtin) { __typename id ... on Asset { details { symbol } } }
 }`,
@@ -104,7 +108,11 @@ func listCases() []goldenCase {
 				"builtin":     assetBySymbol("tDAI"),
 				"neither":     assetBySymbol("LEGACY"),
 				"emptySymbol": assetBySymbol(""),
-				"missing":     "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+				// The other statuses (enabled and unspecified are above).
+				"rejected":       assetBySymbol("TUSD"),
+				"pendingListing": assetBySymbol("PYUSD"),
+				"proposed":       assetBySymbol("PEPE"),
+				"missing":        "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
 			},
 			check: func(t *testing.T, r gqlResponse) {
 				expectErrorCount(t, r, 1)
@@ -115,6 +123,9 @@ func listCases() []goldenCase {
 				expectData(t, r, "STATUS_UNSPECIFIED", "neither", "status")
 				expectData(t, r, "", "emptySymbol", "details", "symbol")
 				expectData(t, r, "Asset", "node", "__typename")
+				expectData(t, r, "STATUS_REJECTED", "rejected", "status")
+				expectData(t, r, "STATUS_PENDING_LISTING", "pendingListing", "status")
+				expectData(t, r, "STATUS_PROPOSED", "proposed", "status")
 			},
 		},
 		{
@@ -145,6 +156,48 @@ func listCases() []goldenCase {
 				if got, want := fresh["blockTime"], time.Unix(0, ds.BlockTime).UTC().Format(time.RFC3339Nano); got != want {
 					t.Errorf("freshness.blockTime = %v, want %q", got, want)
 				}
+			},
+		},
+		{
+			// The lists of a party and of a validator node.
+			name: "party.validatorNode.lists",
+			query: `query ($party: ID!, $node: ID!) {
+  party(id: $party) {
+    id
+    fundingPayments(first: 2) {
+      edges { cursor node { ...FundingPaymentFields } }
+      pageInfo { ...PageInfoFields }
+    }
+    delegations(first: 2) {
+      edges { cursor node { ...DelegationFields } }
+      pageInfo { ...PageInfoFields }
+    }
+    transactions(first: 2) {
+      edges { cursor node { block index hash type submitter { id } command { __typename } } }
+      pageInfo { ...PageInfoFields }
+    }
+  }
+  validatorNode(id: $node) {
+    id
+    delegations(first: 2) {
+      edges { cursor node { ...DelegationFields } }
+      pageInfo { ...PageInfoFields }
+    }
+  }
+}`,
+			variables: map[string]any{"party": fromDataset(partyWithFundingAndDelegations), "node": fromDataset(func(ds *sampleservice.Dataset) any { return ds.Nodes[0] })},
+			check: func(t *testing.T, r gqlResponse) {
+				expectErrorCount(t, r, 0)
+				party := dataAt(t, r, "party", "id")
+				for _, list := range []string{"fundingPayments", "delegations", "transactions"} {
+					edges, _ := dataAt(t, r, "party", list, "edges").([]any)
+					if len(edges) != 2 {
+						t.Errorf("party.%s: %d rows, want 2", list, len(edges))
+					}
+				}
+				expectData(t, r, party, "party", "fundingPayments", "edges", 0, "node", "partyId")
+				expectData(t, r, party, "party", "delegations", "edges", 0, "node", "party", "id")
+				expectData(t, r, dataAt(t, r, "validatorNode", "id"), "validatorNode", "delegations", "edges", 0, "node", "nodeId")
 			},
 		},
 		{
@@ -567,6 +620,18 @@ func partyWithFunding(ds *sampleservice.Dataset) any {
 		}
 	}
 	panic("no party with funding payments")
+}
+
+// partyWithFundingAndDelegations is the first dataset party with funding
+// payments and delegations.
+func partyWithFundingAndDelegations(ds *sampleservice.Dataset) any {
+	for _, p := range ds.Parties {
+		if slices.ContainsFunc(ds.FundingPayments, func(f sampleservice.FundingPayment) bool { return f.PartyID == p }) &&
+			slices.ContainsFunc(ds.Delegations, func(d sampleservice.Delegation) bool { return d.Party == p }) {
+			return p
+		}
+	}
+	panic("no party with funding payments and delegations")
 }
 
 // dataset is the shared sample service's dataset.

@@ -44,6 +44,9 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Paging.MaxSize == 0 {
 		cfg.Paging.MaxSize = DefaultPaging.MaxSize
 	}
+	if cfg.Paging.NestedMaxSize == 0 {
+		cfg.Paging.NestedMaxSize = DefaultPaging.NestedMaxSize
+	}
 	if cfg.Loaders == (LoaderConfig{}) {
 		cfg.Loaders = DefaultLoaderConfig
 	}
@@ -62,7 +65,8 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	cache := NewAssetCache(cfg.Loaders.AssetCacheSize, cfg.Loaders.AssetCacheTTL)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fresh := &freshness{}
-		state := &requestState{loaders: newLoaders(cfg.Upstream, cache, cfg.Loaders, fresh), fresh: fresh}
+		up := newRequestUpstream(cfg.Upstream)
+		state := &requestState{loaders: newLoaders(up, cache, cfg.Loaders, fresh), fresh: fresh, upstream: up}
 		srv.ServeHTTP(w, r.WithContext(withRequestState(r.Context(), state)))
 	})
 }

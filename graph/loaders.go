@@ -185,8 +185,9 @@ func (b *assetBatcher) listAssets(ctx context.Context) (map[string]*upstream.Ass
 
 // requestState is what one GraphQL request carries in its context.
 type requestState struct {
-	loaders *Loaders
-	fresh   *freshness
+	loaders  *Loaders
+	fresh    *freshness
+	upstream *requestUpstream
 }
 
 type requestStateKey struct{}

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -12,10 +13,17 @@ type PagingConfig struct {
 	DefaultSize int
 	// MaxSize is the largest first or last accepted.
 	MaxSize int
+	// NestedMaxSize is the largest page of a connection nested under a
+	// list (a party's delegations on every row of a page): each row costs
+	// an upstream call.
+	NestedMaxSize int
+
+	nested bool
 }
 
-// DefaultPaging is the documented default: pages of 50, at most 1000.
-var DefaultPaging = PagingConfig{DefaultSize: 50, MaxSize: 1000}
+// DefaultPaging is the documented default: pages of 50, at most 1000, and
+// at most 100 in connections nested under a list.
+var DefaultPaging = PagingConfig{DefaultSize: 50, MaxSize: 1000, NestedMaxSize: 100}
 
 // pageArgs are a connection's Relay arguments as the client gave them.
 type pageArgs struct {
@@ -93,6 +101,9 @@ func (c PagingConfig) resolve(a pageArgs) (pageRequest, error) {
 func (c PagingConfig) checkSize(arg string, n int) error {
 	if n < 0 {
 		return badInput("%s must not be negative (got %d)", arg, n)
+	}
+	if n > c.MaxSize && c.nested {
+		return badInput("%s must be at most %d (got %d) in a connection nested under a list; page through larger lists", arg, c.MaxSize, n)
 	}
 	if n > c.MaxSize {
 		return badInput("%s must be at most %d (got %d); page through larger lists", arg, c.MaxSize, n)
@@ -358,11 +369,13 @@ func (e explorerPaging[T]) page(ctx context.Context, backward bool, cursor *T, s
 		}
 		// Rows come newest first: older rows continue the run at its end,
 		// newer rows at its start.
+		// Batches may be shared with other requests (coalesced calls):
+		// copy, never append into them.
 		if walkOlder {
 			got = append(got, batch...)
 			from = &got[len(got)-1]
 		} else {
-			got = append(batch, got...)
+			got = append(slices.Clone(batch), got...)
 			from = &got[0]
 		}
 		older = walkOlder

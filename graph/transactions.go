@@ -41,7 +41,7 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 			}
 		}
 	}
-	req, err := r.Paging.resolve(args)
+	req, err := r.pagingFor(ctx).resolve(args)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 			} else {
 				p.First, p.After = n, at
 			}
-			pg, err := r.Upstream.ListTransactions(ctx, p)
+			pg, err := r.upstreamFor(ctx).ListTransactions(ctx, p)
 			if err != nil {
 				return nil, fmt.Errorf("list transactions: %w", err)
 			}

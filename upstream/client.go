@@ -90,6 +90,7 @@ type Client struct {
 	maxBody    int64
 	userAgent  string
 	onResponse func(RequestInfo)
+	flights    flights
 
 	assets, fundingPayments, delegations, transactions route
 }
@@ -174,13 +175,13 @@ func newTransport() *http.Transport {
 func (c *Client) ListAssets(ctx context.Context, p AssetsParams) (*AssetPage, error) {
 	q := url.Values{}
 	p.Pagination.addTo(q)
-	var body assetsBody
-	fresh, err := c.get(ctx, c.assets, q, &body)
+	body, fresh, err := get[assetsBody](ctx, c, c.assets, q)
 	if err != nil {
 		return nil, fmt.Errorf("list assets: %w", err)
 	}
-	body.Assets.Freshness = fresh
-	return body.Assets, nil
+	page := *body.Assets // the decoded page may be shared with coalesced callers
+	page.Freshness = fresh
+	return &page, nil
 }
 
 // GetAsset returns the asset with the given id, and the freshness of the
@@ -192,8 +193,7 @@ func (c *Client) GetAsset(ctx context.Context, id string) (*Asset, *Freshness, e
 		// Without assetId the endpoint would list every asset.
 		return nil, nil, fmt.Errorf("get asset with empty id: %w", ErrNotFound)
 	}
-	var body assetsBody
-	fresh, err := c.get(ctx, c.assets, url.Values{"assetId": {id}}, &body)
+	body, fresh, err := get[assetsBody](ctx, c, c.assets, url.Values{"assetId": {id}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("get asset %q: %w", id, err)
 	}
@@ -215,13 +215,13 @@ func (c *Client) ListFundingPayments(ctx context.Context, p FundingPaymentsParam
 		q.Set("marketId", p.MarketID)
 	}
 	p.Pagination.addTo(q)
-	var body fundingPaymentsBody
-	fresh, err := c.get(ctx, c.fundingPayments, q, &body)
+	body, fresh, err := get[fundingPaymentsBody](ctx, c, c.fundingPayments, q)
 	if err != nil {
 		return nil, fmt.Errorf("list funding payments of party %q: %w", p.PartyID, err)
 	}
-	body.FundingPayments.Freshness = fresh
-	return body.FundingPayments, nil
+	page := *body.FundingPayments
+	page.Freshness = fresh
+	return &page, nil
 }
 
 // ListDelegations lists delegations.
@@ -239,13 +239,13 @@ func (c *Client) ListDelegations(ctx context.Context, p DelegationsParams) (*Del
 		q.Set("epochId", p.EpochID)
 	}
 	p.Pagination.addTo(q)
-	var body delegationsBody
-	fresh, err := c.get(ctx, c.delegations, q, &body)
+	body, fresh, err := get[delegationsBody](ctx, c, c.delegations, q)
 	if err != nil {
 		return nil, fmt.Errorf("list delegations: %w", err)
 	}
-	body.Delegations.Freshness = fresh
-	return body.Delegations, nil
+	page := *body.Delegations
+	page.Freshness = fresh
+	return &page, nil
 }
 
 // ListTransactions lists transactions, newest first.
@@ -255,8 +255,8 @@ func (c *Client) ListTransactions(ctx context.Context, p TransactionsParams) (*T
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
-	var body transactionsBody
-	if _, err := c.get(ctx, c.transactions, p.query(), &body); err != nil {
+	body, _, err := get[transactionsBody](ctx, c, c.transactions, p.query())
+	if err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
 	return &TransactionPage{Transactions: *body.Transactions}, nil
@@ -285,17 +285,40 @@ func (b *fundingPaymentsBody) hasList() bool { return b.FundingPayments != nil }
 func (b *delegationsBody) hasList() bool     { return b.Delegations != nil }
 func (b *transactionsBody) hasList() bool    { return b.Transactions != nil }
 
-// get performs one GET and decodes a 2xx JSON body into out. Every
-// upstream call goes through here: it is the one place for retries, a
-// circuit breaker, a shared rate budget, request coalescing and metrics.
-func (c *Client) get(ctx context.Context, r route, q url.Values, out listBody) (fresh Freshness, err error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-
+// get performs one GET and decodes its 2xx JSON body, or joins an
+// identical GET already in flight (coalescing: one upstream request serves
+// every caller, across requests). Every upstream call goes through here:
+// it is the one place for retries, a circuit breaker, a shared rate
+// budget, coalescing and metrics. The decoded body may be shared by the
+// callers: they must not modify it.
+func get[B any, PB interface {
+	*B
+	listBody
+}](ctx context.Context, c *Client, r route, q url.Values) (*B, Freshness, error) {
 	target := r.url
 	if len(q) > 0 {
 		target += "?" + q.Encode()
 	}
+	res, err, _ := c.flights.do(ctx, target, func(ctx context.Context) (flightResult, error) {
+		body := PB(new(B))
+		fresh, err := c.do(ctx, r, target, body)
+		return flightResult{body: body, fresh: fresh}, err
+	})
+	if err != nil {
+		if ctx.Err() != nil && err == ctx.Err() {
+			err = &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: err}
+		}
+		return nil, Freshness{}, err
+	}
+	body, _ := res.body.(PB)
+	return (*B)(body), res.fresh, nil
+}
+
+// do performs one GET of target and decodes a 2xx JSON body into out.
+func (c *Client) do(ctx context.Context, r route, target string, out listBody) (fresh Freshness, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return fresh, fmt.Errorf("%s %s: build request: %w", r.service, r.endpoint, err)

@@ -19,7 +19,9 @@ import (
 //     reset, timeout, cancelled context, body cut short);
 //   - *DecodeError: a 2xx answer whose body is not the expected JSON, or is
 //     larger than Config.MaxBodyBytes.
-// GetAsset also returns ErrNotFound when the answer holds no such asset.
+// GetAsset also returns ErrNotFound when the answer holds no such asset,
+// and ListTransactions refuses contradictory parameters with a plain error
+// before sending anything (a gateway bug, not an upstream failure).
 
 // ErrNotFound reports that the upstream answered but has no such record.
 var ErrNotFound = errors.New("not found")

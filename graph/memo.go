@@ -1,0 +1,115 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// requestUpstream memoises one request's upstream calls: a connection
+// nested under a list (each row's party { delegations }) asks the same
+// question once per row, and the upstream cannot answer for several
+// parties at once, so identical calls are made once and shared. It lives
+// for one request only, so it never serves stale data.
+type requestUpstream struct {
+	next Upstream
+
+	mu    sync.Mutex
+	calls map[string]*memoCall
+}
+
+type memoCall struct {
+	done chan struct{}
+	val  any
+	err  error
+}
+
+var _ Upstream = (*requestUpstream)(nil)
+
+func newRequestUpstream(next Upstream) *requestUpstream {
+	return &requestUpstream{next: next, calls: map[string]*memoCall{}}
+}
+
+// memo runs fn once per key for the request; concurrent callers wait for
+// the first.
+func memo[T any](u *requestUpstream, method string, params any, fn func() (T, error)) (T, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return fn()
+	}
+	key := method + string(raw)
+	u.mu.Lock()
+	c, ok := u.calls[key]
+	if !ok {
+		c = &memoCall{done: make(chan struct{})}
+		u.calls[key] = c
+	}
+	u.mu.Unlock()
+	if !ok {
+		c.val, c.err = fn()
+		close(c.done)
+	} else {
+		<-c.done
+	}
+	v, _ := c.val.(T)
+	return v, c.err
+}
+
+func (u *requestUpstream) ListAssets(ctx context.Context, p upstream.AssetsParams) (*upstream.AssetPage, error) {
+	return memo(u, "assets", p, func() (*upstream.AssetPage, error) { return u.next.ListAssets(ctx, p) })
+}
+
+// GetAsset is not memoised here: the asset loader already batches and
+// caches lookups.
+func (u *requestUpstream) GetAsset(ctx context.Context, id string) (*upstream.Asset, *upstream.Freshness, error) {
+	return u.next.GetAsset(ctx, id)
+}
+
+func (u *requestUpstream) ListFundingPayments(ctx context.Context, p upstream.FundingPaymentsParams) (*upstream.FundingPaymentPage, error) {
+	return memo(u, "funding", p, func() (*upstream.FundingPaymentPage, error) { return u.next.ListFundingPayments(ctx, p) })
+}
+
+func (u *requestUpstream) ListDelegations(ctx context.Context, p upstream.DelegationsParams) (*upstream.DelegationPage, error) {
+	return memo(u, "delegations", p, func() (*upstream.DelegationPage, error) { return u.next.ListDelegations(ctx, p) })
+}
+
+func (u *requestUpstream) ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error) {
+	return memo(u, "transactions", p, func() (*upstream.TransactionPage, error) { return u.next.ListTransactions(ctx, p) })
+}
+
+// upstreamFor is the upstream a resolver uses: the request's memoising
+// one, or the shared client outside a request.
+func (r *Resolver) upstreamFor(ctx context.Context) Upstream {
+	if s := stateFor(ctx); s != nil && s.upstream != nil {
+		return s.upstream
+	}
+	return r.Upstream
+}
+
+// nestedInList reports whether the field being resolved sits under a
+// list (e.g. party { delegations } on every row of a page).
+func nestedInList(ctx context.Context) bool {
+	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
+		if fc.Index != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// pagingFor is the paging configuration of the connection being resolved:
+// connections nested under a list get the smaller NestedMaxSize, since
+// each row costs an upstream call and its rows.
+func (r *Resolver) pagingFor(ctx context.Context) PagingConfig {
+	c := r.Paging
+	if nestedInList(ctx) {
+		c.MaxSize = min(c.MaxSize, c.NestedMaxSize)
+		c.DefaultSize = min(c.DefaultSize, c.NestedMaxSize)
+		c.nested = true
+	}
+	return c
+}

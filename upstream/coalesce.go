@@ -1,0 +1,75 @@
+package upstream
+
+import (
+	"context"
+	"sync"
+)
+
+// flights coalesces identical GETs in flight at the same moment: the first
+// caller starts the request and later callers wait for its result, across
+// all gateway requests. A caller that gives up (its context ends) stops
+// waiting; the request itself is cancelled only when no caller is left,
+// so one impatient caller cannot fail the others.
+type flights struct {
+	mu    sync.Mutex
+	calls map[string]*flight
+}
+
+type flight struct {
+	done    chan struct{}
+	res     flightResult
+	err     error
+	waiters int
+	cancel  context.CancelFunc
+}
+
+type flightResult struct {
+	body  listBody
+	fresh Freshness
+}
+
+// do runs fn for key, or joins the run in flight.
+func (f *flights) do(ctx context.Context, key string, fn func(context.Context) (flightResult, error)) (flightResult, error, bool) {
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[string]*flight{}
+	}
+	c, shared := f.calls[key]
+	if !shared {
+		callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		c = &flight{done: make(chan struct{}), cancel: cancel}
+		f.calls[key] = c
+		go func() {
+			defer cancel()
+			c.res, c.err = fn(callCtx)
+			f.forget(key, c)
+			close(c.done)
+		}()
+	}
+	c.waiters++
+	f.mu.Unlock()
+
+	select {
+	case <-c.done:
+		return c.res, c.err, shared
+	case <-ctx.Done():
+		f.mu.Lock()
+		c.waiters--
+		if c.waiters == 0 {
+			c.cancel()
+			if f.calls[key] == c {
+				delete(f.calls, key)
+			}
+		}
+		f.mu.Unlock()
+		return flightResult{}, ctx.Err(), shared
+	}
+}
+
+func (f *flights) forget(key string, c *flight) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.calls[key] == c {
+		delete(f.calls, key)
+	}
+}
