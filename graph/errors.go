@@ -141,7 +141,7 @@ func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]a
 		if upstream.IsNotFound(e) {
 			return CodeNotFound, fmt.Sprintf("the %s has no such resource: %s", e.Service, detail), ext
 		}
-		return CodeUpstreamError, fmt.Sprintf("the %s answered 404 for its own route (check the configured base URL)", e.Service), ext
+		return CodeUpstreamError, fmt.Sprintf("the %s answered 404 for its own route (check the configured base URL): %s", e.Service, detail), ext
 	}
 	return CodeUpstreamError, fmt.Sprintf("the %s answered %d: %s", e.Service, e.StatusCode, detail), ext
 }

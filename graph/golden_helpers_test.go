@@ -368,7 +368,7 @@ func withFragments(t *testing.T, query string, fragments map[string]string) stri
 	return b.String()
 }
 
-// errorAt returns the errors whose path renders as path.
+// errorsAt returns the errors whose path renders as path.
 func errorsAt(r gqlResponse, path string) []gqlError {
 	var out []gqlError
 	for _, e := range r.Errors {
