@@ -179,7 +179,7 @@ func TestUpstreamErrorRows(t *testing.T) {
 }
 
 func TestParametersCannotBeInjected(t *testing.T) {
-	f := &fakeUpstream{status: 404, headers: map[string][]string{"Content-Type": {dataNodeJSON}}, body: `{"code":5,"message":"Not Found","details":[]}`}
+	f := &fakeUpstream{status: 404, headers: map[string][]string{"Content-Type": {dataNodeJSON}}, body: `{"code":5,"message":"Not Found","details":[{"@type":"type.googleapis.com/vega.ErrorDetail","code":200002,"message":"failed to get asset for ID","inner":""}]}`}
 	g := gatewayOver(t, f)
 	hostile := "x&assetId=y#frag&pagination.first=5000"
 	resp := g.query(t, `query($id: ID!) { asset(id: $id) { id } }`, map[string]any{"id": hostile})

@@ -3384,7 +3384,7 @@ type Query {
   Token delegations from parties to network nodes. Newest first by default (by time, then
   party, node and epoch). The filters ` + "`" + `partyId` + "`" + `, ` + "`" + `nodeId` + "`" + ` and ` + "`" + `epochId` + "`" + ` are optional and combine
   with each other (all must match) and with every paging argument. Default page size 50,
-  maximum 1000 (configurable). Cursors are opaque and bound to this list and its filters. Page
+  maximum 1000 (configurable). Cursors are opaque and bound to this list: a cursor marks a position, and with other filters it pages from the same position. Page
   forward with ` + "`" + `first` + "`" + ` and ` + "`" + `after` + "`" + `, backward with ` + "`" + `last` + "`" + ` and ` + "`" + `before` + "`" + `; ` + "`" + `first` + "`" + ` together with
   ` + "`" + `last` + "`" + ` is a BAD_USER_INPUT error.
   """
@@ -3416,7 +3416,7 @@ type Query {
   forward toward older transactions, ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` page backward toward newer ones; ` + "`" + `first` + "`" + `
   together with ` + "`" + `last` + "`" + ` is a BAD_USER_INPUT error. The filters ` + "`" + `cmdTypes` + "`" + `, ` + "`" + `excludeCmdTypes` + "`" + ` and
   ` + "`" + `parties` + "`" + ` combine with each other and with every paging argument. Default page size 50,
-  maximum 1000 (configurable). Cursors are opaque and bound to this list and its filters.
+  maximum 1000 (configurable). Cursors are opaque and bound to this list: a cursor marks a position, and with other filters it pages from the same position.
   """
   transactions(
     "Only transactions with these command types (the ` + "`" + `type` + "`" + ` strings, for example \"Batch Market Instructions\")."

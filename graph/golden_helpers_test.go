@@ -118,7 +118,7 @@ func checkOrphans(t *testing.T, names map[string]bool) {
 	}
 }
 
-// resolveVars replaces txAt placeholders by cursors.
+// resolveVars replaces txAt and fromDataset placeholders by their values.
 func resolveVars(t *testing.T, ds *sampleservice.Dataset, vars map[string]any) map[string]any {
 	t.Helper()
 	out := make(map[string]any, len(vars))

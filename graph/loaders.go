@@ -35,8 +35,11 @@ const assetPageSize = 5000
 // maxAssetPages bounds a listing of all assets (5000 a page).
 const maxAssetPages = 40
 
-// cachedAsset is an asset with the freshness of the response it came in.
+// cachedAsset is an asset with the freshness of the response it came in;
+// a nil Asset records that the id does not exist (cached too, so a
+// dangling reference does not cost a lookup on every request).
 type cachedAsset struct {
+	ID        string
 	Asset     *upstream.Asset
 	Freshness upstream.Freshness
 }
@@ -67,7 +70,7 @@ func (c *AssetCache) add(a cachedAsset) {
 	if c == nil || c.lru == nil {
 		return
 	}
-	c.lru.Add(a.Asset.ID, a)
+	c.lru.Add(a.ID, a)
 }
 
 // Loaders are the per-request batching loaders, made fresh for every
@@ -101,7 +104,11 @@ func (b *assetBatcher) load(ctx context.Context, ids []string) []*dataloader.Res
 	for i, id := range ids {
 		if hit, ok := b.cache.get(id); ok {
 			b.fresh.record(hit.Freshness)
-			results[i] = &dataloader.Result[*upstream.Asset]{Data: hit.Asset}
+			if hit.Asset == nil {
+				results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", id)}
+			} else {
+				results[i] = &dataloader.Result[*upstream.Asset]{Data: hit.Asset}
+			}
 			continue
 		}
 		missing = append(missing, i)
@@ -127,11 +134,12 @@ func (b *assetBatcher) lookupEach(ctx context.Context, ids []string, missing []i
 			asset, fresh, err := b.upstream.GetAsset(ctx, ids[i])
 			switch {
 			case upstream.IsNotFound(err):
+				b.cache.add(cachedAsset{ID: ids[i]})
 				results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", ids[i])}
 			case err != nil:
 				results[i] = &dataloader.Result[*upstream.Asset]{Error: fmt.Errorf("look up asset %s: %w", ids[i], err)}
 			default:
-				entry := cachedAsset{Asset: asset}
+				entry := cachedAsset{ID: asset.ID, Asset: asset}
 				if fresh != nil {
 					entry.Freshness = *fresh
 				}
@@ -155,6 +163,7 @@ func (b *assetBatcher) listAll(ctx context.Context, ids []string, missing []int,
 		case err != nil:
 			results[i] = &dataloader.Result[*upstream.Asset]{Error: err}
 		default:
+			b.cache.add(cachedAsset{ID: ids[i]})
 			results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", ids[i])}
 		}
 	}
@@ -173,7 +182,7 @@ func (b *assetBatcher) listAssets(ctx context.Context) (map[string]*upstream.Ass
 		for i := range pg.Edges {
 			a := &pg.Edges[i].Node
 			byID[a.ID] = a
-			b.cache.add(cachedAsset{Asset: a, Freshness: pg.Freshness})
+			b.cache.add(cachedAsset{ID: a.ID, Asset: a, Freshness: pg.Freshness})
 		}
 		if !pg.PageInfo.HasNextPage || pg.PageInfo.EndCursor == "" {
 			return byID, nil
