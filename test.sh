@@ -27,6 +27,23 @@ fi
 log "go vet"
 go vet ./...
 
+# --- What the tests need ----------------------------------------------------
+# Each script installs (only when missing) what one group of tests needs:
+# scripts/install-*.sh are run in name order.
+for script in scripts/install-*.sh; do
+  [ -e "$script" ] || continue
+  log "$script"
+  bash "$script"
+done
+
 # --- Tests -------------------------------------------------------------------
 log "go test"
 go test -count=1 -timeout 20m "$@" ./...
+
+# --- Checks beyond go test (browser, real clients, schema, benchmark smoke) ---
+# scripts/check-*.sh run in name order; each fails the suite on failure.
+for script in scripts/check-*.sh; do
+  [ -e "$script" ] || continue
+  log "$script"
+  bash "$script"
+done

@@ -221,7 +221,9 @@ func TestMissingReferenceIsNullWithNotFound(t *testing.T) {
 		}
 	}
 	var data struct {
-		Transactions struct{ Edges []struct{ Node struct{ Block string } } }
+		Transactions struct {
+			Edges []struct{ Node struct{ Block string } }
+		}
 	}
 	_ = json.Unmarshal(resp.Data, &data)
 	if len(data.Transactions.Edges) != 1 || data.Transactions.Edges[0].Node.Block == "" {
@@ -254,7 +256,9 @@ func TestFailingBatchFailsOnlyItsFields(t *testing.T) {
 		}
 	}
 	var data struct {
-		Transactions struct{ Edges []struct{ Node struct{ Block string } } }
+		Transactions struct {
+			Edges []struct{ Node struct{ Block string } }
+		}
 	}
 	_ = json.Unmarshal(resp.Data, &data)
 	if len(data.Transactions.Edges) != 50 {
