@@ -3359,9 +3359,11 @@ type Query {
   A party's funding payment gains and losses from positions on perpetual markets, produced when
   a funding period ends. Newest first by default (by time, then market, funding period and
   party). ` + "`" + `marketId` + "`" + ` narrows to one market and combines with every paging argument. Default
-  page size 50, maximum 1000 (configurable). Cursors are opaque and bound to this list (and to
-  its ` + "`" + `partyId` + "`" + ` and ` + "`" + `marketId` + "`" + `). Page forward with ` + "`" + `first` + "`" + ` and ` + "`" + `after` + "`" + `, backward with ` + "`" + `last` + "`" + ` and
-  ` + "`" + `before` + "`" + `; ` + "`" + `first` + "`" + ` together with ` + "`" + `last` + "`" + ` is a BAD_USER_INPUT error.
+  page size 50, maximum 1000 (configurable). Cursors are opaque and bound to this list. Page
+  forward with ` + "`" + `first` + "`" + ` and ` + "`" + `after` + "`" + `, backward with ` + "`" + `last` + "`" + ` and ` + "`" + `before` + "`" + `; ` + "`" + `first` + "`" + ` together with
+  ` + "`" + `last` + "`" + ` is a BAD_USER_INPUT error. The data service can only serve the first and the last 5000
+  payments of a list (its cursors are broken), so in a list of more than 10,000 payments the
+  pages in the middle are refused with an UPSTREAM_ERROR: narrow such a list with ` + "`" + `marketId` + "`" + `.
   """
   fundingPayments(
     "Party whose funding payments are listed: a public key of 64 hex characters. Required."
