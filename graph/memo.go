@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -21,6 +22,9 @@ type requestUpstream struct {
 	mu    sync.Mutex
 	calls map[string]*memoCall
 }
+
+// errPanicked is what callers sharing a call get when it panicked.
+var errPanicked = &Error{Code: CodeInternal, Message: "internal error", Err: fmt.Errorf("a shared upstream call panicked")}
 
 type memoCall struct {
 	done chan struct{}
@@ -50,8 +54,11 @@ func memo[T any](u *requestUpstream, method string, params any, fn func() (T, er
 	}
 	u.mu.Unlock()
 	if !ok {
+		// Close even if fn panics (the panic goes on up to gqlgen's
+		// recovery), so that callers waiting on this call never hang.
+		defer close(c.done)
+		c.err = errPanicked
 		c.val, c.err = fn()
-		close(c.done)
 	} else {
 		<-c.done
 	}

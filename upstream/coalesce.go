@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 )
 
@@ -40,10 +42,17 @@ func (f *flights) do(ctx context.Context, key string, fn func(context.Context) (
 		c = &flight{done: make(chan struct{}), cancel: cancel}
 		f.calls[key] = c
 		go func() {
-			defer cancel()
+			defer func() {
+				// A panic here would take the whole process down: it
+				// becomes the callers' error instead.
+				if p := recover(); p != nil {
+					c.err = fmt.Errorf("upstream call panicked: %v\n%s", p, debug.Stack())
+				}
+				cancel()
+				f.forget(key, c)
+				close(c.done)
+			}()
 			c.res, c.err = fn(callCtx)
-			f.forget(key, c)
-			close(c.done)
 		}()
 	}
 	c.waiters++
