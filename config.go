@@ -23,6 +23,7 @@ type config struct {
 	ShutdownTimeout time.Duration
 	PageDefault     int
 	PageMax         int
+	PageNestedMax   int
 	MaxBodyBytes    int64
 	Introspection   bool
 	LogFormat       string
@@ -53,6 +54,7 @@ func (c *config) settings() []setting {
 		{"shutdown-timeout", "SHUTDOWN_TIMEOUT", "how long shutdown waits for in-flight requests", durationValue(&c.ShutdownTimeout, 20*time.Second)},
 		{"page-default", "PAGE_DEFAULT", "page size when a connection gets neither first nor last", intValue(&c.PageDefault, 50)},
 		{"page-max", "PAGE_MAX", "largest first or last accepted", intValue(&c.PageMax, 1000)},
+		{"page-nested-max", "PAGE_NESTED_MAX", "largest first or last in a connection nested under a list (e.g. each row's party { delegations })", intValue(&c.PageNestedMax, 100)},
 		{"max-body-bytes", "MAX_BODY_BYTES", "largest GraphQL request body accepted", int64Value(&c.MaxBodyBytes, 1<<20)},
 		{"introspection", "INTROSPECTION", "allow schema introspection (the playground's docs need it)", boolValue(&c.Introspection, true)},
 		{"asset-cache-size", "ASSET_CACHE_SIZE", "assets kept in the cache shared by all requests (0 disables it)", intValue(&c.AssetCacheSize, 10000)},
@@ -121,6 +123,9 @@ func (c *config) validate() error {
 	}
 	if c.PageDefault < 1 || c.PageMax < 1 || c.PageDefault > c.PageMax {
 		return fmt.Errorf("page sizes: want 1 <= PAGE_DEFAULT (%d) <= PAGE_MAX (%d)", c.PageDefault, c.PageMax)
+	}
+	if c.PageNestedMax < 1 || c.PageNestedMax > c.PageMax {
+		return fmt.Errorf("PAGE_NESTED_MAX=%d: want 1 <= PAGE_NESTED_MAX <= PAGE_MAX (%d)", c.PageNestedMax, c.PageMax)
 	}
 	if c.PageMax > 5000 {
 		return fmt.Errorf("PAGE_MAX=%d: the data node serves at most 5000 rows a page", c.PageMax)

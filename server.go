@@ -115,7 +115,7 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 	}, ttl: 5 * time.Second}
 	gw.handler = gw.routes(graph.NewHandler(graph.HandlerConfig{
 		Upstream:      client,
-		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax},
+		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax, NestedMaxSize: cfg.PageNestedMax},
 		Introspection: cfg.Introspection,
 		Loaders: graph.LoaderConfig{
 			Wait:           cfg.LoaderWait,
