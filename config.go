@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/upstream"
 )
 
 // config is the gateway's configuration. Every setting has a flag and an
@@ -33,6 +36,28 @@ type config struct {
 	AssetCacheSize  int
 	AssetCacheTTL   time.Duration
 	LoaderWait      time.Duration
+
+	// Hardening: query limits, upstream resilience, the rate budget.
+	MaxDepth            int
+	MaxCost             int
+	MaxTokens           int
+	MaxAliases          int
+	UpstreamRate        float64
+	UpstreamBurst       int
+	UpstreamRetries     int
+	UpstreamConcurrency int
+	BreakerFailures     int
+	BreakerOpen         time.Duration
+
+	// Operations: metrics, tracing, Redis, shutdown (operations.go).
+	Metrics          bool
+	RedisURL         string
+	RedisPrefix      string
+	OTLPEndpoint     string
+	OTelServiceName  string
+	TraceSampleRatio float64
+	APQCacheSize     int
+	ShutdownDelay    time.Duration
 }
 
 // setting describes one configuration entry for flags, the environment,
@@ -60,8 +85,26 @@ func (c *config) settings() []setting {
 		{"asset-cache-size", "ASSET_CACHE_SIZE", "assets kept in the cache shared by all requests (0 disables it)", intValue(&c.AssetCacheSize, 10000)},
 		{"asset-cache-ttl", "ASSET_CACHE_TTL", "how long a cached asset is served", durationValue(&c.AssetCacheTTL, 30*time.Second)},
 		{"loader-wait", "LOADER_WAIT", "how long a loader collects references before calling the upstream once for all", durationValue(&c.LoaderWait, 2*time.Millisecond)},
+		{"max-depth", "MAX_DEPTH", "deepest field nesting accepted (default: the schema's deepest path of one list, plus 2)", intValue(&c.MaxDepth, graph.DefaultLimits().MaxDepth)},
+		{"max-cost", "MAX_COST", "largest query cost accepted (a connection costs 100 plus its page size times its fields; objects 1, scalars 0)", intValue(&c.MaxCost, graph.DefaultMaxCost)},
+		{"max-tokens", "MAX_TOKENS", "longest query accepted, in GraphQL tokens", intValue(&c.MaxTokens, graph.DefaultMaxTokens)},
+		{"max-aliases", "MAX_ALIASES", "most aliased fields accepted in one query", intValue(&c.MaxAliases, graph.DefaultMaxAliases)},
+		{"upstream-rate", "UPSTREAM_RATE", "data-node requests per second this gateway allows itself (the data node's limit is 20)", float64Value(&c.UpstreamRate, upstream.DefaultBudgetRate)},
+		{"upstream-burst", "UPSTREAM_BURST", "data-node requests this gateway may send at once within its rate (the data node's burst is 100)", intValue(&c.UpstreamBurst, upstream.DefaultBudgetBurst)},
+		{"upstream-retries", "UPSTREAM_RETRIES", "retries of an upstream call that failed with a connection error, a timeout or a 5xx (0 = none)", intValue(&c.UpstreamRetries, upstream.DefaultRetries)},
+		{"upstream-concurrency", "UPSTREAM_CONCURRENCY", "most requests in flight to each upstream service", intValue(&c.UpstreamConcurrency, upstream.DefaultMaxConcurrent)},
+		{"breaker-failures", "BREAKER_FAILURES", "consecutive failed requests to a service that open its circuit breaker", intValue(&c.BreakerFailures, upstream.DefaultBreakerFailures)},
+		{"breaker-open", "BREAKER_OPEN", "how long an open circuit breaker fails calls fast before probing the service", durationValue(&c.BreakerOpen, upstream.DefaultBreakerOpenFor)},
 		{"log-format", "LOG_FORMAT", "text or json", stringValue(&c.LogFormat, "text")},
 		{"log-level", "LOG_LEVEL", "debug, info, warn or error", stringValue(&c.LogLevel, "info")},
+		{"metrics", "METRICS", "serve Prometheus metrics at /metrics", boolValue(&c.Metrics, true)},
+		{"redis-url", "REDIS_URL", "Redis shared by every replica (redis://host:6379/0): persisted queries, asset cache, rate budget; unset keeps them in this process", stringValue(&c.RedisURL, "")},
+		{"redis-prefix", "REDIS_PREFIX", "prefix of this gateway's Redis keys (give each network's gateways their own)", stringValue(&c.RedisPrefix, "gateway:")},
+		{"otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "OpenTelemetry collector's OTLP/HTTP base URL, e.g. http://collector:4318; unset turns tracing off", stringValue(&c.OTLPEndpoint, "")},
+		{"otel-service-name", "OTEL_SERVICE_NAME", "service name in traces", stringValue(&c.OTelServiceName, "tradenet-gateway")},
+		{"trace-sample-ratio", "TRACE_SAMPLE_RATIO", "share of new traces recorded, 0 to 1 (a request with a sampled traceparent is always recorded)", float64Value(&c.TraceSampleRatio, 1)},
+		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
+		{"shutdown-delay", "SHUTDOWN_DELAY", "on SIGTERM, how long readiness fails while requests are still served, before draining (lets load balancers stop sending)", durationValue(&c.ShutdownDelay, 0)},
 		{"sample-seed", "SAMPLE_SEED", "seed of the embedded sample data service's dataset", int64Value(&c.SampleSeed, 1)},
 		{"sample-scale", "SAMPLE_SCALE", "multiplier of the embedded sample dataset's transactions (200 = a million)", intValue(&c.SampleScale, 1)},
 	}
@@ -146,6 +189,12 @@ func (c *config) validate() error {
 	}
 	if c.AssetCacheSize < 0 || c.AssetCacheTTL <= 0 || c.LoaderWait < 0 {
 		return fmt.Errorf("ASSET_CACHE_SIZE must be >= 0, ASSET_CACHE_TTL > 0 and LOADER_WAIT >= 0")
+	}
+	if err := c.validateHardening(); err != nil {
+		return err
+	}
+	if err := c.validateOps(); err != nil {
+		return err
 	}
 	if c.SampleScale < 1 {
 		return fmt.Errorf("SAMPLE_SCALE must be at least 1")
@@ -234,6 +283,24 @@ func (f int64Flag) Set(s string) error {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return fmt.Errorf("want an integer")
+	}
+	*f.p = n
+	return nil
+}
+
+type float64Flag struct{ p *float64 }
+
+func float64Value(p *float64, def float64) flag.Value { *p = def; return float64Flag{p} }
+func (f float64Flag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64)
+}
+func (f float64Flag) Set(s string) error {
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("want a number")
 	}
 	*f.p = n
 	return nil

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/tradenet/gateway/telemetry"
 )
 
 func newLogger(cfg *config, w io.Writer) *slog.Logger {
@@ -43,20 +45,43 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// accessLog writes one line per request. Query variables and headers are
-// never logged.
+// accessLog writes one line per request: method, path (never the query
+// string, where GET requests carry their variables), status, size and
+// duration, and for GraphQL requests the operation's name, the number of
+// upstream requests it caused and its error codes. Variables and headers
+// are never logged. Probes and scrapes are logged at debug level only.
 func (gw *gateway) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		ctx, record := telemetry.WithRequest(r.Context())
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		gw.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		next.ServeHTTP(rec, r.WithContext(ctx))
+		level := slog.LevelInfo
+		switch r.URL.Path {
+		case "/healthz", "/readyz", "/metrics":
+			level = slog.LevelDebug
+		}
+		if !gw.logger.Enabled(ctx, level) {
+			return
+		}
+		attrs := []slog.Attr{
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", rec.status),
 			slog.Int("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)),
-		)
+		}
+		if op, ok := record.GraphQL(); ok {
+			attrs = append(attrs,
+				slog.String("operation", op),
+				slog.Int64("upstream_calls", record.UpstreamCalls()),
+				slog.Any("errors", record.ErrorCodes()),
+			)
+			if id := record.TraceID(); id != "" {
+				attrs = append(attrs, slog.String("trace_id", id))
+			}
+		}
+		gw.logger.LogAttrs(ctx, level, "request", attrs...)
 	})
 }
 

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,9 +24,6 @@ import (
 	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/upstream"
 )
-
-//go:embed schema.graphqls
-var schemaSDL []byte
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -76,6 +72,7 @@ type gateway struct {
 	dataNodeURL string
 	explorerURL string
 	readiness   *readiness
+	ops         *operations
 }
 
 // newGateway builds the gateway; with no upstream configured it starts
@@ -98,22 +95,32 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 	if gw.explorerURL == "" {
 		gw.explorerURL = gw.dataNodeURL
 	}
-	client, err := upstream.New(upstream.Config{
-		DataNodeURL: gw.dataNodeURL,
-		ExplorerURL: gw.explorerURL,
-		Timeout:     cfg.UpstreamTimeout,
-		UserAgent:   "tradenet-graphql-gateway",
-	})
+	ops, err := newOperations(ctx, cfg, logger)
 	if err != nil {
 		gw.Close()
 		return nil, err
 	}
+	gw.ops = ops
+	upstreamConfig := upstream.Config{
+		DataNodeURL: gw.dataNodeURL,
+		ExplorerURL: gw.explorerURL,
+		Timeout:     cfg.UpstreamTimeout,
+		UserAgent:   "tradenet-graphql-gateway",
+	}
+	cfg.resilience(&upstreamConfig, nil)
+	gw.ops.instrumentUpstream(&upstreamConfig, cfg.UpstreamRate, cfg.UpstreamBurst)
+	client, err := upstream.New(upstreamConfig)
+	if err != nil {
+		gw.Close()
+		return nil, err
+	}
+	gw.ops.watch(client, upstreamConfig.Budget)
 	gw.readiness = &readiness{check: func(ctx context.Context) error {
 		one := int32(1)
 		_, err := client.ListAssets(ctx, upstream.AssetsParams{Pagination: upstream.Pagination{First: &one}})
 		return err
 	}, ttl: 5 * time.Second}
-	gw.handler = gw.routes(graph.NewHandler(graph.HandlerConfig{
+	handlerConfig := graph.HandlerConfig{
 		Upstream:      client,
 		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax, NestedMaxSize: cfg.PageNestedMax},
 		Introspection: cfg.Introspection,
@@ -123,14 +130,19 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 			AssetCacheSize: cfg.AssetCacheSize,
 			AssetCacheTTL:  cfg.AssetCacheTTL,
 		},
-		Logger: logger,
-	}))
+		Logger:         logger,
+		Limits:         cfg.limits(),
+		RequestTimeout: cfg.RequestTimeout,
+	}
+	gw.ops.instrumentHandler(&handlerConfig, cfg)
+	gw.handler = gw.routes(graph.NewHandler(handlerConfig))
 	gw.ready.Store(true)
 	return gw, nil
 }
 
 // Close releases what newGateway started.
 func (gw *gateway) Close() {
+	gw.ops.close()
 	if gw.sample != nil {
 		_ = gw.sample.Close()
 	}
@@ -156,11 +168,15 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 		}
 		writePlain(w, http.StatusOK, "ready\n")
 	})
+	if gw.ops.metrics != nil {
+		mux.Handle("GET /metrics", gw.ops.metrics.Handler())
+	}
 	mux.HandleFunc("GET /schema.graphql", func(w http.ResponseWriter, r *http.Request) {
+		// The executable schema printed as SDL (schema.go), committed at schema/schema.graphql.
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write(schemaSDL)
 	})
-	return gw.accessLog(gw.cors(mux))
+	return gw.accessLog(gw.ops.tracing.Middleware(gw.cors(mux)))
 }
 
 // cors applies the CORS contract: exact origins (credentials allowed),
@@ -213,8 +229,18 @@ func (gw *gateway) serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	// Readiness fails first, so that load balancers stop sending; during
+	// the shutdown delay new requests are still served, each on a
+	// connection closed after its response (clients reconnect, to another
+	// replica). Then the listener closes and in-flight requests drain,
+	// for at most the shutdown timeout.
 	gw.ready.Store(false)
-	gw.logger.Info("shutting down", "timeout", gw.cfg.ShutdownTimeout)
+	srv.SetKeepAlivesEnabled(false)
+	if d := gw.cfg.ShutdownDelay; d > 0 {
+		gw.logger.Info("shutting down: readiness fails; still serving for the shutdown delay", "delay", d)
+		time.Sleep(d)
+	}
+	gw.logger.Info("shutting down: draining in-flight requests", "timeout", gw.cfg.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), gw.cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

@@ -21,6 +21,16 @@ type dataNodeCursor struct {
 	C upstream.Cursor `json:"c"`
 }
 
+// encode returns the cursor for list: its JSON ({"c":"…"}) written
+// without reflection, in a stack buffer.
+func (c dataNodeCursor) encode(list cursorList) string {
+	var raw [cursorBuffer]byte
+	b := appendCursorHeader(raw[:0], list)
+	b = append(b, `{"c":`...)
+	b = appendJSONString(b, string(c.C))
+	return sealCursor(append(b, '}'))
+}
+
 // dataNodePagination turns a page request into the data node's paging
 // parameters. A page of 0 rows asks for one, to learn whether rows exist.
 func dataNodePagination(req pageRequest, list cursorList, newestFirst *bool) (upstream.Pagination, error) {
@@ -74,7 +84,7 @@ func dataNodePage[T any](req pageRequest, list cursorList, pg *upstream.Page[T])
 	out.Cursors = make([]string, len(pg.Edges))
 	for i := range pg.Edges {
 		out.Rows[i] = &pg.Edges[i].Node
-		out.Cursors[i] = encodeCursor(list, dataNodeCursor{C: pg.Edges[i].Cursor})
+		out.Cursors[i] = dataNodeCursor{C: pg.Edges[i].Cursor}.encode(list)
 	}
 	return out
 }

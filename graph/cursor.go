@@ -25,19 +25,62 @@ const (
 )
 
 // encodeCursor builds the opaque cursor of a row of list from its payload.
+// The lists' own payloads (txCursor, dataNodeCursor, fundingCursor) write
+// their JSON themselves, byte for byte as encoding/json would; any other
+// payload goes through encoding/json.
 func encodeCursor(list cursorList, payload any) string {
+	switch p := payload.(type) {
+	case txCursor:
+		return p.encode()
+	case dataNodeCursor:
+		return p.encode(list)
+	case fundingCursor:
+		return p.encode()
+	}
 	body, err := json.Marshal(payload)
 	if err != nil {
 		// Payloads are plain structs of strings and numbers.
 		panic(fmt.Sprintf("encode %s cursor: %v", list, err))
 	}
-	raw := make([]byte, 0, len(cursorVersion)+len(list)+len(body)+2)
-	raw = append(raw, cursorVersion...)
-	raw = append(raw, ':')
-	raw = append(raw, list...)
-	raw = append(raw, ':')
-	raw = append(raw, body...)
-	return base64.RawURLEncoding.EncodeToString(raw)
+	var raw [cursorBuffer]byte
+	return sealCursor(append(appendCursorHeader(raw[:0], list), body...))
+}
+
+// cursorBuffer sizes the stack buffers cursors are built in: a page of
+// cursors then costs one allocation each (the string), however long a
+// data-node cursor is (a longer one spills to the heap, still correct).
+const cursorBuffer = 512
+
+// appendCursorHeader appends "v1:<list>:".
+func appendCursorHeader(b []byte, list cursorList) []byte {
+	b = append(b, cursorVersion...)
+	b = append(b, ':')
+	b = append(b, list...)
+	return append(b, ':')
+}
+
+// sealCursor returns the cursor of the raw form "v1:<list>:<payload>".
+func sealCursor(raw []byte) string {
+	var buf [cursorBuffer * 4 / 3]byte
+	return string(base64.RawURLEncoding.AppendEncode(buf[:0], raw))
+}
+
+// appendJSONString appends s as a JSON string, exactly as encoding/json
+// writes it (HTML characters escaped). Cursor payload strings are ids and
+// base64 text, so the fast path is the only one taken in practice.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			quoted, err := json.Marshal(s)
+			if err != nil {
+				panic(fmt.Sprintf("encode cursor string: %v", err)) // cannot fail for a string
+			}
+			return append(b, quoted...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // decodeCursor reads a cursor issued for list into payload. arg names the
@@ -56,7 +99,12 @@ func decodeCursor(arg, cursor string, list cursorList, payload any) error {
 		return badInput("%s: malformed cursor; pass a cursor from edges.cursor or pageInfo", arg)
 	}
 	if cursorList(owner) != list {
-		return badInput("%s: this cursor belongs to the %s list, not to %s; cursors only page the list that issued them", arg, owner, list)
+		switch cursorList(owner) {
+		case listAssets, listFundingPayments, listDelegations, listTransactions:
+			return badInput("%s: this cursor belongs to the %s list, not to %s; cursors only page the list that issued them", arg, owner, list)
+		}
+		// Not one of ours: never echo what a forged cursor carries.
+		return badInput("%s: malformed cursor; pass a cursor from edges.cursor or pageInfo", arg)
 	}
 	if err := json.Unmarshal([]byte(body), payload); err != nil {
 		return badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", arg, list)

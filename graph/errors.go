@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -22,6 +23,10 @@ const (
 	CodeRateLimited         = "RATE_LIMITED"
 	CodeQueryTooComplex     = "QUERY_TOO_COMPLEX"
 	CodeInternal            = "INTERNAL"
+	// CodePersistedQueryNotFound answers a request that sent only the
+	// hash of a query this gateway does not know (automatic persisted
+	// queries): the client sends the hash with the full query next.
+	CodePersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
 )
 
 // Error is an error the gateway reports to clients as it is: its message is
@@ -64,6 +69,8 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			for k, v := range ext {
 				gqlErr.Extensions[k] = v
 			}
+		case gqlErr.Extensions["code"] == CodePersistedQueryNotFound:
+			// The APQ protocol's own code: clients resend the full query.
 		case gqlErr.Extensions["code"] != nil:
 			// Parse and validation errors from gqlgen: the request is wrong.
 			gqlErr.Extensions["code"] = CodeBadUserInput
@@ -87,6 +94,7 @@ func classify(err error) (code, message string, ext map[string]any) {
 		unavailable *upstream.UnavailableError
 		decodeErr   *upstream.DecodeError
 		enumErr     *upstream.UnknownEnumError
+		budgetErr   *upstream.BudgetError
 	)
 	switch {
 	case errors.As(err, &gwErr):
@@ -94,6 +102,10 @@ func classify(err error) (code, message string, ext map[string]any) {
 			return "", "", nil
 		}
 		return gwErr.Code, gwErr.Message, nil
+	case errors.As(err, &budgetErr):
+		// The gateway holds back its own calls: the upstream is not asked.
+		retry := int64(math.Ceil(budgetErr.RetryAfter.Seconds()))
+		return CodeRateLimited, budgetErr.Error(), map[string]any{"retryAfter": max(retry, 1)}
 	case errors.As(err, &enumErr):
 		return CodeUpstreamError, enumErr.Error(), nil
 	case errors.As(err, &upErr):
@@ -106,6 +118,20 @@ func classify(err error) (code, message string, ext map[string]any) {
 		return CodeUpstreamUnavailable, "the request took longer than its deadline", nil
 	case errors.Is(err, context.Canceled):
 		return CodeUpstreamUnavailable, "the request was cancelled", nil
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e.Error() == "introspection disabled" { // gqlgen's, when the extension is off
+			return CodeBadUserInput, "introspection is disabled on this gateway (INTROSPECTION=false); see /schema.graphql for the schema", nil
+		}
+	}
+	var gqlErr *gqlerror.Error
+	if errors.As(err, &gqlErr) && gqlErr.Err == nil {
+		if msg, ok := parserLimitMessage(gqlErr.Message); ok {
+			return CodeQueryTooComplex, msg, nil
+		}
+		if msg, ok := requestErrorMessage(gqlErr.Message); ok {
+			return CodeBadUserInput, msg, nil
+		}
 	}
 	return "", "", nil
 }
@@ -130,10 +156,12 @@ func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]a
 	ext = map[string]any{"upstream": up}
 	switch e.StatusCode {
 	case 429:
+		ext["retryAfter"] = int64(max(math.Ceil(max(e.RateLimitReset, e.RetryAfter).Seconds()), 1))
 		return CodeRateLimited, "the data node's rate limit is reached; retry shortly", ext
 	case 403:
-		if e.RetryAfter > 0 {
-			return CodeRateLimited, fmt.Sprintf("the data node refuses requests for %s (rate-limit ban)", e.RetryAfter), ext
+		if wait, banned := upstream.IsRateLimited(e); banned {
+			ext["retryAfter"] = int64(math.Ceil(wait.Seconds()))
+			return CodeRateLimited, fmt.Sprintf("the data node refuses requests for %s (rate-limit ban)", wait), ext
 		}
 	case 404:
 		// A 404 with the data node's error detail is a missing resource; a
@@ -147,6 +175,9 @@ func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]a
 }
 
 func unavailableReason(e *upstream.UnavailableError) string {
+	if errors.Is(e, upstream.ErrCircuitOpen) {
+		return "it failed repeatedly, so the gateway stops calling it for a few seconds (circuit breaker open)"
+	}
 	if errors.Is(e, context.DeadlineExceeded) {
 		return "no answer before the deadline"
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/tradenet/gateway/graph/model"
 	"github.com/tradenet/gateway/upstream"
@@ -53,6 +54,27 @@ type fundingCursor struct {
 	// position.
 	H bool `json:"h"`
 	D int  `json:"d"`
+}
+
+// encode returns the cursor: its JSON
+// ({"k":{"t":…,"m":"…","s":…,"p":"…"},"h":…,"d":…}) written without
+// reflection, in a stack buffer.
+func (c fundingCursor) encode() string {
+	var raw [cursorBuffer]byte
+	b := appendCursorHeader(raw[:0], listFundingPayments)
+	b = append(b, `{"k":{"t":`...)
+	b = strconv.AppendInt(b, c.K.T, 10)
+	b = append(b, `,"m":`...)
+	b = appendJSONString(b, c.K.M)
+	b = append(b, `,"s":`...)
+	b = strconv.AppendUint(b, c.K.S, 10)
+	b = append(b, `,"p":`...)
+	b = appendJSONString(b, c.K.P)
+	b = append(b, `},"h":`...)
+	b = strconv.AppendBool(b, c.H)
+	b = append(b, `,"d":`...)
+	b = strconv.AppendInt(b, int64(c.D), 10)
+	return sealCursor(append(b, '}'))
 }
 
 // fundingFilter is what a funding-payments connection is filtered by.
@@ -140,7 +162,7 @@ func (r *Resolver) listFundingPayments(ctx context.Context, f fundingFilter, arg
 	cursors := make([]string, len(rows))
 	conn := &model.FundingPaymentConnection{Edges: make([]model.FundingPaymentEdge, len(rows))}
 	for i := range rows {
-		cursors[i] = encodeCursor(listFundingPayments, fundingCursor{K: keyOfFunding(&rows[i]), H: pos[i].Head, D: pos[i].Dist})
+		cursors[i] = fundingCursor{K: keyOfFunding(&rows[i]), H: pos[i].Head, D: pos[i].Dist}.encode()
 		conn.Edges[i] = model.FundingPaymentEdge{Cursor: cursors[i], Node: &rows[i]}
 	}
 	conn.PageInfo = pageInfo(cursors, hasNext, hasPrev)

@@ -3280,6 +3280,8 @@ var sources = []*ast.Source{
 # - Every time is a Timestamp (RFC 3339 UTC); an upstream zero meaning "unset" is null.
 # - Every enum-typed field is nullable: a value this schema does not know becomes null plus an
 #   error naming the value, and the rest of the response is intact.
+# - Every list (connection) field is nullable: a list whose upstream call fails is null plus an
+#   error, and the other fields of the response still resolve.
 # - A reference named ` + "`" + `…Id` + "`" + ` keeps its string and gains a sibling object named without the
 #   suffix; a reference named without the suffix is the object itself.
 
@@ -3353,7 +3355,7 @@ type Query {
     before: String
     "Order by id descending (true, the default) or ascending (false)."
     newestFirst: Boolean
-  ): AssetConnection!
+  ): AssetConnection
 
   """
   A party's funding payment gains and losses from positions on perpetual markets, produced when
@@ -3380,7 +3382,7 @@ type Query {
     before: String
     "Order newest first (true, the default) or oldest first (false)."
     newestFirst: Boolean
-  ): FundingPaymentConnection!
+  ): FundingPaymentConnection
 
   """
   Token delegations from parties to network nodes. Newest first by default (by time, then
@@ -3410,7 +3412,7 @@ type Query {
     before: String
     "Order newest first (true, the default) or oldest first (false)."
     newestFirst: Boolean
-  ): DelegationConnection!
+  ): DelegationConnection
 
   """
   Transactions recorded on the network's blockchain, each carrying its decoded network command.
@@ -3435,7 +3437,7 @@ type Query {
     last: Int
     "Cursor of an edge of this list (normally the next page's ` + "`" + `pageInfo.startCursor` + "`" + `): return the newer transactions before it."
     before: String
-  ): TransactionConnection!
+  ): TransactionConnection
 
   """
   A party, by its public key. Parties are not looked up: any key gives a Party, whose lists are
@@ -3590,7 +3592,7 @@ type Party {
     before: String
     "Order newest first (true, the default) or oldest first (false)."
     newestFirst: Boolean
-  ): FundingPaymentConnection!
+  ): FundingPaymentConnection
 
   """
   Delegations made by this party, newest first by default. ` + "`" + `nodeId` + "`" + ` and ` + "`" + `epochId` + "`" + ` combine with
@@ -3615,7 +3617,7 @@ type Party {
     before: String
     "Order newest first (true, the default) or oldest first (false)."
     newestFirst: Boolean
-  ): DelegationConnection!
+  ): DelegationConnection
 
   """
   Transactions whose sender or receiver is this party, always newest first. ` + "`" + `cmdTypes` + "`" + ` and
@@ -3636,7 +3638,7 @@ type Party {
     last: Int
     "Cursor of an edge of this list (normally the next page's ` + "`" + `pageInfo.startCursor` + "`" + `): return the newer transactions before it."
     before: String
-  ): TransactionConnection!
+  ): TransactionConnection
 }
 
 """
@@ -3671,7 +3673,7 @@ type ValidatorNode {
     before: String
     "Order newest first (true, the default) or oldest first (false)."
     newestFirst: Boolean
-  ): DelegationConnection!
+  ): DelegationConnection
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -12868,10 +12870,10 @@ func (ec *executionContext) _Party_fundingPayments(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FundingPaymentConnection) graphql.Marshaler {
-			return ec.marshalNFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, selections, v)
+			return ec.marshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Party_fundingPayments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -12912,10 +12914,10 @@ func (ec *executionContext) _Party_delegations(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.DelegationConnection) graphql.Marshaler {
-			return ec.marshalNDelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, selections, v)
+			return ec.marshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Party_delegations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -12956,10 +12958,10 @@ func (ec *executionContext) _Party_transactions(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
-			return ec.marshalNTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, selections, v)
+			return ec.marshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Party_transactions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -13765,10 +13767,10 @@ func (ec *executionContext) _Query_assets(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AssetConnection) graphql.Marshaler {
-			return ec.marshalNAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx, selections, v)
+			return ec.marshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_assets(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -13809,10 +13811,10 @@ func (ec *executionContext) _Query_fundingPayments(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FundingPaymentConnection) graphql.Marshaler {
-			return ec.marshalNFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, selections, v)
+			return ec.marshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_fundingPayments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -13853,10 +13855,10 @@ func (ec *executionContext) _Query_delegations(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.DelegationConnection) graphql.Marshaler {
-			return ec.marshalNDelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, selections, v)
+			return ec.marshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_delegations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -13897,10 +13899,10 @@ func (ec *executionContext) _Query_transactions(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
-			return ec.marshalNTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, selections, v)
+			return ec.marshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_transactions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -17076,10 +17078,10 @@ func (ec *executionContext) _ValidatorNode_delegations(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.DelegationConnection) graphql.Marshaler {
-			return ec.marshalNDelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, selections, v)
+			return ec.marshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_ValidatorNode_delegations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -21052,19 +21054,19 @@ func (ec *executionContext) _Party(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "fundingPayments":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Party_fundingPayments(ctx, field, obj)
 				})
 		case "delegations":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Party_delegations(ctx, field, obj)
 				})
 		case "transactions":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Party_transactions(ctx, field, obj)
 				})
@@ -21510,25 +21512,25 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				})
 		case "assets":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_assets(ctx, field)
 				})
 		case "fundingPayments":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_fundingPayments(ctx, field)
 				})
 		case "delegations":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_delegations(ctx, field)
 				})
 		case "transactions":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_transactions(ctx, field)
 				})
@@ -23027,7 +23029,7 @@ func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.Selectio
 			}
 		case "delegations":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ValidatorNode_delegations(ctx, field, obj)
 				})
@@ -23418,14 +23420,6 @@ func (ec *executionContext) marshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return ec._Asset(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx context.Context, sel ast.SelectionSet, v *model.AssetConnection) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "AssetConnection!")
-		return graphql.Null
-	}
-	return ec._AssetConnection(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNAssetDetails2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, sel ast.SelectionSet, v upstream.AssetDetails) graphql.Marshaler {
 	return ec._AssetDetails(ctx, sel, &v)
 }
@@ -23512,14 +23506,6 @@ func (ec *executionContext) marshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgate
 	return ec._Delegation(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNDelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx context.Context, sel ast.SelectionSet, v *model.DelegationConnection) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "DelegationConnection!")
-		return graphql.Null
-	}
-	return ec._DelegationConnection(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNDelegationEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdge(ctx context.Context, sel ast.SelectionSet, v model.DelegationEdge) graphql.Marshaler {
 	return ec._DelegationEdge(ctx, sel, &v)
 }
@@ -23580,14 +23566,6 @@ func (ec *executionContext) marshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋ
 		return graphql.Null
 	}
 	return ec._FundingPayment(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx context.Context, sel ast.SelectionSet, v *model.FundingPaymentConnection) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "FundingPaymentConnection!")
-		return graphql.Null
-	}
-	return ec._FundingPaymentConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNFundingPaymentEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdge(ctx context.Context, sel ast.SelectionSet, v model.FundingPaymentEdge) graphql.Marshaler {
@@ -24023,14 +24001,6 @@ func (ec *executionContext) marshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgat
 	return ec._Transaction(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "TransactionConnection!")
-		return graphql.Null
-	}
-	return ec._TransactionConnection(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNTransactionEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdge(ctx context.Context, sel ast.SelectionSet, v model.TransactionEdge) graphql.Marshaler {
 	return ec._TransactionEdge(ctx, sel, &v)
 }
@@ -24248,6 +24218,13 @@ func (ec *executionContext) marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return ec._Asset(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx context.Context, sel ast.SelectionSet, v *model.AssetConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AssetConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, v any) (upstream.AssetStatus, error) {
 	var res upstream.AssetStatus
 	err := res.UnmarshalGQLContext(ctx, v)
@@ -24399,6 +24376,13 @@ func (ec *executionContext) marshalODataSourceSpecToPerpetualBinding2ᚖgithub�
 	return ec._DataSourceSpecToPerpetualBinding(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx context.Context, sel ast.SelectionSet, v *model.DelegationConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DelegationConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx context.Context, v any) (upstream.DispatchMetric, error) {
 	var res upstream.DispatchMetric
 	err := res.UnmarshalGQLContext(ctx, v)
@@ -24469,6 +24453,13 @@ func (ec *executionContext) marshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋ
 		return graphql.Null
 	}
 	return ec._EthTimeTrigger(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx context.Context, sel ast.SelectionSet, v *model.FundingPaymentConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._FundingPaymentConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx context.Context, sel ast.SelectionSet, v *upstream.Future) graphql.Marshaler {
@@ -25023,6 +25014,13 @@ func (ec *executionContext) marshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatew
 		return graphql.Null
 	}
 	return graphql.WrapContextMarshaler(ctx, v)
+}
+
+func (ec *executionContext) marshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TransactionConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx context.Context, v any) (upstream.TransactionVersion, error) {

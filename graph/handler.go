@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -29,7 +30,29 @@ type HandlerConfig struct {
 	Loaders LoaderConfig
 	// Logger receives internal errors and recovered panics.
 	Logger *slog.Logger
+	// AssetCache is the asset cache shared by all requests; nil makes an
+	// in-process one of Loaders.AssetCacheSize entries kept for
+	// Loaders.AssetCacheTTL.
+	AssetCache AssetCache
+	// APQCache stores automatic persisted queries by their SHA-256 hash;
+	// nil keeps DefaultAPQCacheSize of them in memory.
+	APQCache graphql.Cache[string]
+	// Extensions are added to gqlgen's executor before any other, so that
+	// they see every operation and response whole (metrics, tracing).
+	Extensions []graphql.HandlerExtension
+	// Hooks observe the loaders and the asset cache, for metrics.
+	Hooks Hooks
+	// Limits bound each request (depth, cost, tokens, aliases, body
+	// size); zero fields take DefaultLimits'.
+	Limits Limits
+	// RequestTimeout bounds each request, upstream calls included; 0
+	// means no deadline of the handler's own.
+	RequestTimeout time.Duration
 }
+
+// DefaultAPQCacheSize is how many persisted queries the in-memory APQ
+// cache keeps when HandlerConfig.APQCache is nil.
+const DefaultAPQCacheSize = 1000
 
 // NewHandler builds the GraphQL endpoint: gqlgen's server with explicit
 // transports (GET and POST; no WebSocket, no multipart: the API has no
@@ -52,23 +75,41 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging}
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: resolver}))
+	for _, ext := range cfg.Extensions {
+		srv.Use(ext)
+	}
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	cfg.Limits = cfg.Limits.withDefaults()
+	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
+	srv.Use(&limitsExtension{limits: cfg.Limits, paging: cfg.Paging})
+	if cfg.APQCache == nil {
+		cfg.APQCache = lru.New[string](DefaultAPQCacheSize)
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: boundedAPQCache{Cache: cfg.APQCache, max: MaxPersistedQueryBytes}})
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
 	srv.SetErrorPresenter(ErrorPresenter(cfg.Logger))
 	srv.SetRecoverFunc(recoverFunc(cfg.Logger))
 	srv.AroundResponses(freshnessExtension)
-	cache := NewAssetCache(cfg.Loaders.AssetCacheSize, cfg.Loaders.AssetCacheTTL)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	cache := cfg.AssetCache
+	if cache == nil {
+		cache = NewAssetCache(cfg.Loaders.AssetCacheSize, cfg.Loaders.AssetCacheTTL)
+	}
+	return guardRequest(cfg.Limits.MaxBodyBytes, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cfg.RequestTimeout > 0 {
+			ctx, cancel := context.WithTimeout(r.Context(), cfg.RequestTimeout)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
 		fresh := &freshness{}
 		up := newRequestUpstream(cfg.Upstream)
-		state := &requestState{loaders: newLoaders(up, cache, cfg.Loaders, fresh), fresh: fresh, upstream: up}
-		srv.ServeHTTP(w, r.WithContext(withRequestState(r.Context(), state)))
-	})
+		state := &requestState{loaders: newLoaders(up, cache, cfg.Loaders, cfg.Hooks, fresh), fresh: fresh, upstream: up}
+		srv.ServeHTTP(w, r.WithContext(withPanicLogger(withRequestState(r.Context(), state), cfg.Logger)))
+	}))
 }
 
 // recoverFunc turns a panic in a resolver into an INTERNAL error, logged

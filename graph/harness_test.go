@@ -31,12 +31,15 @@ var sharedSample = sync.OnceValues(func() (*sampleservice.Server, error) {
 type testGateway struct {
 	URL    string
 	Sample *sampleservice.Server
+	Client *upstream.Client
 }
 
 // gatewayOptions adjusts a test gateway.
 type gatewayOptions struct {
 	Handler graph.HandlerConfig
 	Client  upstream.Config
+	// NoIntrospection turns introspection off (on by default in tests).
+	NoIntrospection bool
 }
 
 // newGateway serves a gateway over sample (nil: the shared sample).
@@ -70,10 +73,10 @@ func newGatewayWith(t *testing.T, upstreamURL string, opts gatewayOptions) *test
 		t.Fatal(err)
 	}
 	opts.Handler.Upstream = client
-	opts.Handler.Introspection = true
+	opts.Handler.Introspection = !opts.NoIntrospection
 	srv := httptest.NewServer(graph.NewHandler(opts.Handler))
 	t.Cleanup(srv.Close)
-	return &testGateway{URL: srv.URL}
+	return &testGateway{URL: srv.URL, Client: client}
 }
 
 // startSample starts a sample service of the test's own.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
-	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/tradenet/gateway/upstream"
 )
@@ -35,44 +34,6 @@ const assetPageSize = 5000
 // maxAssetPages bounds a listing of all assets (5000 a page).
 const maxAssetPages = 40
 
-// cachedAsset is an asset with the freshness of the response it came in;
-// a nil Asset records that the id does not exist (cached too, so a
-// dangling reference does not cost a lookup on every request).
-type cachedAsset struct {
-	ID        string
-	Asset     *upstream.Asset
-	Freshness upstream.Freshness
-}
-
-// AssetCache is the cache of assets shared by all requests: bounded,
-// expiring, safe for concurrent use. Assets change rarely.
-type AssetCache struct {
-	lru *expirable.LRU[string, cachedAsset]
-}
-
-// NewAssetCache makes a cache of at most size assets, each kept for ttl;
-// size 0 gives a cache that holds nothing.
-func NewAssetCache(size int, ttl time.Duration) *AssetCache {
-	if size <= 0 {
-		return &AssetCache{}
-	}
-	return &AssetCache{lru: expirable.NewLRU[string, cachedAsset](size, nil, ttl)}
-}
-
-func (c *AssetCache) get(id string) (cachedAsset, bool) {
-	if c == nil || c.lru == nil {
-		return cachedAsset{}, false
-	}
-	return c.lru.Get(id)
-}
-
-func (c *AssetCache) add(a cachedAsset) {
-	if c == nil || c.lru == nil {
-		return
-	}
-	c.lru.Add(a.ID, a)
-}
-
 // Loaders are the per-request batching loaders, made fresh for every
 // request so that their caches never outlive it.
 type Loaders struct {
@@ -81,10 +42,10 @@ type Loaders struct {
 }
 
 // newLoaders makes one request's loaders.
-func newLoaders(up Upstream, cache *AssetCache, cfg LoaderConfig, fresh *freshness) *Loaders {
-	b := &assetBatcher{upstream: up, cache: cache, few: cfg.FewAssets, fresh: fresh}
+func newLoaders(up Upstream, cache AssetCache, cfg LoaderConfig, hooks Hooks, fresh *freshness) *Loaders {
+	b := &assetBatcher{upstream: up, cache: cache, few: cfg.FewAssets, hooks: hooks, fresh: fresh}
 	return &Loaders{
-		AssetsByID: dataloader.NewBatchedLoader(b.load, dataloader.WithWait[string, *upstream.Asset](cfg.Wait)),
+		AssetsByID: dataloader.NewBatchedLoader(recoverBatch(b.load), dataloader.WithWait[string, *upstream.Asset](cfg.Wait)),
 	}
 }
 
@@ -92,17 +53,22 @@ func newLoaders(up Upstream, cache *AssetCache, cfg LoaderConfig, fresh *freshne
 // by single lookups for a few ids, or one listing for many.
 type assetBatcher struct {
 	upstream Upstream
-	cache    *AssetCache
+	cache    AssetCache
 	few      int
+	hooks    Hooks
 	fresh    *freshness
 }
 
 // load is the batch function: exactly one result per id, in order.
 func (b *assetBatcher) load(ctx context.Context, ids []string) []*dataloader.Result[*upstream.Asset] {
 	results := make([]*dataloader.Result[*upstream.Asset], len(ids))
+	if b.hooks.LoaderBatch != nil {
+		b.hooks.LoaderBatch("assets", len(ids))
+	}
+	cached := b.cache.Get(ctx, ids)
 	var missing []int
 	for i, id := range ids {
-		if hit, ok := b.cache.get(id); ok {
+		if hit, ok := cached[id]; ok {
 			b.fresh.record(hit.Freshness)
 			if hit.Asset == nil {
 				results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", id)}
@@ -112,6 +78,9 @@ func (b *assetBatcher) load(ctx context.Context, ids []string) []*dataloader.Res
 			continue
 		}
 		missing = append(missing, i)
+	}
+	if b.hooks.AssetCache != nil {
+		b.hooks.AssetCache(len(ids)-len(missing), len(missing))
 	}
 	if len(missing) == 0 {
 		return results
@@ -131,19 +100,26 @@ func (b *assetBatcher) lookupEach(ctx context.Context, ids []string, missing []i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A panic on this goroutine would end the process: it becomes
+			// this id's error.
+			defer func() {
+				if p := recover(); p != nil {
+					results[i] = &dataloader.Result[*upstream.Asset]{Error: panicError(ctx, "asset lookup", p)}
+				}
+			}()
 			asset, fresh, err := b.upstream.GetAsset(ctx, ids[i])
 			switch {
 			case upstream.IsNotFound(err):
-				b.cache.add(cachedAsset{ID: ids[i]})
+				b.cache.Add(ctx, CachedAsset{ID: ids[i]})
 				results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", ids[i])}
 			case err != nil:
 				results[i] = &dataloader.Result[*upstream.Asset]{Error: fmt.Errorf("look up asset %s: %w", ids[i], err)}
 			default:
-				entry := cachedAsset{ID: asset.ID, Asset: asset}
+				entry := CachedAsset{ID: asset.ID, Asset: asset}
 				if fresh != nil {
 					entry.Freshness = *fresh
 				}
-				b.cache.add(entry)
+				b.cache.Add(ctx, entry)
 				b.fresh.record(entry.Freshness)
 				results[i] = &dataloader.Result[*upstream.Asset]{Data: asset}
 			}
@@ -156,6 +132,7 @@ func (b *assetBatcher) lookupEach(ctx context.Context, ids []string, missing []i
 // goes into the shared cache.
 func (b *assetBatcher) listAll(ctx context.Context, ids []string, missing []int, results []*dataloader.Result[*upstream.Asset]) {
 	byID, err := b.listAssets(ctx)
+	var absent []CachedAsset
 	for _, i := range missing {
 		switch a, ok := byID[ids[i]]; {
 		case ok:
@@ -163,9 +140,12 @@ func (b *assetBatcher) listAll(ctx context.Context, ids []string, missing []int,
 		case err != nil:
 			results[i] = &dataloader.Result[*upstream.Asset]{Error: err}
 		default:
-			b.cache.add(cachedAsset{ID: ids[i]})
+			absent = append(absent, CachedAsset{ID: ids[i]})
 			results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", ids[i])}
 		}
+	}
+	if len(absent) > 0 {
+		b.cache.Add(ctx, absent...)
 	}
 }
 
@@ -179,11 +159,13 @@ func (b *assetBatcher) listAssets(ctx context.Context) (map[string]*upstream.Ass
 			return byID, fmt.Errorf("list assets: %w", err)
 		}
 		b.fresh.record(pg.Freshness)
+		entries := make([]CachedAsset, 0, len(pg.Edges))
 		for i := range pg.Edges {
 			a := &pg.Edges[i].Node
 			byID[a.ID] = a
-			b.cache.add(cachedAsset{ID: a.ID, Asset: a, Freshness: pg.Freshness})
+			entries = append(entries, CachedAsset{ID: a.ID, Asset: a, Freshness: pg.Freshness})
 		}
+		b.cache.Add(ctx, entries...)
 		if !pg.PageInfo.HasNextPage || pg.PageInfo.EndCursor == "" {
 			return byID, nil
 		}

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/tradenet/gateway/graph/model"
 	"github.com/tradenet/gateway/upstream"
@@ -18,6 +19,18 @@ type transactionFilter struct {
 type txCursor struct {
 	B uint64 `json:"b"`
 	I uint32 `json:"i"`
+}
+
+// encode returns the cursor: its JSON ({"b":…,"i":…}) written without
+// reflection, in a stack buffer.
+func (c txCursor) encode() string {
+	var raw [cursorBuffer]byte
+	b := appendCursorHeader(raw[:0], listTransactions)
+	b = append(b, `{"b":`...)
+	b = strconv.AppendUint(b, c.B, 10)
+	b = append(b, `,"i":`...)
+	b = strconv.AppendUint(b, uint64(c.I), 10)
+	return sealCursor(append(b, '}'))
 }
 
 // maxExplorerFollowUps bounds the extra requests made when the explorer
@@ -82,7 +95,7 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 	conn := &model.TransactionConnection{Edges: make([]model.TransactionEdge, len(rows))}
 	for i := range rows {
 		pos := rows[i].Position()
-		cursors[i] = encodeCursor(listTransactions, txCursor{B: pos.Block, I: pos.Index})
+		cursors[i] = txCursor{B: pos.Block, I: pos.Index}.encode()
 		conn.Edges[i] = model.TransactionEdge{Cursor: cursors[i], Node: &rows[i]}
 	}
 	conn.PageInfo = pageInfo(cursors, hasNext, hasPrev)

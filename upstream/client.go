@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Service names one of the two upstream HTTP services.
@@ -65,6 +67,27 @@ type Config struct {
 	// successfully or not, for metrics and tests. It must be fast and safe
 	// for concurrent use.
 	OnResponse func(RequestInfo)
+
+	// Retry bounds the retries of calls that failed with a connection
+	// error, a timeout or a 5xx (see resilience.go).
+	Retry RetryConfig
+	// Breaker configures the circuit breaker of each service.
+	Breaker BreakerConfig
+	// MaxConcurrent bounds the requests in flight to each service; 0 means
+	// DefaultMaxConcurrent.
+	MaxConcurrent int
+	// Budget is the rate budget of data-node calls (the explorer has no
+	// rate limit); nil means none. NewLocalBudget makes one.
+	Budget Budget
+	// OnBreakerChange, if set, is called when a service's circuit breaker
+	// changes state ("closed", "half-open", "open"), for metrics and logs.
+	// It is called with the breaker's lock held: it must be fast and must
+	// not call BreakerState.
+	OnBreakerChange func(service Service, from, to string)
+	// TracerProvider, if set, traces every upstream request: a client
+	// span per HTTP request, child of the caller's span, whose W3C trace
+	// context (traceparent) is sent to the upstream. Nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // RequestInfo describes one finished upstream request.
@@ -90,7 +113,12 @@ type Client struct {
 	maxBody    int64
 	userAgent  string
 	onResponse func(RequestInfo)
+	tracer     trace.Tracer // nil: no tracing
 	flights    flights
+
+	guards                 map[Service]*guard
+	retries                int
+	retryInitial, retryMax time.Duration
 
 	assets, fundingPayments, delegations, transactions route
 }
@@ -121,6 +149,7 @@ func New(cfg Config) (*Client, error) {
 		maxBody:    cfg.MaxBodyBytes,
 		userAgent:  cfg.UserAgent,
 		onResponse: cfg.OnResponse,
+		tracer:     tracerOf(cfg.TracerProvider),
 
 		assets:          route{ServiceDataNode, EndpointAssets, dataNode.JoinPath("api/v2/assets").String()},
 		fundingPayments: route{ServiceDataNode, EndpointFundingPayments, dataNode.JoinPath("api/v2/funding-payments").String()},
@@ -132,6 +161,23 @@ func New(cfg Config) (*Client, error) {
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
+	}
+	c.retries, c.retryInitial, c.retryMax = cfg.Retry.Retries, cfg.Retry.InitialInterval, cfg.Retry.MaxInterval
+	switch {
+	case c.retries == 0:
+		c.retries = DefaultRetries
+	case c.retries < 0:
+		c.retries = 0
+	}
+	if c.retryInitial <= 0 {
+		c.retryInitial = DefaultRetryInitial
+	}
+	if c.retryMax <= 0 {
+		c.retryMax = DefaultRetryMax
+	}
+	c.guards = map[Service]*guard{
+		ServiceDataNode: newGuard(ServiceDataNode, &cfg, cfg.Budget),
+		ServiceExplorer: newGuard(ServiceExplorer, &cfg, nil),
 	}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxBodyBytes
@@ -299,9 +345,17 @@ func get[B any, PB interface {
 	if len(q) > 0 {
 		target += "?" + q.Encode()
 	}
+	// The flight outlives a caller who gives up, but not the first
+	// caller's deadline: retries never run past it.
+	deadline, hasDeadline := ctx.Deadline()
 	res, err, _ := c.flights.do(ctx, target, func(ctx context.Context) (flightResult, error) {
+		if hasDeadline {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+		}
 		body := PB(new(B))
-		fresh, err := c.do(ctx, r, target, body)
+		fresh, err := c.call(ctx, r, target, body)
 		return flightResult{body: body, fresh: fresh}, err
 	})
 	if err != nil {
@@ -312,6 +366,16 @@ func get[B any, PB interface {
 	}
 	body, _ := res.body.(PB)
 	return (*B)(body), res.fresh, nil
+}
+
+// BreakerState is the state of service's circuit breaker: "closed",
+// "half-open" or "open" (BreakerClosed, BreakerHalfOpen, BreakerOpen).
+func (c *Client) BreakerState(service Service) string {
+	g, ok := c.guards[service]
+	if !ok {
+		return ""
+	}
+	return g.state()
 }
 
 // do performs one GET of target and decodes a 2xx JSON body into out.
@@ -325,13 +389,17 @@ func (c *Client) do(ctx context.Context, r route, target string, out listBody) (
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
+	ctx, span := c.startSpan(ctx, r, target, req.Header)
+	req = req.WithContext(ctx)
+	countCall(ctx)
 
 	info := RequestInfo{Service: r.service, Endpoint: r.endpoint}
 	start := time.Now()
 	defer func() {
+		info.Duration = time.Since(start)
+		info.Err = err
+		endSpan(span, info)
 		if c.onResponse != nil {
-			info.Duration = time.Since(start)
-			info.Err = err
 			c.onResponse(info)
 		}
 	}()

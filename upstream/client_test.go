@@ -384,9 +384,10 @@ func TestClientErrors(t *testing.T) {
 		},
 		{
 			name: "rate limited", status: 429, call: listAssets,
-			header:      http.Header{"Ratelimit-Limit": {"100"}, "Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"1"}},
-			body:        `{"code":8,"message":"api request rate limit exceeded","details":[]}`,
-			want:        &Error{Service: ServiceDataNode, Endpoint: EndpointAssets, StatusCode: 429, Code: 8, Message: "api request rate limit exceeded"},
+			header: http.Header{"Ratelimit-Limit": {"100"}, "Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"1"}},
+			body:   `{"code":8,"message":"api request rate limit exceeded","details":[]}`,
+			want: &Error{Service: ServiceDataNode, Endpoint: EndpointAssets, StatusCode: 429, Code: 8, Message: "api request rate limit exceeded",
+				RateLimitReset: time.Second},
 			wantLimited: true,
 		},
 		{

@@ -53,6 +53,8 @@ func (s *enum[E]) unmarshalJSON(dst *E, b []byte) error {
 	switch {
 	case isNull(b):
 		return nil
+	case len(b) == 0: // never from encoding/json, but UnmarshalJSON is public
+		return &json.UnmarshalTypeError{Value: "empty input", Type: s.typ}
 	case len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"':
 		// Known names are interned: the map lookup does not allocate.
 		if v, ok := s.values[string(b[1:len(b)-1])]; ok {
@@ -86,8 +88,7 @@ func (s *enum[E]) marshalGQL(w io.Writer, v E) error {
 		return &UnknownEnumError{Enum: s.name, Value: string(v)}
 	}
 	// Known names are [A-Z0-9_]: no escaping needed.
-	buf := make([]byte, 0, len(v)+2)
-	buf = append(buf, '"')
+	buf := append(spareCapacity(w), '"')
 	buf = append(buf, v...)
 	buf = append(buf, '"')
 	_, err := w.Write(buf)

@@ -51,6 +51,9 @@ type Error struct {
 	// RetryAfter is how long the upstream asks the client to wait, from
 	// Ratelimit-Retry-After (seconds) or Retry-After; 0 if not given.
 	RetryAfter time.Duration
+	// RateLimitReset is when the data node's rate-limit window resets,
+	// from Ratelimit-Reset (seconds); 0 if not given.
+	RateLimitReset time.Duration
 	// Body is the start of a body that was not a JSON error (e.g. a
 	// plain-text "404 page not found"); empty otherwise.
 	Body string
@@ -190,6 +193,9 @@ func newError(r route, resp *http.Response, body []byte) *Error {
 		StatusCode: resp.StatusCode,
 		RetryAfter: retryAfter(resp.Header),
 	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		e.RateLimitReset = seconds(resp.Header.Get("Ratelimit-Reset"))
+	}
 	trimmed := bytes.TrimSpace(body)
 	var eb errorBody
 	if len(trimmed) > 0 && trimmed[0] == '{' && json.Unmarshal(trimmed, &eb) == nil &&
@@ -231,6 +237,15 @@ func retryAfter(h http.Header) time.Duration {
 		}
 	}
 	return 0
+}
+
+// seconds reads a header value of whole seconds; 0 if absent or malformed.
+func seconds(v string) time.Duration {
+	secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || secs <= 0 || secs > 24*3600 {
+		return 0
+	}
+	return time.Duration(secs) * time.Second
 }
 
 // snippet returns the start of b as valid UTF-8.

@@ -24,9 +24,12 @@ type oneOf[K any] struct {
 	unknown func(name string, raw RawJSON) K
 }
 
-// choice is the member picked so far among an object's keys.
+// choice is the member picked so far among an object's keys. key and raw
+// point into the object being decoded; the key becomes a string only when
+// it is needed (an unknown member's name, an error), so that decoding a
+// known member does not allocate its name.
 type choice struct {
-	name  string
+	key   []byte
 	raw   []byte
 	known bool
 }
@@ -40,8 +43,8 @@ func (o oneOf[K]) consider(c *choice, key []byte, raw []byte) {
 		return
 	}
 	_, known := o.members[string(key)]
-	if c.raw == nil || (known && !c.known) || (known == c.known && string(key) < c.name) {
-		*c = choice{name: string(key), raw: raw, known: known}
+	if c.raw == nil || (known && !c.known) || (known == c.known && bytes.Compare(key, c.key) < 0) {
+		*c = choice{key: key, raw: raw, known: known}
 	}
 }
 
@@ -58,13 +61,13 @@ func (o oneOf[K]) decode(obj []byte, c choice) (K, error) {
 	if !c.known {
 		raw, err := compactJSON(c.raw)
 		if err != nil {
-			return zero, inField(c.name, err)
+			return zero, inField(string(c.key), err)
 		}
-		return o.unknown(c.name, raw), nil
+		return o.unknown(string(c.key), raw), nil
 	}
-	member := o.members[c.name]()
+	member := o.members[string(c.key)]()
 	if err := json.Unmarshal(c.raw, member); err != nil {
-		return zero, inField(c.name, err)
+		return zero, inField(string(c.key), err)
 	}
 	return member, nil
 }

@@ -44,8 +44,7 @@ func (v Int64) MarshalJSON() ([]byte, error) {
 
 // MarshalGQLContext writes the value as a JSON string of its decimal digits.
 func (v Int64) MarshalGQLContext(_ context.Context, w io.Writer) error {
-	var buf [24]byte
-	_, err := w.Write(appendQuotedInt(buf[:0], int64(v)))
+	_, err := w.Write(appendQuotedInt(spareCapacity(w), int64(v)))
 	return err
 }
 
@@ -77,8 +76,7 @@ func (v Uint64) MarshalJSON() ([]byte, error) {
 
 // MarshalGQLContext writes the value as a JSON string of its decimal digits.
 func (v Uint64) MarshalGQLContext(_ context.Context, w io.Writer) error {
-	var buf [24]byte
-	_, err := w.Write(appendQuotedUint(buf[:0], uint64(v)))
+	_, err := w.Write(appendQuotedUint(spareCapacity(w), uint64(v)))
 	return err
 }
 
@@ -114,8 +112,7 @@ func (v *Int32) UnmarshalJSON(b []byte) error {
 
 // MarshalGQLContext writes the value as a JSON number.
 func (v Int32) MarshalGQLContext(_ context.Context, w io.Writer) error {
-	var buf [12]byte
-	_, err := w.Write(strconv.AppendInt(buf[:0], int64(v), 10))
+	_, err := w.Write(strconv.AppendInt(spareCapacity(w), int64(v), 10))
 	return err
 }
 
@@ -449,12 +446,24 @@ func writeTimestamp(w io.Writer, t time.Time) error {
 	if y := t.Year(); y < 0 || y > 9999 {
 		return fmt.Errorf("timestamp %d-… is outside the range RFC 3339 can express", y)
 	}
-	var buf [48]byte
-	b := append(buf[:0], '"')
+	b := append(spareCapacity(w), '"')
 	b = t.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, '"')
 	_, err := w.Write(b)
 	return err
+}
+
+// spareCapacity returns an empty slice to append a value's JSON into
+// before writing it to w: w's own spare capacity when it offers it
+// (*bytes.Buffer and *bufio.Writer do; gqlgen writes a response into a
+// bytes.Buffer), so that writing a scalar allocates nothing; else nil.
+// A buffer on the stack would escape through the io.Writer call and
+// cost an allocation per value.
+func spareCapacity(w io.Writer) []byte {
+	if a, ok := w.(interface{ AvailableBuffer() []byte }); ok {
+		return a.AvailableBuffer()
+	}
+	return nil
 }
 
 // gqlInt converts a GraphQL input value (a literal or a JSON-decoded

@@ -1,0 +1,291 @@
+// Command bench measures what the gateway costs over calling the REST data
+// service directly, and how that cost grows.
+//
+// It starts the sample data service in its fast mode (responses cached) on
+// loopback and a gateway in this process over it, then, for a fixed set of
+// queries, measures in the same run a Go client fetching the data straight
+// from the REST service (decoding it into package upstream's wire types and
+// making the extra requests the data needs) and the same client querying
+// the gateway. It reports ratios: latency (p50, p99), throughput, CPU and
+// allocations, upstream requests per request, bytes on the wire. Before
+// measuring a query it checks that both paths return the same items.
+//
+// Usage:
+//
+//	go run ./bench                      # every section, markdown on stdout
+//	go run ./bench -runs 3 -out r.md    # three runs, medians
+//	go run ./bench -smoke               # a few seconds: every query checked, tiny cells
+//	go run ./bench -cpuprofile cpu.out -memprofile mem.out   # profile the heaviest query
+//
+// BENCHMARKS.md explains the sections and holds results.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tradenet/gateway/graph"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command-line flags.
+type options struct {
+	sections    []string
+	duration    time.Duration
+	rounds      int
+	runs        int
+	maxRequests int
+	largeScale  int
+	loaderWait  time.Duration
+	smoke       bool
+	out         string
+	jsonOut     string
+
+	cpuProfile, memProfile string
+	profileDuration        time.Duration
+	profileConcurrency     int
+	profileQuery           string
+}
+
+var allSections = []string{"headline", "pagesize", "concurrency", "dataset", "coalescing"}
+
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{}
+	sections := fs.String("sections", strings.Join(allSections, ","), "sections to run, comma-separated: "+strings.Join(allSections, ", "))
+	fs.DurationVar(&o.duration, "duration", 3*time.Second, "how long each side of each cell is measured")
+	fs.IntVar(&o.rounds, "rounds", 3, "alternating rounds per cell (direct, gateway, direct, …) the duration is split into")
+	fs.IntVar(&o.runs, "runs", 1, "repeat every section this many times and report medians")
+	fs.IntVar(&o.maxRequests, "max-requests", 50000, "most requests per side of a cell")
+	fs.IntVar(&o.largeScale, "large-scale", 200, "scale of the large dataset (200: 1.2 million transactions)")
+	fs.DurationVar(&o.loaderWait, "loader-wait", graph.DefaultLoaderConfig.Wait, "the gateways' loader wait (LOADER_WAIT): how long the asset loader collects references before one upstream round")
+	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
+	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
+	fs.StringVar(&o.jsonOut, "json", "", "also write every measured cell as JSON to this file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile mode: write a CPU profile of the gateway serving the heaviest query under load")
+	fs.StringVar(&o.memProfile, "memprofile", "", "profile mode: write an allocation profile of the same")
+	fs.DurationVar(&o.profileDuration, "profile-duration", 10*time.Second, "how long profile mode drives the gateway")
+	fs.IntVar(&o.profileConcurrency, "profile-concurrency", 4, "concurrent clients in profile mode")
+	fs.StringVar(&o.profileQuery, "profile-query", "transactions-50", "the query profile mode drives: transactions-N, assets-N, delegations-N or party-N")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	for s := range strings.SplitSeq(*sections, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(allSections, s) {
+			return nil, fmt.Errorf("-sections: unknown section %q (want some of %s)", s, strings.Join(allSections, ", "))
+		}
+		o.sections = append(o.sections, s)
+	}
+	switch {
+	case o.duration <= 0 || o.rounds < 1 || o.runs < 1 || o.maxRequests < 1:
+		return nil, errors.New("-duration, -rounds, -runs and -max-requests must be positive")
+	case o.largeScale < 1:
+		return nil, errors.New("-large-scale must be at least 1")
+	case o.loaderWait < 0:
+		return nil, errors.New("-loader-wait must not be negative")
+	case o.profileDuration <= 0 || o.profileConcurrency < 1:
+		return nil, errors.New("-profile-duration and -profile-concurrency must be positive")
+	}
+	if o.smoke {
+		o.duration, o.rounds, o.runs = 50*time.Millisecond, 1, 1
+		o.maxRequests = min(o.maxRequests, 20)
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseOptions(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if o.cpuProfile != "" || o.memProfile != "" {
+		return profile(ctx, o, stderr)
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
+
+	start := time.Now()
+	small, err := newEnv(1, o.loaderWait)
+	if err != nil {
+		return err
+	}
+	defer small.close()
+	var large *env
+	if slices.Contains(o.sections, "dataset") {
+		if large, err = newEnv(o.largeScale, o.loaderWait); err != nil {
+			return err
+		}
+		defer large.close()
+	}
+	logf("sample services ready in %s", time.Since(start).Round(time.Millisecond))
+
+	rep := &report{options: o, machine: describeMachine()}
+	for r := range o.runs {
+		for _, s := range o.sections {
+			logf("run %d/%d: %s", r+1, o.runs, s)
+			if err := runSection(ctx, o, s, small, large, rep, logf); err != nil {
+				return fmt.Errorf("%s: %w", s, err)
+			}
+		}
+	}
+	rep.took = time.Since(start)
+
+	w := stdout
+	if o.out != "" {
+		f, err := os.Create(o.out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := rep.write(w); err != nil {
+		return err
+	}
+	if o.jsonOut != "" {
+		b, err := json.MarshalIndent(rep.cells, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.jsonOut, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if o.smoke {
+		logf("smoke run passed in %s", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// runSection measures one section and adds its cells to rep.
+func runSection(ctx context.Context, o *options, section string, small, large *env, rep *report, logf func(string, ...any)) error {
+	party, _ := busiestParty(small.sample.Service.Dataset())
+	l := load{concurrency: 1, duration: o.duration, maxRequests: o.maxRequests}
+	measure := func(e *env, g *gatewayServer, q query, l load) error {
+		c, err := measureCell(ctx, e, g, q, l, o.rounds, !o.smoke)
+		if err != nil {
+			return err
+		}
+		c.Section = section
+		logf("  %-18s %-16s scale %-4d p50 %s / %s (×%.2f)  p99 %s / %s (×%.2f)", c.Name, c.Load, c.Scale,
+			ms(c.Direct.P50), ms(c.Gateway.P50), ratio(c.Gateway.P50, c.Direct.P50),
+			ms(c.Direct.P99), ms(c.Gateway.P99), ratio(c.Gateway.P99, c.Direct.P99))
+		rep.cells = append(rep.cells, c)
+		return nil
+	}
+	switch section {
+	case "headline":
+		for _, q := range []query{transactionsQuery(50), assetsQuery(100), partyQuery(party, 50), delegationsQuery(1000)} {
+			if err := measure(small, small.uncached, q, l); err != nil {
+				return err
+			}
+		}
+		// The default configuration, for contrast: assets come from the
+		// shared cache after the first request.
+		return measure(small, small.cached, transactionsQuery(50), l)
+	case "pagesize":
+		for _, n := range []int{10, 100, 1000} {
+			for _, q := range []query{transactionsQuery(n), delegationsQuery(n)} {
+				if err := measure(small, small.uncached, q, l); err != nil {
+					return err
+				}
+			}
+		}
+	case "concurrency":
+		for _, c := range concurrencies(o) {
+			l := l
+			l.concurrency = c
+			if o.smoke {
+				l.maxRequests = c // one request per client
+			}
+			if err := measure(small, small.uncached, transactionsQuery(50), l); err != nil {
+				return err
+			}
+		}
+	case "dataset":
+		for _, e := range []*env{small, large} {
+			for _, q := range []query{transactionsQuery(50), transactionsQuery(1000)} {
+				if err := measure(e, e.uncached, q, l); err != nil {
+					return err
+				}
+			}
+		}
+	case "coalescing":
+		latencies := []time.Duration{0, 100 * time.Millisecond}
+		if o.smoke {
+			latencies = latencies[1:]
+		}
+		res, err := coalescing(ctx, small, transactionsQuery(50), 100, latencies)
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			inflight := ""
+			if r.Gateway {
+				inflight = fmt.Sprintf("; most identical in flight: %d", r.MostInFlight)
+			}
+			logf("  %-46s upstream requests %d for %d distinct calls%s", r.Name, r.Upstream, r.Distinct, inflight)
+			if r.Gateway && r.MostInFlight > 1 {
+				return fmt.Errorf("%s: %d identical upstream requests were in flight at once; coalescing promises one", r.Name, r.MostInFlight)
+			}
+		}
+		rep.coalescing = append(rep.coalescing, res...)
+	}
+	return nil
+}
+
+// concurrencies are the client counts of the concurrency section; the
+// smoke run stops at 16 (the coalescing section starts 100 at once).
+func concurrencies(o *options) []int {
+	if o.smoke {
+		return []int{1, 16}
+	}
+	return []int{1, 16, 256}
+}
+
+// machine describes where the numbers were taken.
+type machine struct {
+	CPUs      int
+	CPUModel  string
+	GoVersion string
+	OS        string
+}
+
+func describeMachine() machine {
+	m := machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUModel: "unknown"}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}

@@ -1,0 +1,91 @@
+// An Apollo Client configured as a frontend would configure it for this
+// gateway: relayStylePagination on every connection field, possibleTypes
+// for the unions and the Node interface.
+import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client/core';
+import { relayStylePagination } from '@apollo/client/utilities';
+import { buildSchema, isAbstractType, isObjectType, getNamedType } from 'graphql';
+import { firstValueFrom, filter } from 'rxjs';
+
+/**
+ * possibleTypes from the schema, as `graphql-codegen`'s fragment-matcher
+ * output or a build step would give it: every union and interface with
+ * its members.
+ */
+export function possibleTypesOf(schema) {
+  const out = {};
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (isAbstractType(type) && !type.name.startsWith('__')) {
+      out[type.name] = schema.getPossibleTypes(type).map((t) => t.name);
+    }
+  }
+  return out;
+}
+
+const PAGING_ARGS = new Set(['first', 'after', 'last', 'before']);
+
+/**
+ * relayStylePagination for every field of every object type that returns
+ * a …Connection, keyed by the field's non-paging arguments (filters and
+ * order), so pages of one list merge and different lists stay apart.
+ */
+export function connectionTypePolicies(schema) {
+  const policies = {};
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (!getNamedType(field.type).name.endsWith('Connection')) continue;
+      const keyArgs = field.args.map((a) => a.name).filter((n) => !PAGING_ARGS.has(n));
+      policies[type.name] ??= { fields: {} };
+      policies[type.name].fields[field.name] = relayStylePagination(keyArgs.length ? keyArgs : false);
+    }
+  }
+  return policies;
+}
+
+export function makeClient(gatewayURL, sdl) {
+  const schema = buildSchema(sdl);
+  const typePolicies = connectionTypePolicies(schema);
+  // Command values carry an `id` that is not an entity's identity (an
+  // announced node's key, a referral code): keep them inside their
+  // transaction instead of merging every command that shares the id.
+  typePolicies.AnnounceNode = { ...typePolicies.AnnounceNode, keyFields: false };
+  typePolicies.ApplyReferralCode = { ...typePolicies.ApplyReferralCode, keyFields: false };
+  return new ApolloClient({
+    link: new HttpLink({ uri: `${gatewayURL}/graphql` }),
+    cache: new InMemoryCache({ possibleTypes: possibleTypesOf(schema), typePolicies }),
+  });
+}
+
+/**
+ * Walks a connection to its end with fetchMore, forwards (first/after)
+ * or backwards (last/before), as a "load more" button would. pick(data)
+ * returns the connection. Returns the merged edges as the cache reads
+ * them and the number of requests made.
+ */
+export async function walk(client, { query, variables = {}, pick, direction, pageSize, maxPages = 200 }) {
+  const forward = direction === 'forward';
+  const vars = { ...variables, [forward ? 'first' : 'last']: pageSize };
+  const oq = client.watchQuery({ query, variables: vars });
+  const sub = oq.subscribe({ error: () => {} });
+  try {
+    const first = await firstValueFrom(oq.pipe(filter((r) => !r.loading)));
+    if (first.error) throw first.error;
+    let conn = pick(first.data);
+    let pages = 1;
+    const pageSizes = [conn.edges.length];
+    while (forward ? conn.pageInfo.hasNextPage : conn.pageInfo.hasPreviousPage) {
+      if (pages >= maxPages) throw new Error(`still not at the ${forward ? 'end' : 'start'} after ${pages} pages`);
+      const more = await oq.fetchMore({
+        variables: forward ? { after: conn.pageInfo.endCursor } : { before: conn.pageInfo.startCursor },
+      });
+      if (more.error) throw more.error;
+      pageSizes.push(pick(more.data).edges.length);
+      pages++;
+      // The list as the cache holds it now: every page merged by the field policy.
+      conn = pick(client.readQuery({ query, variables: vars }));
+    }
+    return { edges: conn.edges, pageInfo: conn.pageInfo, pages, pageSizes };
+  } finally {
+    sub.unsubscribe();
+  }
+}

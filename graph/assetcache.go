@@ -1,0 +1,81 @@
+package graph
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// CachedAsset is an asset with the freshness of the response it came in.
+// A nil Asset records that the id does not exist: negative entries are
+// cached too, so a dangling reference does not cost a lookup on every
+// request. It is JSON-encodable, for caches outside the process.
+type CachedAsset struct {
+	ID        string             `json:"id"`
+	Asset     *upstream.Asset    `json:"asset,omitempty"`
+	Freshness upstream.Freshness `json:"freshness"`
+}
+
+// AssetCache is the cache of assets shared by all requests (and, with a
+// shared implementation such as redisstate's, by all replicas). Assets
+// change rarely. Implementations are safe for concurrent use, bound their
+// size or their entries' lifetime, and are best-effort: a cache that
+// fails reports misses and drops additions, it never fails a request.
+type AssetCache interface {
+	// Get returns the entries it holds for ids, by id; an id it does not
+	// hold (or no longer holds) is absent from the map.
+	Get(ctx context.Context, ids []string) map[string]CachedAsset
+	// Add stores entries, replacing older entries of the same ids.
+	Add(ctx context.Context, entries ...CachedAsset)
+}
+
+// NewAssetCache makes the in-process cache: at most size assets, each
+// kept for ttl; size 0 gives a cache that holds nothing.
+func NewAssetCache(size int, ttl time.Duration) AssetCache {
+	if size <= 0 {
+		return noAssetCache{}
+	}
+	return &memoryAssetCache{lru: expirable.NewLRU[string, CachedAsset](size, nil, ttl)}
+}
+
+// memoryAssetCache is an expiring LRU in the process's memory.
+type memoryAssetCache struct {
+	lru *expirable.LRU[string, CachedAsset]
+}
+
+func (c *memoryAssetCache) Get(_ context.Context, ids []string) map[string]CachedAsset {
+	found := make(map[string]CachedAsset, len(ids))
+	for _, id := range ids {
+		if e, ok := c.lru.Get(id); ok {
+			found[id] = e
+		}
+	}
+	return found
+}
+
+func (c *memoryAssetCache) Add(_ context.Context, entries ...CachedAsset) {
+	for _, e := range entries {
+		c.lru.Add(e.ID, e)
+	}
+}
+
+// noAssetCache holds nothing (ASSET_CACHE_SIZE=0).
+type noAssetCache struct{}
+
+func (noAssetCache) Get(context.Context, []string) map[string]CachedAsset { return nil }
+func (noAssetCache) Add(context.Context, ...CachedAsset)                  {}
+
+// Hooks observe the loaders and the asset cache, for metrics. A nil field
+// is skipped. They are called on the request's path: they must be fast
+// and safe for concurrent use.
+type Hooks struct {
+	// AssetCache is called once per asset batch with the number of ids
+	// found in the shared cache and the number missing from it.
+	AssetCache func(hits, misses int)
+	// LoaderBatch is called with the number of keys of every batch a
+	// loader dispatches ("assets" is the only loader today).
+	LoaderBatch func(loader string, size int)
+}

@@ -1,0 +1,473 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Limits bound what one GraphQL request may ask for. A request over a
+// limit is refused whole, before any resolver runs, with a
+// QUERY_TOO_COMPLEX error that names the limit and its value.
+type Limits struct {
+	// MaxDepth bounds how deeply fields nest (fragments followed); 0 takes
+	// DefaultLimits().MaxDepth: the deepest field path of one list in the
+	// schema, plus two.
+	MaxDepth int
+	// MaxCost bounds the query's cost: each object field costs 1 plus
+	// its children, a connection costs 100 (its upstream request) plus its
+	// page size (first, last, or the default page size) times its
+	// children, scalars cost nothing, and a union's or interface's
+	// fragments cost the most expensive member's. 0 takes DefaultMaxCost.
+	MaxCost int
+	// MaxTokens bounds the query's length in GraphQL tokens, checked while
+	// parsing; 0 takes DefaultMaxTokens.
+	MaxTokens int
+	// MaxAliases bounds the aliased fields of an operation (fragments
+	// included); 0 takes DefaultMaxAliases.
+	MaxAliases int
+	// MaxBodyBytes bounds a request body; 0 takes DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+}
+
+// Defaults of Limits. DefaultMaxCost admits a full page (1000) of any list
+// with all its fields selected (a page of transactions with every field
+// of every command costs about 181,000), but no connection nested under
+// each row of such a page.
+const (
+	DefaultMaxCost      = 250_000
+	DefaultMaxTokens    = 10_000
+	DefaultMaxAliases   = 30
+	DefaultMaxBodyBytes = 1 << 20
+)
+
+// Arguments beyond these sizes are refused as BAD_USER_INPUT: a list
+// filter of thousands of values or a string of megabytes only makes the
+// upstream URL too long to send.
+const (
+	maxListArgument   = 100
+	maxStringArgument = 1024
+)
+
+// connectionCost is what a connection costs beyond its rows: it is an
+// upstream request.
+const connectionCost = 100
+
+// depthMargin is what the default depth admits beyond the schema's own
+// deepest path.
+const depthMargin = 2
+
+// DefaultLimits returns the defaults: MaxDepth is derived from the schema
+// (SchemaDepth plus a margin of 2).
+func DefaultLimits() Limits {
+	return Limits{
+		MaxDepth:     SchemaDepth() + depthMargin,
+		MaxCost:      DefaultMaxCost,
+		MaxTokens:    DefaultMaxTokens,
+		MaxAliases:   DefaultMaxAliases,
+		MaxBodyBytes: DefaultMaxBodyBytes,
+	}
+}
+
+// withDefaults fills zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxCost <= 0 {
+		l.MaxCost = d.MaxCost
+	}
+	if l.MaxTokens <= 0 {
+		l.MaxTokens = d.MaxTokens
+	}
+	if l.MaxAliases <= 0 {
+		l.MaxAliases = d.MaxAliases
+	}
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = d.MaxBodyBytes
+	}
+	return l
+}
+
+func init() {
+	// Limit errors are the request's fault, like validation errors: 422.
+	errcode.RegisterErrorType(CodeQueryTooComplex, errcode.KindProtocol)
+	errcode.RegisterErrorType(CodeBadUserInput, errcode.KindProtocol)
+}
+
+// tooComplex is a QUERY_TOO_COMPLEX error for a limit.
+func tooComplex(format string, args ...any) *gqlerror.Error {
+	msg := fmt.Sprintf(format, args...)
+	err := &gqlerror.Error{Message: msg, Err: &Error{Code: CodeQueryTooComplex, Message: msg}}
+	errcode.Set(err, CodeQueryTooComplex)
+	return err
+}
+
+// limitInput is a BAD_USER_INPUT error found while checking limits.
+func limitInput(format string, args ...any) *gqlerror.Error {
+	msg := fmt.Sprintf(format, args...)
+	err := &gqlerror.Error{Message: msg, Err: &Error{Code: CodeBadUserInput, Message: msg}}
+	errcode.Set(err, CodeBadUserInput)
+	return err
+}
+
+// limitsExtension enforces the depth, cost, alias and argument limits on
+// each operation, after validation and before execution.
+type limitsExtension struct {
+	limits Limits
+	paging PagingConfig
+	schema *ast.Schema
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = (*limitsExtension)(nil)
+
+func (e *limitsExtension) ExtensionName() string { return "QueryLimits" }
+
+func (e *limitsExtension) Validate(schema graphql.ExecutableSchema) error {
+	e.schema = schema.Schema()
+	return nil
+}
+
+func (e *limitsExtension) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if opCtx.Operation == nil {
+		return nil
+	}
+	m := measure(e.schema, opCtx.Operation, opCtx.Variables, e.paging)
+	switch {
+	case m.err != nil:
+		return m.err
+	case m.cycle != "":
+		return limitInput("fragment %s spreads itself; fragments cannot form cycles", m.cycle)
+	case m.depth > e.limits.MaxDepth:
+		return tooComplex("the query is %d levels deep, over the limit of %d (maximum depth); select less deeply nested fields", m.depth, e.limits.MaxDepth)
+	case m.aliases > e.limits.MaxAliases:
+		return tooComplex("the query has %d aliased fields, over the limit of %d (maximum aliases); send several smaller queries", m.aliases, e.limits.MaxAliases)
+	case m.cost > e.limits.MaxCost:
+		return tooComplex("the query costs %s, over the limit of %d (maximum cost: each connection costs its page size times its fields); ask for smaller pages (first/last) or fewer nested lists", costString(m.cost), e.limits.MaxCost)
+	}
+	return nil
+}
+
+func costString(c int) string {
+	if c >= costCap {
+		return fmt.Sprintf("more than %d", costCap)
+	}
+	return fmt.Sprint(c)
+}
+
+// measurement is what measure finds in an operation.
+type measurement struct {
+	depth, cost, aliases int
+	cycle                string // a fragment that spreads itself, if any
+	err                  *gqlerror.Error
+}
+
+// costCap keeps cost arithmetic far from overflow: beyond it every query
+// is over any sensible limit.
+const costCap = 1 << 40
+
+func satAdd(a, b int) int { return min(a+b, costCap) }
+func satMul(a, b int) int {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > costCap/b {
+		return costCap
+	}
+	return min(a*b, costCap)
+}
+
+// measure computes an operation's depth, cost and aliases in one pass per
+// fragment: each fragment's figures are computed once and reused wherever
+// it is spread, so that a document of nested, repeated spreads costs
+// linear time to measure rather than its exponential expansion.
+func measure(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any, paging PagingConfig) (m measurement) {
+	w := &walker{schema: schema, vars: vars, paging: paging, frags: map[fragKey]fragFigures{}, onPath: map[string]bool{}, counted: map[string]bool{}}
+	defer func() {
+		// gqlparser's value conversion panics on malformed literals that
+		// validation lets through; that is the client's input.
+		if p := recover(); p != nil {
+			m = measurement{err: limitInput("malformed argument value: %v", p)}
+		}
+	}()
+	f := w.selectionSet(op.SelectionSet, false)
+	return measurement{depth: f.depth, cost: f.cost, aliases: w.aliases, cycle: w.cycle, err: w.err}
+}
+
+type fragKey struct {
+	name   string
+	inList bool
+}
+
+type fragFigures struct{ depth, cost int }
+
+type walker struct {
+	schema  *ast.Schema
+	vars    map[string]any
+	paging  PagingConfig
+	frags   map[fragKey]fragFigures
+	onPath  map[string]bool
+	counted map[string]bool // fragments whose aliases are counted
+	aliases int
+	cycle   string
+	err     *gqlerror.Error
+}
+
+// selectionSet measures a selection set. inList is true under a list:
+// connections there get the nested page cap.
+func (w *walker) selectionSet(set ast.SelectionSet, inList bool) fragFigures {
+	var depth, common int
+	typed := map[string]int{} // cost of fragments on one member of an abstract type
+	add := func(cond string, parent *ast.Definition, f fragFigures) {
+		depth = max(depth, f.depth)
+		if cond == "" || parent == nil || cond == parent.Name || !w.isMemberCondition(cond, parent) {
+			common = satAdd(common, f.cost)
+			return
+		}
+		typed[cond] = satAdd(typed[cond], f.cost)
+	}
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			f := w.field(s, inList)
+			depth = max(depth, f.depth)
+			common = satAdd(common, f.cost)
+		case *ast.InlineFragment:
+			add(s.TypeCondition, s.ObjectDefinition, w.selectionSet(s.SelectionSet, inList))
+		case *ast.FragmentSpread:
+			if s.Definition == nil {
+				continue
+			}
+			add(s.Definition.TypeCondition, s.ObjectDefinition, w.fragment(s.Definition, inList))
+		}
+	}
+	most := 0
+	for _, c := range typed {
+		most = max(most, c)
+	}
+	return fragFigures{depth: depth, cost: satAdd(common, most)}
+}
+
+// isMemberCondition reports whether a fragment's type condition names one
+// object type under an abstract parent, so that of all such fragments
+// only one member's apply to each object.
+func (w *walker) isMemberCondition(cond string, parent *ast.Definition) bool {
+	if parent.Kind != ast.Union && parent.Kind != ast.Interface {
+		return false
+	}
+	t := w.schema.Types[cond]
+	return t != nil && t.Kind == ast.Object
+}
+
+// fragment measures a named fragment once per list context.
+func (w *walker) fragment(def *ast.FragmentDefinition, inList bool) fragFigures {
+	key := fragKey{def.Name, inList}
+	if f, ok := w.frags[key]; ok {
+		return f
+	}
+	if w.onPath[def.Name] {
+		// Validation refuses fragment cycles; never recurse forever if one
+		// slips through.
+		if w.cycle == "" {
+			w.cycle = def.Name
+		}
+		return fragFigures{}
+	}
+	w.onPath[def.Name] = true
+	countAliases := !w.counted[def.Name]
+	w.counted[def.Name] = true
+	before := w.aliases
+	f := w.selectionSet(def.SelectionSet, inList)
+	if !countAliases {
+		w.aliases = before
+	}
+	delete(w.onPath, def.Name)
+	w.frags[key] = f
+	return f
+}
+
+// field measures one field: depth 1 plus its children's, cost per Limits.
+func (w *walker) field(f *ast.Field, inList bool) fragFigures {
+	if f.Alias != "" && f.Alias != f.Name {
+		w.aliases++
+	}
+	w.checkArguments(f)
+	if f.Definition == nil || len(f.SelectionSet) == 0 {
+		return fragFigures{depth: 1}
+	}
+	typ := f.Definition.Type
+	isList := typ.Elem != nil
+	if pageSize, ok := w.connectionPage(f, inList); ok {
+		children := w.selectionSet(f.SelectionSet, true)
+		return fragFigures{depth: 1 + children.depth, cost: satAdd(1+connectionCost, satMul(pageSize, children.cost))}
+	}
+	children := w.selectionSet(f.SelectionSet, inList || isList)
+	return fragFigures{depth: 1 + children.depth, cost: satAdd(1, children.cost)}
+}
+
+// connectionPage is the number of rows a connection field asks for: first
+// or last, else the default page size, capped as the resolver caps it.
+func (w *walker) connectionPage(f *ast.Field, inList bool) (int, bool) {
+	if !isConnectionField(f.Definition) {
+		return 0, false
+	}
+	maxSize, defSize := w.paging.MaxSize, w.paging.DefaultSize
+	if inList {
+		maxSize, defSize = min(maxSize, w.paging.NestedMaxSize), min(defSize, w.paging.NestedMaxSize)
+	}
+	size := -1
+	for _, name := range []string{"first", "last"} {
+		if n, ok := w.intArgument(f, name); ok {
+			size = max(size, n)
+		}
+	}
+	if size < 0 {
+		size = defSize
+	}
+	return min(max(size, 0), maxSize), true
+}
+
+// isConnectionField reports whether a field returns a Relay connection.
+func isConnectionField(def *ast.FieldDefinition) bool {
+	return def != nil && strings.HasSuffix(def.Type.Name(), "Connection") &&
+		(def.Arguments.ForName("first") != nil || def.Arguments.ForName("last") != nil)
+}
+
+// intArgument reads an integer argument, variables applied.
+func (w *walker) intArgument(f *ast.Field, name string) (int, bool) {
+	arg := f.Arguments.ForName(name)
+	if arg == nil {
+		return 0, false
+	}
+	v, err := arg.Value.Value(w.vars)
+	if err != nil {
+		return 0, false
+	}
+	return toInt(v)
+}
+
+func toInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int32:
+		return int(n), true
+	case int64:
+		return int(max(min(n, math.MaxInt32), math.MinInt32)), true
+	case float64:
+		return int(max(min(n, math.MaxInt32), math.MinInt32)), true
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return toInt(i)
+		}
+	}
+	return 0, false
+}
+
+// checkArguments refuses list arguments of more than maxListArgument
+// values and strings longer than maxStringArgument bytes.
+func (w *walker) checkArguments(f *ast.Field) {
+	if w.err != nil {
+		return
+	}
+	for _, arg := range f.Arguments {
+		v, err := arg.Value.Value(w.vars)
+		if err != nil {
+			continue
+		}
+		if msg := oversized(v); msg != "" {
+			w.err = limitInput("%s.%s: %s", f.Name, arg.Name, msg)
+			return
+		}
+	}
+}
+
+func oversized(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > maxStringArgument {
+			return fmt.Sprintf("a string of %d bytes, over the limit of %d", len(x), maxStringArgument)
+		}
+	case []any:
+		if len(x) > maxListArgument {
+			return fmt.Sprintf("a list of %d values, over the limit of %d", len(x), maxListArgument)
+		}
+		for _, e := range x {
+			if msg := oversized(e); msg != "" {
+				return msg
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if msg := oversized(e); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
+// SchemaDepth is the depth of the deepest field path of one list in the
+// schema: the longest chain of fields from a root field down to a scalar
+// that enters at most one connection and no object type twice (a path
+// that comes back to a type it already passed through, or enters a second
+// list, is navigation, which the cost limit bounds). A transaction's
+// proposal data-source filters are this deep.
+func SchemaDepth() int { return schemaDepth() }
+
+var schemaDepth = sync.OnceValue(func() int {
+	return typeDepth(NewExecutableSchema(Config{}).Schema())
+})
+
+// typeDepth computes SchemaDepth for a schema.
+func typeDepth(s *ast.Schema) int {
+	onPath := map[string]bool{}
+	var walk func(t *ast.Definition, connections int) int
+	walk = func(t *ast.Definition, connections int) int {
+		best := 0
+		for _, f := range t.Fields {
+			if strings.HasPrefix(f.Name, "__") {
+				continue
+			}
+			ft := s.Types[f.Type.Name()]
+			if ft == nil || (ft.Kind != ast.Object && ft.Kind != ast.Interface && ft.Kind != ast.Union) {
+				best = max(best, 1)
+				continue
+			}
+			c := connections
+			if isConnectionField(f) {
+				if c++; c > 1 {
+					continue
+				}
+			}
+			members := []*ast.Definition{ft}
+			if ft.Kind != ast.Object {
+				members = s.PossibleTypes[ft.Name]
+			}
+			for _, m := range members {
+				if onPath[m.Name] {
+					best = max(best, 2) // the object's id, say
+					continue
+				}
+				onPath[m.Name] = true
+				best = max(best, 1+walk(m, c))
+				delete(onPath, m.Name)
+			}
+		}
+		return best
+	}
+	onPath[s.Query.Name] = true
+	return walk(s.Query, 0)
+}

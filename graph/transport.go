@@ -1,0 +1,138 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// guardRequest answers the requests that gqlgen's transports would
+// answer without an error code, or not at all, before they reach gqlgen:
+// every refusal is a JSON GraphQL response whose error has
+// extensions.code BAD_USER_INPUT and a message that says what to send.
+//
+//   - methods other than GET, POST and OPTIONS: 405;
+//   - WebSocket upgrades: 400 (no WebSocket transport is enabled: the API
+//     has no subscriptions);
+//   - POST bodies that are not application/json: 415 (which also keeps
+//     CORS "simple" form and text posts out);
+//   - bodies over the size limit: 413;
+//   - batched operations (a JSON array body): 400, one operation per
+//     request;
+//   - GET variables or extensions that are not a JSON object: 400.
+func guardRequest(maxBody int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" {
+			refuse(w, http.StatusBadRequest, "protocol upgrades (WebSocket) are not supported: the API has no subscriptions; send queries with POST or GET")
+			return
+		}
+		switch r.Method {
+		case http.MethodGet:
+			if msg := checkGET(r.URL.RawQuery); msg != "" {
+				refuse(w, http.StatusBadRequest, msg)
+				return
+			}
+		case http.MethodPost:
+			mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mediaType != "application/json" {
+				refuse(w, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %q: send the request as application/json ({\"query\": …, \"variables\": {…}})", truncate(r.Header.Get("Content-Type"), 64)))
+				return
+			}
+			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+			if err != nil {
+				var tooLarge *http.MaxBytesError
+				if errors.As(err, &tooLarge) {
+					refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes (the body size limit)", tooLarge.Limit))
+					return
+				}
+				refuse(w, http.StatusBadRequest, "could not read the request body")
+				return
+			}
+			if int64(len(body)) > maxBody {
+				refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes (the body size limit)", maxBody))
+				return
+			}
+			if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+				refuse(w, http.StatusBadRequest, "batched operations are not supported: send one operation per request, as a JSON object")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		case http.MethodOptions:
+		default:
+			w.Header().Set("Allow", "GET, POST, OPTIONS")
+			refuse(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: send queries with POST (application/json) or GET", r.Method))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkGET checks the JSON parameters of a GET request.
+func checkGET(rawQuery string) string {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "the URL query is malformed: " + err.Error()
+	}
+	for _, name := range []string{"variables", "extensions"} {
+		v := q.Get(name)
+		if v == "" || v == "null" {
+			continue
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(v), &obj); err != nil || obj == nil {
+			return fmt.Sprintf("the %s parameter must be a JSON object", name)
+		}
+	}
+	return ""
+}
+
+// refuse writes a GraphQL error response with extensions.code
+// BAD_USER_INPUT.
+func refuse(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{{
+		Message:    message,
+		Extensions: map[string]any{"code": CodeBadUserInput},
+	}}})
+	_, _ = w.Write(body)
+}
+
+// requestErrorMessage rewrites the messages of gqlgen's transport errors,
+// which carry no code, into BAD_USER_INPUT messages; ok is false for any
+// other error. gqlgen quotes the whole body in its decode error: the
+// rewrite drops it.
+func requestErrorMessage(msg string) (string, bool) {
+	switch {
+	case strings.HasPrefix(msg, "json request body could not be decoded: "):
+		cause := strings.TrimPrefix(msg, "json request body could not be decoded: ")
+		if i := strings.Index(cause, " body:"); i >= 0 {
+			cause = cause[:i]
+		}
+		return "the request body is not a GraphQL request in JSON (" + truncate(cause, 200) + "); send {\"query\": …, \"variables\": {…}}", true
+	case strings.HasPrefix(msg, "could not read request body"):
+		return "could not read the request body", true
+	}
+	return "", false
+}
+
+// parserLimitMessage recognises the parser's own limits (tokens, nesting)
+// and says which limit was hit.
+func parserLimitMessage(msg string) (string, bool) {
+	var n int
+	if _, err := fmt.Sscanf(msg, "exceeded token limit of %d", &n); err == nil {
+		return fmt.Sprintf("the query has more than %d tokens, the limit (maximum tokens); send a shorter query", n), true
+	}
+	if _, err := fmt.Sscanf(msg, "exceeded maximum nesting depth of %d", &n); err == nil {
+		return fmt.Sprintf("the query nests more than %d levels, the parser's limit; select less deeply nested fields", n), true
+	}
+	return "", false
+}

@@ -1,0 +1,497 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/upstream"
+)
+
+// The tests of issue 6 (operations): metrics, logs, health and shutdown,
+// APQ, tracing, and replicas sharing Redis. They run whole gateways as
+// run() builds them, over a sample data service of their own.
+
+// opsGateway is a gateway built from flags as run() builds it, with the
+// logger its configuration asks for, writing into logs.
+type opsGateway struct {
+	URL  string
+	logs *lockedBuffer
+	stop func() error
+}
+
+func startOpsGateway(t *testing.T, args ...string) *opsGateway {
+	t.Helper()
+	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	logger := newLogger(cfg, logs)
+	ctx, cancel := context.WithCancel(context.Background())
+	gw, err := newGateway(ctx, cfg, logger)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- gw.serve(ctx, ln) }()
+	stop := sync.OnceValue(func() error {
+		cancel()
+		err := <-done
+		gw.Close()
+		return err
+	})
+	t.Cleanup(func() { _ = stop() })
+	return &opsGateway{URL: "http://" + ln.Addr().String(), logs: logs, stop: stop}
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testUpstream serves a sample data service through a handler that
+// records each request's headers and can hold chosen requests until
+// released.
+type testUpstream struct {
+	URL    string
+	Sample *sampleservice.Service
+
+	mu      sync.Mutex
+	headers map[string][]http.Header // by path
+
+	// When hold is set, requests it matches signal arrived and wait for
+	// release (or their client giving up).
+	hold    func(*http.Request) bool
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func startUpstream(t *testing.T, cfg sampleservice.Config, hold func(*http.Request) bool) *testUpstream {
+	t.Helper()
+	if cfg.Dataset.Seed == 0 {
+		cfg.Dataset = sampleservice.DatasetOptions{Seed: 1, Scale: 1}
+	}
+	svc, err := sampleservice.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &testUpstream{Sample: svc, headers: map[string][]http.Header{}, hold: hold,
+		arrived: make(chan struct{}, 100), release: make(chan struct{})}
+	inner := svc.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.headers[r.URL.Path] = append(u.headers[r.URL.Path], r.Header.Clone())
+		u.mu.Unlock()
+		if u.hold != nil && u.hold(r) {
+			u.arrived <- struct{}{}
+			select {
+			case <-u.release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		u.releaseAll()
+		srv.Close()
+	})
+	u.URL = srv.URL
+	return u
+}
+
+var releaseOnce sync.Map
+
+func (u *testUpstream) releaseAll() {
+	if _, done := releaseOnce.LoadOrStore(u, true); !done {
+		close(u.release)
+	}
+}
+
+func (u *testUpstream) headersOf(path string) []http.Header {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]http.Header(nil), u.headers[path]...)
+}
+
+// args are the flags of a gateway over u.
+func (u *testUpstream) args(more ...string) []string {
+	return append([]string{"-upstream", u.URL, "-explorer", u.URL + "/rest"}, more...)
+}
+
+// gqlResult is a GraphQL response.
+type gqlResult struct {
+	Status     int
+	Data       map[string]any `json:"data"`
+	Errors     []gqlErr       `json:"errors"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+type gqlErr struct {
+	Message    string         `json:"message"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+func (r gqlResult) codes() []string {
+	var c []string
+	for _, e := range r.Errors {
+		s, _ := e.Extensions["code"].(string)
+		c = append(c, s)
+	}
+	return c
+}
+
+// postGraphQL POSTs body (a JSON request) with optional headers.
+func postGraphQL(t *testing.T, base string, body any, header map[string]string) gqlResult {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /graphql: %v", err)
+	}
+	defer resp.Body.Close()
+	return decodeResult(t, resp)
+}
+
+func decodeResult(t *testing.T, resp *http.Response) gqlResult {
+	t.Helper()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r gqlResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("status %d, body %q: %v", resp.StatusCode, raw, err)
+	}
+	r.Status = resp.StatusCode
+	return r
+}
+
+// query is a request body of a query and its variables.
+func query(q string, vars map[string]any) map[string]any {
+	m := map[string]any{"query": q}
+	if vars != nil {
+		m["variables"] = vars
+	}
+	return m
+}
+
+// scrape reads /metrics.
+func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /metrics = %d", resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return families
+}
+
+// metricValue is the value of the series of family name with exactly
+// the given labels (a subset match), or -1 when there is none. Histograms
+// give their sample count.
+func metricValue(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	f := families[name]
+	if f == nil {
+		return -1
+	}
+next:
+	for _, m := range f.Metric {
+		got := map[string]string{}
+		for _, l := range m.Label {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range labels {
+			if got[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue()
+		case m.Gauge != nil:
+			return m.Gauge.GetValue()
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount())
+		case m.Untyped != nil:
+			return m.Untyped.GetValue()
+		}
+	}
+	return -1
+}
+
+func TestMetricsCountKnownTraffic(t *testing.T) {
+	u := startUpstream(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}, nil)
+	g := startOpsGateway(t, u.args("-upstream-retries", "0", "-breaker-failures", "2", "-breaker-open", "1h")...)
+	assetID := u.Sample.Dataset().Assets[0].ID
+
+	for range 3 {
+		if r := postGraphQL(t, g.URL, query(`query Assets { assets(first: 2) { edges { node { id } } } }`, nil), nil); len(r.Errors) > 0 {
+			t.Fatalf("Assets: %+v", r.Errors)
+		}
+	}
+	postGraphQL(t, g.URL, query(`{ assets(first: 1) { edges { cursor } } }`, nil), nil)
+	if r := postGraphQL(t, g.URL, query(`query BadPage { assets(first: -1) { edges { cursor } } }`, nil), nil); fmt.Sprint(r.codes()) != "[BAD_USER_INPUT]" {
+		t.Fatalf("BadPage codes %v", r.codes())
+	}
+	if r := postGraphQL(t, g.URL, query(`{ assets(`, nil), nil); fmt.Sprint(r.codes()) != "[BAD_USER_INPUT]" {
+		t.Fatalf("unparsable query codes %v", r.codes())
+	}
+	for range 2 { // a miss, then a hit of the shared asset cache
+		if r := postGraphQL(t, g.URL, query(`query OneAsset($id: ID!) { asset(id: $id) { id } }`, map[string]any{"id": assetID}), nil); len(r.Errors) > 0 {
+			t.Fatalf("OneAsset: %+v", r.Errors)
+		}
+	}
+	// Two explorer failures open its breaker (BREAKER_FAILURES=2); the
+	// third query is refused without a request.
+	u.Sample.SetFault(sampleservice.EndpointTransactions, sampleservice.Fault{FailNext: 2})
+	var txCodes []string
+	for range 3 {
+		txCodes = append(txCodes, postGraphQL(t, g.URL, query(`query Txs { transactions(first: 1) { edges { cursor } } }`, nil), nil).codes()...)
+	}
+	if fmt.Sprint(txCodes) != "[UPSTREAM_ERROR UPSTREAM_ERROR UPSTREAM_UNAVAILABLE]" {
+		t.Fatalf("Txs codes %v", txCodes)
+	}
+
+	m := scrape(t, g.URL)
+	want := []struct {
+		name   string
+		labels map[string]string
+		value  float64
+	}{
+		{"gateway_graphql_operations_total", map[string]string{"operation": "Assets"}, 3},
+		{"gateway_graphql_operations_total", map[string]string{"operation": "anonymous"}, 1},
+		{"gateway_graphql_operations_total", map[string]string{"operation": "BadPage"}, 1},
+		{"gateway_graphql_operations_total", map[string]string{"operation": "(none)"}, 1},
+		{"gateway_graphql_operations_total", map[string]string{"operation": "OneAsset"}, 2},
+		{"gateway_graphql_operations_total", map[string]string{"operation": "Txs"}, 3},
+		{"gateway_graphql_operation_duration_seconds", map[string]string{"operation": "Assets"}, 3},
+		{"gateway_graphql_errors_total", map[string]string{"operation": "BadPage", "code": "BAD_USER_INPUT"}, 1},
+		{"gateway_graphql_errors_total", map[string]string{"operation": "(none)", "code": "BAD_USER_INPUT"}, 1},
+		{"gateway_graphql_errors_total", map[string]string{"operation": "Txs", "code": "UPSTREAM_ERROR"}, 2},
+		{"gateway_graphql_errors_total", map[string]string{"operation": "Txs", "code": "UPSTREAM_UNAVAILABLE"}, 1},
+		{"gateway_graphql_errors_total", map[string]string{"operation": "Assets"}, -1},
+		// 3 Assets + 1 anonymous + 1 asset lookup (the second was cached).
+		{"gateway_upstream_requests_total", map[string]string{"service": "data-node", "endpoint": "assets", "code": "200"}, 5},
+		{"gateway_upstream_request_duration_seconds", map[string]string{"service": "data-node", "endpoint": "assets"}, 5},
+		{"gateway_upstream_requests_total", map[string]string{"service": "explorer", "endpoint": "transactions", "code": "500"}, 2},
+		{"gateway_asset_cache_lookups_total", map[string]string{"result": "hit"}, 1},
+		{"gateway_asset_cache_lookups_total", map[string]string{"result": "miss"}, 1},
+		{"gateway_loader_batch_size", map[string]string{"loader": "assets"}, 2},
+		{"gateway_upstream_breaker_state", map[string]string{"service": "explorer", "state": "open"}, 1},
+		{"gateway_upstream_breaker_state", map[string]string{"service": "explorer", "state": "closed"}, 0},
+		{"gateway_upstream_breaker_state", map[string]string{"service": "data-node", "state": "closed"}, 1},
+		{"gateway_upstream_breaker_transitions_total", map[string]string{"service": "explorer", "state": "open"}, 1},
+		{"gateway_upstream_budget_up", nil, 1},
+		{"gateway_upstream_budget_banned", nil, 0},
+		{"gateway_upstream_budget_paused_seconds", nil, 0},
+	}
+	for _, w := range want {
+		if got := metricValue(m, w.name, w.labels); got != w.value {
+			t.Errorf("%s%v = %v, want %v", w.name, w.labels, got, w.value)
+		}
+	}
+	if got, sent := metricValue(m, "gateway_upstream_requests_total", map[string]string{"endpoint": "assets"}), u.Sample.Requests(sampleservice.EndpointAssets); got != float64(sent) {
+		t.Errorf("asset requests counted %v, the sample received %d", got, sent)
+	}
+	if tokens := metricValue(m, "gateway_upstream_budget_tokens", nil); tokens < 0 || tokens > upstream.DefaultBudgetBurst {
+		t.Errorf("budget tokens %v, want within the burst", tokens)
+	}
+	if sum := m["gateway_loader_batch_size"].Metric[0].Histogram.GetSampleSum(); sum != 2 {
+		t.Errorf("loader batch sizes sum to %v, want 2 batches of 1", sum)
+	}
+	// The Go runtime's and the process's collectors are there.
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "process_cpu_seconds_total", "process_resident_memory_bytes"} {
+		if m[name] == nil {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+}
+
+func TestMetricsCanBeTurnedOff(t *testing.T) {
+	g := startOpsGateway(t, "-metrics=false")
+	resp, err := http.Get(g.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET /metrics with METRICS=false = %d, want 404", resp.StatusCode)
+	}
+}
+
+// One JSON access line per request, with the operation, its upstream
+// calls and its error codes; never its variables, nor any header.
+func TestAccessLogOneJSONLinePerRequest(t *testing.T) {
+	u := startUpstream(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}, nil)
+	g := startOpsGateway(t, u.args("-log-format", "json")...)
+
+	const party = "5ec7e7000000000000000000000000000000000000000000000000000000cafe" // a "secret" variable
+	const funding = `query Funding($party: ID!) { fundingPayments(partyId: $party, first: 5) { edges { node { amount } } } }`
+	secrets := map[string]string{
+		"Authorization": "Bearer header-secret-token",
+		"Cookie":        "session=cookie-secret",
+		"X-Api-Key":     "api-key-secret",
+	}
+	before := u.Sample.Requests(sampleservice.EndpointFundingPayments)
+	if r := postGraphQL(t, g.URL, query(funding, map[string]any{"party": party}), secrets); len(r.Errors) > 0 {
+		t.Fatalf("Funding: %+v", r.Errors)
+	}
+	fundingCalls := u.Sample.Requests(sampleservice.EndpointFundingPayments) - before
+	// GET carries its variables in the query string.
+	getURL := g.URL + "/graphql?" + url.Values{"query": {funding}, "variables": {`{"party":"` + party + `"}`}}.Encode()
+	req, _ := http.NewRequest(http.MethodGet, getURL, nil)
+	for k, v := range secrets {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	postGraphQL(t, g.URL, query(`query Broken { assets(first: -1) { edges { cursor } } }`, nil), nil)
+	for _, probe := range []string{"/healthz", "/readyz", "/metrics"} {
+		resp, err := http.Get(g.URL + probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if err := g.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	logs := g.logs.String()
+	for _, secret := range append([]string{party}, "header-secret-token", "cookie-secret", "api-key-secret") {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log contains %q:\n%s", secret, logs)
+		}
+	}
+	type line struct {
+		Level         string   `json:"level"`
+		Msg           string   `json:"msg"`
+		Method        string   `json:"method"`
+		Path          string   `json:"path"`
+		Status        int      `json:"status"`
+		Operation     *string  `json:"operation"`
+		UpstreamCalls *int64   `json:"upstream_calls"`
+		Errors        []string `json:"errors"`
+	}
+	var requests []line
+	for _, raw := range strings.Split(strings.TrimSpace(logs), "\n") {
+		var l line
+		if err := json.Unmarshal([]byte(raw), &l); err != nil {
+			t.Fatalf("a log line is not JSON: %q", raw)
+		}
+		if l.Msg == "request" {
+			requests = append(requests, l)
+		}
+	}
+	if len(requests) != 3 {
+		t.Fatalf("%d access lines at info level, want one per GraphQL request (3; probes at debug only):\n%s", len(requests), logs)
+	}
+	for i, want := range []struct {
+		method, operation string
+		calls             int64
+		errors            string
+	}{
+		{"POST", "Funding", fundingCalls, "[]"},
+		{"GET", "Funding", fundingCalls, "[]"},
+		{"POST", "Broken", 0, "[BAD_USER_INPUT]"},
+	} {
+		l := requests[i]
+		if l.Method != want.method || l.Path != "/graphql" || l.Status != 200 && l.Status != 422 ||
+			l.Operation == nil || *l.Operation != want.operation || l.UpstreamCalls == nil || *l.UpstreamCalls != want.calls ||
+			fmt.Sprint(l.Errors) != want.errors {
+			t.Errorf("access line %d = %+v (operation %v, calls %v), want %+v", i, l, deref(l.Operation), deref(l.UpstreamCalls), want)
+		}
+	}
+	if fundingCalls != 1 {
+		t.Errorf("a funding page cost %d upstream calls, want 1", fundingCalls)
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func TestOperationsConfigRejectsBadValues(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"redis URL not redis":  {[]string{"-redis-url", "http://cache:6379"}, "REDIS_URL: want redis://"},
+		"redis password shown": {[]string{"-redis-url", "tcp://user:hunter2@cache:6379"}, "xxxxx"},
+		"otlp not http":        {[]string{"-otel-endpoint", "collector:4318"}, "OTEL_EXPORTER_OTLP_ENDPOINT"},
+		"sample ratio":         {[]string{"-trace-sample-ratio", "1.5"}, "TRACE_SAMPLE_RATIO=1.5"},
+		"apq cache size":       {[]string{"-apq-cache-size", "-1"}, "APQ_CACHE_SIZE"},
+		"shutdown delay":       {[]string{"-shutdown-delay", "-1s"}, "SHUTDOWN_DELAY"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseConfig(tc.args, func(string) string { return "" }, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "hunter2") {
+				t.Fatalf("err = %v, want it to contain %q (and no password)", err, tc.want)
+			}
+		})
+	}
+	// An unreachable Redis stops the start with a clear error.
+	cfg, err := parseConfig([]string{"-redis-url", "redis://127.0.0.1:1/0"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newGateway(context.Background(), cfg, newLogger(cfg, io.Discard)); err == nil || !strings.Contains(err.Error(), "redis at 127.0.0.1:1") {
+		t.Fatalf("newGateway with a dead Redis = %v", err)
+	}
+}

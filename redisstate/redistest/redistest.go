@@ -1,0 +1,135 @@
+// Package redistest starts a redis-server of a test's own: on a free
+// loopback port, without persistence, stopped when the test ends. Tests
+// that need Redis fail (never skip) when redis-server is missing:
+// scripts/install-redis.sh installs it.
+package redistest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Start starts a redis-server for t and returns its URL
+// (redis://127.0.0.1:PORT/0). The server is killed when t ends.
+func Start(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server is not installed (run scripts/install-redis.sh, or apt-get install redis-server): %v", err)
+	}
+	var lastErr error
+	// A free port can be taken by someone else between our probe and the
+	// server's bind: try a few.
+	for range 5 {
+		addr, err := start(t, bin)
+		if err == nil {
+			return "redis://" + addr + "/0"
+		}
+		lastErr = err
+	}
+	t.Fatalf("start redis-server: %v", lastErr)
+	return ""
+}
+
+func start(t testing.TB, bin string) (string, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	cmd := exec.Command(bin,
+		"--port", strconv.Itoa(port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--dir", t.TempDir(),
+		"--daemonize", "no",
+		"--loglevel", "warning",
+	)
+	var out lockedBuffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("run %s: %w", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if err := ping(addr); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			stop()
+			return "", fmt.Errorf("redis-server on %s did not answer PING: %v; its output: %s", addr, err, out.String())
+		}
+		select {
+		case <-exited:
+			return "", fmt.Errorf("redis-server on %s exited: %s", addr, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Cleanup(stop)
+	return addr, nil
+}
+
+// ping sends PING in the Redis protocol and expects +PONG.
+func ping(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(line) != "+PONG" {
+		return fmt.Errorf("PING answered %q", line)
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Smoke run of the benchmark harness (go run ./bench -smoke; see BENCHMARKS.md), so that it
+# cannot rot: every benchmark query runs on both paths (direct REST and through the gateway),
+# at every page size, concurrency level and dataset size of the full run, and the harness
+# fails on any error: a failed request, a GraphQL error the data does not explain, a gateway
+# answer that differs from the direct one, or two identical upstream requests in flight at
+# once among 100 concurrent identical queries. Takes a few seconds; timings are not checked.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+go run ./bench -smoke -out "$out/report.md" -json "$out/cells.json"
+
+# The report holds every section and the four queries of the headline.
+for want in '## Headline' '## Growth with page size' '## Growth with concurrency' \
+  '## Growth with the dataset' '## Coalescing' \
+  '| transactions-50 |' '| assets-100 |' '| party-50 |' '| delegations-1000 |' \
+  '| transactions-1000 |' '| delegations-10 |' 'concurrency 16' '| 200 |'; do
+  if ! grep -qF -- "$want" "$out/report.md"; then
+    echo "bench smoke: the report lacks \"$want\":" >&2
+    cat "$out/report.md" >&2
+    exit 1
+  fi
+done
+echo "bench smoke: ok"

@@ -1,0 +1,306 @@
+// Package telemetry is the gateway's operational instrumentation:
+// Prometheus metrics on a registry of their own, OpenTelemetry tracing,
+// and the per-request record the access log writes from.
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// Metrics holds the gateway's metrics. Its registry is its own, not the
+// global default: only what is registered here is exported (plus the Go
+// runtime's and the process's collectors). Its methods are safe for
+// concurrent use; a nil *Metrics records nothing.
+type Metrics struct {
+	registry *prometheus.Registry
+	names    *nameSet
+
+	operations       *prometheus.CounterVec
+	operationSeconds *prometheus.HistogramVec
+	operationErrors  *prometheus.CounterVec
+	upstreamRequests *prometheus.CounterVec
+	upstreamSeconds  *prometheus.HistogramVec
+	assetCache       *prometheus.CounterVec
+	loaderBatch      *prometheus.HistogramVec
+	breakerChanges   *prometheus.CounterVec
+	redisErrors      *prometheus.CounterVec
+}
+
+// MaxOperationNames bounds the distinct operation names in metric labels:
+// names are chosen by clients, so past this many the rest are counted
+// under OtherOperation. Unnamed operations are AnonymousOperation, and
+// requests refused before an operation was known (unparsable, invalid,
+// unknown persisted query) are NoOperation.
+const (
+	MaxOperationNames  = 200
+	maxOperationName   = 100
+	AnonymousOperation = "anonymous"
+	OtherOperation     = "(other)"
+	NoOperation        = "(none)"
+)
+
+// errorCodes are the extensions.code values counted as themselves; any
+// other is counted as "OTHER" and an error without one as "NONE".
+var errorCodes = map[string]bool{
+	"BAD_USER_INPUT": true, "NOT_FOUND": true, "UPSTREAM_ERROR": true, "UPSTREAM_UNAVAILABLE": true,
+	"RATE_LIMITED": true, "QUERY_TOO_COMPLEX": true, "INTERNAL": true, "PERSISTED_QUERY_NOT_FOUND": true,
+}
+
+// NewMetrics makes the metrics and their registry.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		registry: reg,
+		names:    &nameSet{max: MaxOperationNames, names: map[string]bool{}},
+		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_graphql_operations_total",
+			Help: "GraphQL operations answered, by operation name.",
+		}, []string{"operation"}),
+		operationSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gateway_graphql_operation_duration_seconds",
+			Help:    "Time from reading a GraphQL request to having its response, by operation name.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"operation"}),
+		operationErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_graphql_errors_total",
+			Help: "Errors in GraphQL responses, by operation name and extensions.code.",
+		}, []string{"operation", "code"}),
+		upstreamRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_upstream_requests_total",
+			Help: "HTTP requests to the upstream services, by service, endpoint and status code (\"none\" when no response arrived).",
+		}, []string{"service", "endpoint", "code"}),
+		upstreamSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gateway_upstream_request_duration_seconds",
+			Help:    "Duration of HTTP requests to the upstream services, body included, by service and endpoint.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"service", "endpoint"}),
+		assetCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_asset_cache_lookups_total",
+			Help: "Asset ids looked up in the shared asset cache, by result (hit or miss).",
+		}, []string{"result"}),
+		loaderBatch: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gateway_loader_batch_size",
+			Help:    "Keys per batch dispatched by a per-request loader.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024},
+		}, []string{"loader"}),
+		breakerChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_upstream_breaker_transitions_total",
+			Help: "Circuit breaker state changes, by service and the state entered.",
+		}, []string{"service", "state"}),
+		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_redis_errors_total",
+			Help: "Failed Redis calls, by what they were for (apq, asset_cache, budget); the gateway goes on without the shared state.",
+		}, []string{"use"}),
+	}
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.operations, m.operationSeconds, m.operationErrors,
+		m.upstreamRequests, m.upstreamSeconds,
+		m.assetCache, m.loaderBatch, m.breakerChanges, m.redisErrors,
+	)
+	for _, r := range []string{"hit", "miss"} {
+		m.assetCache.WithLabelValues(r)
+	}
+	return m
+}
+
+// Registry is the registry the metrics are on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// Handler serves the metrics in the Prometheus text format (or
+// OpenMetrics, when the scraper asks for it).
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		ErrorHandling:     promhttp.ContinueOnError,
+		EnableOpenMetrics: true,
+		Timeout:           10 * time.Second,
+	}))
+}
+
+// ObserveOperation records one GraphQL response: its operation's label
+// (see OperationLabel), its duration and the codes of its errors.
+func (m *Metrics) ObserveOperation(operation string, d time.Duration, codes []string) {
+	if m == nil {
+		return
+	}
+	m.operations.WithLabelValues(operation).Inc()
+	m.operationSeconds.WithLabelValues(operation).Observe(d.Seconds())
+	for _, c := range codes {
+		if !errorCodes[c] {
+			if c == "" {
+				c = "NONE"
+			} else {
+				c = "OTHER"
+			}
+		}
+		m.operationErrors.WithLabelValues(operation, c).Inc()
+	}
+}
+
+// OperationLabel is the label of an operation name: name itself for the
+// first MaxOperationNames names seen, AnonymousOperation for "", and
+// OtherOperation for any further name or a very long one.
+func (m *Metrics) OperationLabel(name string) string {
+	if name == "" {
+		return AnonymousOperation
+	}
+	if m == nil || len(name) > maxOperationName || !m.names.admit(name) {
+		return OtherOperation
+	}
+	return name
+}
+
+// ObserveUpstream records one finished upstream request; it is the
+// upstream client's Config.OnResponse.
+func (m *Metrics) ObserveUpstream(info upstream.RequestInfo) {
+	if m == nil {
+		return
+	}
+	code := "none"
+	if info.StatusCode != 0 {
+		code = strconv.Itoa(info.StatusCode)
+	}
+	m.upstreamRequests.WithLabelValues(string(info.Service), string(info.Endpoint), code).Inc()
+	m.upstreamSeconds.WithLabelValues(string(info.Service), string(info.Endpoint)).Observe(info.Duration.Seconds())
+}
+
+// ObserveAssetCache records a batch's asset cache lookups.
+func (m *Metrics) ObserveAssetCache(hits, misses int) {
+	if m == nil {
+		return
+	}
+	m.assetCache.WithLabelValues("hit").Add(float64(hits))
+	m.assetCache.WithLabelValues("miss").Add(float64(misses))
+}
+
+// ObserveLoaderBatch records the size of a batch a loader dispatched.
+func (m *Metrics) ObserveLoaderBatch(loader string, size int) {
+	if m == nil {
+		return
+	}
+	m.loaderBatch.WithLabelValues(loader).Observe(float64(size))
+}
+
+// BreakerChanged records a circuit breaker's change of state; it is the
+// upstream client's Config.OnBreakerChange.
+func (m *Metrics) BreakerChanged(service upstream.Service, _, to string) {
+	if m == nil {
+		return
+	}
+	m.breakerChanges.WithLabelValues(string(service), to).Inc()
+}
+
+// RedisError counts a failed Redis call (redisstate.Options.OnError).
+func (m *Metrics) RedisError(use string, _ error) {
+	if m == nil {
+		return
+	}
+	m.redisErrors.WithLabelValues(use).Inc()
+}
+
+// breakerStates are the states a breaker reports, in gauge order.
+var breakerStates = []string{upstream.BreakerClosed, upstream.BreakerHalfOpen, upstream.BreakerOpen}
+
+// WatchBreakers exports each service's circuit breaker state, read at
+// every scrape: gateway_upstream_breaker_state{service,state} is 1 for the
+// current state and 0 for the others.
+func (m *Metrics) WatchBreakers(state func(upstream.Service) string, services ...upstream.Service) {
+	if m == nil {
+		return
+	}
+	desc := prometheus.NewDesc("gateway_upstream_breaker_state",
+		"Circuit breaker state of each upstream service: 1 for the current state (closed, half-open, open), 0 for the others.",
+		[]string{"service", "state"}, nil)
+	m.registry.MustRegister(collectorFunc{desc: desc, collect: func(ch chan<- prometheus.Metric) {
+		for _, s := range services {
+			current := state(s)
+			for _, st := range breakerStates {
+				v := 0.0
+				if st == current {
+					v = 1
+				}
+				ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, string(s), st)
+			}
+		}
+	}})
+}
+
+// WatchBudget exports the data node's rate budget, read at every scrape
+// (from Redis for the shared budget): tokens left, the pause left, and
+// whether the pause is a ban. When the budget cannot be read, its
+// metrics are left out of that scrape and gateway_upstream_budget_up is 0.
+func (m *Metrics) WatchBudget(b upstream.BudgetReporter) {
+	if m == nil || b == nil {
+		return
+	}
+	var (
+		up     = prometheus.NewDesc("gateway_upstream_budget_up", "1 when the rate budget's state could be read (the shared one lives in Redis).", nil, nil)
+		tokens = prometheus.NewDesc("gateway_upstream_budget_tokens", "Requests the data node's rate budget allows at once now; negative while requests wait for slots reserved ahead.", nil, nil)
+		paused = prometheus.NewDesc("gateway_upstream_budget_paused_seconds", "How much longer the rate budget holds every data-node request back after a 429 or a ban.", nil, nil)
+		banned = prometheus.NewDesc("gateway_upstream_budget_banned", "1 while the data node bans this gateway's address (requests are refused), else 0.", nil, nil)
+	)
+	m.registry.MustRegister(collectorFunc{desc: up, also: []*prometheus.Desc{tokens, paused, banned}, collect: func(ch chan<- prometheus.Metric) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		st, err := b.State(ctx)
+		if err != nil {
+			ch <- prometheus.MustNewConstMetric(up, prometheus.GaugeValue, 0)
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(up, prometheus.GaugeValue, 1)
+		ch <- prometheus.MustNewConstMetric(tokens, prometheus.GaugeValue, st.Tokens)
+		ch <- prometheus.MustNewConstMetric(paused, prometheus.GaugeValue, st.PausedFor.Seconds())
+		b := 0.0
+		if st.Banned {
+			b = 1
+		}
+		ch <- prometheus.MustNewConstMetric(banned, prometheus.GaugeValue, b)
+	}})
+}
+
+// collectorFunc is a collector whose metrics are computed at scrape time.
+type collectorFunc struct {
+	desc    *prometheus.Desc
+	also    []*prometheus.Desc
+	collect func(chan<- prometheus.Metric)
+}
+
+func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	for _, d := range c.also {
+		ch <- d
+	}
+}
+
+func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
+
+// nameSet admits at most max distinct names.
+type nameSet struct {
+	max   int
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+func (s *nameSet) admit(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.names[name] {
+		return true
+	}
+	if len(s.names) >= s.max {
+		return false
+	}
+	s.names[name] = true
+	return true
+}

@@ -1,0 +1,106 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// TracingOptions configures tracing.
+type TracingOptions struct {
+	// Endpoint is the OTLP/HTTP collector's base URL, e.g.
+	// http://otel-collector:4318; spans go to {Endpoint}/v1/traces.
+	// Empty turns tracing off.
+	Endpoint string
+	// ServiceName names this service in traces.
+	ServiceName string
+	// SampleRatio is the share of traces started here that are recorded,
+	// from 0 to 1 (a request that arrives with a sampled parent is always
+	// recorded).
+	SampleRatio float64
+}
+
+// Tracing is the gateway's tracer provider and its shutdown.
+type Tracing struct {
+	// Provider makes the tracers; nil when tracing is off.
+	Provider trace.TracerProvider
+	sdk      *sdktrace.TracerProvider
+}
+
+// NewTracing exports spans over OTLP/HTTP to opts.Endpoint, in batches;
+// with no endpoint it returns a Tracing that traces nothing.
+func NewTracing(ctx context.Context, opts TracingOptions) (*Tracing, error) {
+	if opts.Endpoint == "" {
+		return &Tracing{}, nil
+	}
+	endpoint, err := tracesURL(opts.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	exporter, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
+	if err != nil {
+		return nil, fmt.Errorf("OTLP exporter: %w", err)
+	}
+	return NewTracingWith(opts, sdktrace.WithBatcher(exporter)), nil
+}
+
+// NewTracingWith traces into the given span processors or exporters (a
+// span recorder in tests).
+func NewTracingWith(opts TracingOptions, with ...sdktrace.TracerProviderOption) *Tracing {
+	name := opts.ServiceName
+	if name == "" {
+		name = "tradenet-gateway"
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", name)))
+	if err != nil {
+		res = resource.NewSchemaless(attribute.String("service.name", name))
+	}
+	ratio := min(max(opts.SampleRatio, 0), 1)
+	sdk := sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))),
+	}, with...)...)
+	return &Tracing{Provider: sdk, sdk: sdk}
+}
+
+// Shutdown exports the spans still buffered, bounded by ctx.
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	if t == nil || t.sdk == nil {
+		return nil
+	}
+	return t.sdk.Shutdown(ctx)
+}
+
+// Middleware continues a trace the client started: the W3C trace context
+// of the request's traceparent header becomes the parent of the
+// operation's span. Without tracing it does nothing.
+func (t *Tracing) Middleware(next http.Handler) http.Handler {
+	if t == nil || t.Provider == nil {
+		return next
+	}
+	prop := propagation.TraceContext{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// tracesURL is the OTLP/HTTP traces URL of a collector's base URL, as
+// OTEL_EXPORTER_OTLP_ENDPOINT defines it.
+func tracesURL(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT=%q: want the collector's http(s) base URL, e.g. http://otel-collector:4318", base)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
+	return u.String(), nil
+}
