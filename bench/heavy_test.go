@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"runtime"
 	"sync"
 	"testing"
@@ -99,6 +100,45 @@ func BenchmarkHeaviestQuery(b *testing.B) {
 	})
 }
 
+// TestHeaviestQueryPaths runs each path of BenchmarkHeaviestQuery once, so
+// that the benchmark cannot rot, and checks that the paths measure what
+// they claim: the tree the map path builds, written by the encode path,
+// is the data the whole handler responds with.
+func TestHeaviestQueryPaths(t *testing.T) {
+	h := newHeavy(t)
+	if len(h.rows) != heavyPageSize+1 {
+		t.Fatalf("decoded %d transactions, want %d", len(h.rows), heavyPageSize+1)
+	}
+	var resp struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(h.serve(t, h.handler), &resp); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	h.tree(t).MarshalGQL(&buf)
+	var want, got any
+	if err := json.Unmarshal(resp.Data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"transactions":`+buf.String()+`}`), &got); err != nil {
+		t.Fatalf("the encoded tree is not JSON: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the encoded tree differs from the handler's data:\n%.300s\n%.300s", buf.String(), resp.Data)
+	}
+	if edges := length(got, "transactions", "edges"); edges != heavyPageSize {
+		t.Errorf("%d edges, want %d", edges, heavyPageSize)
+	}
+	var dropped struct {
+		Data map[string]any `json:"data"`
+	}
+	h.capture.set(captureDrop)
+	if err := json.Unmarshal(h.serve(t, h.mapHandler), &dropped); err != nil || dropped.Data["transactions"] != nil {
+		t.Errorf("the map path wrote its tree: %v %v", dropped, err)
+	}
+}
+
 // heavyPageSize is the heaviest query's page size.
 const heavyPageSize = 50
 
@@ -119,7 +159,7 @@ type heavy struct {
 	capture             *captureTree
 }
 
-func newHeavy(b *testing.B) *heavy {
+func newHeavy(b testing.TB) *heavy {
 	b.Helper()
 	sample, err := sampleservice.Start(sampleservice.Config{Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: 1}}, "")
 	if err != nil {
@@ -161,7 +201,7 @@ func newHeavy(b *testing.B) *heavy {
 }
 
 // serve POSTs the query to handler and returns the response body.
-func (h *heavy) serve(b *testing.B, handler http.Handler) []byte {
+func (h *heavy) serve(b testing.TB, handler http.Handler) []byte {
 	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(h.request))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
@@ -173,7 +213,7 @@ func (h *heavy) serve(b *testing.B, handler http.Handler) []byte {
 }
 
 // tree executes the query once and returns its finished result tree.
-func (h *heavy) tree(b *testing.B) graphql.Marshaler {
+func (h *heavy) tree(b testing.TB) graphql.Marshaler {
 	h.capture.set(captureKeep)
 	h.serve(b, h.mapHandler)
 	tree := h.capture.take()
@@ -238,7 +278,7 @@ func countAllocs(b *testing.B) func(txs int) {
 	}
 }
 
-func httpGet(b *testing.B, u string) []byte {
+func httpGet(b testing.TB, u string) []byte {
 	b.Helper()
 	resp, err := http.Get(u)
 	if err != nil {

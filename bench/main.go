@@ -81,7 +81,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.loaderWait, "loader-wait", graph.DefaultLoaderConfig.Wait, "the gateways' loader wait (LOADER_WAIT): how long the asset loader collects references before one upstream round")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
 	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
-	fs.StringVar(&o.jsonOut, "json", "", "also write every measured cell as JSON to this file")
+	fs.StringVar(&o.jsonOut, "json", "", "also write every measurement (each run's cells and bursts) as JSON to this file")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "profile mode: write a CPU profile of the gateway serving the heaviest query under load")
 	fs.StringVar(&o.memProfile, "memprofile", "", "profile mode: write an allocation profile of the same")
 	fs.DurationVar(&o.profileDuration, "profile-duration", 10*time.Second, "how long profile mode drives the gateway")
@@ -169,7 +169,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.jsonOut != "" {
-		b, err := json.MarshalIndent(rep.cells, "", "  ")
+		b, err := json.MarshalIndent(struct {
+			Machine    machine
+			Cells      []cell
+			Coalescing []coalescingResult
+		}{rep.machine, rep.cells, rep.coalescing}, "", "  ")
 		if err != nil {
 			return err
 		}

@@ -51,11 +51,7 @@ func (g group) median(f func(c cell) float64) float64 {
 	for i, c := range g.cells {
 		v[i] = f(c)
 	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	return median(v)
 }
 
 // ratioText is the median over runs of f, with the range when there were
@@ -136,19 +132,55 @@ func (r *report) write(w io.Writer) error {
 		p("\n")
 	}
 	if len(r.coalescing) > 0 {
-		p("## Coalescing: concurrent identical queries\n\n")
-		p("| Burst | Upstream requests | Distinct calls of one query | Most identical requests in flight | Took |\n|---|---:|---:|---:|---:|\n")
-		for _, c := range r.coalescing {
+		p("## Coalescing: 100 concurrent identical queries\n\n")
+		p("| Burst | Upstream requests | Distinct calls of one query | Most identical upstream requests in flight | Took |\n|---|---:|---:|---:|---:|\n")
+		for _, g := range r.coalescingGroups() {
+			c := g[0]
+			lo, hi, most := c.Upstream, c.Upstream, c.MostInFlight
+			took := make([]float64, len(g))
+			for i, x := range g {
+				lo, hi, most = min(lo, x.Upstream), max(hi, x.Upstream), max(most, x.MostInFlight)
+				took[i] = float64(x.Elapsed)
+			}
+			upstream := fmt.Sprint(lo)
+			if hi != lo {
+				upstream = fmt.Sprintf("%d–%d", lo, hi)
+			}
 			inflight := "—"
 			if c.Gateway {
-				inflight = fmt.Sprint(c.MostInFlight)
+				inflight = fmt.Sprint(most)
 			}
-			p("| %s | %d | %d | %s | %s |\n", c.Name, c.Upstream, c.Distinct, inflight, ms(c.Elapsed))
+			p("| %s | %s | %d | %s | %s |\n", c.Name, upstream, c.Distinct, inflight, ms(time.Duration(median(took))))
 		}
 		p("\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// coalescingGroups groups the bursts of every run by name, in order.
+func (r *report) coalescingGroups() [][]coalescingResult {
+	var out [][]coalescingResult
+	index := map[string]int{}
+	for _, c := range r.coalescing {
+		i, ok := index[c.Name]
+		if !ok {
+			i = len(out)
+			index[c.Name] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], c)
+	}
+	return out
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 func rowName(c cell) string {
