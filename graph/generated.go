@@ -29,17 +29,13 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
-	AnnounceNode() AnnounceNodeResolver
-	Delegation() DelegationResolver
 	DispatchStrategy() DispatchStrategyResolver
-	FundingPayment() FundingPaymentResolver
 	Future() FutureResolver
 	GovernanceTransfer() GovernanceTransferResolver
 	Party() PartyResolver
 	Perpetual() PerpetualResolver
 	Query() QueryResolver
 	Spot() SpotResolver
-	Transaction() TransactionResolver
 	UpdateAsset() UpdateAssetResolver
 	ValidatorNode() ValidatorNodeResolver
 }
@@ -61,7 +57,7 @@ type ComplexityRoot struct {
 		NetPubKey         func(childComplexity int) int
 		NetPubKeyIndex    func(childComplexity int) int
 		NetSignature      func(childComplexity int) int
-		Node              func(childComplexity int) int
+		NodeRef           func(childComplexity int) int
 		SubmitterAddress  func(childComplexity int) int
 	}
 
@@ -184,9 +180,9 @@ type ComplexityRoot struct {
 	Delegation struct {
 		Amount   func(childComplexity int) int
 		EpochSeq func(childComplexity int) int
-		Node     func(childComplexity int) int
 		NodeID   func(childComplexity int) int
-		Party    func(childComplexity int) int
+		NodeRef  func(childComplexity int) int
+		PartyRef func(childComplexity int) int
 	}
 
 	DelegationConnection struct {
@@ -256,8 +252,8 @@ type ComplexityRoot struct {
 		Amount           func(childComplexity int) int
 		FundingPeriodSeq func(childComplexity int) int
 		MarketID         func(childComplexity int) int
-		Party            func(childComplexity int) int
 		PartyID          func(childComplexity int) int
+		PartyRef         func(childComplexity int) int
 		Timestamp        func(childComplexity int) int
 	}
 
@@ -599,8 +595,8 @@ type ComplexityRoot struct {
 	Transaction struct {
 		Block              func(childComplexity int) int
 		Code               func(childComplexity int) int
-		Command            func(childComplexity int) int
 		CommandBlockHeight func(childComplexity int) int
+		CommandMember      func(childComplexity int) int
 		CommandNonce       func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		Error              func(childComplexity int) int
@@ -608,7 +604,7 @@ type ComplexityRoot struct {
 		Index              func(childComplexity int) int
 		Pow                func(childComplexity int) int
 		Signature          func(childComplexity int) int
-		Submitter          func(childComplexity int) int
+		SubmitterRef       func(childComplexity int) int
 		Type               func(childComplexity int) int
 		Version            func(childComplexity int) int
 	}
@@ -729,19 +725,8 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
-type AnnounceNodeResolver interface {
-	Node(ctx context.Context, obj *upstream.AnnounceNode) (*model.ValidatorNode, error)
-}
-type DelegationResolver interface {
-	Party(ctx context.Context, obj *upstream.Delegation) (*model.Party, error)
-
-	Node(ctx context.Context, obj *upstream.Delegation) (*model.ValidatorNode, error)
-}
 type DispatchStrategyResolver interface {
 	AssetForMetric(ctx context.Context, obj *upstream.DispatchStrategy) (*upstream.Asset, error)
-}
-type FundingPaymentResolver interface {
-	Party(ctx context.Context, obj *upstream.FundingPayment) (*model.Party, error)
 }
 type FutureResolver interface {
 	SettlementAsset(ctx context.Context, obj *upstream.Future) (*upstream.Asset, error)
@@ -750,9 +735,9 @@ type GovernanceTransferResolver interface {
 	Asset(ctx context.Context, obj *upstream.GovernanceTransfer) (*upstream.Asset, error)
 }
 type PartyResolver interface {
-	FundingPayments(ctx context.Context, obj *model.Party, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error)
-	Delegations(ctx context.Context, obj *model.Party, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
-	Transactions(ctx context.Context, obj *model.Party, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
+	FundingPayments(ctx context.Context, obj *upstream.Party, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error)
+	Delegations(ctx context.Context, obj *upstream.Party, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
+	Transactions(ctx context.Context, obj *upstream.Party, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
 }
 type PerpetualResolver interface {
 	SettlementAsset(ctx context.Context, obj *upstream.Perpetual) (*upstream.Asset, error)
@@ -763,8 +748,8 @@ type QueryResolver interface {
 	FundingPayments(ctx context.Context, partyID string, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error)
 	Delegations(ctx context.Context, partyID *string, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
 	Transactions(ctx context.Context, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
-	Party(ctx context.Context, id string) (*model.Party, error)
-	ValidatorNode(ctx context.Context, id string) (*model.ValidatorNode, error)
+	Party(ctx context.Context, id string) (*upstream.Party, error)
+	ValidatorNode(ctx context.Context, id string) (*upstream.ValidatorNode, error)
 	Node(ctx context.Context, id string) (model.Node, error)
 }
 type SpotResolver interface {
@@ -772,16 +757,11 @@ type SpotResolver interface {
 
 	QuoteAsset(ctx context.Context, obj *upstream.Spot) (*upstream.Asset, error)
 }
-type TransactionResolver interface {
-	Submitter(ctx context.Context, obj *upstream.Transaction) (*model.Party, error)
-
-	Command(ctx context.Context, obj *upstream.Transaction) (upstream.CommandKind, error)
-}
 type UpdateAssetResolver interface {
 	Asset(ctx context.Context, obj *upstream.UpdateAsset) (*upstream.Asset, error)
 }
 type ValidatorNodeResolver interface {
-	Delegations(ctx context.Context, obj *model.ValidatorNode, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
+	Delegations(ctx context.Context, obj *upstream.ValidatorNode, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -875,11 +855,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AnnounceNode.NetSignature(childComplexity), true
 	case "AnnounceNode.node":
-		if e.ComplexityRoot.AnnounceNode.Node == nil {
+		if e.ComplexityRoot.AnnounceNode.NodeRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.AnnounceNode.Node(childComplexity), true
+		return e.ComplexityRoot.AnnounceNode.NodeRef(childComplexity), true
 	case "AnnounceNode.submitterAddress":
 		if e.ComplexityRoot.AnnounceNode.SubmitterAddress == nil {
 			break
@@ -1238,24 +1218,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Delegation.EpochSeq(childComplexity), true
-	case "Delegation.node":
-		if e.ComplexityRoot.Delegation.Node == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Delegation.Node(childComplexity), true
 	case "Delegation.nodeId":
 		if e.ComplexityRoot.Delegation.NodeID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Delegation.NodeID(childComplexity), true
-	case "Delegation.party":
-		if e.ComplexityRoot.Delegation.Party == nil {
+	case "Delegation.node":
+		if e.ComplexityRoot.Delegation.NodeRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Delegation.Party(childComplexity), true
+		return e.ComplexityRoot.Delegation.NodeRef(childComplexity), true
+	case "Delegation.party":
+		if e.ComplexityRoot.Delegation.PartyRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Delegation.PartyRef(childComplexity), true
 
 	case "DelegationConnection.edges":
 		if e.ComplexityRoot.DelegationConnection.Edges == nil {
@@ -1500,18 +1480,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FundingPayment.MarketID(childComplexity), true
-	case "FundingPayment.party":
-		if e.ComplexityRoot.FundingPayment.Party == nil {
-			break
-		}
-
-		return e.ComplexityRoot.FundingPayment.Party(childComplexity), true
 	case "FundingPayment.partyId":
 		if e.ComplexityRoot.FundingPayment.PartyID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.FundingPayment.PartyID(childComplexity), true
+	case "FundingPayment.party":
+		if e.ComplexityRoot.FundingPayment.PartyRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FundingPayment.PartyRef(childComplexity), true
 	case "FundingPayment.timestamp":
 		if e.ComplexityRoot.FundingPayment.Timestamp == nil {
 			break
@@ -2747,18 +2727,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Transaction.Code(childComplexity), true
-	case "Transaction.command":
-		if e.ComplexityRoot.Transaction.Command == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Transaction.Command(childComplexity), true
 	case "Transaction.commandBlockHeight":
 		if e.ComplexityRoot.Transaction.CommandBlockHeight == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Transaction.CommandBlockHeight(childComplexity), true
+	case "Transaction.command":
+		if e.ComplexityRoot.Transaction.CommandMember == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Transaction.CommandMember(childComplexity), true
 	case "Transaction.commandNonce":
 		if e.ComplexityRoot.Transaction.CommandNonce == nil {
 			break
@@ -2802,11 +2782,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Transaction.Signature(childComplexity), true
 	case "Transaction.submitter":
-		if e.ComplexityRoot.Transaction.Submitter == nil {
+		if e.ComplexityRoot.Transaction.SubmitterRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Transaction.Submitter(childComplexity), true
+		return e.ComplexityRoot.Transaction.SubmitterRef(childComplexity), true
 	case "Transaction.type":
 		if e.ComplexityRoot.Transaction.Type == nil {
 			break
@@ -7081,11 +7061,11 @@ func (ec *executionContext) _AnnounceNode_node(ctx context.Context, field graphq
 			return ec.fieldContext_AnnounceNode_node(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.AnnounceNode().Node(ctx, obj)
+			return obj.NodeRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ValidatorNode) graphql.Marshaler {
-			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐValidatorNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7096,7 +7076,7 @@ func (ec *executionContext) fieldContext_AnnounceNode_node(_ context.Context, fi
 		Object:     "AnnounceNode",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ValidatorNode(ctx, field)
 		},
@@ -8887,11 +8867,11 @@ func (ec *executionContext) _Delegation_party(ctx context.Context, field graphql
 			return ec.fieldContext_Delegation_party(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Delegation().Party(ctx, obj)
+			return obj.PartyRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Party) graphql.Marshaler {
-			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐParty(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8902,7 +8882,7 @@ func (ec *executionContext) fieldContext_Delegation_party(_ context.Context, fie
 		Object:     "Delegation",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Party(ctx, field)
 		},
@@ -8942,11 +8922,11 @@ func (ec *executionContext) _Delegation_node(ctx context.Context, field graphql.
 			return ec.fieldContext_Delegation_node(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Delegation().Node(ctx, obj)
+			return obj.NodeRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ValidatorNode) graphql.Marshaler {
-			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐValidatorNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8957,7 +8937,7 @@ func (ec *executionContext) fieldContext_Delegation_node(_ context.Context, fiel
 		Object:     "Delegation",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ValidatorNode(ctx, field)
 		},
@@ -9970,11 +9950,11 @@ func (ec *executionContext) _FundingPayment_party(ctx context.Context, field gra
 			return ec.fieldContext_FundingPayment_party(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FundingPayment().Party(ctx, obj)
+			return obj.PartyRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Party) graphql.Marshaler {
-			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐParty(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9985,7 +9965,7 @@ func (ec *executionContext) fieldContext_FundingPayment_party(_ context.Context,
 		Object:     "FundingPayment",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Party(ctx, field)
 		},
@@ -12833,7 +12813,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _Party_id(ctx context.Context, field graphql.CollectedField, obj *model.Party) (ret graphql.Marshaler) {
+func (ec *executionContext) _Party_id(ctx context.Context, field graphql.CollectedField, obj *upstream.Party) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12856,7 +12836,7 @@ func (ec *executionContext) fieldContext_Party_id(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Party", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Party_fundingPayments(ctx context.Context, field graphql.CollectedField, obj *model.Party) (ret graphql.Marshaler) {
+func (ec *executionContext) _Party_fundingPayments(ctx context.Context, field graphql.CollectedField, obj *upstream.Party) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12900,7 +12880,7 @@ func (ec *executionContext) fieldContext_Party_fundingPayments(ctx context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _Party_delegations(ctx context.Context, field graphql.CollectedField, obj *model.Party) (ret graphql.Marshaler) {
+func (ec *executionContext) _Party_delegations(ctx context.Context, field graphql.CollectedField, obj *upstream.Party) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12944,7 +12924,7 @@ func (ec *executionContext) fieldContext_Party_delegations(ctx context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _Party_transactions(ctx context.Context, field graphql.CollectedField, obj *model.Party) (ret graphql.Marshaler) {
+func (ec *executionContext) _Party_transactions(ctx context.Context, field graphql.CollectedField, obj *upstream.Party) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13942,8 +13922,8 @@ func (ec *executionContext) _Query_party(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Party(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Party) graphql.Marshaler {
-			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐParty(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13986,8 +13966,8 @@ func (ec *executionContext) _Query_validatorNode(ctx context.Context, field grap
 			return ec.Resolvers.Query().ValidatorNode(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ValidatorNode) graphql.Marshaler {
-			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐValidatorNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15193,11 +15173,11 @@ func (ec *executionContext) _Transaction_submitter(ctx context.Context, field gr
 			return ec.fieldContext_Transaction_submitter(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Transaction().Submitter(ctx, obj)
+			return obj.SubmitterRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Party) graphql.Marshaler {
-			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐParty(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15208,7 +15188,7 @@ func (ec *executionContext) fieldContext_Transaction_submitter(_ context.Context
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Party(ctx, field)
 		},
@@ -15450,7 +15430,7 @@ func (ec *executionContext) _Transaction_command(ctx context.Context, field grap
 			return ec.fieldContext_Transaction_command(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Transaction().Command(ctx, obj)
+			return obj.CommandMember(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v upstream.CommandKind) graphql.Marshaler {
@@ -15461,7 +15441,7 @@ func (ec *executionContext) _Transaction_command(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, true, true, "Command")
+	return graphql.NewScalarFieldContext("Transaction", field, true, false, "Command")
 }
 
 func (ec *executionContext) _TransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
@@ -17041,7 +17021,7 @@ func (ec *executionContext) fieldContext_UpdatePerpetualProduct_quoteName(_ cont
 	return graphql.NewScalarFieldContext("UpdatePerpetualProduct", field, false, false, "String")
 }
 
-func (ec *executionContext) _ValidatorNode_id(ctx context.Context, field graphql.CollectedField, obj *model.ValidatorNode) (ret graphql.Marshaler) {
+func (ec *executionContext) _ValidatorNode_id(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17064,7 +17044,7 @@ func (ec *executionContext) fieldContext_ValidatorNode_id(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ValidatorNode", field, false, false, "ID")
 }
 
-func (ec *executionContext) _ValidatorNode_delegations(ctx context.Context, field graphql.CollectedField, obj *model.ValidatorNode) (ret graphql.Marshaler) {
+func (ec *executionContext) _ValidatorNode_delegations(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18324,73 +18304,72 @@ func (ec *executionContext) _AnnounceNode(ctx context.Context, sel ast.Selection
 		case "id":
 			out.Values[i] = ec._AnnounceNode_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "node":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._AnnounceNode_node(ctx, field, obj)
-				})
+			out.Values[i] = ec._AnnounceNode_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "avatarUrl":
 			out.Values[i] = ec._AnnounceNode_avatarUrl(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "chainPubKey":
 			out.Values[i] = ec._AnnounceNode_chainPubKey(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "country":
 			out.Values[i] = ec._AnnounceNode_country(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "ethereumAddress":
 			out.Values[i] = ec._AnnounceNode_ethereumAddress(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "ethereumSignature":
 			out.Values[i] = ec._AnnounceNode_ethereumSignature(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "fromEpoch":
 			out.Values[i] = ec._AnnounceNode_fromEpoch(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "infoUrl":
 			out.Values[i] = ec._AnnounceNode_infoUrl(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._AnnounceNode_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "submitterAddress":
 			out.Values[i] = ec._AnnounceNode_submitterAddress(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "netPubKey":
 			out.Values[i] = ec._AnnounceNode_netPubKey(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "netPubKeyIndex":
 			out.Values[i] = ec._AnnounceNode_netPubKeyIndex(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "netSignature":
 			out.Values[i] = ec._AnnounceNode_netSignature(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -19274,31 +19253,29 @@ func (ec *executionContext) _Delegation(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Delegation")
 		case "party":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Delegation_party(ctx, field, obj)
-				})
+			out.Values[i] = ec._Delegation_party(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "nodeId":
 			out.Values[i] = ec._Delegation_nodeId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "node":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Delegation_node(ctx, field, obj)
-				})
+			out.Values[i] = ec._Delegation_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "amount":
 			out.Values[i] = ec._Delegation_amount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "epochSeq":
 			out.Values[i] = ec._Delegation_epochSeq(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -19764,33 +19741,32 @@ func (ec *executionContext) _FundingPayment(ctx context.Context, sel ast.Selecti
 		case "partyId":
 			out.Values[i] = ec._FundingPayment_partyId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "party":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._FundingPayment_party(ctx, field, obj)
-				})
+			out.Values[i] = ec._FundingPayment_party(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "marketId":
 			out.Values[i] = ec._FundingPayment_marketId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "fundingPeriodSeq":
 			out.Values[i] = ec._FundingPayment_fundingPeriodSeq(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "timestamp":
 			out.Values[i] = ec._FundingPayment_timestamp(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "amount":
 			out.Values[i] = ec._FundingPayment_amount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -21038,7 +21014,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 var partyImplementors = []string{"Party"}
 
-func (ec *executionContext) _Party(ctx context.Context, sel ast.SelectionSet, obj *model.Party) graphql.Marshaler {
+func (ec *executionContext) _Party(ctx context.Context, sel ast.SelectionSet, obj *upstream.Party) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, partyImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -22186,75 +22162,73 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "block":
 			out.Values[i] = ec._Transaction_block(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "index":
 			out.Values[i] = ec._Transaction_index(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "hash":
 			out.Values[i] = ec._Transaction_hash(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "submitter":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Transaction_submitter(ctx, field, obj)
-				})
+			out.Values[i] = ec._Transaction_submitter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "type":
 			out.Values[i] = ec._Transaction_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "code":
 			out.Values[i] = ec._Transaction_code(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "error":
 			out.Values[i] = ec._Transaction_error(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "createdAt":
 			out.Values[i] = ec._Transaction_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "version":
 			out.Values[i] = ec._Transaction_version(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "signature":
 			out.Values[i] = ec._Transaction_signature(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pow":
 			out.Values[i] = ec._Transaction_pow(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "commandNonce":
 			out.Values[i] = ec._Transaction_commandNonce(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "commandBlockHeight":
 			out.Values[i] = ec._Transaction_commandBlockHeight(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "command":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Transaction_command(ctx, field, obj)
-				})
+			out.Values[i] = ec._Transaction_command(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23013,7 +22987,7 @@ func (ec *executionContext) _UpdatePerpetualProduct(ctx context.Context, sel ast
 
 var validatorNodeImplementors = []string{"ValidatorNode"}
 
-func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.SelectionSet, obj *model.ValidatorNode) graphql.Marshaler {
+func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.SelectionSet, obj *upstream.ValidatorNode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, validatorNodeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -23802,7 +23776,7 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewa
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐParty(ctx context.Context, sel ast.SelectionSet, v *model.Party) graphql.Marshaler {
+func (ec *executionContext) marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx context.Context, sel ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Party!")
 		return graphql.Null
@@ -24051,7 +24025,7 @@ func (ec *executionContext) marshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenet�
 	return ret
 }
 
-func (ec *executionContext) marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐValidatorNode(ctx context.Context, sel ast.SelectionSet, v *model.ValidatorNode) graphql.Marshaler {
+func (ec *executionContext) marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx context.Context, sel ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ValidatorNode!")
 		return graphql.Null

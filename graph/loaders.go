@@ -39,6 +39,8 @@ const maxAssetPages = 40
 type Loaders struct {
 	// AssetsByID loads assets by id; a missing id gives a NOT_FOUND error.
 	AssetsByID *dataloader.Loader[string, *upstream.Asset]
+
+	batcher *assetBatcher
 }
 
 // newLoaders makes one request's loaders.
@@ -46,7 +48,30 @@ func newLoaders(up Upstream, cache AssetCache, cfg LoaderConfig, hooks Hooks, fr
 	b := &assetBatcher{upstream: up, cache: cache, few: cfg.FewAssets, hooks: hooks, fresh: fresh}
 	return &Loaders{
 		AssetsByID: dataloader.NewBatchedLoader(recoverBatch(b.load), dataloader.WithWait[string, *upstream.Asset](cfg.Wait)),
+		batcher:    b,
 	}
+}
+
+// cachedLocally serves an asset from an in-process cache without waiting
+// for a batch: waiting to batch only pays when the lookup costs a round
+// trip (the upstream, or a shared cache such as Redis).
+func (l *Loaders) cachedLocally(id string) (*upstream.Asset, error, bool) {
+	local, ok := l.batcher.cache.(*memoryAssetCache)
+	if !ok {
+		return nil, nil, false
+	}
+	hit, ok := local.lru.Get(id)
+	if !ok {
+		return nil, nil, false
+	}
+	if h := l.batcher.hooks.AssetCache; h != nil {
+		h(1, 0)
+	}
+	l.batcher.fresh.record(hit.Freshness)
+	if hit.Asset == nil {
+		return nil, notFound("no asset has id %q", id), true
+	}
+	return hit.Asset, nil, true
 }
 
 // assetBatcher resolves a batch of asset ids: from the shared cache, then
@@ -201,6 +226,9 @@ func loadAsset(ctx context.Context, id string) (*upstream.Asset, error) {
 	s := stateFor(ctx)
 	if s == nil {
 		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: fmt.Errorf("no loaders in the request context")}
+	}
+	if a, err, ok := s.loaders.cachedLocally(id); ok {
+		return a, err
 	}
 	return s.loaders.AssetsByID.Load(ctx, id)()
 }

@@ -12,29 +12,9 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// Node is the resolver for the node field.
-func (r *announceNodeResolver) Node(ctx context.Context, obj *upstream.AnnounceNode) (*model.ValidatorNode, error) {
-	return &model.ValidatorNode{ID: obj.ID}, nil
-}
-
-// Party is the resolver for the party field.
-func (r *delegationResolver) Party(ctx context.Context, obj *upstream.Delegation) (*model.Party, error) {
-	return &model.Party{ID: obj.Party}, nil
-}
-
-// Node is the resolver for the node field.
-func (r *delegationResolver) Node(ctx context.Context, obj *upstream.Delegation) (*model.ValidatorNode, error) {
-	return &model.ValidatorNode{ID: obj.NodeID}, nil
-}
-
 // AssetForMetric is the resolver for the assetForMetric field.
 func (r *dispatchStrategyResolver) AssetForMetric(ctx context.Context, obj *upstream.DispatchStrategy) (*upstream.Asset, error) {
 	return loadAsset(ctx, obj.AssetForMetric)
-}
-
-// Party is the resolver for the party field.
-func (r *fundingPaymentResolver) Party(ctx context.Context, obj *upstream.FundingPayment) (*model.Party, error) {
-	return &model.Party{ID: obj.PartyID}, nil
 }
 
 // SettlementAsset is the resolver for the settlementAsset field.
@@ -48,17 +28,17 @@ func (r *governanceTransferResolver) Asset(ctx context.Context, obj *upstream.Go
 }
 
 // FundingPayments is the resolver for the fundingPayments field.
-func (r *partyResolver) FundingPayments(ctx context.Context, obj *model.Party, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error) {
+func (r *partyResolver) FundingPayments(ctx context.Context, obj *upstream.Party, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error) {
 	return r.listFundingPayments(ctx, fundingFilter{PartyID: obj.ID, MarketID: marketID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
 // Delegations is the resolver for the delegations field.
-func (r *partyResolver) Delegations(ctx context.Context, obj *model.Party, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error) {
+func (r *partyResolver) Delegations(ctx context.Context, obj *upstream.Party, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error) {
 	return r.listDelegations(ctx, delegationFilter{PartyID: &obj.ID, NodeID: nodeID, EpochID: epochID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
 // Transactions is the resolver for the transactions field.
-func (r *partyResolver) Transactions(ctx context.Context, obj *model.Party, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
+func (r *partyResolver) Transactions(ctx context.Context, obj *upstream.Party, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
 	return r.listTransactions(ctx, transactionFilter{CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: []string{obj.ID}}, pageArgs{first, last, after, before})
 }
 
@@ -93,12 +73,12 @@ func (r *queryResolver) Transactions(ctx context.Context, cmdTypes []string, exc
 }
 
 // Party is the resolver for the party field.
-func (r *queryResolver) Party(ctx context.Context, id string) (*model.Party, error) {
+func (r *queryResolver) Party(ctx context.Context, id string) (*upstream.Party, error) {
 	return r.party(id)
 }
 
 // ValidatorNode is the resolver for the validatorNode field.
-func (r *queryResolver) ValidatorNode(ctx context.Context, id string) (*model.ValidatorNode, error) {
+func (r *queryResolver) ValidatorNode(ctx context.Context, id string) (*upstream.ValidatorNode, error) {
 	return r.validatorNode(id)
 }
 
@@ -117,37 +97,18 @@ func (r *spotResolver) QuoteAsset(ctx context.Context, obj *upstream.Spot) (*ups
 	return loadAsset(ctx, obj.QuoteAsset)
 }
 
-// Submitter is the resolver for the submitter field.
-func (r *transactionResolver) Submitter(ctx context.Context, obj *upstream.Transaction) (*model.Party, error) {
-	return &model.Party{ID: obj.Submitter}, nil
-}
-
-// Command is the resolver for the command field.
-func (r *transactionResolver) Command(ctx context.Context, obj *upstream.Transaction) (upstream.CommandKind, error) {
-	return command(obj), nil
-}
-
 // Asset is the resolver for the asset field.
 func (r *updateAssetResolver) Asset(ctx context.Context, obj *upstream.UpdateAsset) (*upstream.Asset, error) {
 	return loadAsset(ctx, obj.AssetID)
 }
 
 // Delegations is the resolver for the delegations field.
-func (r *validatorNodeResolver) Delegations(ctx context.Context, obj *model.ValidatorNode, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error) {
+func (r *validatorNodeResolver) Delegations(ctx context.Context, obj *upstream.ValidatorNode, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error) {
 	return r.listDelegations(ctx, delegationFilter{PartyID: partyID, NodeID: &obj.ID, EpochID: epochID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
-// AnnounceNode returns AnnounceNodeResolver implementation.
-func (r *Resolver) AnnounceNode() AnnounceNodeResolver { return &announceNodeResolver{r} }
-
-// Delegation returns DelegationResolver implementation.
-func (r *Resolver) Delegation() DelegationResolver { return &delegationResolver{r} }
-
 // DispatchStrategy returns DispatchStrategyResolver implementation.
 func (r *Resolver) DispatchStrategy() DispatchStrategyResolver { return &dispatchStrategyResolver{r} }
-
-// FundingPayment returns FundingPaymentResolver implementation.
-func (r *Resolver) FundingPayment() FundingPaymentResolver { return &fundingPaymentResolver{r} }
 
 // Future returns FutureResolver implementation.
 func (r *Resolver) Future() FutureResolver { return &futureResolver{r} }
@@ -169,9 +130,6 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // Spot returns SpotResolver implementation.
 func (r *Resolver) Spot() SpotResolver { return &spotResolver{r} }
 
-// Transaction returns TransactionResolver implementation.
-func (r *Resolver) Transaction() TransactionResolver { return &transactionResolver{r} }
-
 // UpdateAsset returns UpdateAssetResolver implementation.
 func (r *Resolver) UpdateAsset() UpdateAssetResolver { return &updateAssetResolver{r} }
 
@@ -179,17 +137,13 @@ func (r *Resolver) UpdateAsset() UpdateAssetResolver { return &updateAssetResolv
 func (r *Resolver) ValidatorNode() ValidatorNodeResolver { return &validatorNodeResolver{r} }
 
 type (
-	announceNodeResolver       struct{ *Resolver }
-	delegationResolver         struct{ *Resolver }
 	dispatchStrategyResolver   struct{ *Resolver }
-	fundingPaymentResolver     struct{ *Resolver }
 	futureResolver             struct{ *Resolver }
 	governanceTransferResolver struct{ *Resolver }
 	partyResolver              struct{ *Resolver }
 	perpetualResolver          struct{ *Resolver }
 	queryResolver              struct{ *Resolver }
 	spotResolver               struct{ *Resolver }
-	transactionResolver        struct{ *Resolver }
 	updateAssetResolver        struct{ *Resolver }
 	validatorNodeResolver      struct{ *Resolver }
 )

@@ -101,8 +101,3 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 	conn.PageInfo = pageInfo(cursors, hasNext, hasPrev)
 	return conn, nil
 }
-
-// command serves Transaction.command: the decoded one-of member.
-func command(t *upstream.Transaction) upstream.CommandKind {
-	return t.Command.Kind
-}

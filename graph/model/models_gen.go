@@ -67,13 +67,6 @@ type PageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
-// A party of the network, identified by its public key. Not a Node: a party's key can also be a
-// validator node's id, so it is not globally unique across types.
-type Party struct {
-	// The party's public key (64 hex characters).
-	ID string `json:"id"`
-}
-
 // A page of transactions.
 type TransactionConnection struct {
 	// The transactions of this page, newest first.
@@ -88,11 +81,4 @@ type TransactionEdge struct {
 	Cursor string `json:"cursor"`
 	// The transaction.
 	Node *upstream.Transaction `json:"node"`
-}
-
-// A network node (validator), identified by its public master key. Not a Node: the key is also a
-// party key, so it is not globally unique across types.
-type ValidatorNode struct {
-	// The node's id, its public master key.
-	ID string `json:"id"`
 }
