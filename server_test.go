@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -67,14 +66,14 @@ func TestReadmeListsEverySetting(t *testing.T) {
 }
 
 // startGateway runs the gateway as `go run .` does, on a loopback port.
-func startGateway(t *testing.T, args ...string) (url string, logs *bytes.Buffer, stop func() error) {
+func startGateway(t *testing.T, args ...string) (url string, logs *lockedBuffer, stop func() error) {
 	t.Helper()
 	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs = &bytes.Buffer{}
-	logger := slog.New(slog.NewTextHandler(&syncWriter{w: logs}, nil))
+	logs = &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	gw, err := newGateway(ctx, cfg, logger)
 	if err != nil {
@@ -99,17 +98,6 @@ func startGateway(t *testing.T, args ...string) (url string, logs *bytes.Buffer,
 	}
 	t.Cleanup(func() { _ = stop() })
 	return "http://" + ln.Addr().String(), logs, stop
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 func get(t *testing.T, url string, header map[string]string) (*http.Response, string) {
