@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"encoding/json"
+
 	"github.com/tradenet/gateway/graph/model"
 	"github.com/tradenet/gateway/upstream"
 )
@@ -21,14 +23,31 @@ type dataNodeCursor struct {
 	C upstream.Cursor `json:"c"`
 }
 
-// encode returns the cursor for list: its JSON ({"c":"…"}) written
-// without reflection, in a stack buffer.
+// encode returns the cursor for list, version 2: the upstream cursor
+// packed in binary, built in a stack buffer.
 func (c dataNodeCursor) encode(list cursorList) string {
 	var raw [cursorBuffer]byte
-	b := appendCursorHeader(raw[:0], list)
-	b = append(b, `{"c":`...)
-	b = appendJSONString(b, string(c.C))
-	return sealCursor(append(b, '}'))
+	b := appendVersionedHeader(raw[:0], packedCursorVersion, list)
+	return sealCursor(c.C.AppendPack(b))
+}
+
+// decodeDataNodeCursor reads a data-node list's cursor: version 2, or
+// version 1 ({"c":"…"}) as earlier gateways issued.
+func decodeDataNodeCursor(arg, cursor string, list cursorList) (upstream.Cursor, error) {
+	version, body, err := openCursor(arg, cursor, list, packedCursorVersion, cursorVersion)
+	if err != nil {
+		return "", err
+	}
+	var c dataNodeCursor
+	if version == packedCursorVersion {
+		c.C, err = upstream.UnpackCursor(body)
+	} else {
+		err = json.Unmarshal(body, &c)
+	}
+	if err != nil || c.C == "" {
+		return "", badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", arg, list)
+	}
+	return c.C, nil
 }
 
 // dataNodePagination turns a page request into the data node's paging
@@ -36,17 +55,14 @@ func (c dataNodeCursor) encode(list cursorList) string {
 func dataNodePagination(req pageRequest, list cursorList, newestFirst *bool) (upstream.Pagination, error) {
 	p := upstream.Pagination{NewestFirst: newestFirst}
 	if req.Cursor != "" {
-		var c dataNodeCursor
-		if err := decodeCursor(req.cursorArg(), req.Cursor, list, &c); err != nil {
+		c, err := decodeDataNodeCursor(req.cursorArg(), req.Cursor, list)
+		if err != nil {
 			return p, err
 		}
-		if c.C == "" {
-			return p, badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", req.cursorArg(), list)
-		}
 		if req.Backward {
-			p.Before = c.C
+			p.Before = c
 		} else {
-			p.After = c.C
+			p.After = c
 		}
 	}
 	size := int32(max(req.Size, 1))

@@ -4,15 +4,22 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // The gateway's cursors are opaque to clients: base64url (unpadded) of
-// "v1:<list>:<JSON payload>". The version lets the format change without
+// "<version>:<list>:<payload>". The version lets the format change without
 // misreading old cursors; the list binds a cursor to the connection that
 // issued it, so a cursor given to another list is a clear BAD_USER_INPUT
-// error rather than an upstream 500.
-const cursorVersion = "v1"
+// error rather than an upstream 500. Version 1 payloads are JSON; version
+// 2 (data-node lists) carries the upstream cursor packed in binary
+// (upstream.Cursor.Pack), a quarter shorter than v1's JSON around base64,
+// and v1 data-node cursors are still read.
+const (
+	cursorVersion       = "v1"
+	packedCursorVersion = "v2"
+)
 
 // cursorList names the connection a cursor belongs to.
 type cursorList string
@@ -53,7 +60,12 @@ const cursorBuffer = 512
 
 // appendCursorHeader appends "v1:<list>:".
 func appendCursorHeader(b []byte, list cursorList) []byte {
-	b = append(b, cursorVersion...)
+	return appendVersionedHeader(b, cursorVersion, list)
+}
+
+// appendVersionedHeader appends "<version>:<list>:".
+func appendVersionedHeader(b []byte, version string, list cursorList) []byte {
+	b = append(b, version...)
 	b = append(b, ':')
 	b = append(b, list...)
 	return append(b, ':')
@@ -83,33 +95,43 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// decodeCursor reads a cursor issued for list into payload. arg names the
-// argument ("after" or "before") for the error message.
+// decodeCursor reads a version 1 cursor issued for list into payload. arg
+// names the argument ("after" or "before") for the error message.
 func decodeCursor(arg, cursor string, list cursorList, payload any) error {
+	version, body, err := openCursor(arg, cursor, list, cursorVersion)
+	if err != nil {
+		return err
+	}
+	if version != cursorVersion || json.Unmarshal(body, payload) != nil {
+		return badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", arg, list)
+	}
+	return nil
+}
+
+// openCursor checks a cursor's encoding, version (one of versions) and
+// list, and returns its version and payload.
+func openCursor(arg, cursor string, list cursorList, versions ...string) (version string, body []byte, err error) {
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil {
-		return badInput("%s: %q is not a cursor issued by this gateway; pass a cursor from edges.cursor or pageInfo", arg, truncate(cursor, 64))
+		return "", nil, badInput("%s: %q is not a cursor issued by this gateway; pass a cursor from edges.cursor or pageInfo", arg, truncate(cursor, 64))
 	}
 	version, rest, ok := strings.Cut(string(raw), ":")
-	if !ok || version != cursorVersion {
-		return badInput("%s: %q is not a cursor issued by this gateway (unknown format); pass a cursor from edges.cursor or pageInfo", arg, truncate(cursor, 64))
+	if !ok || !slices.Contains(versions, version) {
+		return "", nil, badInput("%s: %q is not a cursor issued by this gateway (unknown format); pass a cursor from edges.cursor or pageInfo", arg, truncate(cursor, 64))
 	}
-	owner, body, ok := strings.Cut(rest, ":")
+	owner, payload, ok := strings.Cut(rest, ":")
 	if !ok {
-		return badInput("%s: malformed cursor; pass a cursor from edges.cursor or pageInfo", arg)
+		return "", nil, badInput("%s: malformed cursor; pass a cursor from edges.cursor or pageInfo", arg)
 	}
 	if cursorList(owner) != list {
 		switch cursorList(owner) {
 		case listAssets, listFundingPayments, listDelegations, listTransactions:
-			return badInput("%s: this cursor belongs to the %s list, not to %s; cursors only page the list that issued them", arg, owner, list)
+			return "", nil, badInput("%s: this cursor belongs to the %s list, not to %s; cursors only page the list that issued them", arg, owner, list)
 		}
 		// Not one of ours: never echo what a forged cursor carries.
-		return badInput("%s: malformed cursor; pass a cursor from edges.cursor or pageInfo", arg)
+		return "", nil, badInput("%s: malformed cursor; pass a cursor from edges.cursor or pageInfo", arg)
 	}
-	if err := json.Unmarshal([]byte(body), payload); err != nil {
-		return badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", arg, list)
-	}
-	return nil
+	return version, []byte(payload), nil
 }
 
 // truncate shortens s for quoting in an error message.
