@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -82,15 +81,5 @@ func (gw *gateway) accessLog(next http.Handler) http.Handler {
 			}
 		}
 		gw.logger.LogAttrs(ctx, level, "request", attrs...)
-	})
-}
-
-// writeGraphQLError answers a request that never reached the executor with
-// a GraphQL-shaped error.
-func writeGraphQLError(w http.ResponseWriter, status int, code, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"errors": []map[string]any{{"message": message, "extensions": map[string]any{"code": code}}},
 	})
 }

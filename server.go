@@ -153,7 +153,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playground.Handler(playground.Options{Title: "Trading network GraphQL gateway", Endpoint: "/graphql", DefaultQuery: defaultQuery}))
 	mux.Handle(playground.AssetsPrefix, playground.AssetsHandler())
-	mux.Handle("/graphql", gw.limitBody(api))
+	mux.Handle("/graphql", api) // body limit and request deadline: graph.HandlerConfig
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusOK, "ok\n")
 	})
@@ -193,21 +193,6 @@ func (gw *gateway) cors(next http.Handler) http.Handler {
 		AllowCredentials: !wildcard,
 		MaxAge:           600,
 	}).Handler(next)
-}
-
-// limitBody bounds request bodies; gqlgen reports a body over the limit
-// as a request error.
-func (gw *gateway) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > gw.cfg.MaxBodyBytes {
-			writeGraphQLError(w, http.StatusRequestEntityTooLarge, graph.CodeBadUserInput, fmt.Sprintf("request body over %d bytes", gw.cfg.MaxBodyBytes))
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, gw.cfg.MaxBodyBytes)
-		ctx, cancel := context.WithTimeout(r.Context(), gw.cfg.RequestTimeout)
-		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
 }
 
 // serve runs the HTTP server until ctx ends, then shuts down gracefully:
