@@ -1,5 +1,7 @@
 package main
 
-// Regenerates the GraphQL executor (graph/generated.go), the models (graph/model/models_gen.go)
-// and the resolver stubs (graph/*.resolvers.go) from schema.graphqls and gqlgen.yml.
-//go:generate go tool gqlgen generate
+// Regenerates the GraphQL executor (graph/generated.go), the models (graph/model/models_gen.go),
+// the resolver stubs (graph/*.resolvers.go) and the direct executor (graph/fastexec_gen.go) from
+// schema.graphqls and gqlgen.yml: gqlgen's generator with this repository's plugin
+// (internal/gqlgen, internal/fastexec).
+//go:generate go run ./internal/gqlgen

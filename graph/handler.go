@@ -48,6 +48,10 @@ type HandlerConfig struct {
 	// RequestTimeout bounds each request, upstream calls included; 0
 	// means no deadline of the handler's own.
 	RequestTimeout time.Duration
+	// GqlgenExecutor answers every query with gqlgen's executor alone,
+	// without the direct executor in front of it (fastexec.go): for
+	// comparisons in tests and benchmarks.
+	GqlgenExecutor bool
 }
 
 // DefaultAPQCacheSize is how many persisted queries the in-memory APQ
@@ -74,7 +78,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 		cfg.Loaders = DefaultLoaderConfig
 	}
 	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging}
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: resolver}))
+	srv := handler.New(newFastSchema(Config{Resolvers: resolver}, cfg.GqlgenExecutor))
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}

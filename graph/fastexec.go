@@ -1,0 +1,411 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// The direct executor. gqlgen's executor builds a tree of marshalers with a
+// FieldContext per field and a goroutine per list element before writing
+// anything; for the large, flat pages this gateway serves that costs several
+// times the upstream call it answers (BENCHMARKS.md). The functions generated
+// into fastexec_gen.go (by internal/fastexec, from gqlgen's own bindings)
+// write each value into the response as they read it, and run only resolver
+// fields concurrently, one goroutine each, as gqlgen does.
+//
+// It answers a query exactly as gqlgen would or not at all: wherever its
+// answer could differ (a null or an error in a non-null position, which
+// gqlgen propagates to the parent; introspection; @defer; a panic; a field
+// it was not generated for) it gives up, keeps none of its output or
+// errors, and gqlgen's executor answers the request. Upstream calls made
+// before giving up are not repeated: the request's memo and loaders keep
+// them. TestDirectExecutorMatchesGqlgen compares the two on every golden
+// query and on generated ones.
+
+// fastSchema is gqlgen's executable schema with Exec answered by the
+// direct executor when it can.
+type fastSchema struct {
+	*executableSchema
+}
+
+// newFastSchema wraps the generated schema; disabled keeps gqlgen's
+// executor for every request.
+func newFastSchema(cfg Config, disabled bool) graphql.ExecutableSchema {
+	es := NewExecutableSchema(cfg)
+	if disabled {
+		return es
+	}
+	return fastSchema{es.(*executableSchema)}
+}
+
+// Exec implements graphql.ExecutableSchema.
+func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
+	opCtx := graphql.GetOperationContext(ctx)
+	if opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query {
+		return s.executableSchema.Exec(ctx)
+	}
+	done := false
+	return func(rctx context.Context) *graphql.Response {
+		if done {
+			return nil
+		}
+		done = true
+		if data, ok := runDirect(rctx, opCtx, s.executableSchema); ok {
+			return &graphql.Response{Data: data}
+		}
+		fastFallbacks.Add(1)
+		return s.executableSchema.Exec(ctx)(rctx)
+	}
+}
+
+// fastFallbacks counts the requests the direct executor left to gqlgen's
+// (tests read it).
+var fastFallbacks atomic.Int64
+
+// runDirect executes the operation; ok false means it gave up and nothing
+// was recorded.
+func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema) (data []byte, ok bool) {
+	x := &fxState{
+		opCtx:  opCtx,
+		ec:     newExecutionContext(opCtx, es, nil),
+		plans:  map[fxKey]fxPlan{},
+		rootFC: &graphql.FieldContext{Object: "Query"},
+	}
+	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, newInputUnmarshalers)
+	ctx = graphql.WithFieldContext(ctx, x.rootFC)
+	root := getFxBuffer()
+	defer putFxBuffer(root)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				x.giveUp()
+			}
+		}()
+		if !x.fxo_Query(ctx, root, nil, opCtx.Operation.SelectionSet) {
+			x.giveUp()
+		}
+	}()
+	x.wg.Wait()
+	defer x.release(root)
+	if x.failed.Load() {
+		return nil, false
+	}
+	data = make([]byte, 0, root.size())
+	data = root.appendTo(data)
+	for _, e := range x.errs {
+		fctx := withFieldContext(ctx, e.fc, e.fc.Parent)
+		if e.located {
+			opCtx.Error(fctx, graphql.AddFieldLocationToError(fctx, e.err))
+		} else {
+			graphql.AddError(fctx, e.err)
+		}
+	}
+	return data, true
+}
+
+func newInputUnmarshalers() *graphql.InputUnmarshalerIndex { return graphql.NewInputUnmarshalerIndex() }
+
+// withFieldContext is graphql.WithFieldContext keeping fc's parent
+// (gqlgen's sets it to the context's field context).
+func withFieldContext(ctx context.Context, fc, parent *graphql.FieldContext) context.Context {
+	ctx = graphql.WithFieldContext(ctx, fc)
+	fc.Parent = parent
+	return ctx
+}
+
+// fxState is one request's direct execution.
+type fxState struct {
+	opCtx  *graphql.OperationContext
+	ec     *executionContext
+	rootFC *graphql.FieldContext
+	wg     sync.WaitGroup
+	failed atomic.Bool
+
+	mu    sync.Mutex
+	plans map[fxKey]fxPlan
+	errs  []fxError
+}
+
+type fxError struct {
+	fc      *graphql.FieldContext
+	err     error
+	located bool
+}
+
+func (x *fxState) giveUp() { x.failed.Store(true) }
+
+// fxKey identifies a selection set (the same slice for every row of a page)
+// on a concrete type.
+type fxKey struct {
+	first *ast.Selection
+	n     int
+	typ   string
+}
+
+type fxPlan struct {
+	fields []graphql.CollectedField
+	ok     bool
+}
+
+// collect is graphql.CollectFields, computed once per selection set and
+// type for the request: the rows of a list share their plan (and the
+// merged selection sets in it, which the next level keys on).
+func (x *fxState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
+	if len(sel) == 0 || len(satisfies) == 0 {
+		return nil, false
+	}
+	k := fxKey{first: &sel[0], n: len(sel), typ: satisfies[0]}
+	x.mu.Lock()
+	plan, found := x.plans[k]
+	x.mu.Unlock()
+	if found {
+		return plan.fields, plan.ok
+	}
+	plan.fields = graphql.CollectFields(x.opCtx, sel, satisfies)
+	plan.ok = true
+	for i := range plan.fields {
+		if plan.fields[i].IsDeferred() || len(plan.fields[i].Deferrables) > 0 {
+			plan.ok = false
+		}
+	}
+	x.mu.Lock()
+	if prev, raced := x.plans[k]; raced {
+		plan = prev
+	} else {
+		x.plans[k] = plan
+	}
+	x.mu.Unlock()
+	return plan.fields, plan.ok
+}
+
+// fxPath is the response path, as frames on the walking goroutine's stack:
+// a field, an index, or (for a resolver field run on its own goroutine) the
+// field context of that field.
+type fxPath struct {
+	parent  *fxPath
+	field   *graphql.CollectedField
+	index   int
+	isIndex bool
+	fc      *graphql.FieldContext
+}
+
+// inList reports whether the path crosses a list (nested connections are
+// capped there: see nestedInList).
+func (p *fxPath) inList() bool {
+	for q := p; q != nil; q = q.parent {
+		if q.isIndex {
+			return true
+		}
+		if q.fc != nil {
+			for fc := q.fc; fc != nil; fc = fc.Parent {
+				if fc.Index != nil {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// fieldContext builds the gqlgen field context of the path (for resolvers
+// and errors: rare, so built on demand).
+func (x *fxState) fieldContext(p *fxPath) *graphql.FieldContext {
+	if p == nil {
+		return x.rootFC
+	}
+	if p.fc != nil {
+		return p.fc
+	}
+	parent := x.fieldContext(p.parent)
+	if p.isIndex {
+		i := p.index
+		return &graphql.FieldContext{Parent: parent, Index: &i}
+	}
+	return &graphql.FieldContext{Parent: parent, Field: *p.field}
+}
+
+// resolve runs a resolver field: on its own goroutine when the field is
+// nullable (its value goes into a hole of o, filled when the walk is over),
+// inline otherwise (a failure there gives up anyway).
+func (x *fxState) resolve(ctx context.Context, o *fxOut, p *fxPath, object string, args map[string]any, nonNull bool,
+	run func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool,
+) bool {
+	fc := &graphql.FieldContext{
+		Object:     object,
+		Field:      *p.field,
+		Args:       args,
+		IsMethod:   true,
+		IsResolver: true,
+	}
+	rctx := withFieldContext(ctx, fc, x.fieldContext(p.parent))
+	root := &fxPath{fc: fc}
+	if nonNull {
+		return run(rctx, fc, o, root)
+	}
+	u := getFxBuffer()
+	o.holes = append(o.holes, fxHole{at: o.b.Len(), out: u})
+	x.wg.Add(1)
+	go func() {
+		defer x.wg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				x.giveUp()
+			}
+		}()
+		if x.failed.Load() {
+			return
+		}
+		if !run(rctx, fc, u, root) {
+			x.giveUp()
+		}
+	}()
+	return true
+}
+
+// fieldError records err for the field at p and writes null; in a non-null
+// position it gives up instead (gqlgen would null the parent).
+func (x *fxState) fieldError(o *fxOut, p *fxPath, err error, located, nonNull bool) bool {
+	if nonNull {
+		return false
+	}
+	o.null()
+	fc := x.fieldContext(p)
+	x.mu.Lock()
+	x.errs = append(x.errs, fxError{fc: fc, err: err, located: located})
+	x.mu.Unlock()
+	return true
+}
+
+// fxOut is a piece of the response: bytes, and holes where the values of
+// resolver fields run concurrently go.
+type fxOut struct {
+	b     bytes.Buffer
+	holes []fxHole
+}
+
+type fxHole struct {
+	at  int
+	out *fxOut
+}
+
+var fxBuffers = sync.Pool{New: func() any { return new(fxOut) }}
+
+func getFxBuffer() *fxOut { return fxBuffers.Get().(*fxOut) }
+
+func putFxBuffer(o *fxOut) {
+	if o.b.Cap() > 4<<20 {
+		return // let the pool keep only ordinary sizes
+	}
+	o.b.Reset()
+	o.holes = o.holes[:0]
+	fxBuffers.Put(o)
+}
+
+// release returns the holes' buffers to the pool (the root is returned by
+// its owner).
+func (x *fxState) release(o *fxOut) {
+	for _, h := range o.holes {
+		x.release(h.out)
+		putFxBuffer(h.out)
+	}
+}
+
+func (o *fxOut) size() int {
+	n := o.b.Len()
+	for _, h := range o.holes {
+		n += h.out.size()
+	}
+	return n
+}
+
+func (o *fxOut) appendTo(dst []byte) []byte {
+	b := o.b.Bytes()
+	prev := 0
+	for _, h := range o.holes {
+		dst = append(dst, b[prev:h.at]...)
+		dst = h.out.appendTo(dst)
+		prev = h.at
+	}
+	return append(dst, b[prev:]...)
+}
+
+func (o *fxOut) null() { o.b.WriteString("null") }
+
+// key writes `"name":`; names are GraphQL names, nothing to escape.
+func (o *fxOut) key(name string) {
+	o.b.WriteByte('"')
+	o.b.WriteString(name)
+	o.b.WriteString(`":`)
+}
+
+func (o *fxOut) bool(v bool) {
+	if v {
+		o.b.WriteString("true")
+	} else {
+		o.b.WriteString("false")
+	}
+}
+
+func (o *fxOut) int(v int64) { o.b.Write(strconv.AppendInt(o.b.AvailableBuffer(), v, 10)) }
+
+// float writes f as gqlgen's MarshalFloatContext does (%g), refusing
+// infinities and NaN with its error.
+func (o *fxOut) float(f float64) error {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return errFloat
+	}
+	o.b.Write(strconv.AppendFloat(o.b.AvailableBuffer(), f, 'g', -1, 64))
+	return nil
+}
+
+var errFloat = errors.New("cannot marshal infinite no NaN float values")
+
+func (o *fxOut) intQuoted(v int64) {
+	b := o.b.AvailableBuffer()
+	b = append(b, '"')
+	b = strconv.AppendInt(b, v, 10)
+	o.b.Write(append(b, '"'))
+}
+
+// str writes s as gqlgen's MarshalString does: quotes, backslashes and
+// control characters escaped, everything else as it is.
+func (o *fxOut) str(s string) {
+	const hex = "0123456789ABCDEF"
+	o.b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '\\' && c != '"' {
+			continue
+		}
+		o.b.WriteString(s[start:i])
+		switch c {
+		case '\t':
+			o.b.WriteString(`\t`)
+		case '\r':
+			o.b.WriteString(`\r`)
+		case '\n':
+			o.b.WriteString(`\n`)
+		case '\\':
+			o.b.WriteString(`\\`)
+		case '"':
+			o.b.WriteString(`\"`)
+		default:
+			o.b.WriteString(`\u00`)
+			o.b.WriteByte(hex[c>>4])
+			o.b.WriteByte(hex[c&0xf])
+		}
+		start = i + 1
+	}
+	o.b.WriteString(s[start:])
+	o.b.WriteByte('"')
+}
