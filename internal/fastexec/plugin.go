@@ -382,5 +382,3 @@ func (g *gen) marshal(t *config.TypeReference) error {
 	}
 	return nil
 }
-
-
