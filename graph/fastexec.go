@@ -79,6 +79,10 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 		plans:  map[fxKey]fxPlan{},
 		rootFC: &graphql.FieldContext{Object: "Query"},
 	}
+	if s := stateFor(ctx); s != nil && s.loaders != nil {
+		x.rounds = newRounds(ctx, s.loaders)
+		ctx = withRounds(ctx, x.rounds)
+	}
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, newInputUnmarshalers)
 	ctx = graphql.WithFieldContext(ctx, x.rootFC)
 	root := getFxBuffer()
@@ -89,6 +93,7 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 				x.giveUp()
 			}
 		}()
+		defer x.leave()
 		if !x.fxo_Query(ctx, root, nil, opCtx.Operation.SelectionSet) {
 			x.giveUp()
 		}
@@ -128,6 +133,7 @@ type fxState struct {
 	rootFC *graphql.FieldContext
 	wg     sync.WaitGroup
 	failed atomic.Bool
+	rounds *fxRounds // nil without loaders (tests of the executor alone)
 
 	mu    sync.Mutex
 	plans map[fxKey]fxPlan
@@ -141,6 +147,20 @@ type fxError struct {
 }
 
 func (x *fxState) giveUp() { x.failed.Store(true) }
+
+// enter and leave count the execution's running goroutines for the asset
+// rounds (fxrounds.go).
+func (x *fxState) enter() {
+	if x.rounds != nil {
+		x.rounds.enter()
+	}
+}
+
+func (x *fxState) leave() {
+	if x.rounds != nil {
+		x.rounds.leave()
+	}
+}
 
 // fxKey identifies a selection set (the same slice for every row of a page)
 // on a concrete type.
@@ -254,8 +274,10 @@ func (x *fxState) resolve(ctx context.Context, o *fxOut, p *fxPath, object strin
 	u := getFxBuffer()
 	o.holes = append(o.holes, fxHole{at: o.b.Len(), out: u})
 	x.wg.Add(1)
+	x.enter()
 	go func() {
 		defer x.wg.Done()
+		defer x.leave()
 		defer func() {
 			if r := recover(); r != nil {
 				x.giveUp()

@@ -41,14 +41,21 @@ type Loaders struct {
 	AssetsByID *dataloader.Loader[string, *upstream.Asset]
 
 	batcher *assetBatcher
+	// batch is the loader's batch function, for rounds the direct
+	// executor dispatches itself (fxrounds.go).
+	batch dataloader.BatchFunc[string, *upstream.Asset]
+	wait  time.Duration
 }
 
 // newLoaders makes one request's loaders.
 func newLoaders(up Upstream, cache AssetCache, cfg LoaderConfig, hooks Hooks, fresh *freshness) *Loaders {
 	b := &assetBatcher{upstream: up, cache: cache, few: cfg.FewAssets, hooks: hooks, fresh: fresh}
+	batch := recoverBatch(b.load)
 	return &Loaders{
-		AssetsByID: dataloader.NewBatchedLoader(recoverBatch(b.load), dataloader.WithWait[string, *upstream.Asset](cfg.Wait)),
+		AssetsByID: dataloader.NewBatchedLoader(batch, dataloader.WithWait[string, *upstream.Asset](cfg.Wait)),
 		batcher:    b,
+		batch:      batch,
+		wait:       cfg.Wait,
 	}
 }
 
@@ -229,6 +236,9 @@ func loadAsset(ctx context.Context, id string) (*upstream.Asset, error) {
 	}
 	if a, err, ok := s.loaders.cachedLocally(id); ok {
 		return a, err
+	}
+	if r := roundsFor(ctx); r != nil {
+		return r.load(ctx, id)
 	}
 	return s.loaders.AssetsByID.Load(ctx, id)()
 }
