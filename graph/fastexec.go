@@ -59,6 +59,10 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		}
 		done = true
 		if data, ok := runDirect(rctx, opCtx, s.executableSchema); ok {
+			if sp := spliceFor(rctx); sp != nil {
+				sp.data = data
+				return &graphql.Response{Data: spliceMarker}
+			}
 			return &graphql.Response{Data: data}
 		}
 		fastFallbacks.Add(1)

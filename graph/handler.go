@@ -84,7 +84,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(directPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	cfg.Limits = cfg.Limits.withDefaults()
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
