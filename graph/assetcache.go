@@ -78,4 +78,8 @@ type Hooks struct {
 	// LoaderBatch is called with the number of keys of every batch a
 	// loader dispatches ("assets" is the only loader today).
 	LoaderBatch func(loader string, size int)
+	// Execution is called once per query with the executor that answered
+	// it: "direct" (fastexec.go) or "gqlgen" (the direct executor gave up,
+	// or is off).
+	Execution func(executor string)
 }

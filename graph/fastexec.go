@@ -34,16 +34,33 @@ import (
 // direct executor when it can.
 type fastSchema struct {
 	*executableSchema
+	observe func(executor string)
 }
 
 // newFastSchema wraps the generated schema; disabled keeps gqlgen's
 // executor for every request.
-func newFastSchema(cfg Config, disabled bool) graphql.ExecutableSchema {
+func newFastSchema(cfg Config, disabled bool, observe func(executor string)) graphql.ExecutableSchema {
+	if observe == nil {
+		observe = func(string) {}
+	}
 	es := NewExecutableSchema(cfg)
 	if disabled {
-		return es
+		return observedSchema{es, observe}
 	}
-	return fastSchema{es.(*executableSchema)}
+	return fastSchema{es.(*executableSchema), observe}
+}
+
+// observedSchema is gqlgen's executor alone, counted.
+type observedSchema struct {
+	graphql.ExecutableSchema
+	observe func(executor string)
+}
+
+func (s observedSchema) Exec(ctx context.Context) graphql.ResponseHandler {
+	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Query {
+		s.observe("gqlgen")
+	}
+	return s.ExecutableSchema.Exec(ctx)
 }
 
 // Exec implements graphql.ExecutableSchema.
@@ -59,20 +76,17 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		}
 		done = true
 		if data, ok := runDirect(rctx, opCtx, s.executableSchema); ok {
+			s.observe("direct")
 			if sp := spliceFor(rctx); sp != nil {
 				sp.data = data
 				return &graphql.Response{Data: spliceMarker}
 			}
 			return &graphql.Response{Data: data}
 		}
-		fastFallbacks.Add(1)
+		s.observe("gqlgen")
 		return s.executableSchema.Exec(ctx)(rctx)
 	}
 }
-
-// fastFallbacks counts the requests the direct executor left to gqlgen's
-// (tests read it).
-var fastFallbacks atomic.Int64
 
 // runDirect executes the operation; ok false means it gave up and nothing
 // was recorded.

@@ -78,7 +78,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 		cfg.Loaders = DefaultLoaderConfig
 	}
 	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging}
-	srv := handler.New(newFastSchema(Config{Resolvers: resolver}, cfg.GqlgenExecutor))
+	srv := handler.New(newFastSchema(Config{Resolvers: resolver}, cfg.GqlgenExecutor, cfg.Hooks.Execution))
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}

@@ -34,6 +34,7 @@ type Metrics struct {
 	loaderBatch      *prometheus.HistogramVec
 	breakerChanges   *prometheus.CounterVec
 	redisErrors      *prometheus.CounterVec
+	executions       *prometheus.CounterVec
 }
 
 // MaxOperationNames bounds the distinct operation names in metric labels:
@@ -101,14 +102,21 @@ func NewMetrics() *Metrics {
 			Name: "gateway_redis_errors_total",
 			Help: "Failed Redis calls, by what they were for (apq, asset_cache, budget); the gateway goes on without the shared state.",
 		}, []string{"use"}),
+		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_graphql_executions_total",
+			Help: "Queries executed, by executor: direct (the generated writers), or gqlgen (where the direct executor gave up: introspection, @defer, a null or error in a non-null position, a panic).",
+		}, []string{"executor"}),
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.operations, m.operationSeconds, m.operationErrors,
 		m.upstreamRequests, m.upstreamSeconds,
-		m.assetCache, m.loaderBatch, m.breakerChanges, m.redisErrors,
+		m.assetCache, m.loaderBatch, m.breakerChanges, m.redisErrors, m.executions,
 	)
+	for _, e := range []string{"direct", "gqlgen"} {
+		m.executions.WithLabelValues(e)
+	}
 	for _, r := range []string{"hit", "miss"} {
 		m.assetCache.WithLabelValues(r)
 	}
@@ -182,6 +190,15 @@ func (m *Metrics) ObserveAssetCache(hits, misses int) {
 	}
 	m.assetCache.WithLabelValues("hit").Add(float64(hits))
 	m.assetCache.WithLabelValues("miss").Add(float64(misses))
+}
+
+// ObserveExecution counts a query executed by executor ("direct" or
+// "gqlgen").
+func (m *Metrics) ObserveExecution(executor string) {
+	if m == nil {
+		return
+	}
+	m.executions.WithLabelValues(executor).Inc()
 }
 
 // ObserveLoaderBatch records the size of a batch a loader dispatched.

@@ -1,0 +1,263 @@
+package graph_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/sampleservice"
+)
+
+// executions counts the queries each executor answered.
+type executions struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (e *executions) observe(executor string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.n == nil {
+		e.n = map[string]int{}
+	}
+	e.n[executor]++
+}
+
+func (e *executions) take() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := e.n
+	e.n = nil
+	return n
+}
+
+// rawPost POSTs a query and returns the status and the body as sent.
+func rawPost(t *testing.T, url, query string, vars map[string]any) (int, []byte) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST: %v", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, raw
+}
+
+// sameAnswer fails unless the two response bodies are the same answer:
+// data and extensions byte for byte, errors the same set (gqlgen's order
+// follows its goroutines).
+func sameAnswer(t *testing.T, direct, gqlgen []byte) {
+	t.Helper()
+	type doc struct {
+		Data       json.RawMessage   `json:"data"`
+		Errors     []json.RawMessage `json:"errors"`
+		Extensions json.RawMessage   `json:"extensions"`
+	}
+	var d, g doc
+	if err := json.Unmarshal(direct, &d); err != nil {
+		t.Fatalf("direct executor's body: %v\n%.500s", err, direct)
+	}
+	if err := json.Unmarshal(gqlgen, &g); err != nil {
+		t.Fatalf("gqlgen's body: %v\n%.500s", err, gqlgen)
+	}
+	if !bytes.Equal(d.Data, g.Data) {
+		t.Fatalf("data differ:\ndirect %.2000s\ngqlgen %.2000s", d.Data, g.Data)
+	}
+	if !bytes.Equal(d.Extensions, g.Extensions) {
+		t.Fatalf("extensions differ:\ndirect %s\ngqlgen %s", d.Extensions, g.Extensions)
+	}
+	de, ge := errorSet(d.Errors), errorSet(g.Errors)
+	if !slices.Equal(de, ge) {
+		t.Fatalf("errors differ:\ndirect %q\ngqlgen %q", de, ge)
+	}
+	if len(d.Errors) == 0 && !bytes.Equal(direct, gqlgen) {
+		t.Fatalf("bodies differ:\ndirect %.1000s\ngqlgen %.1000s", direct, gqlgen)
+	}
+}
+
+func errorSet(errs []json.RawMessage) []string {
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = string(e)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestDirectExecutorMatchesGqlgen runs every golden query, and queries
+// written to reach the executor's corners, through two gateways over the
+// same sample service: one with the direct executor, one with gqlgen's
+// alone. The answers must be the same, and the direct executor must have
+// answered everything it claims (it falls back only where it must).
+func TestDirectExecutorMatchesGqlgen(t *testing.T) {
+	var direct, gqlgen executions
+	d := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Hooks: graph.Hooks{Execution: direct.observe}}})
+	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{GqlgenExecutor: true, Hooks: graph.Hooks{Execution: gqlgen.observe}}})
+	ds := d.Sample.Service.Dataset()
+	fragments := loadFragments(t)
+
+	type tcase struct {
+		name     string
+		query    string
+		vars     map[string]any
+		fallback bool // the direct executor must leave it to gqlgen
+	}
+	var cases []tcase
+	for _, set := range [][]goldenCase{listCases(), commandCases(), changeCases(), edgeCases()} {
+		for _, c := range set {
+			cases = append(cases, tcase{name: "golden/" + c.name, query: withFragments(t, c.query, fragments), vars: resolveVars(t, ds, c.variables)})
+		}
+	}
+	party := ds.Parties[0]
+	cases = append(cases,
+		tcase{name: "aliases and __typename", query: `{ a: assets(first: 3) { __typename e: edges { c: cursor n: node { __typename i: id id } } } b: assets(last: 2) { pageInfo { hasNextPage startCursor } } __typename }`},
+		tcase{name: "a field selected twice, merged", query: `{ assets(first: 2) { edges { node { id details { name } } } edges { node { details { symbol decimals } } } } }`},
+		tcase{name: "skip and include", query: `query($s: Boolean!, $i: Boolean!) { assets(first: 2) { edges { node { id @skip(if: $s) status @include(if: $i) details @include(if: $s) { name } } } } }`, vars: map[string]any{"s": true, "i": false}},
+		tcase{name: "fragments on the unions", query: `{ transactions(first: 30) { edges { node { hash command { __typename ... on BatchMarketInstructions { cancellations { marketId } } ...Unknown } } } } } fragment Unknown on UnknownCommand { name raw }`},
+		tcase{name: "node interface", query: `query($id: ID!) { node(id: $id) { __typename id ... on Asset { details { name } } } }`, vars: map[string]any{"id": ds.Assets[0].ID}},
+		tcase{name: "missing node", query: `{ node(id: "0000000000000000000000000000000000000000000000000000000000000000") { id } }`},
+		tcase{name: "party with nested lists under a list", query: `query($p: ID!) { fundingPayments(partyId: $p, first: 3) { edges { node { party { id delegations(first: 2) { edges { node { amount node { id } } } } } } } } }`, vars: map[string]any{"p": party}},
+		tcase{name: "bad argument", query: `{ assets(first: -1) { edges { cursor } } transactions(first: 1) { edges { node { hash } } } }`},
+		tcase{name: "introspection", query: `{ __schema { queryType { name } } assets(first: 1) { edges { cursor } } }`, fallback: true},
+		tcase{name: "__type", query: `{ __type(name: "Asset") { name fields { name } } }`, fallback: true},
+	)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ds, db := rawPost(t, d.URL, c.query, c.vars)
+			gs, gb := rawPost(t, g.URL, c.query, c.vars)
+			if ds != gs {
+				t.Fatalf("status %d, gqlgen's %d", ds, gs)
+			}
+			sameAnswer(t, db, gb)
+			got := direct.take()
+			want := map[string]int{"direct": 1}
+			if c.fallback {
+				want = map[string]int{"gqlgen": 1}
+			}
+			if ds == http.StatusOK && !mapsEqual(got, want) {
+				t.Fatalf("executions %v, want %v", got, want)
+			}
+			gqlgen.take()
+		})
+	}
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+
+
+// TestDirectExecutorDispatchesAssetRoundsWhenIdle: under the direct
+// executor a round of asset lookups starts as soon as every goroutine of
+// the query is done or waiting for an asset, not after LOADER_WAIT. With
+// LOADER_WAIT at an hour the query still answers (within the test's
+// deadline), and with the same single round as the dataloader would make.
+func TestDirectExecutorDispatchesAssetRoundsWhenIdle(t *testing.T) {
+	sample := startSample(t, sampleservice.Config{})
+	ds := sample.Service.Dataset()
+	cfg := graph.DefaultLoaderConfig
+	cfg.Wait = time.Hour
+	cfg.AssetCacheSize = 0
+	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Loaders: cfg}})
+
+	refs := map[string]bool{}
+	n := 0
+	for i := ds.Transactions.Len() - 1; i >= 0 && n < 50; i-- {
+		if ds.Transactions.Meta(i).Type == "Batch Proposal" {
+			assetReferences(ds.Transactions.AppendJSON(nil, i), refs)
+			n++
+		}
+	}
+	sample.Service.ResetCounters()
+	done := make(chan gqlResponse, 1)
+	go func() { done <- g.query(t, proposalAssetsQuery, map[string]any{"types": []string{"Batch Proposal"}}) }()
+	var resp gqlResponse
+	select {
+	case resp = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the query waited for LOADER_WAIT (an hour): the round was not dispatched when the query went idle")
+	}
+	for _, e := range resp.Errors {
+		if e.code() != "NOT_FOUND" {
+			t.Fatalf("unexpected error %+v", e)
+		}
+	}
+	resolved := strings.Count(string(resp.Data), `"details":{`)
+	if resolved == 0 {
+		t.Fatalf("no asset resolved: %.500s", resp.Data)
+	}
+	got := requests(sample)
+	wantAssets := int64(1)
+	if len(refs) <= graph.DefaultLoaderConfig.FewAssets {
+		wantAssets = int64(len(refs))
+	}
+	if got[sampleservice.EndpointTransactions] != 1 || got[sampleservice.EndpointAssets] != wantAssets {
+		t.Fatalf("upstream requests = %v for %d distinct assets; want 1 explorer request and %d asset requests (one round)", got, len(refs), wantAssets)
+	}
+}
+
+// TestDirectPOSTWritesWhatJSONMarshalWould: the spliced response is byte
+// for byte gqlgen's (json.Marshal's HTML escaping included), for data full
+// of the characters it escapes.
+func TestDirectPOSTWritesWhatJSONMarshalWould(t *testing.T) {
+	for _, data := range []string{
+		`{"a":"<script>&amp;</script>","b":["\u2028","\u2029","x\u2028y"],"c":null}`,
+		`{"s":"plain","n":1,"e":"é中\\\"quoted\\\""}`,
+		`{"raw":{"k":"a>b","l":[1,2,{"m":"&"}]}}`,
+		`null`,
+	} {
+		want, err := json.Marshal(struct {
+			Data json.RawMessage `json:"data"`
+		}{json.RawMessage(data)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := graph.SpliceForTest([]byte(data))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("data %s:\n got %s\nwant %s", data, got, want)
+		}
+	}
+}
+
+func FuzzDirectPOSTSplice(f *testing.F) {
+	f.Add(`{"a":"<>&\u2028\u2029"}`)
+	f.Add(`["\u00e2\u0080\u00a8", "\u2027", "\u202a"]`)
+	f.Fuzz(func(t *testing.T, s string) {
+		raw, err := json.Marshal(s) // any string, as a JSON string value
+		if err != nil {
+			return
+		}
+		want, err := json.Marshal(struct {
+			Data json.RawMessage `json:"data"`
+		}{json.RawMessage(raw)})
+		if err != nil {
+			return
+		}
+		if got := graph.SpliceForTest(raw); !bytes.Equal(got, want) {
+			t.Fatalf("%q:\n got %s\nwant %s", s, got, want)
+		}
+	})
+}
