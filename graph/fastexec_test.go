@@ -168,8 +168,6 @@ func mapsEqual(a, b map[string]int) bool {
 	return true
 }
 
-
-
 // TestDirectExecutorDispatchesAssetRoundsWhenIdle: under the direct
 // executor a round of asset lookups starts as soon as every goroutine of
 // the query is done or waiting for an asset, not after LOADER_WAIT. With
