@@ -21,8 +21,9 @@ import (
 // fast mode (response cache on), a gateway in this process serving it
 // through a real listener, and the two clients of the comparison.
 type env struct {
-	scale  int
-	sample *sampleservice.Server
+	scale      int
+	sample     *sampleservice.Server
+	gqlgenOnly bool
 	// gateways by asset-cache setting: uncached (the comparison's default)
 	// and cached (the default configuration, shared asset cache on).
 	uncached, cached *gatewayServer
@@ -58,8 +59,9 @@ func (s wireSnapshot) sub(o wireSnapshot) wireSnapshot {
 }
 
 // newEnv starts the sample service with the dataset of the given scale and
-// two gateways over it, whose asset loaders wait loaderWait.
-func newEnv(scale int, loaderWait time.Duration) (*env, error) {
+// two gateways over it, whose asset loaders wait loaderWait; gqlgenOnly
+// turns the direct executor off (-executor gqlgen).
+func newEnv(scale int, loaderWait time.Duration, gqlgenOnly bool) (*env, error) {
 	sample, err := sampleservice.Start(sampleservice.Config{
 		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: scale},
 		Defects: sampleservice.DefaultDefects(),
@@ -67,7 +69,7 @@ func newEnv(scale int, loaderWait time.Duration) (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the sample service: %w", err)
 	}
-	e := &env{scale: scale, sample: sample}
+	e := &env{scale: scale, sample: sample, gqlgenOnly: gqlgenOnly}
 	e.direct = &directClient{
 		dataNode: sample.URL,
 		explorer: sample.URL + "/rest",
@@ -106,9 +108,10 @@ func (e *env) startGateway(loaders graph.LoaderConfig) (*gatewayServer, error) {
 		return nil, err
 	}
 	handler := graph.NewHandler(graph.HandlerConfig{
-		Upstream: client,
-		Loaders:  loaders,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Upstream:       client,
+		Loaders:        loaders,
+		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		GqlgenExecutor: e.gqlgenOnly,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -98,6 +98,13 @@ func BenchmarkHeaviestQuery(b *testing.B) {
 		}
 		count(heavyPageSize)
 	})
+	b.Run("handler-gqlgen", func(b *testing.B) {
+		count := countAllocs(b)
+		for b.Loop() {
+			h.serve(b, h.gqlgenHandler)
+		}
+		count(heavyPageSize)
+	})
 }
 
 // TestHeaviestQueryPaths runs each path of BenchmarkHeaviestQuery once, so
@@ -156,7 +163,10 @@ type heavy struct {
 	// handler is the gateway's handler; mapHandler the same with the
 	// capturing extension.
 	handler, mapHandler http.Handler
-	capture             *captureTree
+	// gqlgenHandler is the handler with gqlgen's executor alone (the map
+	// and encode paths are gqlgen's: the direct executor has no tree).
+	gqlgenHandler http.Handler
+	capture       *captureTree
 }
 
 func newHeavy(b testing.TB) *heavy {
@@ -187,6 +197,7 @@ func newHeavy(b testing.TB) *heavy {
 	stub := &pageUpstream{transactions: h.rows, assets: &assets.Assets}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h.handler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger})
+	h.gqlgenHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, GqlgenExecutor: true})
 	h.mapHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger,
 		Extensions: []graphql.HandlerExtension{h.capture}})
 	if h.request, err = json.Marshal(gqlRequest{Query: q.doc, Variables: q.vars}); err != nil {

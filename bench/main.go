@@ -56,6 +56,7 @@ type options struct {
 	maxRequests int
 	largeScale  int
 	loaderWait  time.Duration
+	executor    string
 	smoke       bool
 	out         string
 	jsonOut     string
@@ -78,6 +79,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.runs, "runs", 1, "repeat every section this many times and report medians")
 	fs.IntVar(&o.maxRequests, "max-requests", 50000, "most requests per side of a cell")
 	fs.IntVar(&o.largeScale, "large-scale", 200, "scale of the large dataset (200: 1.2 million transactions)")
+	fs.StringVar(&o.executor, "executor", "direct", "the gateways' executor: direct (the default: generated writers, gqlgen's executor where they give up) or gqlgen (gqlgen's alone: the before of BENCHMARKS.md)")
 	fs.DurationVar(&o.loaderWait, "loader-wait", graph.DefaultLoaderConfig.Wait, "the gateways' loader wait (LOADER_WAIT): how long the asset loader collects references before one upstream round")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
 	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
@@ -105,6 +107,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("-duration, -rounds, -runs and -max-requests must be positive")
 	case o.largeScale < 1:
 		return nil, errors.New("-large-scale must be at least 1")
+	case o.executor != "direct" && o.executor != "gqlgen":
+		return nil, errors.New("-executor must be direct or gqlgen")
 	case o.loaderWait < 0:
 		return nil, errors.New("-loader-wait must not be negative")
 	case o.profileDuration <= 0 || o.profileConcurrency < 1:
@@ -131,14 +135,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
 
 	start := time.Now()
-	small, err := newEnv(1, o.loaderWait)
+	small, err := newEnv(1, o.loaderWait, o.executor == "gqlgen")
 	if err != nil {
 		return err
 	}
 	defer small.close()
 	var large *env
 	if slices.Contains(o.sections, "dataset") {
-		if large, err = newEnv(o.largeScale, o.loaderWait); err != nil {
+		if large, err = newEnv(o.largeScale, o.loaderWait, o.executor == "gqlgen"); err != nil {
 			return err
 		}
 		defer large.close()

@@ -50,7 +50,8 @@ type HandlerConfig struct {
 	RequestTimeout time.Duration
 	// GqlgenExecutor answers every query with gqlgen's executor alone,
 	// without the direct executor in front of it (fastexec.go): for
-	// comparisons in tests and benchmarks.
+	// comparisons in tests and benchmarks. It is implied when an extension
+	// intercepts fields or root fields.
 	GqlgenExecutor bool
 }
 
@@ -78,7 +79,15 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 		cfg.Loaders = DefaultLoaderConfig
 	}
 	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging}
-	srv := handler.New(newFastSchema(Config{Resolvers: resolver}, cfg.GqlgenExecutor, cfg.Hooks.Execution))
+	gqlgenOnly := cfg.GqlgenExecutor
+	for _, ext := range cfg.Extensions {
+		// Field interceptors run inside gqlgen's execution of each field,
+		// which the direct executor does not do.
+		_, field := ext.(graphql.FieldInterceptor)
+		_, root := ext.(graphql.RootFieldInterceptor)
+		gqlgenOnly = gqlgenOnly || field || root
+	}
+	srv := handler.New(newFastSchema(Config{Resolvers: resolver}, gqlgenOnly, cfg.Hooks.Execution))
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
