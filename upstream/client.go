@@ -3,7 +3,6 @@ package upstream
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -434,7 +433,7 @@ func (c *Client) do(ctx context.Context, r route, target string, out listBody) (
 		return fresh, &DecodeError{Service: r.service, Endpoint: r.endpoint,
 			Err: fmt.Errorf("%w (%d bytes)", ErrResponseTooLarge, c.maxBody)}
 	}
-	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+	if err := decodeBody(buf.Bytes(), out); err != nil {
 		return fresh, &DecodeError{Service: r.service, Endpoint: r.endpoint, Err: err}
 	}
 	if !out.hasList() {

@@ -62,7 +62,7 @@ func (s *enum[E]) unmarshalJSON(dst *E, b []byte) error {
 			return nil
 		}
 		var name string
-		if err := json.Unmarshal(b, &name); err != nil {
+		if err := unmarshal(b, &name); err != nil {
 			return &json.UnmarshalTypeError{Value: describe(b), Type: s.typ}
 		}
 		*dst = E(name)

@@ -66,7 +66,7 @@ func (o oneOf[K]) decode(obj []byte, c choice) (K, error) {
 		return o.unknown(string(c.key), raw), nil
 	}
 	member := o.members[string(c.key)]()
-	if err := json.Unmarshal(c.raw, member); err != nil {
+	if err := unmarshal(c.raw, member); err != nil {
 		return zero, inField(string(c.key), err)
 	}
 	return member, nil
@@ -74,8 +74,10 @@ func (o oneOf[K]) decode(obj []byte, c choice) (K, error) {
 
 // eachMember calls fn with each key of the JSON object b (unquoted) and
 // its raw value, in order. It is a light scan, not a validation: b comes
-// from encoding/json, which has validated it, and each value used is
-// decoded (and so validated) by the caller. It fails on any non-object.
+// from the JSON decoder (decode.go), which has validated it, as
+// encoding/json validates a value before it calls UnmarshalJSON, and each
+// value used is decoded (and so validated) by the caller. It fails on any
+// non-object.
 func eachMember(b []byte, typ reflect.Type, fn func(key, value []byte) error) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -96,7 +98,7 @@ func eachMember(b []byte, typ reflect.Type, fn func(key, value []byte) error) er
 		key := b[i+1 : end-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
 			var s string
-			if err := json.Unmarshal(b[i:end], &s); err != nil {
+			if err := unmarshal(b[i:end], &s); err != nil {
 				return err
 			}
 			key = []byte(s)

@@ -1,7 +1,5 @@
 package upstream
 
-import "encoding/json"
-
 // AnnounceNode is a node operator's announcement of a node as a pending
 // validator.
 type AnnounceNode struct {
@@ -44,7 +42,7 @@ func (a *AnnounceNode) UnmarshalJSON(b []byte) error {
 		VegaSignature   *Signature `json:"vegaSignature"`
 	}
 	w.plain = plain(*a)
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := unmarshal(b, &w); err != nil {
 		return err
 	}
 	*a = AnnounceNode(w.plain)
