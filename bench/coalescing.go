@@ -50,7 +50,7 @@ func coalescing(ctx context.Context, e *env, q query, n int, latencies []time.Du
 			e.sample.Service.SetFault(ep, sampleservice.Fault{Latency: latency})
 		}
 		for _, s := range []side{sideGateway, sideDirect} {
-			fn := func(ctx context.Context) error { _, err := q.direct(ctx, e.direct); return err }
+			fn := e.directCall(q)
 			if s == sideGateway {
 				fn = func(ctx context.Context) error { _, _, err := e.graphql.query(ctx, g.url, q.doc, q.vars); return err }
 			}

@@ -24,6 +24,8 @@ type env struct {
 	scale      int
 	sample     *sampleservice.Server
 	gqlgenOnly bool
+	// genericDirect: the direct client decodes into any (generic.go).
+	genericDirect bool
 	// gateways by asset-cache setting: uncached (the comparison's default)
 	// and cached (the default configuration, shared asset cache on).
 	uncached, cached *gatewayServer
@@ -62,6 +64,12 @@ func (s wireSnapshot) sub(o wireSnapshot) wireSnapshot {
 // two gateways over it, whose asset loaders wait loaderWait; gqlgenOnly
 // turns the direct executor off (-executor gqlgen).
 func newEnv(scale int, loaderWait time.Duration, gqlgenOnly bool) (*env, error) {
+	return newEnvWith(scale, loaderWait, gqlgenOnly, true)
+}
+
+// newEnvWith is newEnv with the direct client's decoding chosen: generic
+// (into any, the default) or typed (into package upstream's wire types).
+func newEnvWith(scale int, loaderWait time.Duration, gqlgenOnly, genericDirect bool) (*env, error) {
 	sample, err := sampleservice.Start(sampleservice.Config{
 		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: scale},
 		Defects: sampleservice.DefaultDefects(),
@@ -69,7 +77,7 @@ func newEnv(scale int, loaderWait time.Duration, gqlgenOnly bool) (*env, error) 
 	if err != nil {
 		return nil, fmt.Errorf("start the sample service: %w", err)
 	}
-	e := &env{scale: scale, sample: sample, gqlgenOnly: gqlgenOnly}
+	e := &env{scale: scale, sample: sample, gqlgenOnly: gqlgenOnly, genericDirect: genericDirect}
 	e.direct = &directClient{
 		dataNode: sample.URL,
 		explorer: sample.URL + "/rest",
@@ -259,3 +267,11 @@ func (t *inflightTracker) peak() (most, distinct int) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// directCall is q's direct path as measured: generic or typed decoding.
+func (e *env) directCall(q query) func(ctx context.Context) error {
+	if e.genericDirect {
+		return func(ctx context.Context) error { _, err := q.directAny(ctx, e.direct); return err }
+	}
+	return func(ctx context.Context) error { _, err := q.direct(ctx, e.direct); return err }
+}

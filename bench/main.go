@@ -49,17 +49,18 @@ func main() {
 
 // options are the command-line flags.
 type options struct {
-	sections    []string
-	duration    time.Duration
-	rounds      int
-	runs        int
-	maxRequests int
-	largeScale  int
-	loaderWait  time.Duration
-	executor    string
-	smoke       bool
-	out         string
-	jsonOut     string
+	sections     []string
+	duration     time.Duration
+	rounds       int
+	runs         int
+	maxRequests  int
+	largeScale   int
+	loaderWait   time.Duration
+	executor     string
+	directDecode string
+	smoke        bool
+	out          string
+	jsonOut      string
 
 	cpuProfile, memProfile string
 	profileDuration        time.Duration
@@ -79,6 +80,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.runs, "runs", 1, "repeat every section this many times and report medians")
 	fs.IntVar(&o.maxRequests, "max-requests", 50000, "most requests per side of a cell")
 	fs.IntVar(&o.largeScale, "large-scale", 200, "scale of the large dataset (200: 1.2 million transactions)")
+	fs.StringVar(&o.directDecode, "direct-decode", "generic", "how the direct client decodes the REST bodies: generic (into any, as the client decodes the gateway's responses: the same client on both paths) or typed (into package upstream's wire types)")
 	fs.StringVar(&o.executor, "executor", "direct", "the gateways' executor: direct (the default: generated writers, gqlgen's executor where they give up) or gqlgen (gqlgen's alone: the before of BENCHMARKS.md)")
 	fs.DurationVar(&o.loaderWait, "loader-wait", graph.DefaultLoaderConfig.Wait, "the gateways' loader wait (LOADER_WAIT): how long the asset loader collects references before one upstream round")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
@@ -107,6 +109,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("-duration, -rounds, -runs and -max-requests must be positive")
 	case o.largeScale < 1:
 		return nil, errors.New("-large-scale must be at least 1")
+	case o.directDecode != "generic" && o.directDecode != "typed":
+		return nil, errors.New("-direct-decode must be generic or typed")
 	case o.executor != "direct" && o.executor != "gqlgen":
 		return nil, errors.New("-executor must be direct or gqlgen")
 	case o.loaderWait < 0:
@@ -135,14 +139,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
 
 	start := time.Now()
-	small, err := newEnv(1, o.loaderWait, o.executor == "gqlgen")
+	small, err := newEnvWith(1, o.loaderWait, o.executor == "gqlgen", o.directDecode == "generic")
 	if err != nil {
 		return err
 	}
 	defer small.close()
 	var large *env
 	if slices.Contains(o.sections, "dataset") {
-		if large, err = newEnv(o.largeScale, o.loaderWait, o.executor == "gqlgen"); err != nil {
+		if large, err = newEnvWith(o.largeScale, o.loaderWait, o.executor == "gqlgen", o.directDecode == "generic"); err != nil {
 			return err
 		}
 		defer large.close()

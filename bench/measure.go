@@ -194,7 +194,7 @@ func measureCell(ctx context.Context, e *env, g *gatewayServer, q query, l load,
 		return cell{}, err
 	}
 	fns := [2]func(context.Context) error{
-		func(ctx context.Context) error { _, err := q.direct(ctx, e.direct); return err },
+		e.directCall(q),
 		func(ctx context.Context) error { _, _, err := e.graphql.query(ctx, g.url, q.doc, q.vars); return err },
 	}
 	if warmup {

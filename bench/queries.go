@@ -42,6 +42,8 @@ type query struct {
 	vars map[string]any
 	// direct fetches the data from the REST service and decodes it.
 	direct func(ctx context.Context, c *directClient) (any, error)
+	// directAny is direct with the bodies decoded generically (generic.go).
+	directAny func(ctx context.Context, c *directClient) (any, error)
 	// directItems and gatewayItems list the items of a direct result and
 	// of a GraphQL response's data, one comparable line each, and whether
 	// more rows exist.
@@ -60,6 +62,9 @@ func transactionsQuery(first int) query {
 		vars: map[string]any{"first": first, "cmdTypes": describedKinds},
 		direct: func(ctx context.Context, c *directClient) (any, error) {
 			return c.transactions(ctx, first, describedKinds)
+		},
+		directAny: func(ctx context.Context, c *directClient) (any, error) {
+			return c.transactionsAny(ctx, first, describedKinds)
 		},
 		directItems: func(v any) ([]string, bool) {
 			p := v.(*directTransactions)
@@ -84,6 +89,9 @@ func assetsQuery(first int) query {
 		vars: map[string]any{"first": first},
 		direct: func(ctx context.Context, c *directClient) (any, error) {
 			return c.assets(ctx, first)
+		},
+		directAny: func(ctx context.Context, c *directClient) (any, error) {
+			return c.getAny(ctx, c.dataNode+"/api/v2/assets?pagination.first="+strconv.Itoa(first))
 		},
 		directItems: func(v any) ([]string, bool) {
 			p := v.(*upstream.AssetPage)
@@ -114,6 +122,9 @@ func delegationsQuery(first int) query {
 		direct: func(ctx context.Context, c *directClient) (any, error) {
 			return c.delegations(ctx, "", first)
 		},
+		directAny: func(ctx context.Context, c *directClient) (any, error) {
+			return c.getAny(ctx, c.dataNode+"/api/v2/delegations?pagination.first="+strconv.Itoa(first))
+		},
 		directItems: func(v any) ([]string, bool) {
 			return directDelegationItems(v.(*upstream.DelegationPage))
 		},
@@ -133,6 +144,9 @@ func partyQuery(party string, first int) query {
 		vars: map[string]any{"id": party, "first": first},
 		direct: func(ctx context.Context, c *directClient) (any, error) {
 			return c.party(ctx, party, first)
+		},
+		directAny: func(ctx context.Context, c *directClient) (any, error) {
+			return c.partyAny(ctx, party, first)
 		},
 		directItems: func(v any) ([]string, bool) {
 			p := v.(*directParty)
@@ -384,6 +398,17 @@ func verifyRows(ctx context.Context, e *env, g *gatewayServer, q query) (int, er
 		return 0, fmt.Errorf("direct: %w", err)
 	}
 	want, wantMore := q.directItems(dv)
+	// The generic direct client (what is measured by default) makes the
+	// same requests: the same asset references found, no error.
+	gv, err := q.directAny(ctx, e.direct)
+	if err != nil {
+		return 0, fmt.Errorf("direct (generic): %w", err)
+	}
+	if t, ok := dv.(*directTransactions); ok {
+		if g := gv.(*genericTransactions); !sameRefs(assetRefs(t.Rows), g.Refs) || len(g.Rows) != len(t.Rows) || g.HasNext != t.HasNext {
+			return 0, fmt.Errorf("the generic direct client found other rows or references: %d rows, refs %v; typed: %d rows, refs %v", len(g.Rows), g.Refs, len(t.Rows), assetRefs(t.Rows))
+		}
+	}
 	data, counts, err := e.graphql.query(ctx, g.url, q.doc, q.vars)
 	if err != nil {
 		return 0, fmt.Errorf("gateway: %w", err)

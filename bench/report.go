@@ -105,7 +105,7 @@ func (r *report) write(w io.Writer) error {
 	p("- Command: `go run ./bench %s`\n", strings.Join(commandFlags(o), " "))
 	p("- %d run(s); each cell measured for %s per side in %d alternating rounds; figures are medians over runs, ratios are gateway ÷ direct (range over runs in brackets). Took %s.\n",
 		o.runs, o.duration, o.rounds, r.took.Round(time.Second))
-	p("- Gateway asset cache: off (every request resolves its asset references upstream) unless a row says cached; loader wait %s; executor %s.\n\n", o.loaderWait, o.executor)
+	p("- Gateway asset cache: off (every request resolves its asset references upstream) unless a row says cached; loader wait %s; executor %s; direct client's decoding %s.\n\n", o.loaderWait, o.executor, o.directDecode)
 
 	if gs := r.groups("headline"); len(gs) > 0 {
 		p("## Headline: the four queries, one client at a time (default dataset)\n\n")
@@ -279,6 +279,9 @@ func commandFlags(o *options) []string {
 	}
 	if o.executor != "direct" {
 		f = append(f, "-executor "+o.executor)
+	}
+	if o.directDecode != "generic" {
+		f = append(f, "-direct-decode "+o.directDecode)
 	}
 	return f
 }
