@@ -14,7 +14,7 @@ func TxCursorAt(block uint64, index uint32) string {
 // SpliceForTest writes {"data":<data>} through directPOST's splice.
 func SpliceForTest(data []byte) []byte {
 	rec := &bufferWriter{header: http.Header{}}
-	s := &splice{data: data}
+	s := &splice{data: rawData(data)}
 	w := &spliceWriter{ResponseWriter: rec, s: s}
 	_, _ = w.Write([]byte(`{"data":1e999}`))
 	return rec.buf.Bytes()
@@ -28,3 +28,7 @@ type bufferWriter struct {
 func (b *bufferWriter) Header() http.Header         { return b.header }
 func (b *bufferWriter) Write(p []byte) (int, error) { return b.buf.Write(p) }
 func (b *bufferWriter) WriteHeader(int)             {}
+
+type rawData []byte
+
+func (r rawData) appendEscaped(dst []byte) []byte { return appendHTMLEscaped(dst, r) }

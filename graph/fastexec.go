@@ -81,7 +81,7 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				sp.data = data
 				return &graphql.Response{Data: spliceMarker}
 			}
-			return &graphql.Response{Data: data}
+			return &graphql.Response{Data: data.bytes()}
 		}
 		s.observe("gqlgen")
 		return s.executableSchema.Exec(ctx)(rctx)
@@ -90,7 +90,7 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 // runDirect executes the operation; ok false means it gave up and nothing
 // was recorded.
-func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema) (data []byte, ok bool) {
+func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema) (data *fxData, ok bool) {
 	x := &fxState{
 		opCtx:  opCtx,
 		ec:     newExecutionContext(opCtx, es, nil),
@@ -104,7 +104,6 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, newInputUnmarshalers)
 	ctx = graphql.WithFieldContext(ctx, x.rootFC)
 	root := getFxBuffer()
-	defer putFxBuffer(root)
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -117,12 +116,11 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 		}
 	}()
 	x.wg.Wait()
-	defer x.release(root)
+	data = &fxData{root: root}
 	if x.failed.Load() {
+		data.free()
 		return nil, false
 	}
-	data = make([]byte, 0, root.size())
-	data = root.appendTo(data)
 	for _, e := range x.errs {
 		fctx := withFieldContext(ctx, e.fc, e.fc.Parent)
 		if e.located {
@@ -350,11 +348,37 @@ func putFxBuffer(o *fxOut) {
 	fxBuffers.Put(o)
 }
 
+// fxData is the data of a response: the root buffer and its holes, in
+// pooled buffers until written.
+type fxData struct {
+	root *fxOut
+}
+
+// bytes returns the data as one slice, and frees the buffers.
+func (d *fxData) bytes() []byte {
+	b := d.root.appendTo(make([]byte, 0, d.root.size()))
+	d.free()
+	return b
+}
+
+// appendEscaped appends the data escaped as json.Marshal escapes a
+// json.RawMessage (transport_direct.go), and frees the buffers.
+func (d *fxData) appendEscaped(dst []byte) []byte {
+	dst = d.root.appendEscapedTo(dst)
+	d.free()
+	return dst
+}
+
+func (d *fxData) free() {
+	d.root.release()
+	putFxBuffer(d.root)
+}
+
 // release returns the holes' buffers to the pool (the root is returned by
 // its owner).
-func (x *fxState) release(o *fxOut) {
+func (o *fxOut) release() {
 	for _, h := range o.holes {
-		x.release(h.out)
+		h.out.release()
 		putFxBuffer(h.out)
 	}
 }
@@ -376,6 +400,17 @@ func (o *fxOut) appendTo(dst []byte) []byte {
 		prev = h.at
 	}
 	return append(dst, b[prev:]...)
+}
+
+func (o *fxOut) appendEscapedTo(dst []byte) []byte {
+	b := o.b.Bytes()
+	prev := 0
+	for _, h := range o.holes {
+		dst = appendHTMLEscaped(dst, b[prev:h.at])
+		dst = h.out.appendEscapedTo(dst)
+		prev = h.at
+	}
+	return appendHTMLEscaped(dst, b[prev:])
 }
 
 func (o *fxOut) null() { o.b.WriteString("null") }

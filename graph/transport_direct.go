@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -30,7 +31,13 @@ var spliceMarker = json.RawMessage("1e999")
 var spliceNeedle = []byte(`"data":1e999`)
 
 type splice struct {
-	data []byte
+	data escapedAppender
+}
+
+// escapedAppender appends a response's data, escaped for HTML as
+// json.Marshal would (fxData).
+type escapedAppender interface {
+	appendEscaped(dst []byte) []byte
 }
 
 type spliceKey struct{}
@@ -62,15 +69,26 @@ func (w *spliceWriter) Write(b []byte) (int, error) {
 	}
 	data := w.s.data
 	w.s.data = nil
-	out := make([]byte, 0, len(b)+len(data)+len(data)/64)
-	out = append(out, b[:i+len(`"data":`)]...)
-	out = appendHTMLEscaped(out, data)
+	buf := spliceBuffers.Get().(*[]byte)
+	out := append((*buf)[:0], b[:i+len(`"data":`)]...)
+	out = data.appendEscaped(out)
 	out = append(out, b[i+len(spliceNeedle):]...)
-	if _, err := w.ResponseWriter.Write(out); err != nil {
+	_, err := w.ResponseWriter.Write(out)
+	if cap(out) <= maxPooledSplice {
+		*buf = out[:0]
+		spliceBuffers.Put(buf)
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(b), nil
 }
+
+// spliceBuffers hold responses being written; ones larger than
+// maxPooledSplice are left to the garbage collector.
+var spliceBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledSplice = 8 << 20
 
 // appendHTMLEscaped appends the JSON document b with the characters
 // json.Marshal escapes for HTML replaced by their \u escapes (valid
