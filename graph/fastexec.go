@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -94,7 +95,7 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 	x := &fxState{
 		opCtx:  opCtx,
 		ec:     newExecutionContext(opCtx, es, nil),
-		plans:  map[fxKey]fxPlan{},
+		plans:  plansFor(opCtx),
 		rootFC: &graphql.FieldContext{Object: "Query"},
 	}
 	if s := stateFor(ctx); s != nil && s.loaders != nil {
@@ -151,9 +152,10 @@ type fxState struct {
 	failed atomic.Bool
 	rounds *fxRounds // nil without loaders (tests of the executor alone)
 
-	mu    sync.Mutex
-	plans map[fxKey]fxPlan
-	errs  []fxError
+	plans *fxPlans
+
+	mu   sync.Mutex
+	errs []fxError
 }
 
 type fxError struct {
@@ -192,34 +194,96 @@ type fxPlan struct {
 }
 
 // collect is graphql.CollectFields, computed once per selection set and
-// type for the request: the rows of a list share their plan (and the
-// merged selection sets in it, which the next level keys on).
+// type: the rows of a list share their plan (and the merged selection sets
+// in it, which the next level keys on), and so do the requests of the same
+// parsed operation when its plans cannot depend on variables (plansFor).
 func (x *fxState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
 	if len(sel) == 0 || len(satisfies) == 0 {
 		return nil, false
 	}
 	k := fxKey{first: &sel[0], n: len(sel), typ: satisfies[0]}
-	x.mu.Lock()
-	plan, found := x.plans[k]
-	x.mu.Unlock()
-	if found {
+	if p, found := x.plans.m.Load(k); found {
+		plan := p.(fxPlan)
 		return plan.fields, plan.ok
 	}
-	plan.fields = graphql.CollectFields(x.opCtx, sel, satisfies)
-	plan.ok = true
+	plan := fxPlan{fields: graphql.CollectFields(x.opCtx, sel, satisfies), ok: true}
 	for i := range plan.fields {
 		if plan.fields[i].IsDeferred() || len(plan.fields[i].Deferrables) > 0 {
 			plan.ok = false
 		}
 	}
-	x.mu.Lock()
-	if prev, raced := x.plans[k]; raced {
-		plan = prev
-	} else {
-		x.plans[k] = plan
-	}
-	x.mu.Unlock()
+	p, _ := x.plans.m.LoadOrStore(k, plan)
+	plan = p.(fxPlan)
 	return plan.fields, plan.ok
+}
+
+// fxPlans are the plans of one operation, by selection set and type.
+type fxPlans struct {
+	// doc is the parsed document the keys point into: kept alive (and so
+	// its addresses unused by anything else) as long as the plans are.
+	doc        *ast.QueryDocument
+	perRequest bool // plans depend on variables: not shared
+	m          sync.Map
+}
+
+// sharedPlans keeps the plans of the operations recently executed, by
+// their parsed operation (gqlgen's query cache gives the same one to every
+// request with the same text).
+var sharedPlans, _ = lru.New[*ast.OperationDefinition, *fxPlans](1000)
+
+// plansFor returns the plans an execution of the operation uses: shared
+// with the operation's other executions, unless a directive on a selection
+// (@skip, @include, @defer, whose arguments may be variables) could make
+// them differ.
+func plansFor(opCtx *graphql.OperationContext) *fxPlans {
+	if p, ok := sharedPlans.Get(opCtx.Operation); ok && p.doc == opCtx.Doc {
+		if p.perRequest {
+			return &fxPlans{}
+		}
+		return p
+	}
+	p := &fxPlans{doc: opCtx.Doc, perRequest: hasSelectionDirectives(opCtx.Doc)}
+	sharedPlans.Add(opCtx.Operation, p)
+	if p.perRequest {
+		return &fxPlans{}
+	}
+	return p
+}
+
+// hasSelectionDirectives reports whether any selection of the document
+// carries a directive.
+func hasSelectionDirectives(doc *ast.QueryDocument) bool {
+	var walk func(ast.SelectionSet) bool
+	walk = func(set ast.SelectionSet) bool {
+		for _, s := range set {
+			switch s := s.(type) {
+			case *ast.Field:
+				if len(s.Directives) > 0 || walk(s.SelectionSet) {
+					return true
+				}
+			case *ast.InlineFragment:
+				if len(s.Directives) > 0 || walk(s.SelectionSet) {
+					return true
+				}
+			case *ast.FragmentSpread:
+				if len(s.Directives) > 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, op := range doc.Operations {
+		if walk(op.SelectionSet) {
+			return true
+		}
+	}
+	for _, f := range doc.Fragments {
+		if walk(f.SelectionSet) {
+			return true
+		}
+	}
+	return false
 }
 
 // fxPath is the response path, as frames on the walking goroutine's stack:
