@@ -112,7 +112,8 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 			}
 		}()
 		defer x.leave()
-		if !x.fxo_Query(ctx, root, nil, opCtx.Operation.SelectionSet) {
+		w := &fxWalk{o: root, path: make([]fxFrame, 0, 16)}
+		if !x.fxo_Query(ctx, w, opCtx.Operation.SelectionSet) {
 			x.giveUp()
 		}
 	}()
@@ -286,73 +287,78 @@ func hasSelectionDirectives(doc *ast.QueryDocument) bool {
 	return false
 }
 
-// fxPath is the response path, as frames on the walking goroutine's stack:
-// a field, an index, or (for a resolver field run on its own goroutine) the
-// field context of that field.
-type fxPath struct {
-	parent  *fxPath
+// fxWalk is one goroutine's walk: the buffer it writes to, and the path
+// of the value being written, as frames pushed and popped (a field, an
+// index, or at the bottom of a resolver field's goroutine, that field's
+// context).
+type fxWalk struct {
+	o    *fxOut
+	path []fxFrame
+}
+
+type fxFrame struct {
 	field   *graphql.CollectedField
 	index   int
 	isIndex bool
 	fc      *graphql.FieldContext
 }
 
-// inList reports whether the path crosses a list (nested connections are
-// capped there: see nestedInList).
-func (p *fxPath) inList() bool {
-	for q := p; q != nil; q = q.parent {
-		if q.isIndex {
-			return true
+func (w *fxWalk) push(f *graphql.CollectedField) { w.path = append(w.path, fxFrame{field: f}) }
+
+func (w *fxWalk) pushIndex(i int) { w.path = append(w.path, fxFrame{index: i, isIndex: true}) }
+
+func (w *fxWalk) pop() { w.path = w.path[:len(w.path)-1] }
+
+// fieldContext builds the gqlgen field context of the first n frames of
+// the path (for resolvers and errors: rare, so built on demand).
+func (x *fxState) fieldContext(w *fxWalk, n int) *graphql.FieldContext {
+	var leaf, child *graphql.FieldContext
+	link := func(fc *graphql.FieldContext) {
+		if child == nil {
+			leaf = fc
+		} else {
+			child.Parent = fc
 		}
-		if q.fc != nil {
-			for fc := q.fc; fc != nil; fc = fc.Parent {
-				if fc.Index != nil {
-					return true
-				}
-			}
-			return false
+		child = fc
+	}
+	for i := n - 1; i >= 0; i-- {
+		q := &w.path[i]
+		switch {
+		case q.fc != nil:
+			link(q.fc)
+			return leaf
+		case q.isIndex:
+			idx := q.index
+			link(&graphql.FieldContext{Index: &idx})
+		default:
+			link(&graphql.FieldContext{Field: *q.field})
 		}
 	}
-	return false
+	link(x.rootFC)
+	return leaf
 }
 
-// fieldContext builds the gqlgen field context of the path (for resolvers
-// and errors: rare, so built on demand).
-func (x *fxState) fieldContext(p *fxPath) *graphql.FieldContext {
-	if p == nil {
-		return x.rootFC
-	}
-	if p.fc != nil {
-		return p.fc
-	}
-	parent := x.fieldContext(p.parent)
-	if p.isIndex {
-		i := p.index
-		return &graphql.FieldContext{Parent: parent, Index: &i}
-	}
-	return &graphql.FieldContext{Parent: parent, Field: *p.field}
-}
-
-// resolve runs a resolver field: on its own goroutine when the field is
-// nullable (its value goes into a hole of o, filled when the walk is over),
-// inline otherwise (a failure there gives up anyway).
-func (x *fxState) resolve(ctx context.Context, o *fxOut, p *fxPath, object string, args map[string]any, nonNull bool,
-	run func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool,
+// resolve runs the resolver field on top of w's path: on its own goroutine
+// when the field is nullable (its value goes into a hole of w's buffer,
+// filled when the walk is over), inline otherwise (a failure there gives
+// up anyway).
+func (x *fxState) resolve(ctx context.Context, w *fxWalk, object string, args map[string]any, nonNull bool,
+	run func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool,
 ) bool {
+	top := len(w.path) - 1
 	fc := &graphql.FieldContext{
 		Object:     object,
-		Field:      *p.field,
+		Field:      *w.path[top].field,
 		Args:       args,
 		IsMethod:   true,
 		IsResolver: true,
 	}
-	rctx := withFieldContext(ctx, fc, x.fieldContext(p.parent))
-	root := &fxPath{fc: fc}
+	rctx := withFieldContext(ctx, fc, x.fieldContext(w, top))
 	if nonNull {
-		return run(rctx, fc, o, root)
+		return run(rctx, fc, w)
 	}
 	u := getFxBuffer()
-	o.holes = append(o.holes, fxHole{at: o.b.Len(), out: u})
+	w.o.holes = append(w.o.holes, fxHole{at: w.o.b.Len(), out: u})
 	x.wg.Add(1)
 	x.enter()
 	go func() {
@@ -366,21 +372,24 @@ func (x *fxState) resolve(ctx context.Context, o *fxOut, p *fxPath, object strin
 		if x.failed.Load() {
 			return
 		}
-		if !run(rctx, fc, u, root) {
+		uw := &fxWalk{o: u, path: make([]fxFrame, 1, 16)}
+		uw.path[0].fc = fc
+		if !run(rctx, fc, uw) {
 			x.giveUp()
 		}
 	}()
 	return true
 }
 
-// fieldError records err for the field at p and writes null; in a non-null
-// position it gives up instead (gqlgen would null the parent).
-func (x *fxState) fieldError(o *fxOut, p *fxPath, err error, located, nonNull bool) bool {
+// fieldError records err for the field on top of w's path and writes
+// null; in a non-null position it gives up instead (gqlgen would null the
+// parent).
+func (x *fxState) fieldError(w *fxWalk, err error, located, nonNull bool) bool {
 	if nonNull {
 		return false
 	}
-	o.null()
-	fc := x.fieldContext(p)
+	w.o.null()
+	fc := x.fieldContext(w, len(w.path))
 	x.mu.Lock()
 	x.errs = append(x.errs, fxError{fc: fc, err: err, located: located})
 	x.mu.Unlock()

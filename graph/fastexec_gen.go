@@ -13,11 +13,12 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-func (x *fxState) fxo_AnnounceNode(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.AnnounceNode) bool {
+func (x *fxState) fxo_AnnounceNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.AnnounceNode) bool {
 	fields, ok := x.collect(sel, announceNodeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -25,121 +26,109 @@ func (x *fxState) fxo_AnnounceNode(ctx context.Context, o *fxOut, p *fxPath, sel
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("AnnounceNode")
 		case "id":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.ID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
 		case "node":
 			{
-				p := &fp
-				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, o, p, f.Selections, obj.NodeRef()) {
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
 					return false
 				}
 			}
 		case "avatarUrl":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.AvatarURL) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.AvatarURL) {
 					return false
 				}
 			}
 		case "chainPubKey":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.ChainPubKey) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ChainPubKey) {
 					return false
 				}
 			}
 		case "country":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Country) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Country) {
 					return false
 				}
 			}
 		case "ethereumAddress":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.EthereumAddress) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
 					return false
 				}
 			}
 		case "ethereumSignature":
 			{
-				p := &fp
-				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, o, p, f.Selections, obj.EthereumSignature) {
+				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
 					return false
 				}
 			}
 		case "fromEpoch":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.FromEpoch) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FromEpoch) {
 					return false
 				}
 			}
 		case "infoUrl":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.InfoURL) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.InfoURL) {
 					return false
 				}
 			}
 		case "name":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Name) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "submitterAddress":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.SubmitterAddress) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SubmitterAddress) {
 					return false
 				}
 			}
 		case "netPubKey":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.NetPubKey) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NetPubKey) {
 					return false
 				}
 			}
 		case "netPubKeyIndex":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.NetPubKeyIndex) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.NetPubKeyIndex) {
 					return false
 				}
 			}
 		case "netSignature":
 			{
-				p := &fp
-				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, o, p, f.Selections, obj.NetSignature) {
+				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.NetSignature) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_ApplyReferralCode(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.ApplyReferralCode) bool {
+func (x *fxState) fxo_ApplyReferralCode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ApplyReferralCode) bool {
 	fields, ok := x.collect(sel, applyReferralCodeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -147,30 +136,31 @@ func (x *fxState) fxo_ApplyReferralCode(ctx context.Context, o *fxOut, p *fxPath
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ApplyReferralCode")
 		case "id":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.ID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Asset(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Asset) bool {
+func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Asset) bool {
 	fields, ok := x.collect(sel, assetImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -178,44 +168,43 @@ func (x *fxState) fxo_Asset(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Asset")
 		case "id":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.ID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
 		case "status":
 			{
-				p := &fp
-				if !x.fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, o, p, f.Selections, obj.Status) {
+				if !x.fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, obj.Status) {
 					return false
 				}
 			}
 		case "details":
 			{
-				p := &fp
-				if !x.fxo_AssetDetails(ctx, o, p, f.Selections, &obj.Details) {
+				if !x.fxo_AssetDetails(ctx, w, f.Selections, &obj.Details) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_AssetConnection(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *model.AssetConnection) bool {
+func (x *fxState) fxo_AssetConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.AssetConnection) bool {
 	fields, ok := x.collect(sel, assetConnectionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -223,37 +212,37 @@ func (x *fxState) fxo_AssetConnection(ctx context.Context, o *fxOut, p *fxPath, 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("AssetConnection")
 		case "edges":
 			{
-				p := &fp
-				if !x.fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx, o, p, f.Selections, obj.Edges) {
+				if !x.fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
 					return false
 				}
 			}
 		case "pageInfo":
 			{
-				p := &fp
-				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, o, p, f.Selections, obj.PageInfo) {
+				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_AssetDetails(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.AssetDetails) bool {
+func (x *fxState) fxo_AssetDetails(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.AssetDetails) bool {
 	fields, ok := x.collect(sel, assetDetailsImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -261,65 +250,61 @@ func (x *fxState) fxo_AssetDetails(ctx context.Context, o *fxOut, p *fxPath, sel
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("AssetDetails")
 		case "name":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Name) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "symbol":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Symbol) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Symbol) {
 					return false
 				}
 			}
 		case "decimals":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.Decimals) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Decimals) {
 					return false
 				}
 			}
 		case "quantum":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Quantum) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Quantum) {
 					return false
 				}
 			}
 		case "builtinAsset":
 			{
-				p := &fp
-				if !x.fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx, o, p, f.Selections, obj.BuiltinAsset) {
+				if !x.fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx, w, f.Selections, obj.BuiltinAsset) {
 					return false
 				}
 			}
 		case "erc20":
 			{
-				p := &fp
-				if !x.fxmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20(ctx, o, p, f.Selections, obj.ERC20) {
+				if !x.fxmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20(ctx, w, f.Selections, obj.ERC20) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_AssetEdge(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *model.AssetEdge) bool {
+func (x *fxState) fxo_AssetEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.AssetEdge) bool {
 	fields, ok := x.collect(sel, assetEdgeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -327,37 +312,37 @@ func (x *fxState) fxo_AssetEdge(ctx context.Context, o *fxOut, p *fxPath, sel as
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("AssetEdge")
 		case "cursor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Cursor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
 					return false
 				}
 			}
 		case "node":
 			{
-				p := &fp
-				if !x.fxmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, o, p, f.Selections, obj.Node) {
+				if !x.fxmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, obj.Node) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_BatchMarketInstructions(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.BatchMarketInstructions) bool {
+func (x *fxState) fxo_BatchMarketInstructions(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BatchMarketInstructions) bool {
 	fields, ok := x.collect(sel, batchMarketInstructionsImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -365,65 +350,61 @@ func (x *fxState) fxo_BatchMarketInstructions(ctx context.Context, o *fxOut, p *
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BatchMarketInstructions")
 		case "amendments":
 			{
-				p := &fp
-				if !x.fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx, o, p, f.Selections, obj.Amendments) {
+				if !x.fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx, w, f.Selections, obj.Amendments) {
 					return false
 				}
 			}
 		case "cancellations":
 			{
-				p := &fp
-				if !x.fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx, o, p, f.Selections, obj.Cancellations) {
+				if !x.fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx, w, f.Selections, obj.Cancellations) {
 					return false
 				}
 			}
 		case "stopOrdersCancellation":
 			{
-				p := &fp
-				if !x.fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx, o, p, f.Selections, obj.StopOrdersCancellation) {
+				if !x.fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx, w, f.Selections, obj.StopOrdersCancellation) {
 					return false
 				}
 			}
 		case "stopOrdersSubmission":
 			{
-				p := &fp
-				if !x.fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx, o, p, f.Selections, obj.StopOrdersSubmission) {
+				if !x.fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx, w, f.Selections, obj.StopOrdersSubmission) {
 					return false
 				}
 			}
 		case "submissions":
 			{
-				p := &fp
-				if !x.fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx, o, p, f.Selections, obj.Submissions) {
+				if !x.fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx, w, f.Selections, obj.Submissions) {
 					return false
 				}
 			}
 		case "updateMarginMode":
 			{
-				p := &fp
-				if !x.fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx, o, p, f.Selections, obj.UpdateMarginMode) {
+				if !x.fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx, w, f.Selections, obj.UpdateMarginMode) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_BatchProposalSubmission(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.BatchProposalSubmission) bool {
+func (x *fxState) fxo_BatchProposalSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BatchProposalSubmission) bool {
 	fields, ok := x.collect(sel, batchProposalSubmissionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -431,44 +412,43 @@ func (x *fxState) fxo_BatchProposalSubmission(ctx context.Context, o *fxOut, p *
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BatchProposalSubmission")
 		case "rationale":
 			{
-				p := &fp
-				if !x.fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, o, p, f.Selections, obj.Rationale) {
+				if !x.fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, w, f.Selections, obj.Rationale) {
 					return false
 				}
 			}
 		case "reference":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Reference) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
 		case "terms":
 			{
-				p := &fp
-				if !x.fxmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBatchProposalTerms(ctx, o, p, f.Selections, obj.Terms) {
+				if !x.fxmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBatchProposalTerms(ctx, w, f.Selections, obj.Terms) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.BatchProposalTerms) bool {
+func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BatchProposalTerms) bool {
 	fields, ok := x.collect(sel, batchProposalTermsImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -476,37 +456,37 @@ func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, o *fxOut, p *fxPat
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BatchProposalTerms")
 		case "closingTimestamp":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, o, p, f.Selections, obj.ClosingTimestamp) {
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ClosingTimestamp) {
 					return false
 				}
 			}
 		case "changes":
 			{
-				p := &fp
-				if !x.fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx, o, p, f.Selections, obj.Changes) {
+				if !x.fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_BuiltinAsset(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.BuiltinAsset) bool {
+func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAsset) bool {
 	fields, ok := x.collect(sel, builtinAssetImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -514,30 +494,31 @@ func (x *fxState) fxo_BuiltinAsset(ctx context.Context, o *fxOut, p *fxPath, sel
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BuiltinAsset")
 		case "maxFaucetAmountMint":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.MaxFaucetAmountMint) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MaxFaucetAmountMint) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_CancelTransfer(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.CancelTransfer) bool {
+func (x *fxState) fxo_CancelTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransfer) bool {
 	fields, ok := x.collect(sel, cancelTransferImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -545,30 +526,31 @@ func (x *fxState) fxo_CancelTransfer(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("CancelTransfer")
 		case "changes":
 			{
-				p := &fp
-				if !x.fxmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx, o, p, f.Selections, obj.Changes) {
+				if !x.fxmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.CancelTransferConfiguration) bool {
+func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransferConfiguration) bool {
 	fields, ok := x.collect(sel, cancelTransferConfigurationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -576,30 +558,31 @@ func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, o *fxOut,
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("CancelTransferConfiguration")
 		case "transferId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.TransferID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_CompositePriceConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.CompositePriceConfiguration) bool {
+func (x *fxState) fxo_CompositePriceConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CompositePriceConfiguration) bool {
 	fields, ok := x.collect(sel, compositePriceConfigurationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -607,79 +590,73 @@ func (x *fxState) fxo_CompositePriceConfiguration(ctx context.Context, o *fxOut,
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("CompositePriceConfiguration")
 		case "cashAmount":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.CashAmount) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CashAmount) {
 					return false
 				}
 			}
 		case "compositePriceType":
 			{
-				p := &fp
-				if !x.fxmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceType(ctx, o, p, f.Selections, obj.CompositePriceType) {
+				if !x.fxmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceType(ctx, w, f.Selections, obj.CompositePriceType) {
 					return false
 				}
 			}
 		case "dataSourcesSpec":
 			{
-				p := &fp
-				if !x.fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx, o, p, f.Selections, obj.DataSourcesSpec) {
+				if !x.fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx, w, f.Selections, obj.DataSourcesSpec) {
 					return false
 				}
 			}
 		case "dataSourcesSpecBinding":
 			{
-				p := &fp
-				if !x.fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx, o, p, f.Selections, obj.DataSourcesSpecBinding) {
+				if !x.fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx, w, f.Selections, obj.DataSourcesSpecBinding) {
 					return false
 				}
 			}
 		case "decayPower":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.DecayPower) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecayPower) {
 					return false
 				}
 			}
 		case "decayWeight":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.DecayWeight) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.DecayWeight) {
 					return false
 				}
 			}
 		case "sourceStalenessTolerance":
 			{
-				p := &fp
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, o, p, f.Selections, obj.SourceStalenessTolerance) {
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.SourceStalenessTolerance) {
 					return false
 				}
 			}
 		case "sourceWeights":
 			{
-				p := &fp
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, o, p, f.Selections, obj.SourceWeights) {
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.SourceWeights) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Condition(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Condition) bool {
+func (x *fxState) fxo_Condition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Condition) bool {
 	fields, ok := x.collect(sel, conditionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -687,37 +664,37 @@ func (x *fxState) fxo_Condition(ctx context.Context, o *fxOut, p *fxPath, sel as
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Condition")
 		case "operator":
 			{
-				p := &fp
-				if !x.fxmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx, o, p, f.Selections, obj.Operator) {
+				if !x.fxmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx, w, f.Selections, obj.Operator) {
 					return false
 				}
 			}
 		case "value":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Value) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DataSourceDefinition(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.DataSourceDefinition) bool {
+func (x *fxState) fxo_DataSourceDefinition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinition) bool {
 	fields, ok := x.collect(sel, dataSourceDefinitionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -725,37 +702,37 @@ func (x *fxState) fxo_DataSourceDefinition(ctx context.Context, o *fxOut, p *fxP
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceDefinition")
 		case "internal":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinitionInternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionInternal(ctx, o, p, f.Selections, obj.Internal) {
+				if !x.fxmarshalODataSourceDefinitionInternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionInternal(ctx, w, f.Selections, obj.Internal) {
 					return false
 				}
 			}
 		case "external":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinitionExternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionExternal(ctx, o, p, f.Selections, obj.External) {
+				if !x.fxmarshalODataSourceDefinitionExternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionExternal(ctx, w, f.Selections, obj.External) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DataSourceDefinitionExternal(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionExternal) bool {
+func (x *fxState) fxo_DataSourceDefinitionExternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionExternal) bool {
 	fields, ok := x.collect(sel, dataSourceDefinitionExternalImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -763,37 +740,37 @@ func (x *fxState) fxo_DataSourceDefinitionExternal(ctx context.Context, o *fxOut
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceDefinitionExternal")
 		case "oracle":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceSpecConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfiguration(ctx, o, p, f.Selections, obj.Oracle) {
+				if !x.fxmarshalODataSourceSpecConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfiguration(ctx, w, f.Selections, obj.Oracle) {
 					return false
 				}
 			}
 		case "ethOracle":
 			{
-				p := &fp
-				if !x.fxmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx, o, p, f.Selections, obj.EthOracle) {
+				if !x.fxmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx, w, f.Selections, obj.EthOracle) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DataSourceDefinitionInternal(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionInternal) bool {
+func (x *fxState) fxo_DataSourceDefinitionInternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionInternal) bool {
 	fields, ok := x.collect(sel, dataSourceDefinitionInternalImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -801,37 +778,37 @@ func (x *fxState) fxo_DataSourceDefinitionInternal(ctx context.Context, o *fxOut
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceDefinitionInternal")
 		case "time":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceSpecConfigurationTime2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTime(ctx, o, p, f.Selections, obj.Time) {
+				if !x.fxmarshalODataSourceSpecConfigurationTime2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTime(ctx, w, f.Selections, obj.Time) {
 					return false
 				}
 			}
 		case "timeTrigger":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceSpecConfigurationTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTimeTrigger(ctx, o, p, f.Selections, obj.TimeTrigger) {
+				if !x.fxmarshalODataSourceSpecConfigurationTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTimeTrigger(ctx, w, f.Selections, obj.TimeTrigger) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfiguration) bool {
+func (x *fxState) fxo_DataSourceSpecConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfiguration) bool {
 	fields, ok := x.collect(sel, dataSourceSpecConfigurationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -839,37 +816,37 @@ func (x *fxState) fxo_DataSourceSpecConfiguration(ctx context.Context, o *fxOut,
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecConfiguration")
 		case "signers":
 			{
-				p := &fp
-				if !x.fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx, o, p, f.Selections, obj.Signers) {
+				if !x.fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx, w, f.Selections, obj.Signers) {
 					return false
 				}
 			}
 		case "filters":
 			{
-				p := &fp
-				if !x.fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, o, p, f.Selections, obj.Filters) {
+				if !x.fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, w, f.Selections, obj.Filters) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecConfigurationTime(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTime) bool {
+func (x *fxState) fxo_DataSourceSpecConfigurationTime(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTime) bool {
 	fields, ok := x.collect(sel, dataSourceSpecConfigurationTimeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -877,30 +854,31 @@ func (x *fxState) fxo_DataSourceSpecConfigurationTime(ctx context.Context, o *fx
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecConfigurationTime")
 		case "conditions":
 			{
-				p := &fp
-				if !x.fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, o, p, f.Selections, obj.Conditions) {
+				if !x.fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecConfigurationTimeTrigger(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
+func (x *fxState) fxo_DataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
 	fields, ok := x.collect(sel, dataSourceSpecConfigurationTimeTriggerImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -908,37 +886,37 @@ func (x *fxState) fxo_DataSourceSpecConfigurationTimeTrigger(ctx context.Context
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecConfigurationTimeTrigger")
 		case "conditions":
 			{
-				p := &fp
-				if !x.fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, o, p, f.Selections, obj.Conditions) {
+				if !x.fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
 					return false
 				}
 			}
 		case "triggers":
 			{
-				p := &fp
-				if !x.fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx, o, p, f.Selections, obj.Triggers) {
+				if !x.fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx, w, f.Selections, obj.Triggers) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecToFutureBinding(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.DataSourceSpecToFutureBinding) bool {
+func (x *fxState) fxo_DataSourceSpecToFutureBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToFutureBinding) bool {
 	fields, ok := x.collect(sel, dataSourceSpecToFutureBindingImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -946,37 +924,37 @@ func (x *fxState) fxo_DataSourceSpecToFutureBinding(ctx context.Context, o *fxOu
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecToFutureBinding")
 		case "settlementDataProperty":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.SettlementDataProperty) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SettlementDataProperty) {
 					return false
 				}
 			}
 		case "tradingTerminationProperty":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.TradingTerminationProperty) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TradingTerminationProperty) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.DataSourceSpecToPerpetualBinding) bool {
+func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToPerpetualBinding) bool {
 	fields, ok := x.collect(sel, dataSourceSpecToPerpetualBindingImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -984,37 +962,37 @@ func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, o *f
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecToPerpetualBinding")
 		case "settlementDataProperty":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.SettlementDataProperty) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SettlementDataProperty) {
 					return false
 				}
 			}
 		case "settlementScheduleProperty":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.SettlementScheduleProperty) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SettlementScheduleProperty) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Delegation(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Delegation) bool {
+func (x *fxState) fxo_Delegation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Delegation) bool {
 	fields, ok := x.collect(sel, delegationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1022,58 +1000,55 @@ func (x *fxState) fxo_Delegation(ctx context.Context, o *fxOut, p *fxPath, sel a
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Delegation")
 		case "party":
 			{
-				p := &fp
-				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, o, p, f.Selections, obj.PartyRef()) {
+				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
 					return false
 				}
 			}
 		case "nodeId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.NodeID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
 					return false
 				}
 			}
 		case "node":
 			{
-				p := &fp
-				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, o, p, f.Selections, obj.NodeRef()) {
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Amount) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		case "epochSeq":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.EpochSeq) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EpochSeq) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DelegationConnection(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *model.DelegationConnection) bool {
+func (x *fxState) fxo_DelegationConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.DelegationConnection) bool {
 	fields, ok := x.collect(sel, delegationConnectionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1081,37 +1056,37 @@ func (x *fxState) fxo_DelegationConnection(ctx context.Context, o *fxOut, p *fxP
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DelegationConnection")
 		case "edges":
 			{
-				p := &fp
-				if !x.fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx, o, p, f.Selections, obj.Edges) {
+				if !x.fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
 					return false
 				}
 			}
 		case "pageInfo":
 			{
-				p := &fp
-				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, o, p, f.Selections, obj.PageInfo) {
+				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DelegationEdge(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *model.DelegationEdge) bool {
+func (x *fxState) fxo_DelegationEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.DelegationEdge) bool {
 	fields, ok := x.collect(sel, delegationEdgeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1119,37 +1094,37 @@ func (x *fxState) fxo_DelegationEdge(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DelegationEdge")
 		case "cursor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Cursor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
 					return false
 				}
 			}
 		case "node":
 			{
-				p := &fp
-				if !x.fxmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx, o, p, f.Selections, obj.Node) {
+				if !x.fxmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx, w, f.Selections, obj.Node) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_DispatchStrategy(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.DispatchStrategy) bool {
+func (x *fxState) fxo_DispatchStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DispatchStrategy) bool {
 	fields, ok := x.collect(sel, dispatchStrategyImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1157,12 +1132,12 @@ func (x *fxState) fxo_DispatchStrategy(ctx context.Context, o *fxOut, p *fxPath,
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DispatchStrategy")
 		case "assetForMetric":
-			if !x.resolve(ctx, o, &fp, "DispatchStrategy", nil, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "DispatchStrategy", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -1177,109 +1152,99 @@ func (x *fxState) fxo_DispatchStrategy(ctx context.Context, o *fxOut, p *fxPath,
 					v, err = x.ec.Resolvers.DispatchStrategy().AssetForMetric(ctx, obj)
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "distributionStrategy":
 			{
-				p := &fp
-				if !x.fxmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDistributionStrategy(ctx, o, p, f.Selections, obj.DistributionStrategy) {
+				if !x.fxmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDistributionStrategy(ctx, w, f.Selections, obj.DistributionStrategy) {
 					return false
 				}
 			}
 		case "entityScope":
 			{
-				p := &fp
-				if !x.fxmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx, o, p, f.Selections, obj.EntityScope) {
+				if !x.fxmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx, w, f.Selections, obj.EntityScope) {
 					return false
 				}
 			}
 		case "individualScope":
 			{
-				p := &fp
-				if !x.fxmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIndividualScope(ctx, o, p, f.Selections, obj.IndividualScope) {
+				if !x.fxmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIndividualScope(ctx, w, f.Selections, obj.IndividualScope) {
 					return false
 				}
 			}
 		case "lockPeriod":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.LockPeriod) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.LockPeriod) {
 					return false
 				}
 			}
 		case "markets":
 			{
-				p := &fp
-				if !x.fxmarshalNID2ᚕstringᚄ(ctx, o, p, f.Selections, obj.Markets) {
+				if !x.fxmarshalNID2ᚕstringᚄ(ctx, w, f.Selections, obj.Markets) {
 					return false
 				}
 			}
 		case "metric":
 			{
-				p := &fp
-				if !x.fxmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx, o, p, f.Selections, obj.Metric) {
+				if !x.fxmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx, w, f.Selections, obj.Metric) {
 					return false
 				}
 			}
 		case "nTopPerformers":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.NTopPerformers) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NTopPerformers) {
 					return false
 				}
 			}
 		case "notionalTimeWeightedAveragePositionRequirement":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.NotionalTimeWeightedAveragePositionRequirement) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NotionalTimeWeightedAveragePositionRequirement) {
 					return false
 				}
 			}
 		case "rankTable":
 			{
-				p := &fp
-				if !x.fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx, o, p, f.Selections, obj.RankTable) {
+				if !x.fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx, w, f.Selections, obj.RankTable) {
 					return false
 				}
 			}
 		case "stakingRequirement":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.StakingRequirement) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.StakingRequirement) {
 					return false
 				}
 			}
 		case "teamScope":
 			{
-				p := &fp
-				if !x.fxmarshalNID2ᚕstringᚄ(ctx, o, p, f.Selections, obj.TeamScope) {
+				if !x.fxmarshalNID2ᚕstringᚄ(ctx, w, f.Selections, obj.TeamScope) {
 					return false
 				}
 			}
 		case "windowLength":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.WindowLength) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_ERC20(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.ERC20) bool {
+func (x *fxState) fxo_ERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20) bool {
 	fields, ok := x.collect(sel, eRC20Implementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1287,44 +1252,43 @@ func (x *fxState) fxo_ERC20(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20")
 		case "contractAddress":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.ContractAddress) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ContractAddress) {
 					return false
 				}
 			}
 		case "lifetimeLimit":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.LifetimeLimit) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimit) {
 					return false
 				}
 			}
 		case "withdrawThreshold":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.WithdrawThreshold) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_ETHAddress(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.ETHAddress) bool {
+func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ETHAddress) bool {
 	fields, ok := x.collect(sel, eTHAddressImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1332,30 +1296,31 @@ func (x *fxState) fxo_ETHAddress(ctx context.Context, o *fxOut, p *fxPath, sel a
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ETHAddress")
 		case "address":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Address) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Address) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_EthCallSpec(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.EthCallSpec) bool {
+func (x *fxState) fxo_EthCallSpec(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthCallSpec) bool {
 	fields, ok := x.collect(sel, ethCallSpecImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1363,86 +1328,79 @@ func (x *fxState) fxo_EthCallSpec(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("EthCallSpec")
 		case "address":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Address) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Address) {
 					return false
 				}
 			}
 		case "abi":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.ABI) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ABI) {
 					return false
 				}
 			}
 		case "method":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Method) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Method) {
 					return false
 				}
 			}
 		case "args":
 			{
-				p := &fp
-				if !x.fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx, o, p, f.Selections, obj.Args) {
+				if !x.fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx, w, f.Selections, obj.Args) {
 					return false
 				}
 			}
 		case "trigger":
 			{
-				p := &fp
-				if !x.fxmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallTrigger(ctx, o, p, f.Selections, obj.Trigger) {
+				if !x.fxmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallTrigger(ctx, w, f.Selections, obj.Trigger) {
 					return false
 				}
 			}
 		case "requiredConfirmations":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.RequiredConfirmations) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.RequiredConfirmations) {
 					return false
 				}
 			}
 		case "filters":
 			{
-				p := &fp
-				if !x.fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, o, p, f.Selections, obj.Filters) {
+				if !x.fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, w, f.Selections, obj.Filters) {
 					return false
 				}
 			}
 		case "normalisers":
 			{
-				p := &fp
-				if !x.fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx, o, p, f.Selections, obj.Normalisers) {
+				if !x.fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx, w, f.Selections, obj.Normalisers) {
 					return false
 				}
 			}
 		case "sourceChainId":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.SourceChainID) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.SourceChainID) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_EthCallTrigger(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.EthCallTrigger) bool {
+func (x *fxState) fxo_EthCallTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthCallTrigger) bool {
 	fields, ok := x.collect(sel, ethCallTriggerImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1450,30 +1408,31 @@ func (x *fxState) fxo_EthCallTrigger(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("EthCallTrigger")
 		case "timeTrigger":
 			{
-				p := &fp
-				if !x.fxmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx, o, p, f.Selections, obj.TimeTrigger) {
+				if !x.fxmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx, w, f.Selections, obj.TimeTrigger) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) bool {
+func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) bool {
 	fields, ok := x.collect(sel, ethTimeTriggerImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1481,44 +1440,43 @@ func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("EthTimeTrigger")
 		case "initial":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, o, p, f.Selections, obj.Initial) {
+				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Initial) {
 					return false
 				}
 			}
 		case "every":
 			{
-				p := &fp
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.Every) {
+				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Every) {
 					return false
 				}
 			}
 		case "until":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, o, p, f.Selections, obj.Until) {
+				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Until) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Filter(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Filter) bool {
+func (x *fxState) fxo_Filter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Filter) bool {
 	fields, ok := x.collect(sel, filterImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1526,37 +1484,37 @@ func (x *fxState) fxo_Filter(ctx context.Context, o *fxOut, p *fxPath, sel ast.S
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Filter")
 		case "key":
 			{
-				p := &fp
-				if !x.fxmarshalOPropertyKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKey(ctx, o, p, f.Selections, obj.Key) {
+				if !x.fxmarshalOPropertyKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKey(ctx, w, f.Selections, obj.Key) {
 					return false
 				}
 			}
 		case "conditions":
 			{
-				p := &fp
-				if !x.fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, o, p, f.Selections, obj.Conditions) {
+				if !x.fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_FundingPayment(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.FundingPayment) bool {
+func (x *fxState) fxo_FundingPayment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.FundingPayment) bool {
 	fields, ok := x.collect(sel, fundingPaymentImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1564,65 +1522,61 @@ func (x *fxState) fxo_FundingPayment(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("FundingPayment")
 		case "partyId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.PartyID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
 					return false
 				}
 			}
 		case "party":
 			{
-				p := &fp
-				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, o, p, f.Selections, obj.PartyRef()) {
+				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
 					return false
 				}
 			}
 		case "marketId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.MarketID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "fundingPeriodSeq":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.FundingPeriodSeq) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FundingPeriodSeq) {
 					return false
 				}
 			}
 		case "timestamp":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, o, p, f.Selections, obj.Timestamp) {
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.Timestamp) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Amount) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_FundingPaymentConnection(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *model.FundingPaymentConnection) bool {
+func (x *fxState) fxo_FundingPaymentConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.FundingPaymentConnection) bool {
 	fields, ok := x.collect(sel, fundingPaymentConnectionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1630,37 +1584,37 @@ func (x *fxState) fxo_FundingPaymentConnection(ctx context.Context, o *fxOut, p 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("FundingPaymentConnection")
 		case "edges":
 			{
-				p := &fp
-				if !x.fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx, o, p, f.Selections, obj.Edges) {
+				if !x.fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
 					return false
 				}
 			}
 		case "pageInfo":
 			{
-				p := &fp
-				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, o, p, f.Selections, obj.PageInfo) {
+				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_FundingPaymentEdge(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *model.FundingPaymentEdge) bool {
+func (x *fxState) fxo_FundingPaymentEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.FundingPaymentEdge) bool {
 	fields, ok := x.collect(sel, fundingPaymentEdgeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1668,37 +1622,37 @@ func (x *fxState) fxo_FundingPaymentEdge(ctx context.Context, o *fxOut, p *fxPat
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("FundingPaymentEdge")
 		case "cursor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Cursor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
 					return false
 				}
 			}
 		case "node":
 			{
-				p := &fp
-				if !x.fxmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx, o, p, f.Selections, obj.Node) {
+				if !x.fxmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx, w, f.Selections, obj.Node) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Future(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Future) bool {
+func (x *fxState) fxo_Future(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Future) bool {
 	fields, ok := x.collect(sel, futureImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1706,40 +1660,36 @@ func (x *fxState) fxo_Future(ctx context.Context, o *fxOut, p *fxPath, sel ast.S
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Future")
 		case "dataSourceSpecBinding":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, o, p, f.Selections, obj.DataSourceSpecBinding) {
+				if !x.fxmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, o, p, f.Selections, obj.DataSourceSpecForSettlementData) {
+				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
 					return false
 				}
 			}
 		case "dataSourceSpecForTradingTermination":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, o, p, f.Selections, obj.DataSourceSpecForTradingTermination) {
+				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForTradingTermination) {
 					return false
 				}
 			}
 		case "quoteName":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.QuoteName) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
 					return false
 				}
 			}
 		case "settlementAsset":
-			if !x.resolve(ctx, o, &fp, "Future", nil, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Future", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -1754,25 +1704,27 @@ func (x *fxState) fxo_Future(ctx context.Context, o *fxOut, p *fxPath, sel ast.S
 					v, err = x.ec.Resolvers.Future().SettlementAsset(ctx, obj)
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.GovernanceTransfer) bool {
+func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.GovernanceTransfer) bool {
 	fields, ok := x.collect(sel, governanceTransferImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1780,19 +1732,18 @@ func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, o *fxOut, p *fxPat
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("GovernanceTransfer")
 		case "amount":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Amount) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, o, &fp, "GovernanceTransfer", nil, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "GovernanceTransfer", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -1807,81 +1758,75 @@ func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, o *fxOut, p *fxPat
 					v, err = x.ec.Resolvers.GovernanceTransfer().Asset(ctx, obj)
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "destination":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Destination) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Destination) {
 					return false
 				}
 			}
 		case "destinationType":
 			{
-				p := &fp
-				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, o, p, f.Selections, obj.DestinationType) {
+				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.DestinationType) {
 					return false
 				}
 			}
 		case "fractionOfBalance":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.FractionOfBalance) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.FractionOfBalance) {
 					return false
 				}
 			}
 		case "oneOff":
 			{
-				p := &fp
-				if !x.fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, o, p, f.Selections, obj.OneOff) {
+				if !x.fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, w, f.Selections, obj.OneOff) {
 					return false
 				}
 			}
 		case "recurring":
 			{
-				p := &fp
-				if !x.fxmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransfer(ctx, o, p, f.Selections, obj.Recurring) {
+				if !x.fxmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransfer(ctx, w, f.Selections, obj.Recurring) {
 					return false
 				}
 			}
 		case "source":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Source) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Source) {
 					return false
 				}
 			}
 		case "sourceType":
 			{
-				p := &fp
-				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, o, p, f.Selections, obj.SourceType) {
+				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.SourceType) {
 					return false
 				}
 			}
 		case "transferType":
 			{
-				p := &fp
-				if !x.fxmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransferType(ctx, o, p, f.Selections, obj.TransferType) {
+				if !x.fxmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransferType(ctx, w, f.Selections, obj.TransferType) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_IcebergOpts(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.IcebergOpts) bool {
+func (x *fxState) fxo_IcebergOpts(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.IcebergOpts) bool {
 	fields, ok := x.collect(sel, icebergOptsImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1889,37 +1834,37 @@ func (x *fxState) fxo_IcebergOpts(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("IcebergOpts")
 		case "minimumVisibleSize":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.MinimumVisibleSize) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.MinimumVisibleSize) {
 					return false
 				}
 			}
 		case "peakSize":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.PeakSize) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.PeakSize) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Instrument(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Instrument) bool {
+func (x *fxState) fxo_Instrument(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Instrument) bool {
 	fields, ok := x.collect(sel, instrumentImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1927,58 +1872,55 @@ func (x *fxState) fxo_Instrument(ctx context.Context, o *fxOut, p *fxPath, sel a
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Instrument")
 		case "code":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Code) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Code) {
 					return false
 				}
 			}
 		case "name":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Name) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "future":
 			{
-				p := &fp
-				if !x.fxmarshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx, o, p, f.Selections, obj.Future) {
+				if !x.fxmarshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx, w, f.Selections, obj.Future) {
 					return false
 				}
 			}
 		case "perpetual":
 			{
-				p := &fp
-				if !x.fxmarshalOPerpetual2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPerpetual(ctx, o, p, f.Selections, obj.Perpetual) {
+				if !x.fxmarshalOPerpetual2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPerpetual(ctx, w, f.Selections, obj.Perpetual) {
 					return false
 				}
 			}
 		case "spot":
 			{
-				p := &fp
-				if !x.fxmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpot(ctx, o, p, f.Selections, obj.Spot) {
+				if !x.fxmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpot(ctx, w, f.Selections, obj.Spot) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.InternalTimeTrigger) bool {
+func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.InternalTimeTrigger) bool {
 	fields, ok := x.collect(sel, internalTimeTriggerImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -1986,37 +1928,37 @@ func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, o *fxOut, p *fxPa
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("InternalTimeTrigger")
 		case "initial":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, o, p, f.Selections, obj.Initial) {
+				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Initial) {
 					return false
 				}
 			}
 		case "every":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.Every) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Every) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) bool {
+func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) bool {
 	fields, ok := x.collect(sel, liquidationStrategyImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2024,51 +1966,49 @@ func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, o *fxOut, p *fxPa
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LiquidationStrategy")
 		case "disposalFraction":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.DisposalFraction) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.DisposalFraction) {
 					return false
 				}
 			}
 		case "disposalTimeStep":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.DisposalTimeStep) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.DisposalTimeStep) {
 					return false
 				}
 			}
 		case "fullDisposalSize":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.FullDisposalSize) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FullDisposalSize) {
 					return false
 				}
 			}
 		case "maxFractionConsumed":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.MaxFractionConsumed) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MaxFractionConsumed) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_LiquidityFeeSettings(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.LiquidityFeeSettings) bool {
+func (x *fxState) fxo_LiquidityFeeSettings(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityFeeSettings) bool {
 	fields, ok := x.collect(sel, liquidityFeeSettingsImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2076,37 +2016,37 @@ func (x *fxState) fxo_LiquidityFeeSettings(ctx context.Context, o *fxOut, p *fxP
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LiquidityFeeSettings")
 		case "feeConstant":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.FeeConstant) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FeeConstant) {
 					return false
 				}
 			}
 		case "method":
 			{
-				p := &fp
-				if !x.fxmarshalOLiquidityFeeMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeMethod(ctx, o, p, f.Selections, obj.Method) {
+				if !x.fxmarshalOLiquidityFeeMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeMethod(ctx, w, f.Selections, obj.Method) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.LiquidityMonitoringParameters) bool {
+func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityMonitoringParameters) bool {
 	fields, ok := x.collect(sel, liquidityMonitoringParametersImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2114,44 +2054,43 @@ func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, o *fxOu
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LiquidityMonitoringParameters")
 		case "auctionExtension":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.AuctionExtension) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.AuctionExtension) {
 					return false
 				}
 			}
 		case "targetStakeParameters":
 			{
-				p := &fp
-				if !x.fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, o, p, f.Selections, obj.TargetStakeParameters) {
+				if !x.fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
 					return false
 				}
 			}
 		case "triggeringRatio":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.TriggeringRatio) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TriggeringRatio) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) bool {
+func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) bool {
 	fields, ok := x.collect(sel, logNormalModelParamsImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2159,44 +2098,43 @@ func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, o *fxOut, p *fxP
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LogNormalModelParams")
 		case "mu":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.Mu) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Mu) {
 					return false
 				}
 			}
 		case "r":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.R) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.R) {
 					return false
 				}
 			}
 		case "sigma":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.Sigma) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Sigma) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.LogNormalRiskModel) bool {
+func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LogNormalRiskModel) bool {
 	fields, ok := x.collect(sel, logNormalRiskModelImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2204,44 +2142,43 @@ func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, o *fxOut, p *fxPat
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LogNormalRiskModel")
 		case "params":
 			{
-				p := &fp
-				if !x.fxmarshalOLogNormalModelParams2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalModelParams(ctx, o, p, f.Selections, obj.Params) {
+				if !x.fxmarshalOLogNormalModelParams2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalModelParams(ctx, w, f.Selections, obj.Params) {
 					return false
 				}
 			}
 		case "riskAversionParameter":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.RiskAversionParameter) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.RiskAversionParameter) {
 					return false
 				}
 			}
 		case "tau":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.Tau) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Tau) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_NetworkParameter(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.NetworkParameter) bool {
+func (x *fxState) fxo_NetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NetworkParameter) bool {
 	fields, ok := x.collect(sel, networkParameterImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2249,37 +2186,37 @@ func (x *fxState) fxo_NetworkParameter(ctx context.Context, o *fxOut, p *fxPath,
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NetworkParameter")
 		case "key":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Key) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
 					return false
 				}
 			}
 		case "value":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Value) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_NewFreeform(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.NewFreeform) bool {
+func (x *fxState) fxo_NewFreeform(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewFreeform) bool {
 	fields, ok := x.collect(sel, newFreeformImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2287,30 +2224,31 @@ func (x *fxState) fxo_NewFreeform(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewFreeform")
 		case "raw":
 			{
-				p := &fp
-				if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, o, p, f.Selections, obj.Raw) {
+				if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.NewFutureMarketConfig) bool {
+func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewFutureMarketConfig) bool {
 	fields, ok := x.collect(sel, newFutureMarketConfigImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2318,135 +2256,121 @@ func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, o *fxOut, p *fx
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewFutureMarketConfig")
 		case "decimalPlaces":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.DecimalPlaces) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecimalPlaces) {
 					return false
 				}
 			}
 		case "instrument":
 			{
-				p := &fp
-				if !x.fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, o, p, f.Selections, obj.Instrument) {
+				if !x.fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, w, f.Selections, obj.Instrument) {
 					return false
 				}
 			}
 		case "linearSlippageFactor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.LinearSlippageFactor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LinearSlippageFactor) {
 					return false
 				}
 			}
 		case "liquidationStrategy":
 			{
-				p := &fp
-				if !x.fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, o, p, f.Selections, obj.LiquidationStrategy) {
+				if !x.fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, w, f.Selections, obj.LiquidationStrategy) {
 					return false
 				}
 			}
 		case "liquidityFeeSettings":
 			{
-				p := &fp
-				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, o, p, f.Selections, obj.LiquidityFeeSettings) {
+				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
 					return false
 				}
 			}
 		case "liquidityMonitoringParameters":
 			{
-				p := &fp
-				if !x.fxmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, o, p, f.Selections, obj.LiquidityMonitoringParameters) {
+				if !x.fxmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, w, f.Selections, obj.LiquidityMonitoringParameters) {
 					return false
 				}
 			}
 		case "liquiditySlaParameters":
 			{
-				p := &fp
-				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, o, p, f.Selections, obj.LiquiditySLAParameters) {
+				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.LiquiditySLAParameters) {
 					return false
 				}
 			}
 		case "logNormal":
 			{
-				p := &fp
-				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, o, p, f.Selections, obj.LogNormal) {
+				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
 					return false
 				}
 			}
 		case "lpPriceRange":
 			{
-				p := &fp
-				if !x.fxmarshalOString2string(ctx, o, p, f.Selections, obj.LpPriceRange) {
+				if !x.fxmarshalOString2string(ctx, w, f.Selections, obj.LpPriceRange) {
 					return false
 				}
 			}
 		case "markPriceConfiguration":
 			{
-				p := &fp
-				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, o, p, f.Selections, obj.MarkPriceConfiguration) {
+				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.MarkPriceConfiguration) {
 					return false
 				}
 			}
 		case "metadata":
 			{
-				p := &fp
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, o, p, f.Selections, obj.Metadata) {
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
 					return false
 				}
 			}
 		case "positionDecimalPlaces":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.PositionDecimalPlaces) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.PositionDecimalPlaces) {
 					return false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
-				p := &fp
-				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, o, p, f.Selections, obj.PriceMonitoringParameters) {
+				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
 					return false
 				}
 			}
 		case "quadraticSlippageFactor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.QuadraticSlippageFactor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuadraticSlippageFactor) {
 					return false
 				}
 			}
 		case "simple":
 			{
-				p := &fp
-				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, o, p, f.Selections, obj.Simple) {
+				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
 					return false
 				}
 			}
 		case "successor":
 			{
-				p := &fp
-				if !x.fxmarshalOSuccessorConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSuccessorConfiguration(ctx, o, p, f.Selections, obj.Successor) {
+				if !x.fxmarshalOSuccessorConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSuccessorConfiguration(ctx, w, f.Selections, obj.Successor) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_NewMarket(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.NewMarket) bool {
+func (x *fxState) fxo_NewMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewMarket) bool {
 	fields, ok := x.collect(sel, newMarketImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2454,30 +2378,31 @@ func (x *fxState) fxo_NewMarket(ctx context.Context, o *fxOut, p *fxPath, sel as
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewMarket")
 		case "changes":
 			{
-				p := &fp
-				if !x.fxmarshalONewFutureMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewFutureMarketConfig(ctx, o, p, f.Selections, obj.Changes) {
+				if !x.fxmarshalONewFutureMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewFutureMarketConfig(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_NewSpotMarket(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.NewSpotMarket) bool {
+func (x *fxState) fxo_NewSpotMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarket) bool {
 	fields, ok := x.collect(sel, newSpotMarketImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2485,30 +2410,31 @@ func (x *fxState) fxo_NewSpotMarket(ctx context.Context, o *fxOut, p *fxPath, se
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewSpotMarket")
 		case "changes":
 			{
-				p := &fp
-				if !x.fxmarshalONewSpotMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewSpotMarketConfig(ctx, o, p, f.Selections, obj.Changes) {
+				if !x.fxmarshalONewSpotMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewSpotMarketConfig(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_NewSpotMarketConfig(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.NewSpotMarketConfig) bool {
+func (x *fxState) fxo_NewSpotMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarketConfig) bool {
 	fields, ok := x.collect(sel, newSpotMarketConfigImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2516,93 +2442,85 @@ func (x *fxState) fxo_NewSpotMarketConfig(ctx context.Context, o *fxOut, p *fxPa
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewSpotMarketConfig")
 		case "decimalPlaces":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.DecimalPlaces) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecimalPlaces) {
 					return false
 				}
 			}
 		case "instrument":
 			{
-				p := &fp
-				if !x.fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, o, p, f.Selections, obj.Instrument) {
+				if !x.fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, w, f.Selections, obj.Instrument) {
 					return false
 				}
 			}
 		case "liquidityFeeSettings":
 			{
-				p := &fp
-				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, o, p, f.Selections, obj.LiquidityFeeSettings) {
+				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
 					return false
 				}
 			}
 		case "logNormal":
 			{
-				p := &fp
-				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, o, p, f.Selections, obj.LogNormal) {
+				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
 					return false
 				}
 			}
 		case "metadata":
 			{
-				p := &fp
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, o, p, f.Selections, obj.Metadata) {
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
 					return false
 				}
 			}
 		case "positionDecimalPlaces":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.PositionDecimalPlaces) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.PositionDecimalPlaces) {
 					return false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
-				p := &fp
-				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, o, p, f.Selections, obj.PriceMonitoringParameters) {
+				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
 					return false
 				}
 			}
 		case "simple":
 			{
-				p := &fp
-				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, o, p, f.Selections, obj.Simple) {
+				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
 					return false
 				}
 			}
 		case "slaParams":
 			{
-				p := &fp
-				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, o, p, f.Selections, obj.SlaParams) {
+				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.SlaParams) {
 					return false
 				}
 			}
 		case "targetStakeParameters":
 			{
-				p := &fp
-				if !x.fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, o, p, f.Selections, obj.TargetStakeParameters) {
+				if !x.fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_NewTransfer(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.NewTransfer) bool {
+func (x *fxState) fxo_NewTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewTransfer) bool {
 	fields, ok := x.collect(sel, newTransferImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2610,30 +2528,31 @@ func (x *fxState) fxo_NewTransfer(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewTransfer")
 		case "changes":
 			{
-				p := &fp
-				if !x.fxmarshalOGovernanceTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransfer(ctx, o, p, f.Selections, obj.Changes) {
+				if !x.fxmarshalOGovernanceTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransfer(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Normaliser(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Normaliser) bool {
+func (x *fxState) fxo_Normaliser(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Normaliser) bool {
 	fields, ok := x.collect(sel, normaliserImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2641,37 +2560,37 @@ func (x *fxState) fxo_Normaliser(ctx context.Context, o *fxOut, p *fxPath, sel a
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Normaliser")
 		case "name":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Name) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "expression":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Expression) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Expression) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_OneOffTransfer(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.OneOffTransfer) bool {
+func (x *fxState) fxo_OneOffTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OneOffTransfer) bool {
 	fields, ok := x.collect(sel, oneOffTransferImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2679,30 +2598,31 @@ func (x *fxState) fxo_OneOffTransfer(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("OneOffTransfer")
 		case "deliverOn":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, o, p, f.Selections, obj.DeliverOn) {
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.DeliverOn) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_OrderAmendment(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.OrderAmendment) bool {
+func (x *fxState) fxo_OrderAmendment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OrderAmendment) bool {
 	fields, ok := x.collect(sel, orderAmendmentImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2710,86 +2630,79 @@ func (x *fxState) fxo_OrderAmendment(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("OrderAmendment")
 		case "expiresAt":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, o, p, f.Selections, obj.ExpiresAt) {
+				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
 					return false
 				}
 			}
 		case "marketId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.MarketID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "orderId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.OrderID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.OrderID) {
 					return false
 				}
 			}
 		case "peggedOffset":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.PeggedOffset) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.PeggedOffset) {
 					return false
 				}
 			}
 		case "peggedReference":
 			{
-				p := &fp
-				if !x.fxmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, o, p, f.Selections, obj.PeggedReference) {
+				if !x.fxmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, w, f.Selections, obj.PeggedReference) {
 					return false
 				}
 			}
 		case "price":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.Price) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
 					return false
 				}
 			}
 		case "size":
 			{
-				p := &fp
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.Size) {
+				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Size) {
 					return false
 				}
 			}
 		case "sizeDelta":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.SizeDelta) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.SizeDelta) {
 					return false
 				}
 			}
 		case "timeInForce":
 			{
-				p := &fp
-				if !x.fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, o, p, f.Selections, obj.TimeInForce) {
+				if !x.fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, w, f.Selections, obj.TimeInForce) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_OrderCancellation(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.OrderCancellation) bool {
+func (x *fxState) fxo_OrderCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OrderCancellation) bool {
 	fields, ok := x.collect(sel, orderCancellationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2797,37 +2710,37 @@ func (x *fxState) fxo_OrderCancellation(ctx context.Context, o *fxOut, p *fxPath
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("OrderCancellation")
 		case "marketId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.MarketID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "orderId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.OrderID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.OrderID) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_OrderSubmission(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.OrderSubmission) bool {
+func (x *fxState) fxo_OrderSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OrderSubmission) bool {
 	fields, ok := x.collect(sel, orderSubmissionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2835,107 +2748,97 @@ func (x *fxState) fxo_OrderSubmission(ctx context.Context, o *fxOut, p *fxPath, 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("OrderSubmission")
 		case "expiresAt":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, o, p, f.Selections, obj.ExpiresAt) {
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
 					return false
 				}
 			}
 		case "icebergOpts":
 			{
-				p := &fp
-				if !x.fxmarshalOIcebergOpts2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIcebergOpts(ctx, o, p, f.Selections, obj.IcebergOpts) {
+				if !x.fxmarshalOIcebergOpts2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIcebergOpts(ctx, w, f.Selections, obj.IcebergOpts) {
 					return false
 				}
 			}
 		case "marketId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.MarketID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "peggedOrder":
 			{
-				p := &fp
-				if !x.fxmarshalOPeggedOrder2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedOrder(ctx, o, p, f.Selections, obj.PeggedOrder) {
+				if !x.fxmarshalOPeggedOrder2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedOrder(ctx, w, f.Selections, obj.PeggedOrder) {
 					return false
 				}
 			}
 		case "postOnly":
 			{
-				p := &fp
-				if !x.fxmarshalNBoolean2bool(ctx, o, p, f.Selections, obj.PostOnly) {
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.PostOnly) {
 					return false
 				}
 			}
 		case "price":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Price) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Price) {
 					return false
 				}
 			}
 		case "reduceOnly":
 			{
-				p := &fp
-				if !x.fxmarshalNBoolean2bool(ctx, o, p, f.Selections, obj.ReduceOnly) {
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.ReduceOnly) {
 					return false
 				}
 			}
 		case "reference":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Reference) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
 		case "side":
 			{
-				p := &fp
-				if !x.fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx, o, p, f.Selections, obj.Side) {
+				if !x.fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx, w, f.Selections, obj.Side) {
 					return false
 				}
 			}
 		case "size":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.Size) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Size) {
 					return false
 				}
 			}
 		case "timeInForce":
 			{
-				p := &fp
-				if !x.fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, o, p, f.Selections, obj.TimeInForce) {
+				if !x.fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, w, f.Selections, obj.TimeInForce) {
 					return false
 				}
 			}
 		case "type":
 			{
-				p := &fp
-				if !x.fxmarshalOOrderType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderType(ctx, o, p, f.Selections, obj.Type) {
+				if !x.fxmarshalOOrderType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderType(ctx, w, f.Selections, obj.Type) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_PageInfo(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *model.PageInfo) bool {
+func (x *fxState) fxo_PageInfo(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.PageInfo) bool {
 	fields, ok := x.collect(sel, pageInfoImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2943,51 +2846,49 @@ func (x *fxState) fxo_PageInfo(ctx context.Context, o *fxOut, p *fxPath, sel ast
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PageInfo")
 		case "hasNextPage":
 			{
-				p := &fp
-				if !x.fxmarshalNBoolean2bool(ctx, o, p, f.Selections, obj.HasNextPage) {
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.HasNextPage) {
 					return false
 				}
 			}
 		case "hasPreviousPage":
 			{
-				p := &fp
-				if !x.fxmarshalNBoolean2bool(ctx, o, p, f.Selections, obj.HasPreviousPage) {
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.HasPreviousPage) {
 					return false
 				}
 			}
 		case "startCursor":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.StartCursor) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.StartCursor) {
 					return false
 				}
 			}
 		case "endCursor":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.EndCursor) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.EndCursor) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Party(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Party) bool {
+func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Party) bool {
 	fields, ok := x.collect(sel, partyImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -2995,14 +2896,13 @@ func (x *fxState) fxo_Party(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Party")
 		case "id":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.ID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
@@ -3011,7 +2911,7 @@ func (x *fxState) fxo_Party(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *model.FundingPaymentConnection
 				var err error
 				panicked := false
@@ -3025,9 +2925,9 @@ func (x *fxState) fxo_Party(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Party().FundingPayments(ctx, obj, fc.Args["marketId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -3036,7 +2936,7 @@ func (x *fxState) fxo_Party(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *model.DelegationConnection
 				var err error
 				panicked := false
@@ -3050,9 +2950,9 @@ func (x *fxState) fxo_Party(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Party().Delegations(ctx, obj, fc.Args["nodeId"].(*string), fc.Args["epochId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, o, p, f.Selections, v)
+				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -3061,7 +2961,7 @@ func (x *fxState) fxo_Party(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *model.TransactionConnection
 				var err error
 				panicked := false
@@ -3075,25 +2975,27 @@ func (x *fxState) fxo_Party(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_PeggedOrder(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.PeggedOrder) bool {
+func (x *fxState) fxo_PeggedOrder(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PeggedOrder) bool {
 	fields, ok := x.collect(sel, peggedOrderImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3101,37 +3003,37 @@ func (x *fxState) fxo_PeggedOrder(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PeggedOrder")
 		case "offset":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Offset) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Offset) {
 					return false
 				}
 			}
 		case "reference":
 			{
-				p := &fp
-				if !x.fxmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, o, p, f.Selections, obj.Reference) {
+				if !x.fxmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Perpetual(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Perpetual) bool {
+func (x *fxState) fxo_Perpetual(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Perpetual) bool {
 	fields, ok := x.collect(sel, perpetualImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3139,96 +3041,84 @@ func (x *fxState) fxo_Perpetual(ctx context.Context, o *fxOut, p *fxPath, sel as
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Perpetual")
 		case "clampLowerBound":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.ClampLowerBound) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ClampLowerBound) {
 					return false
 				}
 			}
 		case "clampUpperBound":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.ClampUpperBound) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ClampUpperBound) {
 					return false
 				}
 			}
 		case "dataSourceSpecBinding":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, o, p, f.Selections, obj.DataSourceSpecBinding) {
+				if !x.fxmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, o, p, f.Selections, obj.DataSourceSpecForSettlementData) {
+				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementSchedule":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, o, p, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
+				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
 					return false
 				}
 			}
 		case "fundingRateLowerBound":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.FundingRateLowerBound) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateLowerBound) {
 					return false
 				}
 			}
 		case "fundingRateScalingFactor":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.FundingRateScalingFactor) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateScalingFactor) {
 					return false
 				}
 			}
 		case "fundingRateUpperBound":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.FundingRateUpperBound) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateUpperBound) {
 					return false
 				}
 			}
 		case "interestRate":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.InterestRate) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.InterestRate) {
 					return false
 				}
 			}
 		case "internalCompositePriceConfiguration":
 			{
-				p := &fp
-				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, o, p, f.Selections, obj.InternalCompositePriceConfiguration) {
+				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.InternalCompositePriceConfiguration) {
 					return false
 				}
 			}
 		case "marginFundingFactor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.MarginFundingFactor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MarginFundingFactor) {
 					return false
 				}
 			}
 		case "quoteName":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.QuoteName) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
 					return false
 				}
 			}
 		case "settlementAsset":
-			if !x.resolve(ctx, o, &fp, "Perpetual", nil, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Perpetual", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -3243,25 +3133,27 @@ func (x *fxState) fxo_Perpetual(ctx context.Context, o *fxOut, p *fxPath, sel as
 					v, err = x.ec.Resolvers.Perpetual().SettlementAsset(ctx, obj)
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_PriceMonitoringParameters(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.PriceMonitoringParameters) bool {
+func (x *fxState) fxo_PriceMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringParameters) bool {
 	fields, ok := x.collect(sel, priceMonitoringParametersImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3269,30 +3161,31 @@ func (x *fxState) fxo_PriceMonitoringParameters(ctx context.Context, o *fxOut, p
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PriceMonitoringParameters")
 		case "triggers":
 			{
-				p := &fp
-				if !x.fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx, o, p, f.Selections, obj.Triggers) {
+				if !x.fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx, w, f.Selections, obj.Triggers) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_PriceMonitoringTrigger(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.PriceMonitoringTrigger) bool {
+func (x *fxState) fxo_PriceMonitoringTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringTrigger) bool {
 	fields, ok := x.collect(sel, priceMonitoringTriggerImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3300,44 +3193,43 @@ func (x *fxState) fxo_PriceMonitoringTrigger(ctx context.Context, o *fxOut, p *f
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PriceMonitoringTrigger")
 		case "auctionExtension":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.AuctionExtension) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.AuctionExtension) {
 					return false
 				}
 			}
 		case "horizon":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.Horizon) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Horizon) {
 					return false
 				}
 			}
 		case "probability":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Probability) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Probability) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_ProofOfWork(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.ProofOfWork) bool {
+func (x *fxState) fxo_ProofOfWork(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProofOfWork) bool {
 	fields, ok := x.collect(sel, proofOfWorkImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3345,37 +3237,37 @@ func (x *fxState) fxo_ProofOfWork(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ProofOfWork")
 		case "tid":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Tid) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Tid) {
 					return false
 				}
 			}
 		case "nonce":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.Nonce) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Nonce) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_PropertyKey(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.PropertyKey) bool {
+func (x *fxState) fxo_PropertyKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PropertyKey) bool {
 	fields, ok := x.collect(sel, propertyKeyImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3383,44 +3275,43 @@ func (x *fxState) fxo_PropertyKey(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PropertyKey")
 		case "name":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Name) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "type":
 			{
-				p := &fp
-				if !x.fxmarshalOPropertyKeyType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKeyType(ctx, o, p, f.Selections, obj.Type) {
+				if !x.fxmarshalOPropertyKeyType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKeyType(ctx, w, f.Selections, obj.Type) {
 					return false
 				}
 			}
 		case "numberDecimalPlaces":
 			{
-				p := &fp
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.NumberDecimalPlaces) {
+				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NumberDecimalPlaces) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_ProposalChange(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.ProposalChange) bool {
+func (x *fxState) fxo_ProposalChange(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalChange) bool {
 	fields, ok := x.collect(sel, proposalChangeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3428,37 +3319,37 @@ func (x *fxState) fxo_ProposalChange(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ProposalChange")
 		case "enactmentTimestamp":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, o, p, f.Selections, obj.EnactmentTimestamp) {
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EnactmentTimestamp) {
 					return false
 				}
 			}
 		case "change":
 			{
-				p := &fp
-				if !x.fxmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, o, p, f.Selections, obj.Change) {
+				if !x.fxmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, w, f.Selections, obj.Change) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_ProposalRationale(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.ProposalRationale) bool {
+func (x *fxState) fxo_ProposalRationale(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalRationale) bool {
 	fields, ok := x.collect(sel, proposalRationaleImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3466,37 +3357,37 @@ func (x *fxState) fxo_ProposalRationale(ctx context.Context, o *fxOut, p *fxPath
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ProposalRationale")
 		case "description":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Description) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Description) {
 					return false
 				}
 			}
 		case "title":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Title) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Title) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_PubKey(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.PubKey) bool {
+func (x *fxState) fxo_PubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PubKey) bool {
 	fields, ok := x.collect(sel, pubKeyImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3504,30 +3395,31 @@ func (x *fxState) fxo_PubKey(ctx context.Context, o *fxOut, p *fxPath, sel ast.S
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PubKey")
 		case "key":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Key) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet) bool {
+func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet) bool {
 	fields, ok := x.collect(sel, queryImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3535,7 +3427,7 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Query")
@@ -3544,7 +3436,7 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *upstream.Asset
 				var err error
 				panicked := false
@@ -3558,9 +3450,9 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Query().Asset(ctx, fc.Args["id"].(string))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -3569,7 +3461,7 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *model.AssetConnection
 				var err error
 				panicked := false
@@ -3583,9 +3475,9 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Query().Assets(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -3594,7 +3486,7 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *model.FundingPaymentConnection
 				var err error
 				panicked := false
@@ -3608,9 +3500,9 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Query().FundingPayments(ctx, fc.Args["partyId"].(string), fc.Args["marketId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -3619,7 +3511,7 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *model.DelegationConnection
 				var err error
 				panicked := false
@@ -3633,9 +3525,9 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Query().Delegations(ctx, fc.Args["partyId"].(*string), fc.Args["nodeId"].(*string), fc.Args["epochId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, o, p, f.Selections, v)
+				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -3644,7 +3536,7 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *model.TransactionConnection
 				var err error
 				panicked := false
@@ -3658,9 +3550,9 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Query().Transactions(ctx, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -3669,7 +3561,7 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *upstream.Party
 				var err error
 				panicked := false
@@ -3683,9 +3575,9 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Query().Party(ctx, fc.Args["id"].(string))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, true)
+					return x.fieldError(w, err, !panicked, true)
 				}
-				return x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, o, p, f.Selections, v)
+				return x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -3694,7 +3586,7 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *upstream.ValidatorNode
 				var err error
 				panicked := false
@@ -3708,9 +3600,9 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Query().ValidatorNode(ctx, fc.Args["id"].(string))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, true)
+					return x.fieldError(w, err, !panicked, true)
 				}
-				return x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, o, p, f.Selections, v)
+				return x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -3719,7 +3611,7 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v model.Node
 				var err error
 				panicked := false
@@ -3733,25 +3625,27 @@ func (x *fxState) fxo_Query(ctx context.Context, o *fxOut, p *fxPath, sel ast.Se
 					v, err = x.ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx, o, p, f.Selections, v)
+				return x.fxmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_RankTable(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.RankTable) bool {
+func (x *fxState) fxo_RankTable(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.RankTable) bool {
 	fields, ok := x.collect(sel, rankTableImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3759,37 +3653,37 @@ func (x *fxState) fxo_RankTable(ctx context.Context, o *fxOut, p *fxPath, sel as
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("RankTable")
 		case "startRank":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.StartRank) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.StartRank) {
 					return false
 				}
 			}
 		case "shareRatio":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.ShareRatio) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.ShareRatio) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_RecurringTransfer(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.RecurringTransfer) bool {
+func (x *fxState) fxo_RecurringTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.RecurringTransfer) bool {
 	fields, ok := x.collect(sel, recurringTransferImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3797,44 +3691,43 @@ func (x *fxState) fxo_RecurringTransfer(ctx context.Context, o *fxOut, p *fxPath
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("RecurringTransfer")
 		case "dispatchStrategy":
 			{
-				p := &fp
-				if !x.fxmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, o, p, f.Selections, obj.DispatchStrategy) {
+				if !x.fxmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, w, f.Selections, obj.DispatchStrategy) {
 					return false
 				}
 			}
 		case "endEpoch":
 			{
-				p := &fp
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.EndEpoch) {
+				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.EndEpoch) {
 					return false
 				}
 			}
 		case "startEpoch":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.StartEpoch) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.StartEpoch) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Signature(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Signature) bool {
+func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
 	fields, ok := x.collect(sel, signatureImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3842,44 +3735,43 @@ func (x *fxState) fxo_Signature(ctx context.Context, o *fxOut, p *fxPath, sel as
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Signature")
 		case "value":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Value) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
 		case "algo":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Algo) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Algo) {
 					return false
 				}
 			}
 		case "version":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.Version) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Version) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Signer(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Signer) bool {
+func (x *fxState) fxo_Signer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signer) bool {
 	fields, ok := x.collect(sel, signerImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3887,37 +3779,37 @@ func (x *fxState) fxo_Signer(ctx context.Context, o *fxOut, p *fxPath, sel ast.S
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Signer")
 		case "pubKey":
 			{
-				p := &fp
-				if !x.fxmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx, o, p, f.Selections, obj.PubKey) {
+				if !x.fxmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx, w, f.Selections, obj.PubKey) {
 					return false
 				}
 			}
 		case "ethAddress":
 			{
-				p := &fp
-				if !x.fxmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx, o, p, f.Selections, obj.ETHAddress) {
+				if !x.fxmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx, w, f.Selections, obj.ETHAddress) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.SimpleRiskModel) bool {
+func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SimpleRiskModel) bool {
 	fields, ok := x.collect(sel, simpleRiskModelImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3925,58 +3817,55 @@ func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, o *fxOut, p *fxPath, 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SimpleRiskModel")
 		case "factorLong":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.FactorLong) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.FactorLong) {
 					return false
 				}
 			}
 		case "factorShort":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.FactorShort) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.FactorShort) {
 					return false
 				}
 			}
 		case "maxMoveUp":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.MaxMoveUp) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.MaxMoveUp) {
 					return false
 				}
 			}
 		case "minMoveDown":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.MinMoveDown) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.MinMoveDown) {
 					return false
 				}
 			}
 		case "probabilityOfTrading":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.ProbabilityOfTrading) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.ProbabilityOfTrading) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_SizeOverrideValue(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.SizeOverrideValue) bool {
+func (x *fxState) fxo_SizeOverrideValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SizeOverrideValue) bool {
 	fields, ok := x.collect(sel, sizeOverrideValueImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -3984,30 +3873,31 @@ func (x *fxState) fxo_SizeOverrideValue(ctx context.Context, o *fxOut, p *fxPath
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SizeOverrideValue")
 		case "percentage":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Percentage) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Percentage) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_SlaParameters(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.SlaParameters) bool {
+func (x *fxState) fxo_SlaParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SlaParameters) bool {
 	fields, ok := x.collect(sel, slaParametersImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4015,51 +3905,49 @@ func (x *fxState) fxo_SlaParameters(ctx context.Context, o *fxOut, p *fxPath, se
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SlaParameters")
 		case "commitmentMinTimeFraction":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.CommitmentMinTimeFraction) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CommitmentMinTimeFraction) {
 					return false
 				}
 			}
 		case "performanceHysteresisEpochs":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.PerformanceHysteresisEpochs) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.PerformanceHysteresisEpochs) {
 					return false
 				}
 			}
 		case "priceRange":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.PriceRange) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.PriceRange) {
 					return false
 				}
 			}
 		case "slaCompetitionFactor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.SlaCompetitionFactor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SlaCompetitionFactor) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_SpecBindingForCompositePrice(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.SpecBindingForCompositePrice) bool {
+func (x *fxState) fxo_SpecBindingForCompositePrice(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SpecBindingForCompositePrice) bool {
 	fields, ok := x.collect(sel, specBindingForCompositePriceImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4067,30 +3955,31 @@ func (x *fxState) fxo_SpecBindingForCompositePrice(ctx context.Context, o *fxOut
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SpecBindingForCompositePrice")
 		case "priceSourceProperty":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.PriceSourceProperty) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.PriceSourceProperty) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Spot(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Spot) bool {
+func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Spot) bool {
 	fields, ok := x.collect(sel, spotImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4098,12 +3987,12 @@ func (x *fxState) fxo_Spot(ctx context.Context, o *fxOut, p *fxPath, sel ast.Sel
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Spot")
 		case "baseAsset":
-			if !x.resolve(ctx, o, &fp, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -4118,21 +4007,20 @@ func (x *fxState) fxo_Spot(ctx context.Context, o *fxOut, p *fxPath, sel ast.Sel
 					v, err = x.ec.Resolvers.Spot().BaseAsset(ctx, obj)
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "name":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Name) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "quoteAsset":
-			if !x.resolve(ctx, o, &fp, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -4147,25 +4035,27 @@ func (x *fxState) fxo_Spot(ctx context.Context, o *fxOut, p *fxPath, sel ast.Sel
 					v, err = x.ec.Resolvers.Spot().QuoteAsset(ctx, obj)
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_StopOrderCancellation(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.StopOrderCancellation) bool {
+func (x *fxState) fxo_StopOrderCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StopOrderCancellation) bool {
 	fields, ok := x.collect(sel, stopOrderCancellationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4173,37 +4063,37 @@ func (x *fxState) fxo_StopOrderCancellation(ctx context.Context, o *fxOut, p *fx
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StopOrderCancellation")
 		case "marketId":
 			{
-				p := &fp
-				if !x.fxmarshalOID2ᚖstring(ctx, o, p, f.Selections, obj.MarketID) {
+				if !x.fxmarshalOID2ᚖstring(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "stopOrderId":
 			{
-				p := &fp
-				if !x.fxmarshalOID2ᚖstring(ctx, o, p, f.Selections, obj.StopOrderID) {
+				if !x.fxmarshalOID2ᚖstring(ctx, w, f.Selections, obj.StopOrderID) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_StopOrderSetup(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.StopOrderSetup) bool {
+func (x *fxState) fxo_StopOrderSetup(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StopOrderSetup) bool {
 	fields, ok := x.collect(sel, stopOrderSetupImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4211,72 +4101,67 @@ func (x *fxState) fxo_StopOrderSetup(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StopOrderSetup")
 		case "expiresAt":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, o, p, f.Selections, obj.ExpiresAt) {
+				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
 					return false
 				}
 			}
 		case "expiryStrategy":
 			{
-				p := &fp
-				if !x.fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx, o, p, f.Selections, obj.ExpiryStrategy) {
+				if !x.fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx, w, f.Selections, obj.ExpiryStrategy) {
 					return false
 				}
 			}
 		case "orderSubmission":
 			{
-				p := &fp
-				if !x.fxmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx, o, p, f.Selections, obj.OrderSubmission) {
+				if !x.fxmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx, w, f.Selections, obj.OrderSubmission) {
 					return false
 				}
 			}
 		case "price":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.Price) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
 					return false
 				}
 			}
 		case "sizeOverrideSetting":
 			{
-				p := &fp
-				if !x.fxmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideSetting(ctx, o, p, f.Selections, obj.SizeOverrideSetting) {
+				if !x.fxmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideSetting(ctx, w, f.Selections, obj.SizeOverrideSetting) {
 					return false
 				}
 			}
 		case "sizeOverrideValue":
 			{
-				p := &fp
-				if !x.fxmarshalOSizeOverrideValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideValue(ctx, o, p, f.Selections, obj.SizeOverrideValue) {
+				if !x.fxmarshalOSizeOverrideValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideValue(ctx, w, f.Selections, obj.SizeOverrideValue) {
 					return false
 				}
 			}
 		case "trailingPercentOffset":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.TrailingPercentOffset) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TrailingPercentOffset) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_StopOrdersSubmission(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.StopOrdersSubmission) bool {
+func (x *fxState) fxo_StopOrdersSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StopOrdersSubmission) bool {
 	fields, ok := x.collect(sel, stopOrdersSubmissionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4284,37 +4169,37 @@ func (x *fxState) fxo_StopOrdersSubmission(ctx context.Context, o *fxOut, p *fxP
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StopOrdersSubmission")
 		case "fallsBelow":
 			{
-				p := &fp
-				if !x.fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, o, p, f.Selections, obj.FallsBelow) {
+				if !x.fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, w, f.Selections, obj.FallsBelow) {
 					return false
 				}
 			}
 		case "risesAbove":
 			{
-				p := &fp
-				if !x.fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, o, p, f.Selections, obj.RisesAbove) {
+				if !x.fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, w, f.Selections, obj.RisesAbove) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_SuccessorConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.SuccessorConfiguration) bool {
+func (x *fxState) fxo_SuccessorConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SuccessorConfiguration) bool {
 	fields, ok := x.collect(sel, successorConfigurationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4322,37 +4207,37 @@ func (x *fxState) fxo_SuccessorConfiguration(ctx context.Context, o *fxOut, p *f
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SuccessorConfiguration")
 		case "parentMarketId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.ParentMarketID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ParentMarketID) {
 					return false
 				}
 			}
 		case "insurancePoolFraction":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.InsurancePoolFraction) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.InsurancePoolFraction) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.TargetStakeParameters) bool {
+func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.TargetStakeParameters) bool {
 	fields, ok := x.collect(sel, targetStakeParametersImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4360,37 +4245,37 @@ func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, o *fxOut, p *fx
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("TargetStakeParameters")
 		case "scalingFactor":
 			{
-				p := &fp
-				if !x.fxmarshalNFloat2float64(ctx, o, p, f.Selections, obj.ScalingFactor) {
+				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.ScalingFactor) {
 					return false
 				}
 			}
 		case "timeWindow":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.TimeWindow) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.TimeWindow) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Transaction(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.Transaction) bool {
+func (x *fxState) fxo_Transaction(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Transaction) bool {
 	fields, ok := x.collect(sel, transactionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4398,121 +4283,109 @@ func (x *fxState) fxo_Transaction(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Transaction")
 		case "block":
 			{
-				p := &fp
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.Block) {
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
 					return false
 				}
 			}
 		case "index":
 			{
-				p := &fp
-				if !x.fxmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx, o, p, f.Selections, obj.Index) {
+				if !x.fxmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx, w, f.Selections, obj.Index) {
 					return false
 				}
 			}
 		case "hash":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Hash) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Hash) {
 					return false
 				}
 			}
 		case "submitter":
 			{
-				p := &fp
-				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, o, p, f.Selections, obj.SubmitterRef()) {
+				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.SubmitterRef()) {
 					return false
 				}
 			}
 		case "type":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Type) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Type) {
 					return false
 				}
 			}
 		case "code":
 			{
-				p := &fp
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, o, p, f.Selections, obj.Code) {
+				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Code) {
 					return false
 				}
 			}
 		case "error":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.Error) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Error) {
 					return false
 				}
 			}
 		case "createdAt":
 			{
-				p := &fp
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTime(ctx, o, p, f.Selections, obj.CreatedAt) {
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTime(ctx, w, f.Selections, obj.CreatedAt) {
 					return false
 				}
 			}
 		case "version":
 			{
-				p := &fp
-				if !x.fxmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx, o, p, f.Selections, obj.Version) {
+				if !x.fxmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx, w, f.Selections, obj.Version) {
 					return false
 				}
 			}
 		case "signature":
 			{
-				p := &fp
-				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, o, p, f.Selections, obj.Signature) {
+				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.Signature) {
 					return false
 				}
 			}
 		case "pow":
 			{
-				p := &fp
-				if !x.fxmarshalOProofOfWork2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProofOfWork(ctx, o, p, f.Selections, obj.Pow) {
+				if !x.fxmarshalOProofOfWork2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProofOfWork(ctx, w, f.Selections, obj.Pow) {
 					return false
 				}
 			}
 		case "commandNonce":
 			{
-				p := &fp
-				if !x.fxmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.CommandNonce()) {
+				if !x.fxmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.CommandNonce()) {
 					return false
 				}
 			}
 		case "commandBlockHeight":
 			{
-				p := &fp
-				if !x.fxmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, o, p, f.Selections, obj.CommandBlockHeight()) {
+				if !x.fxmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.CommandBlockHeight()) {
 					return false
 				}
 			}
 		case "command":
 			{
-				p := &fp
-				if !x.fxmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx, o, p, f.Selections, obj.CommandMember()) {
+				if !x.fxmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx, w, f.Selections, obj.CommandMember()) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_TransactionConnection(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *model.TransactionConnection) bool {
+func (x *fxState) fxo_TransactionConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.TransactionConnection) bool {
 	fields, ok := x.collect(sel, transactionConnectionImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4520,37 +4393,37 @@ func (x *fxState) fxo_TransactionConnection(ctx context.Context, o *fxOut, p *fx
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("TransactionConnection")
 		case "edges":
 			{
-				p := &fp
-				if !x.fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx, o, p, f.Selections, obj.Edges) {
+				if !x.fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
 					return false
 				}
 			}
 		case "pageInfo":
 			{
-				p := &fp
-				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, o, p, f.Selections, obj.PageInfo) {
+				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_TransactionEdge(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *model.TransactionEdge) bool {
+func (x *fxState) fxo_TransactionEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.TransactionEdge) bool {
 	fields, ok := x.collect(sel, transactionEdgeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4558,37 +4431,37 @@ func (x *fxState) fxo_TransactionEdge(ctx context.Context, o *fxOut, p *fxPath, 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("TransactionEdge")
 		case "cursor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Cursor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
 					return false
 				}
 			}
 		case "node":
 			{
-				p := &fp
-				if !x.fxmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, o, p, f.Selections, obj.Node) {
+				if !x.fxmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, obj.Node) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UnknownCommand(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UnknownCommand) bool {
+func (x *fxState) fxo_UnknownCommand(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UnknownCommand) bool {
 	fields, ok := x.collect(sel, unknownCommandImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4596,37 +4469,37 @@ func (x *fxState) fxo_UnknownCommand(ctx context.Context, o *fxOut, p *fxPath, s
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UnknownCommand")
 		case "name":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Name) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "raw":
 			{
-				p := &fp
-				if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, o, p, f.Selections, obj.Raw) {
+				if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UnknownProposalChange(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UnknownProposalChange) bool {
+func (x *fxState) fxo_UnknownProposalChange(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UnknownProposalChange) bool {
 	fields, ok := x.collect(sel, unknownProposalChangeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4634,37 +4507,37 @@ func (x *fxState) fxo_UnknownProposalChange(ctx context.Context, o *fxOut, p *fx
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UnknownProposalChange")
 		case "name":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Name) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "raw":
 			{
-				p := &fp
-				if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, o, p, f.Selections, obj.Raw) {
+				if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateAsset(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateAsset) bool {
+func (x *fxState) fxo_UpdateAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateAsset) bool {
 	fields, ok := x.collect(sel, updateAssetImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4672,19 +4545,18 @@ func (x *fxState) fxo_UpdateAsset(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateAsset")
 		case "assetId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.AssetID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.AssetID) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, o, &fp, "UpdateAsset", nil, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "UpdateAsset", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -4699,32 +4571,33 @@ func (x *fxState) fxo_UpdateAsset(ctx context.Context, o *fxOut, p *fxPath, sel 
 					v, err = x.ec.Resolvers.UpdateAsset().Asset(ctx, obj)
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, o, p, f.Selections, v)
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "changes":
 			{
-				p := &fp
-				if !x.fxmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx, o, p, f.Selections, obj.Changes) {
+				if !x.fxmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateAssetConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateAssetConfiguration) bool {
+func (x *fxState) fxo_UpdateAssetConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateAssetConfiguration) bool {
 	fields, ok := x.collect(sel, updateAssetConfigurationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4732,37 +4605,37 @@ func (x *fxState) fxo_UpdateAssetConfiguration(ctx context.Context, o *fxOut, p 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateAssetConfiguration")
 		case "erc20":
 			{
-				p := &fp
-				if !x.fxmarshalOUpdateERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateERC20(ctx, o, p, f.Selections, obj.ERC20) {
+				if !x.fxmarshalOUpdateERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateERC20(ctx, w, f.Selections, obj.ERC20) {
 					return false
 				}
 			}
 		case "quantum":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Quantum) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Quantum) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateERC20(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateERC20) bool {
+func (x *fxState) fxo_UpdateERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateERC20) bool {
 	fields, ok := x.collect(sel, updateERC20Implementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4770,37 +4643,37 @@ func (x *fxState) fxo_UpdateERC20(ctx context.Context, o *fxOut, p *fxPath, sel 
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateERC20")
 		case "lifetimeLimit":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.LifetimeLimit) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimit) {
 					return false
 				}
 			}
 		case "withdrawThreshold":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.WithdrawThreshold) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateFutureProduct(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateFutureProduct) bool {
+func (x *fxState) fxo_UpdateFutureProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateFutureProduct) bool {
 	fields, ok := x.collect(sel, updateFutureProductImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4808,51 +4681,49 @@ func (x *fxState) fxo_UpdateFutureProduct(ctx context.Context, o *fxOut, p *fxPa
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateFutureProduct")
 		case "dataSourceSpecBinding":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, o, p, f.Selections, obj.DataSourceSpecBinding) {
+				if !x.fxmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, o, p, f.Selections, obj.DataSourceSpecForSettlementData) {
+				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
 					return false
 				}
 			}
 		case "dataSourceSpecForTradingTermination":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, o, p, f.Selections, obj.DataSourceSpecForTradingTermination) {
+				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForTradingTermination) {
 					return false
 				}
 			}
 		case "quoteName":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.QuoteName) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateInstrumentConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateInstrumentConfiguration) bool {
+func (x *fxState) fxo_UpdateInstrumentConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateInstrumentConfiguration) bool {
 	fields, ok := x.collect(sel, updateInstrumentConfigurationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4860,51 +4731,49 @@ func (x *fxState) fxo_UpdateInstrumentConfiguration(ctx context.Context, o *fxOu
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateInstrumentConfiguration")
 		case "code":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Code) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Code) {
 					return false
 				}
 			}
 		case "name":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.Name) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "future":
 			{
-				p := &fp
-				if !x.fxmarshalOUpdateFutureProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateFutureProduct(ctx, o, p, f.Selections, obj.Future) {
+				if !x.fxmarshalOUpdateFutureProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateFutureProduct(ctx, w, f.Selections, obj.Future) {
 					return false
 				}
 			}
 		case "perpetual":
 			{
-				p := &fp
-				if !x.fxmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdatePerpetualProduct(ctx, o, p, f.Selections, obj.Perpetual) {
+				if !x.fxmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdatePerpetualProduct(ctx, w, f.Selections, obj.Perpetual) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarginMode(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateMarginMode) bool {
+func (x *fxState) fxo_UpdateMarginMode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarginMode) bool {
 	fields, ok := x.collect(sel, updateMarginModeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4912,44 +4781,43 @@ func (x *fxState) fxo_UpdateMarginMode(ctx context.Context, o *fxOut, p *fxPath,
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarginMode")
 		case "marginFactor":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.MarginFactor) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.MarginFactor) {
 					return false
 				}
 			}
 		case "marketId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.MarketID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "mode":
 			{
-				p := &fp
-				if !x.fxmarshalOMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarginMode(ctx, o, p, f.Selections, obj.Mode) {
+				if !x.fxmarshalOMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarginMode(ctx, w, f.Selections, obj.Mode) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarket(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateMarket) bool {
+func (x *fxState) fxo_UpdateMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarket) bool {
 	fields, ok := x.collect(sel, updateMarketImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4957,37 +4825,37 @@ func (x *fxState) fxo_UpdateMarket(ctx context.Context, o *fxOut, p *fxPath, sel
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarket")
 		case "marketId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.MarketID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "changes":
 			{
-				p := &fp
-				if !x.fxmarshalOUpdateMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketConfig(ctx, o, p, f.Selections, obj.Changes) {
+				if !x.fxmarshalOUpdateMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketConfig(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateMarketConfig) bool {
+func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketConfig) bool {
 	fields, ok := x.collect(sel, updateMarketConfigImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -4995,114 +4863,103 @@ func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, o *fxOut, p *fxPat
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarketConfig")
 		case "instrument":
 			{
-				p := &fp
-				if !x.fxmarshalOUpdateInstrumentConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateInstrumentConfiguration(ctx, o, p, f.Selections, obj.Instrument) {
+				if !x.fxmarshalOUpdateInstrumentConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateInstrumentConfiguration(ctx, w, f.Selections, obj.Instrument) {
 					return false
 				}
 			}
 		case "linearSlippageFactor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.LinearSlippageFactor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LinearSlippageFactor) {
 					return false
 				}
 			}
 		case "liquidationStrategy":
 			{
-				p := &fp
-				if !x.fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, o, p, f.Selections, obj.LiquidationStrategy) {
+				if !x.fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, w, f.Selections, obj.LiquidationStrategy) {
 					return false
 				}
 			}
 		case "liquidityFeeSettings":
 			{
-				p := &fp
-				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, o, p, f.Selections, obj.LiquidityFeeSettings) {
+				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
 					return false
 				}
 			}
 		case "liquidityMonitoringParameters":
 			{
-				p := &fp
-				if !x.fxmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, o, p, f.Selections, obj.LiquidityMonitoringParameters) {
+				if !x.fxmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, w, f.Selections, obj.LiquidityMonitoringParameters) {
 					return false
 				}
 			}
 		case "liquiditySlaParameters":
 			{
-				p := &fp
-				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, o, p, f.Selections, obj.LiquiditySLAParameters) {
+				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.LiquiditySLAParameters) {
 					return false
 				}
 			}
 		case "logNormal":
 			{
-				p := &fp
-				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, o, p, f.Selections, obj.LogNormal) {
+				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
 					return false
 				}
 			}
 		case "lpPriceRange":
 			{
-				p := &fp
-				if !x.fxmarshalOString2string(ctx, o, p, f.Selections, obj.LpPriceRange) {
+				if !x.fxmarshalOString2string(ctx, w, f.Selections, obj.LpPriceRange) {
 					return false
 				}
 			}
 		case "markPriceConfiguration":
 			{
-				p := &fp
-				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, o, p, f.Selections, obj.MarkPriceConfiguration) {
+				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.MarkPriceConfiguration) {
 					return false
 				}
 			}
 		case "metadata":
 			{
-				p := &fp
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, o, p, f.Selections, obj.Metadata) {
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
 					return false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
-				p := &fp
-				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, o, p, f.Selections, obj.PriceMonitoringParameters) {
+				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
 					return false
 				}
 			}
 		case "quadraticSlippageFactor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.QuadraticSlippageFactor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuadraticSlippageFactor) {
 					return false
 				}
 			}
 		case "simple":
 			{
-				p := &fp
-				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, o, p, f.Selections, obj.Simple) {
+				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarketState(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateMarketState) bool {
+func (x *fxState) fxo_UpdateMarketState(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketState) bool {
 	fields, ok := x.collect(sel, updateMarketStateImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -5110,30 +4967,31 @@ func (x *fxState) fxo_UpdateMarketState(ctx context.Context, o *fxOut, p *fxPath
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarketState")
 		case "changes":
 			{
-				p := &fp
-				if !x.fxmarshalOUpdateMarketStateConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketStateConfiguration(ctx, o, p, f.Selections, obj.Changes) {
+				if !x.fxmarshalOUpdateMarketStateConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketStateConfiguration(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarketStateConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateMarketStateConfiguration) bool {
+func (x *fxState) fxo_UpdateMarketStateConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketStateConfiguration) bool {
 	fields, ok := x.collect(sel, updateMarketStateConfigurationImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -5141,44 +4999,43 @@ func (x *fxState) fxo_UpdateMarketStateConfiguration(ctx context.Context, o *fxO
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarketStateConfiguration")
 		case "marketId":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.MarketID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "price":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.Price) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
 					return false
 				}
 			}
 		case "updateType":
 			{
-				p := &fp
-				if !x.fxmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarketStateUpdateType(ctx, o, p, f.Selections, obj.UpdateType) {
+				if !x.fxmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarketStateUpdateType(ctx, w, f.Selections, obj.UpdateType) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdateNetworkParameter) bool {
+func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateNetworkParameter) bool {
 	fields, ok := x.collect(sel, updateNetworkParameterImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -5186,30 +5043,31 @@ func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, o *fxOut, p *f
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateNetworkParameter")
 		case "changes":
 			{
-				p := &fp
-				if !x.fxmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx, o, p, f.Selections, obj.Changes) {
+				if !x.fxmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) bool {
+func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) bool {
 	fields, ok := x.collect(sel, updatePerpetualProductImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -5217,107 +5075,97 @@ func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, o *fxOut, p *f
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdatePerpetualProduct")
 		case "clampLowerBound":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.ClampLowerBound) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ClampLowerBound) {
 					return false
 				}
 			}
 		case "clampUpperBound":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.ClampUpperBound) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ClampUpperBound) {
 					return false
 				}
 			}
 		case "dataSourceSpecBinding":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, o, p, f.Selections, obj.DataSourceSpecBinding) {
+				if !x.fxmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, o, p, f.Selections, obj.DataSourceSpecForSettlementData) {
+				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementSchedule":
 			{
-				p := &fp
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, o, p, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
+				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
 					return false
 				}
 			}
 		case "fundingRateLowerBound":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.FundingRateLowerBound) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateLowerBound) {
 					return false
 				}
 			}
 		case "fundingRateScalingFactor":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.FundingRateScalingFactor) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateScalingFactor) {
 					return false
 				}
 			}
 		case "fundingRateUpperBound":
 			{
-				p := &fp
-				if !x.fxmarshalOString2ᚖstring(ctx, o, p, f.Selections, obj.FundingRateUpperBound) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateUpperBound) {
 					return false
 				}
 			}
 		case "interestRate":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.InterestRate) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.InterestRate) {
 					return false
 				}
 			}
 		case "internalCompositePriceConfiguration":
 			{
-				p := &fp
-				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, o, p, f.Selections, obj.InternalCompositePriceConfiguration) {
+				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.InternalCompositePriceConfiguration) {
 					return false
 				}
 			}
 		case "marginFundingFactor":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.MarginFundingFactor) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MarginFundingFactor) {
 					return false
 				}
 			}
 		case "quoteName":
 			{
-				p := &fp
-				if !x.fxmarshalNString2string(ctx, o, p, f.Selections, obj.QuoteName) {
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
 					return false
 				}
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_ValidatorNode(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
+func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
 	fields, ok := x.collect(sel, validatorNodeImplementors)
 	if !ok {
 		return false
 	}
+	o := w.o
 	o.b.WriteByte('{')
 	for i := range fields {
 		f := &fields[i]
@@ -5325,14 +5173,13 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, o *fxOut, p *fxPath, se
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
-		fp := fxPath{parent: p, field: f}
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ValidatorNode")
 		case "id":
 			{
-				p := &fp
-				if !x.fxmarshalNID2string(ctx, o, p, f.Selections, obj.ID) {
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
@@ -5341,7 +5188,7 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, o *fxOut, p *fxPath, se
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, o, &fp, "ValidatorNode", args, false, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {
+			if !x.resolve(ctx, w, "ValidatorNode", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
 				var v *model.DelegationConnection
 				var err error
 				panicked := false
@@ -5355,21 +5202,22 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, o *fxOut, p *fxPath, se
 					v, err = x.ec.Resolvers.ValidatorNode().Delegations(ctx, obj, fc.Args["partyId"].(*string), fc.Args["epochId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
 				}()
 				if err != nil {
-					return x.fieldError(o, p, err, !panicked, false)
+					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, o, p, f.Selections, v)
+				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		default:
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte('}')
 	return true
 }
 
-func (x *fxState) fxo_Command(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj upstream.CommandKind) bool {
+func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj upstream.CommandKind) bool {
 	switch obj := (obj).(type) {
 	case nil:
 		return false
@@ -5377,57 +5225,57 @@ func (x *fxState) fxo_Command(ctx context.Context, o *fxOut, p *fxPath, sel ast.
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UnknownCommand(ctx, o, p, sel, obj)
+		return x.fxo_UnknownCommand(ctx, w, sel, obj)
 	case *upstream.BatchProposalSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_BatchProposalSubmission(ctx, o, p, sel, obj)
+		return x.fxo_BatchProposalSubmission(ctx, w, sel, obj)
 	case *upstream.BatchMarketInstructions:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_BatchMarketInstructions(ctx, o, p, sel, obj)
+		return x.fxo_BatchMarketInstructions(ctx, w, sel, obj)
 	case *upstream.ApplyReferralCode:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_ApplyReferralCode(ctx, o, p, sel, obj)
+		return x.fxo_ApplyReferralCode(ctx, w, sel, obj)
 	case *upstream.AnnounceNode:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_AnnounceNode(ctx, o, p, sel, obj)
+		return x.fxo_AnnounceNode(ctx, w, sel, obj)
 	default:
 		if m, ok := obj.(graphql.Marshaler); ok {
-			m.MarshalGQL(&o.b)
+			m.MarshalGQL(&w.o.b)
 			return true
 		}
 		return false
 	}
 }
 
-func (x *fxState) fxo_Node(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj model.Node) bool {
+func (x *fxState) fxo_Node(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj model.Node) bool {
 	switch obj := (obj).(type) {
 	case nil:
 		return false
 	case upstream.Asset:
-		return x.fxo_Asset(ctx, o, p, sel, &obj)
+		return x.fxo_Asset(ctx, w, sel, &obj)
 	case *upstream.Asset:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_Asset(ctx, o, p, sel, obj)
+		return x.fxo_Asset(ctx, w, sel, obj)
 	default:
 		if m, ok := obj.(graphql.Marshaler); ok {
-			m.MarshalGQL(&o.b)
+			m.MarshalGQL(&w.o.b)
 			return true
 		}
 		return false
 	}
 }
 
-func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj upstream.ProposalChangeKind) bool {
+func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj upstream.ProposalChangeKind) bool {
 	switch obj := (obj).(type) {
 	case nil:
 		return false
@@ -5435,199 +5283,231 @@ func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, o *fxOut, p *fxPat
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateNetworkParameter(ctx, o, p, sel, obj)
+		return x.fxo_UpdateNetworkParameter(ctx, w, sel, obj)
 	case *upstream.UpdateMarketState:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateMarketState(ctx, o, p, sel, obj)
+		return x.fxo_UpdateMarketState(ctx, w, sel, obj)
 	case *upstream.UpdateMarket:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateMarket(ctx, o, p, sel, obj)
+		return x.fxo_UpdateMarket(ctx, w, sel, obj)
 	case *upstream.UpdateAsset:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateAsset(ctx, o, p, sel, obj)
+		return x.fxo_UpdateAsset(ctx, w, sel, obj)
 	case *upstream.UnknownProposalChange:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UnknownProposalChange(ctx, o, p, sel, obj)
+		return x.fxo_UnknownProposalChange(ctx, w, sel, obj)
 	case *upstream.NewTransfer:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NewTransfer(ctx, o, p, sel, obj)
+		return x.fxo_NewTransfer(ctx, w, sel, obj)
 	case *upstream.NewSpotMarket:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NewSpotMarket(ctx, o, p, sel, obj)
+		return x.fxo_NewSpotMarket(ctx, w, sel, obj)
 	case *upstream.NewMarket:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NewMarket(ctx, o, p, sel, obj)
+		return x.fxo_NewMarket(ctx, w, sel, obj)
 	case *upstream.NewFreeform:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NewFreeform(ctx, o, p, sel, obj)
+		return x.fxo_NewFreeform(ctx, w, sel, obj)
 	case *upstream.CancelTransfer:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_CancelTransfer(ctx, o, p, sel, obj)
+		return x.fxo_CancelTransfer(ctx, w, sel, obj)
 	default:
 		if m, ok := obj.(graphql.Marshaler); ok {
-			m.MarshalGQL(&o.b)
+			m.MarshalGQL(&w.o.b)
 			return true
 		}
 		return false
 	}
 }
 
-func (x *fxState) fxmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Asset) bool {
+func (x *fxState) fxmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Asset) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_Asset(ctx, o, p, sel, v)
+	return x.fxo_Asset(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []model.AssetEdge) bool {
+func (x *fxState) fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []model.AssetEdge) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_AssetEdge(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_AssetEdge(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNBoolean2bool(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v bool) bool {
+func (x *fxState) fxmarshalNBoolean2bool(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v bool) bool {
+	o := w.o
+	_ = o
 	_ = sel
 	o.bool(v)
 	return true
 }
 
-func (x *fxState) fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.Condition) bool {
+func (x *fxState) fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Condition) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_Condition(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_Condition(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.DataSourceDefinition) bool {
+func (x *fxState) fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.DataSourceDefinition) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_DataSourceDefinition(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_DataSourceDefinition(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Delegation) bool {
+func (x *fxState) fxmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Delegation) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_Delegation(ctx, o, p, sel, v)
+	return x.fxo_Delegation(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []model.DelegationEdge) bool {
+func (x *fxState) fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []model.DelegationEdge) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_DelegationEdge(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_DelegationEdge(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.Filter) bool {
+func (x *fxState) fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Filter) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_Filter(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_Filter(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNFloat2float64(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v float64) bool {
+func (x *fxState) fxmarshalNFloat2float64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v float64) bool {
+	o := w.o
+	_ = o
 	_ = sel
 	if err := o.float(float64(v)); err != nil {
-		return x.fieldError(o, p, err, false, true)
+		return x.fieldError(w, err, false, true)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.FundingPayment) bool {
+func (x *fxState) fxmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.FundingPayment) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_FundingPayment(ctx, o, p, sel, v)
+	return x.fxo_FundingPayment(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []model.FundingPaymentEdge) bool {
+func (x *fxState) fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []model.FundingPaymentEdge) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_FundingPaymentEdge(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_FundingPaymentEdge(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNID2string(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v string) bool {
+func (x *fxState) fxmarshalNID2string(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v string) bool {
+	o := w.o
+	_ = o
 	_ = sel
 	o.str(v)
 	return true
 }
 
-func (x *fxState) fxmarshalNID2ᚕstringᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []string) bool {
+func (x *fxState) fxmarshalNID2ᚕstringᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []string) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		if !x.fxmarshalNID2string(ctx, o, p, sel, v[i]) {
+		if !x.fxmarshalNID2string(ctx, w, sel, v[i]) {
 			return false
 		}
 	}
@@ -5635,58 +5515,69 @@ func (x *fxState) fxmarshalNID2ᚕstringᚄ(ctx context.Context, o *fxOut, p *fx
 	return true
 }
 
-func (x *fxState) fxmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.Int32) bool {
+func (x *fxState) fxmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Int32) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, true)
+		return x.fieldError(w, err, false, true)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.Int64) bool {
+func (x *fxState) fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Int64) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, true)
+		return x.fieldError(w, err, false, true)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.InternalTimeTrigger) bool {
+func (x *fxState) fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.InternalTimeTrigger) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_InternalTimeTrigger(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_InternalTimeTrigger(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.RawJSON) bool {
+func (x *fxState) fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.RawJSON) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		return false
 	}
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, true)
+		return x.fieldError(w, err, false, true)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.RawJSON) bool {
+func (x *fxState) fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.RawJSON) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, o, p, sel, v[i]) {
+		if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, sel, v[i]) {
 			return false
 		}
 	}
@@ -5694,198 +5585,239 @@ func (x *fxState) fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstream
 	return true
 }
 
-func (x *fxState) fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.Normaliser) bool {
+func (x *fxState) fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Normaliser) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_Normaliser(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_Normaliser(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.OrderAmendment) bool {
+func (x *fxState) fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.OrderAmendment) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_OrderAmendment(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_OrderAmendment(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.OrderCancellation) bool {
+func (x *fxState) fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.OrderCancellation) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_OrderCancellation(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_OrderCancellation(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.OrderSubmission) bool {
+func (x *fxState) fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.OrderSubmission) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_OrderSubmission(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_OrderSubmission(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *model.PageInfo) bool {
+func (x *fxState) fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.PageInfo) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_PageInfo(ctx, o, p, sel, v)
+	return x.fxo_PageInfo(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Party) bool {
+func (x *fxState) fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Party) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_Party(ctx, o, p, sel, v)
+	return x.fxo_Party(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.PriceMonitoringTrigger) bool {
+func (x *fxState) fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.PriceMonitoringTrigger) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_PriceMonitoringTrigger(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_PriceMonitoringTrigger(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.ProposalChange) bool {
+func (x *fxState) fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.ProposalChange) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_ProposalChange(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_ProposalChange(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.RankTable) bool {
+func (x *fxState) fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.RankTable) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_RankTable(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_RankTable(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.Signer) bool {
+func (x *fxState) fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Signer) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_Signer(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_Signer(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.SpecBindingForCompositePrice) bool {
+func (x *fxState) fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.SpecBindingForCompositePrice) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_SpecBindingForCompositePrice(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_SpecBindingForCompositePrice(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.StopOrderCancellation) bool {
+func (x *fxState) fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.StopOrderCancellation) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_StopOrderCancellation(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_StopOrderCancellation(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.StopOrdersSubmission) bool {
+func (x *fxState) fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.StopOrdersSubmission) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_StopOrdersSubmission(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_StopOrdersSubmission(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNString2string(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v string) bool {
+func (x *fxState) fxmarshalNString2string(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v string) bool {
+	o := w.o
+	_ = o
 	_ = sel
 	o.str(v)
 	return true
 }
 
-func (x *fxState) fxmarshalNString2ᚕstringᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []string) bool {
+func (x *fxState) fxmarshalNString2ᚕstringᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []string) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		if !x.fxmarshalNString2string(ctx, o, p, sel, v[i]) {
+		if !x.fxmarshalNString2string(ctx, w, sel, v[i]) {
 			return false
 		}
 	}
@@ -5893,332 +5825,412 @@ func (x *fxState) fxmarshalNString2ᚕstringᚄ(ctx context.Context, o *fxOut, p
 	return true
 }
 
-func (x *fxState) fxmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Transaction) bool {
+func (x *fxState) fxmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Transaction) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_Transaction(ctx, o, p, sel, v)
+	return x.fxo_Transaction(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []model.TransactionEdge) bool {
+func (x *fxState) fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []model.TransactionEdge) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_TransactionEdge(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_TransactionEdge(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.Uint64) bool {
+func (x *fxState) fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Uint64) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, true)
+		return x.fieldError(w, err, false, true)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v []upstream.UpdateMarginMode) bool {
+func (x *fxState) fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.UpdateMarginMode) bool {
+	o := w.o
+	_ = o
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		ip := fxPath{parent: p, index: i, isIndex: true}
-		if !x.fxo_UpdateMarginMode(ctx, o, &ip, sel, &v[i]) {
+		w.pushIndex(i)
+		if !x.fxo_UpdateMarginMode(ctx, w, sel, &v[i]) {
 			return false
 		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
 }
 
-func (x *fxState) fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.ValidatorNode) bool {
+func (x *fxState) fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ValidatorNode) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_ValidatorNode(ctx, o, p, sel, v)
+	return x.fxo_ValidatorNode(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.AccountType) bool {
+func (x *fxState) fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.AccountType) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Asset) bool {
+func (x *fxState) fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Asset) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Asset(ctx, o, p, sel, v)
+	return x.fxo_Asset(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *model.AssetConnection) bool {
+func (x *fxState) fxmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.AssetConnection) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_AssetConnection(ctx, o, p, sel, v)
+	return x.fxo_AssetConnection(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.AssetStatus) bool {
+func (x *fxState) fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.AssetStatus) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBatchProposalTerms(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.BatchProposalTerms) bool {
+func (x *fxState) fxmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBatchProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BatchProposalTerms) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_BatchProposalTerms(ctx, o, p, sel, v)
+	return x.fxo_BatchProposalTerms(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.BuiltinAsset) bool {
+func (x *fxState) fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAsset) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_BuiltinAsset(ctx, o, p, sel, v)
+	return x.fxo_BuiltinAsset(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.CancelTransferConfiguration) bool {
+func (x *fxState) fxmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.CancelTransferConfiguration) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_CancelTransferConfiguration(ctx, o, p, sel, v)
+	return x.fxo_CancelTransferConfiguration(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.CommandKind) bool {
+func (x *fxState) fxmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.CommandKind) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Command(ctx, o, p, sel, v)
+	return x.fxo_Command(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.CompositePriceConfiguration) bool {
+func (x *fxState) fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.CompositePriceConfiguration) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_CompositePriceConfiguration(ctx, o, p, sel, v)
+	return x.fxo_CompositePriceConfiguration(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceType(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.CompositePriceType) bool {
+func (x *fxState) fxmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.CompositePriceType) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.ConditionOperator) bool {
+func (x *fxState) fxmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.ConditionOperator) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.DataSourceDefinition) bool {
+func (x *fxState) fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinition) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceDefinition(ctx, o, p, sel, v)
+	return x.fxo_DataSourceDefinition(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceDefinitionExternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionExternal(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.DataSourceDefinitionExternal) bool {
+func (x *fxState) fxmarshalODataSourceDefinitionExternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionExternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinitionExternal) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceDefinitionExternal(ctx, o, p, sel, v)
+	return x.fxo_DataSourceDefinitionExternal(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceDefinitionInternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionInternal(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.DataSourceDefinitionInternal) bool {
+func (x *fxState) fxmarshalODataSourceDefinitionInternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionInternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinitionInternal) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceDefinitionInternal(ctx, o, p, sel, v)
+	return x.fxo_DataSourceDefinitionInternal(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.DataSourceSpecConfiguration) bool {
+func (x *fxState) fxmarshalODataSourceSpecConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecConfiguration) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecConfiguration(ctx, o, p, sel, v)
+	return x.fxo_DataSourceSpecConfiguration(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecConfigurationTime2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTime(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.DataSourceSpecConfigurationTime) bool {
+func (x *fxState) fxmarshalODataSourceSpecConfigurationTime2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTime(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecConfigurationTime) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecConfigurationTime(ctx, o, p, sel, v)
+	return x.fxo_DataSourceSpecConfigurationTime(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecConfigurationTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTimeTrigger(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
+func (x *fxState) fxmarshalODataSourceSpecConfigurationTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecConfigurationTimeTrigger(ctx, o, p, sel, v)
+	return x.fxo_DataSourceSpecConfigurationTimeTrigger(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.DataSourceSpecToFutureBinding) bool {
+func (x *fxState) fxmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecToFutureBinding) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecToFutureBinding(ctx, o, p, sel, v)
+	return x.fxo_DataSourceSpecToFutureBinding(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.DataSourceSpecToPerpetualBinding) bool {
+func (x *fxState) fxmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecToPerpetualBinding) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecToPerpetualBinding(ctx, o, p, sel, v)
+	return x.fxo_DataSourceSpecToPerpetualBinding(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *model.DelegationConnection) bool {
+func (x *fxState) fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.DelegationConnection) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DelegationConnection(ctx, o, p, sel, v)
+	return x.fxo_DelegationConnection(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.DispatchMetric) bool {
+func (x *fxState) fxmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.DispatchMetric) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.DispatchStrategy) bool {
+func (x *fxState) fxmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DispatchStrategy) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DispatchStrategy(ctx, o, p, sel, v)
+	return x.fxo_DispatchStrategy(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDistributionStrategy(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.DistributionStrategy) bool {
+func (x *fxState) fxmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDistributionStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.DistributionStrategy) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.ERC20) bool {
+func (x *fxState) fxmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20(ctx, o, p, sel, v)
+	return x.fxo_ERC20(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.ETHAddress) bool {
+func (x *fxState) fxmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ETHAddress) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ETHAddress(ctx, o, p, sel, v)
+	return x.fxo_ETHAddress(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.EntityScope) bool {
+func (x *fxState) fxmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.EntityScope) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.EthCallSpec) bool {
+func (x *fxState) fxmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthCallSpec) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_EthCallSpec(ctx, o, p, sel, v)
+	return x.fxo_EthCallSpec(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallTrigger(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.EthCallTrigger) bool {
+func (x *fxState) fxmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthCallTrigger) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_EthCallTrigger(ctx, o, p, sel, v)
+	return x.fxo_EthCallTrigger(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.EthTimeTrigger) bool {
+func (x *fxState) fxmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthTimeTrigger) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_EthTimeTrigger(ctx, o, p, sel, v)
+	return x.fxo_EthTimeTrigger(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *model.FundingPaymentConnection) bool {
+func (x *fxState) fxmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.FundingPaymentConnection) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_FundingPaymentConnection(ctx, o, p, sel, v)
+	return x.fxo_FundingPaymentConnection(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Future) bool {
+func (x *fxState) fxmarshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Future) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Future(ctx, o, p, sel, v)
+	return x.fxo_Future(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOGovernanceTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransfer(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.GovernanceTransfer) bool {
+func (x *fxState) fxmarshalOGovernanceTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.GovernanceTransfer) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_GovernanceTransfer(ctx, o, p, sel, v)
+	return x.fxo_GovernanceTransfer(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransferType(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.GovernanceTransferType) bool {
+func (x *fxState) fxmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransferType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.GovernanceTransferType) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOID2ᚖstring(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *string) bool {
+func (x *fxState) fxmarshalOID2ᚖstring(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *string) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
@@ -6228,308 +6240,337 @@ func (x *fxState) fxmarshalOID2ᚖstring(ctx context.Context, o *fxOut, p *fxPat
 	return true
 }
 
-func (x *fxState) fxmarshalOIcebergOpts2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIcebergOpts(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.IcebergOpts) bool {
+func (x *fxState) fxmarshalOIcebergOpts2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIcebergOpts(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.IcebergOpts) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_IcebergOpts(ctx, o, p, sel, v)
+	return x.fxo_IcebergOpts(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIndividualScope(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.IndividualScope) bool {
+func (x *fxState) fxmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIndividualScope(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.IndividualScope) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Instrument) bool {
+func (x *fxState) fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Instrument) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Instrument(ctx, o, p, sel, v)
+	return x.fxo_Instrument(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.LiquidationStrategy) bool {
+func (x *fxState) fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LiquidationStrategy) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_LiquidationStrategy(ctx, o, p, sel, v)
+	return x.fxo_LiquidationStrategy(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOLiquidityFeeMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeMethod(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.LiquidityFeeMethod) bool {
+func (x *fxState) fxmarshalOLiquidityFeeMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeMethod(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.LiquidityFeeMethod) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.LiquidityFeeSettings) bool {
+func (x *fxState) fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LiquidityFeeSettings) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_LiquidityFeeSettings(ctx, o, p, sel, v)
+	return x.fxo_LiquidityFeeSettings(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.LiquidityMonitoringParameters) bool {
+func (x *fxState) fxmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LiquidityMonitoringParameters) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_LiquidityMonitoringParameters(ctx, o, p, sel, v)
+	return x.fxo_LiquidityMonitoringParameters(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOLogNormalModelParams2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalModelParams(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.LogNormalModelParams) bool {
+func (x *fxState) fxmarshalOLogNormalModelParams2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalModelParams(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LogNormalModelParams) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_LogNormalModelParams(ctx, o, p, sel, v)
+	return x.fxo_LogNormalModelParams(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.LogNormalRiskModel) bool {
+func (x *fxState) fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LogNormalRiskModel) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_LogNormalRiskModel(ctx, o, p, sel, v)
+	return x.fxo_LogNormalRiskModel(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarginMode(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.MarginMode) bool {
+func (x *fxState) fxmarshalOMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarginMode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.MarginMode) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarketStateUpdateType(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.MarketStateUpdateType) bool {
+func (x *fxState) fxmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarketStateUpdateType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.MarketStateUpdateType) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.NetworkParameter) bool {
+func (x *fxState) fxmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.NetworkParameter) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_NetworkParameter(ctx, o, p, sel, v)
+	return x.fxo_NetworkParameter(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalONewFutureMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewFutureMarketConfig(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.NewFutureMarketConfig) bool {
+func (x *fxState) fxmarshalONewFutureMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewFutureMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.NewFutureMarketConfig) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_NewFutureMarketConfig(ctx, o, p, sel, v)
+	return x.fxo_NewFutureMarketConfig(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalONewSpotMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewSpotMarketConfig(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.NewSpotMarketConfig) bool {
+func (x *fxState) fxmarshalONewSpotMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewSpotMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.NewSpotMarketConfig) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_NewSpotMarketConfig(ctx, o, p, sel, v)
+	return x.fxo_NewSpotMarketConfig(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v model.Node) bool {
+func (x *fxState) fxmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v model.Node) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Node(ctx, o, p, sel, v)
+	return x.fxo_Node(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.OneOffTransfer) bool {
+func (x *fxState) fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.OneOffTransfer) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_OneOffTransfer(ctx, o, p, sel, v)
+	return x.fxo_OneOffTransfer(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.OrderSubmission) bool {
+func (x *fxState) fxmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.OrderSubmission) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_OrderSubmission(ctx, o, p, sel, v)
+	return x.fxo_OrderSubmission(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOOrderType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderType(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.OrderType) bool {
+func (x *fxState) fxmarshalOOrderType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.OrderType) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOPeggedOrder2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedOrder(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.PeggedOrder) bool {
+func (x *fxState) fxmarshalOPeggedOrder2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedOrder(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PeggedOrder) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_PeggedOrder(ctx, o, p, sel, v)
+	return x.fxo_PeggedOrder(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.PeggedReference) bool {
+func (x *fxState) fxmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.PeggedReference) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOPerpetual2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPerpetual(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Perpetual) bool {
+func (x *fxState) fxmarshalOPerpetual2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPerpetual(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Perpetual) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Perpetual(ctx, o, p, sel, v)
+	return x.fxo_Perpetual(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.PriceMonitoringParameters) bool {
+func (x *fxState) fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PriceMonitoringParameters) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_PriceMonitoringParameters(ctx, o, p, sel, v)
+	return x.fxo_PriceMonitoringParameters(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOProofOfWork2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProofOfWork(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.ProofOfWork) bool {
+func (x *fxState) fxmarshalOProofOfWork2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProofOfWork(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ProofOfWork) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ProofOfWork(ctx, o, p, sel, v)
+	return x.fxo_ProofOfWork(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOPropertyKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKey(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.PropertyKey) bool {
+func (x *fxState) fxmarshalOPropertyKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PropertyKey) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_PropertyKey(ctx, o, p, sel, v)
+	return x.fxo_PropertyKey(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOPropertyKeyType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKeyType(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.PropertyKeyType) bool {
+func (x *fxState) fxmarshalOPropertyKeyType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKeyType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.PropertyKeyType) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.ProposalChangeKind) bool {
+func (x *fxState) fxmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.ProposalChangeKind) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ProposalChangeKind(ctx, o, p, sel, v)
+	return x.fxo_ProposalChangeKind(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.ProposalRationale) bool {
+func (x *fxState) fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ProposalRationale) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ProposalRationale(ctx, o, p, sel, v)
+	return x.fxo_ProposalRationale(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.PubKey) bool {
+func (x *fxState) fxmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PubKey) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_PubKey(ctx, o, p, sel, v)
+	return x.fxo_PubKey(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransfer(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.RecurringTransfer) bool {
+func (x *fxState) fxmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.RecurringTransfer) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_RecurringTransfer(ctx, o, p, sel, v)
+	return x.fxo_RecurringTransfer(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.Side) bool {
+func (x *fxState) fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Side) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Signature) bool {
+func (x *fxState) fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Signature) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Signature(ctx, o, p, sel, v)
+	return x.fxo_Signature(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.SimpleRiskModel) bool {
+func (x *fxState) fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SimpleRiskModel) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_SimpleRiskModel(ctx, o, p, sel, v)
+	return x.fxo_SimpleRiskModel(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideSetting(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.SizeOverrideSetting) bool {
-	if v == nil {
-		o.null()
-		return true
-	}
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOSizeOverrideValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideValue(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.SizeOverrideValue) bool {
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_SizeOverrideValue(ctx, o, p, sel, v)
-}
-
-func (x *fxState) fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.SlaParameters) bool {
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_SlaParameters(ctx, o, p, sel, v)
-}
-
-func (x *fxState) fxmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpot(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Spot) bool {
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_Spot(ctx, o, p, sel, v)
-}
-
-func (x *fxState) fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.StopOrderExpiryStrategy) bool {
+func (x *fxState) fxmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideSetting(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SizeOverrideSetting) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
@@ -6537,26 +6578,77 @@ func (x *fxState) fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenet�
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.StopOrderSetup) bool {
+func (x *fxState) fxmarshalOSizeOverrideValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SizeOverrideValue) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_StopOrderSetup(ctx, o, p, sel, v)
+	return x.fxo_SizeOverrideValue(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOString2string(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v string) bool {
+func (x *fxState) fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SlaParameters) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_SlaParameters(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpot(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Spot) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_Spot(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StopOrderExpiryStrategy) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *fxState) fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StopOrderSetup) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StopOrderSetup(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOString2string(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v string) bool {
+	o := w.o
+	_ = o
 	_ = sel
 	o.str(v)
 	return true
 }
 
-func (x *fxState) fxmarshalOString2ᚖstring(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *string) bool {
+func (x *fxState) fxmarshalOString2ᚖstring(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *string) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
@@ -6566,111 +6658,73 @@ func (x *fxState) fxmarshalOString2ᚖstring(ctx context.Context, o *fxOut, p *f
 	return true
 }
 
-func (x *fxState) fxmarshalOSuccessorConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSuccessorConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.SuccessorConfiguration) bool {
+func (x *fxState) fxmarshalOSuccessorConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSuccessorConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SuccessorConfiguration) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_SuccessorConfiguration(ctx, o, p, sel, v)
+	return x.fxo_SuccessorConfiguration(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.TargetStakeParameters) bool {
+func (x *fxState) fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.TargetStakeParameters) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_TargetStakeParameters(ctx, o, p, sel, v)
+	return x.fxo_TargetStakeParameters(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.TimeInForce) bool {
+func (x *fxState) fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.TimeInForce) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTime(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.Time) bool {
+func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTime(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Time) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.UnixNanos) bool {
+func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.UnixNanos) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.UnixSeconds) bool {
+func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.UnixSeconds) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.UnixNanos) bool {
-	if v == nil {
-		o.null()
-		return true
-	}
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.UnixSeconds) bool {
-	if v == nil {
-		o.null()
-		return true
-	}
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *model.TransactionConnection) bool {
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_TransactionConnection(ctx, o, p, sel, v)
-}
-
-func (x *fxState) fxmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.TransactionVersion) bool {
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v upstream.Uint64) bool {
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.Uint64) bool {
+func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UnixNanos) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
@@ -6678,63 +6732,139 @@ func (x *fxState) fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(o, p, err, false, false)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
 
-func (x *fxState) fxmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.UpdateAssetConfiguration) bool {
+func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UnixSeconds) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_UpdateAssetConfiguration(ctx, o, p, sel, v)
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
 }
 
-func (x *fxState) fxmarshalOUpdateERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateERC20(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.UpdateERC20) bool {
+func (x *fxState) fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.TransactionConnection) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_UpdateERC20(ctx, o, p, sel, v)
+	return x.fxo_TransactionConnection(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOUpdateFutureProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateFutureProduct(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.UpdateFutureProduct) bool {
-	if v == nil {
-		o.null()
-		return true
+func (x *fxState) fxmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.TransactionVersion) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
 	}
-	return x.fxo_UpdateFutureProduct(ctx, o, p, sel, v)
+	return true
 }
 
-func (x *fxState) fxmarshalOUpdateInstrumentConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateInstrumentConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.UpdateInstrumentConfiguration) bool {
-	if v == nil {
-		o.null()
-		return true
+func (x *fxState) fxmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Uint64) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
 	}
-	return x.fxo_UpdateInstrumentConfiguration(ctx, o, p, sel, v)
+	return true
 }
 
-func (x *fxState) fxmarshalOUpdateMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketConfig(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.UpdateMarketConfig) bool {
+func (x *fxState) fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Uint64) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_UpdateMarketConfig(ctx, o, p, sel, v)
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
 }
 
-func (x *fxState) fxmarshalOUpdateMarketStateConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketStateConfiguration(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.UpdateMarketStateConfiguration) bool {
+func (x *fxState) fxmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateAssetConfiguration) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_UpdateMarketStateConfiguration(ctx, o, p, sel, v)
+	return x.fxo_UpdateAssetConfiguration(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdatePerpetualProduct(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v *upstream.UpdatePerpetualProduct) bool {
+func (x *fxState) fxmarshalOUpdateERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateERC20) bool {
+	o := w.o
+	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_UpdatePerpetualProduct(ctx, o, p, sel, v)
+	return x.fxo_UpdateERC20(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOUpdateFutureProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateFutureProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateFutureProduct) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_UpdateFutureProduct(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOUpdateInstrumentConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateInstrumentConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateInstrumentConfiguration) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_UpdateInstrumentConfiguration(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOUpdateMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateMarketConfig) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_UpdateMarketConfig(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOUpdateMarketStateConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketStateConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateMarketStateConfiguration) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_UpdateMarketStateConfiguration(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdatePerpetualProduct) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_UpdatePerpetualProduct(ctx, w, sel, v)
 }

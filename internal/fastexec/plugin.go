@@ -127,15 +127,16 @@ func (g *gen) object(o *codegen.Object) error {
 	if !o.Root {
 		recv = ", obj " + ref(o.Reference())
 	}
-	g.p("func (x *fxState) %s(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet%s) bool {", objFn(o.Name), recv)
+	g.p("func (x *fxState) %s(ctx context.Context, w *fxWalk, sel ast.SelectionSet%s) bool {", objFn(o.Name), recv)
 	g.p("fields, ok := x.collect(sel, %s)", templates.LcFirst(o.Name)+"Implementors")
 	g.p("if !ok { return false }")
+	g.p("o := w.o")
 	g.p("o.b.WriteByte('{')")
 	g.p("for i := range fields {")
 	g.p("f := &fields[i]")
 	g.p("if i > 0 { o.b.WriteByte(',') }")
 	g.p("o.key(f.Alias)")
-	g.p("fp := fxPath{parent: p, field: f}")
+	g.p("w.push(f)")
 	g.p("switch f.Name {")
 	g.p("case \"__typename\":")
 	g.p("o.str(%q)", o.Name)
@@ -156,6 +157,7 @@ func (g *gen) object(o *codegen.Object) error {
 	g.p("default:")
 	g.p("return false")
 	g.p("}")
+	g.p("w.pop()")
 	g.p("}")
 	g.p("o.b.WriteByte('}')")
 	g.p("return true")
@@ -175,7 +177,7 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 	var s strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&s, format+"\n", args...) }
 	marshal := func(v string) string {
-		return fmt.Sprintf("x.%s(ctx, o, p, f.Selections, %s)", g.fn(t), v)
+		return fmt.Sprintf("x.%s(ctx, w, f.Selections, %s)", g.fn(t), v)
 	}
 	switch {
 	case f.IsResolver:
@@ -185,7 +187,7 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 			w("if err != nil { return false }")
 			args = "args"
 		}
-		w("if !x.resolve(ctx, o, &fp, %q, %s, %t, func(ctx context.Context, fc *graphql.FieldContext, o *fxOut, p *fxPath) bool {", o.Name, args, nonNull)
+		w("if !x.resolve(ctx, w, %q, %s, %t, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {", o.Name, args, nonNull)
 		if len(f.Args) == 0 {
 			w("_ = fc")
 		}
@@ -198,7 +200,7 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 		w("defer func() { if r := recover(); r != nil { panicked = true; err = x.opCtx.Recover(ctx, r) } }()")
 		w("v, err = x.ec.Resolvers.%s", f.ShortInvocation())
 		w("}()")
-		w("if err != nil { return x.fieldError(o, p, err, !panicked, %t) }", nonNull)
+		w("if err != nil { return x.fieldError(w, err, !panicked, %t) }", nonNull)
 		w("return %s", marshal("v"))
 		w("}) { return false }")
 	case f.IsMethod():
@@ -207,7 +209,6 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 		}
 		call := fmt.Sprintf("%s.%s(%s)", f.GoReceiverName, f.GoFieldName, f.CallArgs())
 		w("{")
-		w("p := &fp")
 		switch {
 		case f.VOkFunc:
 			w("v, ok := %s", call)
@@ -216,16 +217,15 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 			w("if !%s { return false }", marshal(call))
 		default:
 			w("v, err := %s", call)
-			w("if err != nil { if !x.fieldError(o, p, err, true, %t) { return false } } else if !%s { return false }", nonNull, marshal("v"))
+			w("if err != nil { if !x.fieldError(w, err, true, %t) { return false } } else if !%s { return false }", nonNull, marshal("v"))
 		}
 		w("}")
 	case f.IsVariable():
 		v := f.GoReceiverName + "." + f.GoFieldName
 		w("{")
-		w("p := &fp")
 		if isStructObject(t) {
 			// Pass the field's address: no copy of the struct.
-			w("if !x.%s(ctx, o, p, f.Selections, &%s) { return false }", objFn(t.Definition.Name), v)
+			w("if !x.%s(ctx, w, f.Selections, &%s) { return false }", objFn(t.Definition.Name), v)
 		} else {
 			w("if !%s { return false }", marshal(v))
 		}
@@ -242,7 +242,7 @@ func isStructObject(t *config.TypeReference) bool {
 }
 
 func (g *gen) iface(i *codegen.Interface) {
-	g.p("func (x *fxState) %s(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, obj %s) bool {", objFn(i.Name), ref(i.Type))
+	g.p("func (x *fxState) %s(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj %s) bool {", objFn(i.Name), ref(i.Type))
 	g.p("switch obj := (obj).(type) {")
 	g.p("case nil:")
 	g.p("return false")
@@ -258,10 +258,10 @@ func (g *gen) iface(i *codegen.Interface) {
 		if impl.TakeRef {
 			amp = "&"
 		}
-		g.p("return x.%s(ctx, o, p, sel, %sobj)", objFn(impl.Name), amp)
+		g.p("return x.%s(ctx, w, sel, %sobj)", objFn(impl.Name), amp)
 	}
 	g.p("default:")
-	g.p("if m, ok := obj.(graphql.Marshaler); ok { m.MarshalGQL(&o.b); return true }")
+	g.p("if m, ok := obj.(graphql.Marshaler); ok { m.MarshalGQL(&w.o.b); return true }")
 	g.p("return false")
 	g.p("}")
 	g.p("}")
@@ -284,7 +284,9 @@ var builtin = map[string]string{
 func (g *gen) marshal(t *config.TypeReference) error {
 	name := "fx" + t.MarshalFunc()
 	nonNull := t.GQL.NonNull
-	g.p("func (x *fxState) %s(ctx context.Context, o *fxOut, p *fxPath, sel ast.SelectionSet, v %s) bool {", name, ref(t.GO))
+	g.p("func (x *fxState) %s(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v %s) bool {", name, ref(t.GO))
+	g.p("o := w.o")
+	g.p("_ = o")
 	defer g.p("}\n")
 	nullCase := func() {
 		if nonNull {
@@ -296,7 +298,7 @@ func (g *gen) marshal(t *config.TypeReference) error {
 	switch {
 	case t.IsPtrToSlice() || t.IsPtrToIntf():
 		nullCase()
-		g.p("return x.%s(ctx, o, p, sel, *v)", g.fn(t.Elem()))
+		g.p("return x.%s(ctx, w, sel, *v)", g.fn(t.Elem()))
 	case t.IsSlice():
 		if !nonNull {
 			g.p("if v == nil { o.null(); return true }")
@@ -308,21 +310,22 @@ func (g *gen) marshal(t *config.TypeReference) error {
 		if e.IsScalar() || e.Definition.Kind == ast.Scalar || e.Definition.Kind == ast.Enum {
 			// gqlgen gives scalar elements no field context of their own:
 			// their errors carry the list's path.
-			g.p("if !x.%s(ctx, o, p, sel, v[i]) { return false }", g.fn(e))
+			g.p("if !x.%s(ctx, w, sel, v[i]) { return false }", g.fn(e))
 		} else {
-			g.p("ip := fxPath{parent: p, index: i, isIndex: true}")
+			g.p("w.pushIndex(i)")
 			if isStructObject(e) {
-				g.p("if !x.%s(ctx, o, &ip, sel, &v[i]) { return false }", objFn(e.Definition.Name))
+				g.p("if !x.%s(ctx, w, sel, &v[i]) { return false }", objFn(e.Definition.Name))
 			} else {
-				g.p("if !x.%s(ctx, o, &ip, sel, v[i]) { return false }", g.fn(e))
+				g.p("if !x.%s(ctx, w, sel, v[i]) { return false }", g.fn(e))
 			}
+			g.p("w.pop()")
 		}
 		g.p("}")
 		g.p("o.b.WriteByte(']')")
 		g.p("return true")
 	case t.IsPtrToPtr() && t.Unmarshaler == nil && !t.IsMarshaler:
 		nullCase()
-		g.p("return x.%s(ctx, o, p, sel, *v)", g.fn(t.Elem()))
+		g.p("return x.%s(ctx, w, sel, *v)", g.fn(t.Elem()))
 	default:
 		if t.IsNilable() {
 			nullCase()
@@ -332,7 +335,7 @@ func (g *gen) marshal(t *config.TypeReference) error {
 			g.p("mark := o.b.Len()")
 			g.p("if err := v.MarshalGQLContext(ctx, &o.b); err != nil {")
 			g.p("o.b.Truncate(mark)")
-			g.p("return x.fieldError(o, p, err, false, %t)", nonNull)
+			g.p("return x.fieldError(w, err, false, %t)", nonNull)
 			g.p("}")
 			g.p("return true")
 		case t.IsMarshaler:
@@ -346,7 +349,7 @@ func (g *gen) marshal(t *config.TypeReference) error {
 				}
 				g.p("_ = sel")
 				g.p("if err := o.float(float64(%s)); err != nil {", v)
-				g.p("return x.fieldError(o, p, err, false, %t)", nonNull)
+				g.p("return x.fieldError(w, err, false, %t)", nonNull)
 				g.p("}")
 				g.p("return true")
 				return nil
@@ -377,7 +380,7 @@ func (g *gen) marshal(t *config.TypeReference) error {
 			if !t.IsNilable() {
 				amp = "&"
 			}
-			g.p("return x.%s(ctx, o, p, sel, %sv)", objFn(t.Definition.Name), amp)
+			g.p("return x.%s(ctx, w, sel, %sv)", objFn(t.Definition.Name), amp)
 		}
 	}
 	return nil
