@@ -531,6 +531,18 @@ func (o *fxOut) str(s string) {
 	o.b.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); i++ {
+		// Eight bytes at a time while none needs escaping.
+		for i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if hasLess(x, 0x20) || hasByte(x, '"') || hasByte(x, '\\') {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '\\' && c != '"' {
 			continue

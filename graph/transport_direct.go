@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -97,6 +98,17 @@ func appendHTMLEscaped(dst, b []byte) []byte {
 	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(b); i++ {
+		// Eight bytes at a time while none of them can start an escape.
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if hasByte(x, '<') || hasByte(x, '>') || hasByte(x, '&') || hasByte(x, 0xE2) {
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '<' || c == '>' || c == '&':
@@ -113,3 +125,20 @@ func appendHTMLEscaped(dst, b []byte) []byte {
 	}
 	return append(dst, b[start:]...)
 }
+
+// hasByte reports whether any byte of x is b (the classic test for a zero
+// byte, applied to x with b's bits flipped: exact, no false positives).
+func hasByte(x uint64, b byte) bool {
+	y := x ^ (lsbs * uint64(b))
+	return (y-lsbs)&^y&msbs != 0
+}
+
+// hasLess reports whether any byte of x is less than n (n <= 128).
+func hasLess(x uint64, n byte) bool {
+	return (x-lsbs*uint64(n))&^x&msbs != 0
+}
+
+const (
+	lsbs = 0x0101010101010101
+	msbs = 0x8080808080808080
+)

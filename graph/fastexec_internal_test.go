@@ -1,0 +1,43 @@
+package graph
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// FuzzDirectStringMatchesGqlgen: the direct executor writes strings byte
+// for byte as gqlgen's MarshalString does, whatever they hold.
+func FuzzDirectStringMatchesGqlgen(f *testing.F) {
+	for _, s := range []string{"", "plain ascii id 0123456789abcdef", "quote\" backslash\\ tab\t nl\n cr\r", "\x00\x01\x1f\x7f", "é中文🙂", "\xff\xfe invalid utf-8", "<>&\u2028\u2029", "exactly8", "sixteen-bytes-ok", "0123456\"89abcdef"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		graphql.MarshalString(s).MarshalGQL(&want)
+		var o fxOut
+		o.str(s)
+		if !bytes.Equal(o.b.Bytes(), want.Bytes()) {
+			t.Fatalf("%q: direct %q, gqlgen %q", s, o.b.Bytes(), want.Bytes())
+		}
+	})
+}
+
+// TestSWARByteTests checks the word-at-a-time tests against the byte loop
+// on every byte value in every position.
+func TestSWARByteTests(t *testing.T) {
+	for v := 0; v < 256; v++ {
+		for pos := 0; pos < 8; pos++ {
+			x := uint64(0x4141414141414141)&^(0xff<<(8*pos)) | uint64(v)<<(8*pos)
+			for _, b := range []byte{'<', '>', '&', 0xE2, '"', '\\'} {
+				if got, want := hasByte(x, b), byte(v) == b; got != want {
+					t.Fatalf("hasByte(%#x, %#x) = %v", x, b, got)
+				}
+			}
+			if got, want := hasLess(x, 0x20), v < 0x20; got != want {
+				t.Fatalf("hasLess(%#x, 0x20) = %v", x, got)
+			}
+		}
+	}
+}
