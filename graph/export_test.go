@@ -32,3 +32,5 @@ func (b *bufferWriter) WriteHeader(int)             {}
 type rawData []byte
 
 func (r rawData) appendEscaped(dst []byte) []byte { return appendHTMLEscaped(dst, r) }
+
+func (r rawData) size() int { return len(r) }

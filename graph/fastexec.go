@@ -427,6 +427,8 @@ type fxData struct {
 	root *fxOut
 }
 
+func (d *fxData) size() int { return d.root.size() }
+
 // bytes returns the data as one slice, and frees the buffers.
 func (d *fxData) bytes() []byte {
 	b := d.root.appendTo(make([]byte, 0, d.root.size()))

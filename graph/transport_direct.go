@@ -39,6 +39,7 @@ type splice struct {
 // json.Marshal would (fxData).
 type escapedAppender interface {
 	appendEscaped(dst []byte) []byte
+	size() int
 }
 
 type spliceKey struct{}
@@ -71,6 +72,9 @@ func (w *spliceWriter) Write(b []byte) (int, error) {
 	data := w.s.data
 	w.s.data = nil
 	buf := spliceBuffers.Get().(*[]byte)
+	if need := len(b) + data.size() + data.size()/32; cap(*buf) < need {
+		*buf = make([]byte, 0, need) // at once, rather than by doubling
+	}
 	out := append((*buf)[:0], b[:i+len(`"data":`)]...)
 	out = data.appendEscaped(out)
 	out = append(out, b[i+len(spliceNeedle):]...)
