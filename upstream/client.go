@@ -388,6 +388,7 @@ func (c *Client) do(ctx context.Context, r route, target string, out listBody) (
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
+	acceptGzip(req)
 	ctx, span := c.startSpan(ctx, r, target, req.Header)
 	req = req.WithContext(ctx)
 	countCall(ctx)
@@ -410,8 +411,13 @@ func (c *Client) do(ctx context.Context, r route, target string, out listBody) (
 	defer resp.Body.Close()
 	info.StatusCode = resp.StatusCode
 
+	body, done, err := bodyReader(resp)
+	if err != nil {
+		return fresh, &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: fmt.Errorf("read body: %w", err)}
+	}
+	defer done()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		body, readErr := io.ReadAll(io.LimitReader(body, maxErrorBody))
 		info.Bytes = int64(len(body))
 		if readErr != nil && len(body) == 0 {
 			return fresh, &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: readErr}
@@ -421,10 +427,10 @@ func (c *Client) do(ctx context.Context, r route, target string, out listBody) (
 
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if resp.ContentLength > 0 && resp.ContentLength <= c.maxBody {
+	if resp.ContentLength > 0 && resp.ContentLength <= c.maxBody && body == io.Reader(resp.Body) {
 		buf.Grow(int(resp.ContentLength))
 	}
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, c.maxBody+1))
+	n, err := buf.ReadFrom(io.LimitReader(body, c.maxBody+1))
 	info.Bytes = n
 	if err != nil {
 		return fresh, &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: fmt.Errorf("read body: %w", err)}
