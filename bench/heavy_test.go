@@ -31,14 +31,21 @@ import (
 // called in-process.
 //
 //   - decode: the explorer's JSON body (51 rows: the page and one more, to
-//     learn whether more exist) into upstream.Transaction values;
-//   - map: the request executed to its finished result tree (resolvers,
-//     connection building and cursors, loaders, gqlgen's field execution),
-//     through graph.NewHandler; the tree is then dropped, not written;
-//   - encode: that tree written as JSON (gqlgen's response marshalling);
-//   - respond: json.Marshal of the response around the written data, as
-//     gqlgen's POST transport does before sending it;
-//   - handler: the whole handler, request in, response body out.
+//     learn whether more exist) into upstream.Transaction values with
+//     encoding/json, as the typed direct client does (the gateway decodes
+//     with package upstream's decoder: upstream's
+//     BenchmarkDecodeSampleTransactions compares the two);
+//   - map, encode, respond: gqlgen's executor alone (the direct executor
+//     builds no tree): the request executed to its finished result tree
+//     (resolvers, connection building and cursors, loaders, gqlgen's field
+//     execution), the tree then dropped; that tree written as JSON; and
+//     json.Marshal of the response around the written data, as gqlgen's
+//     POST transport does;
+//   - handler: the whole handler as the gateway runs it (the direct
+//     executor, the POST transport that splices its data), request in,
+//     response body out;
+//   - handler-gqlgen: the same with gqlgen's executor alone, as before the
+//     direct executor.
 //
 // Each reports allocs/tx, allocations per transaction (per row of the
 // page; decode per row decoded).
