@@ -2,9 +2,6 @@ package graph
 
 import (
 	"encoding/json"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/tradenet/gateway/graph/model"
 	"github.com/tradenet/gateway/upstream"
@@ -101,48 +98,9 @@ func dataNodePage[T any](req pageRequest, list cursorList, pg *upstream.Page[T])
 	}
 	out.Rows = make([]*T, len(pg.Edges))
 	out.Cursors = make([]string, len(pg.Edges))
-	inParallel(len(pg.Edges), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out.Rows[i] = &pg.Edges[i].Node
-			out.Cursors[i] = dataNodeCursor{C: pg.Edges[i].Cursor}.encode(list)
-		}
-	})
+	for i := range pg.Edges {
+		out.Rows[i] = &pg.Edges[i].Node
+		out.Cursors[i] = dataNodeCursor{C: pg.Edges[i].Cursor}.encode(list)
+	}
 	return out
-}
-
-// parallelRows is the smallest page whose rows inParallel splits.
-const parallelRows = 256
-
-// inParallel calls fn over [0, n) in as many contiguous parts as there are
-// processors (one part for fewer than parallelRows rows), and returns when
-// all are done: a large page's per-row work (its cursors) then takes a
-// fraction of the time on an idle machine, the same CPU on a busy one. A
-// panic in a part is not lost: the parts are done again on the calling
-// goroutine, where the resolver's recovery sees it.
-func inParallel(n int, fn func(lo, hi int)) {
-	parts := min(runtime.GOMAXPROCS(0), n/(parallelRows/2))
-	if parts <= 1 {
-		fn(0, n)
-		return
-	}
-	var (
-		wg       sync.WaitGroup
-		panicked atomic.Bool
-	)
-	size := (n + parts - 1) / parts
-	for lo := size; lo < n; lo += size {
-		wg.Go(func() {
-			defer func() {
-				if recover() != nil {
-					panicked.Store(true)
-				}
-			}()
-			fn(lo, min(lo+size, n))
-		})
-	}
-	fn(0, size)
-	wg.Wait()
-	if panicked.Load() {
-		fn(0, n)
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -98,7 +97,6 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 		ec:     newExecutionContext(opCtx, es, nil),
 		plans:  plansFor(opCtx),
 		rootFC: &graphql.FieldContext{Object: "Query"},
-		procs:  runtime.GOMAXPROCS(0),
 	}
 	if s := stateFor(ctx); s != nil && s.loaders != nil {
 		x.rounds = newRounds(ctx, s.loaders)
@@ -154,7 +152,6 @@ type fxState struct {
 	wg     sync.WaitGroup
 	failed atomic.Bool
 	rounds *fxRounds // nil without loaders (tests of the executor alone)
-	procs  int       // GOMAXPROCS when the execution started
 
 	plans *fxPlans
 
@@ -297,9 +294,6 @@ func hasSelectionDirectives(doc *ast.QueryDocument) bool {
 type fxWalk struct {
 	o    *fxOut
 	path []fxFrame
-	// inSplit: a list this walk is writing is split already (or the walk
-	// writes a part of one); lists inside it are written whole.
-	inSplit bool
 }
 
 type fxFrame struct {
@@ -385,39 +379,6 @@ func (x *fxState) resolve(ctx context.Context, w *fxWalk, object string, args ma
 		}
 	}()
 	return true
-}
-
-// splitRows is the shortest list written in two parts at once.
-const splitRows = 32
-
-// canSplit reports whether a list of n objects at w is written in two
-// parts: long enough, not inside a split list, and more than one
-// processor to write on.
-func (x *fxState) canSplit(w *fxWalk, n int) bool {
-	return n >= splitRows && !w.inSplit && x.procs > 1
-}
-
-// spawnPart writes a part of a list on a goroutine of its own, into the
-// buffer it returns; the caller puts that buffer in a hole after the part
-// it writes itself. The part's walk starts from a copy of w's path.
-func (x *fxState) spawnPart(ctx context.Context, w *fxWalk, write func(ctx context.Context, w *fxWalk) bool) *fxOut {
-	u := getFxBuffer()
-	pw := &fxWalk{o: u, path: append(make([]fxFrame, 0, len(w.path)+8), w.path...), inSplit: true}
-	x.wg.Add(1)
-	x.enter()
-	go func() {
-		defer x.wg.Done()
-		defer x.leave()
-		defer func() {
-			if r := recover(); r != nil {
-				x.giveUp()
-			}
-		}()
-		if !x.failed.Load() && !write(ctx, pw) {
-			x.giveUp()
-		}
-	}()
-	return u
 }
 
 // fieldError records err for the field on top of w's path and writes

@@ -5351,26 +5351,7 @@ func (x *fxState) fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgra
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_AssetEdge(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5379,13 +5360,6 @@ func (x *fxState) fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgra
 			return false
 		}
 		w.pop()
-	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
 	}
 	o.b.WriteByte(']')
 	return true
@@ -5403,26 +5377,7 @@ func (x *fxState) fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋups
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_Condition(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5432,13 +5387,6 @@ func (x *fxState) fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋups
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -5447,26 +5395,7 @@ func (x *fxState) fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋga
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_DataSourceDefinition(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5475,13 +5404,6 @@ func (x *fxState) fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋga
 			return false
 		}
 		w.pop()
-	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
 	}
 	o.b.WriteByte(']')
 	return true
@@ -5500,26 +5422,7 @@ func (x *fxState) fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgateway�
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_DelegationEdge(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5529,13 +5432,6 @@ func (x *fxState) fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgateway�
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -5544,26 +5440,7 @@ func (x *fxState) fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_Filter(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5572,13 +5449,6 @@ func (x *fxState) fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 			return false
 		}
 		w.pop()
-	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
 	}
 	o.b.WriteByte(']')
 	return true
@@ -5607,26 +5477,7 @@ func (x *fxState) fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgate
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_FundingPaymentEdge(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5635,13 +5486,6 @@ func (x *fxState) fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgate
 			return false
 		}
 		w.pop()
-	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
 	}
 	o.b.WriteByte(']')
 	return true
@@ -5697,26 +5541,7 @@ func (x *fxState) fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgat
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_InternalTimeTrigger(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5725,13 +5550,6 @@ func (x *fxState) fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgat
 			return false
 		}
 		w.pop()
-	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
 	}
 	o.b.WriteByte(']')
 	return true
@@ -5771,26 +5589,7 @@ func (x *fxState) fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋup
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_Normaliser(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5800,13 +5599,6 @@ func (x *fxState) fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋup
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -5815,26 +5607,7 @@ func (x *fxState) fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgateway�
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_OrderAmendment(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5844,13 +5617,6 @@ func (x *fxState) fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgateway�
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -5859,26 +5625,7 @@ func (x *fxState) fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatew
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_OrderCancellation(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5888,13 +5635,6 @@ func (x *fxState) fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatew
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -5903,26 +5643,7 @@ func (x *fxState) fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgateway
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_OrderSubmission(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5931,13 +5652,6 @@ func (x *fxState) fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgateway
 			return false
 		}
 		w.pop()
-	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
 	}
 	o.b.WriteByte(']')
 	return true
@@ -5965,26 +5679,7 @@ func (x *fxState) fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋ
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_PriceMonitoringTrigger(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -5994,13 +5689,6 @@ func (x *fxState) fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋ
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -6009,26 +5697,7 @@ func (x *fxState) fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgateway�
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_ProposalChange(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -6038,13 +5707,6 @@ func (x *fxState) fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgateway�
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -6053,26 +5715,7 @@ func (x *fxState) fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋups
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_RankTable(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -6082,13 +5725,6 @@ func (x *fxState) fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋups
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -6097,26 +5733,7 @@ func (x *fxState) fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_Signer(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -6126,13 +5743,6 @@ func (x *fxState) fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -6141,26 +5751,7 @@ func (x *fxState) fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtrade
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_SpecBindingForCompositePrice(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -6170,13 +5761,6 @@ func (x *fxState) fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtrade
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -6185,26 +5769,7 @@ func (x *fxState) fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋg
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_StopOrderCancellation(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -6214,13 +5779,6 @@ func (x *fxState) fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋg
 		}
 		w.pop()
 	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
-	}
 	o.b.WriteByte(']')
 	return true
 }
@@ -6229,26 +5787,7 @@ func (x *fxState) fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋga
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_StopOrdersSubmission(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -6257,13 +5796,6 @@ func (x *fxState) fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋga
 			return false
 		}
 		w.pop()
-	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
 	}
 	o.b.WriteByte(']')
 	return true
@@ -6306,26 +5838,7 @@ func (x *fxState) fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgateway
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_TransactionEdge(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -6334,13 +5847,6 @@ func (x *fxState) fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgateway
 			return false
 		}
 		w.pop()
-	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
 	}
 	o.b.WriteByte(']')
 	return true
@@ -6361,26 +5867,7 @@ func (x *fxState) fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewa
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
-	n, lo := len(v), len(v)
-	var part *fxOut
-	if x.canSplit(w, n) {
-		lo = n / 2
-		part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {
-			for i := lo; i < n; i++ {
-				if i > lo {
-					w.o.b.WriteByte(',')
-				}
-				w.pushIndex(i)
-				if !x.fxo_UpdateMarginMode(ctx, w, sel, &v[i]) {
-					return false
-				}
-				w.pop()
-			}
-			return true
-		})
-		w.inSplit = true
-	}
-	for i := 0; i < lo; i++ {
+	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
@@ -6389,13 +5876,6 @@ func (x *fxState) fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewa
 			return false
 		}
 		w.pop()
-	}
-	if part != nil {
-		w.inSplit = false
-		if lo > 0 {
-			o.b.WriteByte(',')
-		}
-		o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})
 	}
 	o.b.WriteByte(']')
 	return true
@@ -7387,124 +6867,4 @@ func (x *fxState) fxmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋ
 		return true
 	}
 	return x.fxo_UpdatePerpetualProduct(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalNAssetEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v model.AssetEdge) bool {
-	o := w.o
-	_ = o
-	return x.fxo_AssetEdge(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNCondition2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCondition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Condition) bool {
-	o := w.o
-	_ = o
-	return x.fxo_Condition(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNDataSourceDefinition2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.DataSourceDefinition) bool {
-	o := w.o
-	_ = o
-	return x.fxo_DataSourceDefinition(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNDelegationEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v model.DelegationEdge) bool {
-	o := w.o
-	_ = o
-	return x.fxo_DelegationEdge(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNFilter2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Filter) bool {
-	o := w.o
-	_ = o
-	return x.fxo_Filter(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNFundingPaymentEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v model.FundingPaymentEdge) bool {
-	o := w.o
-	_ = o
-	return x.fxo_FundingPaymentEdge(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNInternalTimeTrigger2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.InternalTimeTrigger) bool {
-	o := w.o
-	_ = o
-	return x.fxo_InternalTimeTrigger(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNNormaliser2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliser(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Normaliser) bool {
-	o := w.o
-	_ = o
-	return x.fxo_Normaliser(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNOrderAmendment2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.OrderAmendment) bool {
-	o := w.o
-	_ = o
-	return x.fxo_OrderAmendment(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNOrderCancellation2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.OrderCancellation) bool {
-	o := w.o
-	_ = o
-	return x.fxo_OrderCancellation(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNOrderSubmission2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.OrderSubmission) bool {
-	o := w.o
-	_ = o
-	return x.fxo_OrderSubmission(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNPriceMonitoringTrigger2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.PriceMonitoringTrigger) bool {
-	o := w.o
-	_ = o
-	return x.fxo_PriceMonitoringTrigger(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNProposalChange2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChange(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.ProposalChange) bool {
-	o := w.o
-	_ = o
-	return x.fxo_ProposalChange(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNRankTable2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTable(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.RankTable) bool {
-	o := w.o
-	_ = o
-	return x.fxo_RankTable(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNSigner2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSigner(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Signer) bool {
-	o := w.o
-	_ = o
-	return x.fxo_Signer(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNSpecBindingForCompositePrice2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePrice(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.SpecBindingForCompositePrice) bool {
-	o := w.o
-	_ = o
-	return x.fxo_SpecBindingForCompositePrice(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNStopOrderCancellation2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.StopOrderCancellation) bool {
-	o := w.o
-	_ = o
-	return x.fxo_StopOrderCancellation(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNStopOrdersSubmission2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.StopOrdersSubmission) bool {
-	o := w.o
-	_ = o
-	return x.fxo_StopOrdersSubmission(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNTransactionEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v model.TransactionEdge) bool {
-	o := w.o
-	_ = o
-	return x.fxo_TransactionEdge(ctx, w, sel, &v)
-}
-
-func (x *fxState) fxmarshalNUpdateMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginMode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.UpdateMarginMode) bool {
-	o := w.o
-	_ = o
-	return x.fxo_UpdateMarginMode(ctx, w, sel, &v)
 }

@@ -305,48 +305,21 @@ func (g *gen) marshal(t *config.TypeReference) error {
 		}
 		e := t.Elem()
 		g.p("o.b.WriteByte('[')")
+		g.p("for i := range v {")
+		g.p("if i > 0 { o.b.WriteByte(',') }")
 		if e.IsScalar() || e.Definition.Kind == ast.Scalar || e.Definition.Kind == ast.Enum {
-			g.p("for i := range v {")
-			g.p("if i > 0 { o.b.WriteByte(',') }")
 			// gqlgen gives scalar elements no field context of their own:
 			// their errors carry the list's path.
 			g.p("if !x.%s(ctx, w, sel, v[i]) { return false }", g.fn(e))
-			g.p("}")
-			g.p("o.b.WriteByte(']')")
-			g.p("return true")
-			break
+		} else {
+			g.p("w.pushIndex(i)")
+			if isStructObject(e) {
+				g.p("if !x.%s(ctx, w, sel, &v[i]) { return false }", objFn(e.Definition.Name))
+			} else {
+				g.p("if !x.%s(ctx, w, sel, v[i]) { return false }", g.fn(e))
+			}
+			g.p("w.pop()")
 		}
-		elem := fmt.Sprintf("x.%s(ctx, w, sel, v[i])", g.fn(e))
-		if isStructObject(e) {
-			elem = fmt.Sprintf("x.%s(ctx, w, sel, &v[i])", objFn(e.Definition.Name))
-		}
-		// A long list is written in two parts at once: the second on a
-		// goroutine of its own, into a hole after the first (fastexec.go).
-		g.p("n, lo := len(v), len(v)")
-		g.p("var part *fxOut")
-		g.p("if x.canSplit(w, n) {")
-		g.p("lo = n / 2")
-		g.p("part = x.spawnPart(ctx, w, func(ctx context.Context, w *fxWalk) bool {")
-		g.p("for i := lo; i < n; i++ {")
-		g.p("if i > lo { w.o.b.WriteByte(',') }")
-		g.p("w.pushIndex(i)")
-		g.p("if !%s { return false }", elem)
-		g.p("w.pop()")
-		g.p("}")
-		g.p("return true")
-		g.p("})")
-		g.p("w.inSplit = true")
-		g.p("}")
-		g.p("for i := 0; i < lo; i++ {")
-		g.p("if i > 0 { o.b.WriteByte(',') }")
-		g.p("w.pushIndex(i)")
-		g.p("if !%s { return false }", elem)
-		g.p("w.pop()")
-		g.p("}")
-		g.p("if part != nil {")
-		g.p("w.inSplit = false")
-		g.p("if lo > 0 { o.b.WriteByte(',') }")
-		g.p("o.holes = append(o.holes, fxHole{at: o.b.Len(), out: part})")
 		g.p("}")
 		g.p("o.b.WriteByte(']')")
 		g.p("return true")
