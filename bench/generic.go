@@ -45,7 +45,7 @@ func (c *directClient) transactionsAny(ctx context.Context, first int, cmdTypes 
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := field(v, "transactions").([]any)
+	rows, _ := at(v, "transactions").([]any)
 	out := &genericTransactions{Rows: rows}
 	if len(rows) > first {
 		out.Rows, out.HasNext = rows[:first], true
@@ -87,7 +87,7 @@ func genericAssetRefs(rows []any) []string {
 		}
 	}
 	for _, r := range rows {
-		walk(field(r, "command"))
+		walk(at(r, "command"))
 	}
 	return ids
 }
@@ -105,19 +105,19 @@ func (c *directClient) assetsByIDAny(ctx context.Context, ids []string) (map[str
 			if err != nil {
 				return nil, err
 			}
-			edges, ok := field(v, "assets", "edges").([]any)
+			edges, ok := at(v, "assets", "edges").([]any)
 			if !ok {
 				return nil, fmt.Errorf("GET %s: not an asset list", u)
 			}
 			for _, e := range edges {
-				if id, ok := field(e, "node", "id").(string); ok {
-					out[id] = field(e, "node")
+				if id, ok := at(e, "node", "id").(string); ok {
+					out[id] = at(e, "node")
 				}
 			}
-			if next, _ := field(v, "assets", "pageInfo", "hasNextPage").(bool); !next {
+			if next, _ := at(v, "assets", "pageInfo", "hasNextPage").(bool); !next {
 				return out, nil
 			}
-			end, _ := field(v, "assets", "pageInfo", "endCursor").(string)
+			end, _ := at(v, "assets", "pageInfo", "endCursor").(string)
 			u = c.dataNode + "/api/v2/assets?pagination.first=5000&pagination.after=" + url.QueryEscape(end)
 		}
 	}
@@ -132,7 +132,7 @@ func (c *directClient) assetsByIDAny(ctx context.Context, ids []string) (map[str
 			mu.Lock()
 			defer mu.Unlock()
 			var status *statusError
-			edges, _ := field(v, "assets", "edges").([]any)
+			edges, _ := at(v, "assets", "edges").([]any)
 			switch {
 			case errors.As(err, &status) && status.status == http.StatusNotFound:
 			case err != nil:
@@ -140,7 +140,7 @@ func (c *directClient) assetsByIDAny(ctx context.Context, ids []string) (map[str
 			case len(edges) != 1:
 				first = cmpOr(first, fmt.Errorf("asset %s: not one asset", id))
 			default:
-				out[id] = field(edges[0], "node")
+				out[id] = at(edges[0], "node")
 			}
 		})
 	}
@@ -164,18 +164,6 @@ func (c *directClient) partyAny(ctx context.Context, id string, first int) ([2]a
 	out[1], err = c.getAny(ctx, c.dataNode+"/api/v2/delegations?"+q.Encode())
 	wg.Wait()
 	return out, errors.Join(err, fundingErr)
-}
-
-// field walks a generic JSON value by object keys; nil where absent.
-func field(v any, path ...string) any {
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
 }
 
 // sameRefs reports whether the typed and the generic clients found the

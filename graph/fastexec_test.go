@@ -3,7 +3,6 @@ package graph_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -36,25 +35,6 @@ func (e *executions) take() map[string]int {
 	n := e.n
 	e.n = nil
 	return n
-}
-
-// rawPost POSTs a query and returns the status and the body as sent.
-func rawPost(t *testing.T, url, query string, vars map[string]any) (int, []byte) {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatalf("POST: %v", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, raw
 }
 
 // sameAnswer fails unless the two response bodies are the same answer:

@@ -116,11 +116,22 @@ func (e gqlError) code() string {
 // anything but a 200 or 422 with a GraphQL body.
 func (g *testGateway) query(t *testing.T, query string, vars map[string]any) gqlResponse {
 	t.Helper()
+	status, raw := rawPost(t, g.URL, query, vars)
+	var out gqlResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("status %d, body not GraphQL JSON: %v\n%s", status, err, raw)
+	}
+	return out
+}
+
+// rawPost POSTs a query and returns the status and the body as sent.
+func rawPost(t *testing.T, url, query string, vars map[string]any) (int, []byte) {
+	t.Helper()
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(g.URL, "application/json", bytes.NewReader(body))
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("POST: %v", err)
 	}
@@ -129,11 +140,7 @@ func (g *testGateway) query(t *testing.T, query string, vars map[string]any) gql
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out gqlResponse
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("status %d, body not GraphQL JSON: %v\n%s", resp.StatusCode, err, raw)
-	}
-	return out
+	return resp.StatusCode, raw
 }
 
 // mustData fails the test when the response has errors, and decodes data.
