@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -39,5 +40,41 @@ func TestSWARByteTests(t *testing.T) {
 				t.Fatalf("hasLess(%#x, 0x20) = %v", x, got)
 			}
 		}
+	}
+}
+
+// TestDirectScalarsMatchGqlgen: the writers the generator uses for
+// gqlgen's built-in scalars write what gqlgen's marshalers write.
+func TestDirectScalarsMatchGqlgen(t *testing.T) {
+	check := func(name string, direct func(o *fxOut), want graphql.Marshaler) {
+		t.Helper()
+		var o fxOut
+		direct(&o)
+		var w bytes.Buffer
+		want.MarshalGQL(&w)
+		if !bytes.Equal(o.b.Bytes(), w.Bytes()) {
+			t.Fatalf("%s: direct %q, gqlgen %q", name, o.b.Bytes(), w.Bytes())
+		}
+	}
+	for _, v := range []int64{0, 1, -1, 42, 1 << 31, -(1 << 31), 1<<63 - 1, -1 << 63} {
+		check("Int", func(o *fxOut) { o.int(v) }, graphql.MarshalInt64(v))
+		check("IntID", func(o *fxOut) { o.intQuoted(v) }, graphql.MarshalIntID(int(v)))
+	}
+	for _, v := range []bool{true, false} {
+		check("Boolean", func(o *fxOut) { o.bool(v) }, graphql.MarshalBoolean(v))
+	}
+	for _, v := range []float64{0, 1, -1.5, 1e21, 1e-7, 123456789.125, 3.141592653589793} {
+		var want bytes.Buffer
+		if err := graphql.MarshalFloatContext(v).MarshalGQLContext(t.Context(), &want); err != nil {
+			t.Fatal(err)
+		}
+		var o fxOut
+		if err := o.float(v); err != nil || !bytes.Equal(o.b.Bytes(), want.Bytes()) {
+			t.Fatalf("Float %v: direct %q (%v), gqlgen %q", v, o.b.Bytes(), err, want.Bytes())
+		}
+	}
+	var o fxOut
+	if err := o.float(math.Inf(1)); err == nil {
+		t.Fatal("an infinite Float was written")
 	}
 }
