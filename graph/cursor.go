@@ -13,9 +13,9 @@ import (
 // misreading old cursors; the list binds a cursor to the connection that
 // issued it, so a cursor given to another list is a clear BAD_USER_INPUT
 // error rather than an upstream 500. Version 1 payloads are JSON; version
-// 2 (data-node lists) carries the upstream cursor packed in binary
-// (upstream.Cursor.Pack), a quarter shorter than v1's JSON around base64,
-// and v1 data-node cursors are still read.
+// 2 is binary: for the data-node lists the upstream cursor packed
+// (upstream.Cursor.Pack), for funding payments the sort key and position
+// (funding.go). Version 1 cursors of those lists are still read.
 const (
 	cursorVersion       = "v1"
 	packedCursorVersion = "v2"
@@ -32,9 +32,9 @@ const (
 )
 
 // encodeCursor builds the opaque cursor of a row of list from its payload.
-// The lists' own payloads (txCursor, dataNodeCursor, fundingCursor) write
-// their JSON themselves, byte for byte as encoding/json would; any other
-// payload goes through encoding/json.
+// The lists' own payloads (txCursor, dataNodeCursor, fundingCursor) encode
+// themselves (txCursor's JSON byte for byte as encoding/json would write
+// it); any other payload goes through encoding/json.
 func encodeCursor(list cursorList, payload any) string {
 	switch p := payload.(type) {
 	case txCursor:

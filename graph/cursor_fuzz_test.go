@@ -34,6 +34,10 @@ func FuzzDecodeCursor(f *testing.F) {
 		base64.RawURLEncoding.EncodeToString([]byte("v2:assets:bxyz")),
 		base64.RawURLEncoding.EncodeToString([]byte("v2:assets:")),
 		base64.RawURLEncoding.EncodeToString([]byte("v2:transactions:{}")),
+		base64.RawURLEncoding.EncodeToString([]byte("v1:funding-payments:{\"k\":{\"t\":1,\"m\":\"m\",\"s\":2,\"p\":\"p\"},\"h\":true,\"d\":3}")),
+		base64.RawURLEncoding.EncodeToString([]byte("v2:funding-payments:\x02s\x01m\x04s\x01p\x01\x06")),
+		base64.RawURLEncoding.EncodeToString([]byte("v2:funding-payments:\x02x\x01")),
+		base64.RawURLEncoding.EncodeToString([]byte("v2:funding-payments:\x02s\xff\xff\xff\xff\x0f")),
 	} {
 		f.Add(c)
 	}
@@ -78,6 +82,11 @@ func decodeListCursor(cursor string, list cursorList, p any) error {
 	if d, ok := p.(*dataNodeCursor); ok {
 		c, err := decodeDataNodeCursor("after", cursor, list)
 		d.C = c
+		return err
+	}
+	if f, ok := p.(*fundingCursor); ok {
+		c, err := decodeFundingCursor("after", cursor)
+		*f = c
 		return err
 	}
 	return decodeCursor("after", cursor, list, p)

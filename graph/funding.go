@@ -3,8 +3,10 @@ package graph
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/tradenet/gateway/graph/model"
 	"github.com/tradenet/gateway/upstream"
@@ -56,25 +58,117 @@ type fundingCursor struct {
 	D int  `json:"d"`
 }
 
-// encode returns the cursor: its JSON
-// ({"k":{"t":…,"m":"…","s":…,"p":"…"},"h":…,"d":…}) written without
-// reflection, in a stack buffer.
+// encode returns the cursor, version 2: the key and the position hint in
+// binary (varints; the market and party ids, 64 lowercase hex characters
+// on the real network, as their 32 bytes), 132 characters where version
+// 1's JSON took 290.
 func (c fundingCursor) encode() string {
 	var raw [cursorBuffer]byte
-	b := appendCursorHeader(raw[:0], listFundingPayments)
-	b = append(b, `{"k":{"t":`...)
-	b = strconv.AppendInt(b, c.K.T, 10)
-	b = append(b, `,"m":`...)
-	b = appendJSONString(b, c.K.M)
-	b = append(b, `,"s":`...)
-	b = strconv.AppendUint(b, c.K.S, 10)
-	b = append(b, `,"p":`...)
-	b = appendJSONString(b, c.K.P)
-	b = append(b, `},"h":`...)
-	b = strconv.AppendBool(b, c.H)
-	b = append(b, `,"d":`...)
-	b = strconv.AppendInt(b, int64(c.D), 10)
-	return sealCursor(append(b, '}'))
+	b := appendVersionedHeader(raw[:0], packedCursorVersion, listFundingPayments)
+	b = binary.AppendVarint(b, c.K.T)
+	b = appendPackedID(b, c.K.M)
+	b = binary.AppendUvarint(b, c.K.S)
+	b = appendPackedID(b, c.K.P)
+	if c.H {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendVarint(b, int64(c.D))
+	return sealCursor(b)
+}
+
+// appendPackedID appends an id: 'x' and its 32 bytes when it is 64
+// lowercase hex characters, else 's', its length and its bytes.
+func appendPackedID(b []byte, id string) []byte {
+	if isLowerHex64(id) {
+		b = append(b, 'x')
+		out, _ := hex.AppendDecode(b, []byte(id))
+		return out
+	}
+	b = append(b, 's')
+	b = binary.AppendUvarint(b, uint64(len(id)))
+	return append(b, id...)
+}
+
+func isLowerHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeFundingCursor reads a funding-payment cursor: version 2, or
+// version 1 (JSON) as earlier gateways issued.
+func decodeFundingCursor(arg, cursor string) (fundingCursor, error) {
+	var c fundingCursor
+	version, body, err := openCursor(arg, cursor, listFundingPayments, packedCursorVersion, cursorVersion)
+	if err != nil {
+		return c, err
+	}
+	ok := true
+	if version == cursorVersion {
+		ok = json.Unmarshal(body, &c) == nil
+	} else {
+		c, ok = unpackFundingCursor(body)
+	}
+	if !ok || c.D < 0 {
+		return fundingCursor{}, badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", arg, listFundingPayments)
+	}
+	return c, nil
+}
+
+// unpackFundingCursor reverses the binary payload of encode, refusing
+// anything else (trailing bytes included).
+func unpackFundingCursor(b []byte) (c fundingCursor, ok bool) {
+	var n int
+	if c.K.T, n = binary.Varint(b); n <= 0 {
+		return c, false
+	}
+	b = b[n:]
+	if c.K.M, b, ok = unpackID(b); !ok {
+		return c, false
+	}
+	if c.K.S, n = binary.Uvarint(b); n <= 0 {
+		return c, false
+	}
+	b = b[n:]
+	if c.K.P, b, ok = unpackID(b); !ok || len(b) < 1 || b[0] > 1 {
+		return c, false
+	}
+	c.H = b[0] == 1
+	d, n := binary.Varint(b[1:])
+	if n <= 0 || len(b) != 1+n || d != int64(int(d)) {
+		return c, false
+	}
+	c.D = int(d)
+	return c, true
+}
+
+func unpackID(b []byte) (string, []byte, bool) {
+	if len(b) == 0 {
+		return "", nil, false
+	}
+	switch b[0] {
+	case 'x':
+		if len(b) < 33 {
+			return "", nil, false
+		}
+		return hex.EncodeToString(b[1:33]), b[33:], true
+	case 's':
+		l, n := binary.Uvarint(b[1:])
+		if n <= 0 || l > uint64(len(b)-1-n) {
+			return "", nil, false
+		}
+		rest := b[1+n:]
+		return string(rest[:l]), rest[l:], true
+	}
+	return "", nil, false
 }
 
 // fundingFilter is what a funding-payments connection is filtered by.
@@ -147,12 +241,9 @@ func (r *Resolver) listFundingPayments(ctx context.Context, f fundingFilter, arg
 	if req.Cursor == "" {
 		rows, pos, hasNext, hasPrev, err = paging.first(ctx, req.Backward, req.Size)
 	} else {
-		var c fundingCursor
-		if err := decodeCursor(req.cursorArg(), req.Cursor, listFundingPayments, &c); err != nil {
-			return nil, err
-		}
-		if c.D < 0 {
-			return nil, badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", req.cursorArg(), listFundingPayments)
+		c, cerr := decodeFundingCursor(req.cursorArg(), req.Cursor)
+		if cerr != nil {
+			return nil, cerr
 		}
 		rows, pos, hasNext, hasPrev, err = paging.from(ctx, keyed[fundingKey]{Key: c.K, Pos: windowPos{Head: c.H, Dist: c.D}}, req.Backward, req.Size)
 	}
