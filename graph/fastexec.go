@@ -24,12 +24,14 @@ import (
 //
 // It answers a query exactly as gqlgen would or not at all: wherever its
 // answer could differ (a null or an error in a non-null position, which
-// gqlgen propagates to the parent; introspection; @defer; a panic; a field
-// it was not generated for) it gives up, keeps none of its output or
-// errors, and gqlgen's executor answers the request. Upstream calls made
-// before giving up are not repeated: the request's memo and loaders keep
-// them. TestDirectExecutorMatchesGqlgen compares the two on every golden
-// query and on generated ones.
+// gqlgen propagates to the parent; introspection; @defer; a panic outside
+// a resolver; a field it was not generated for) it gives up, keeps none of
+// its output or errors, and gqlgen's executor answers the request (a panic
+// in a resolver is handled as gqlgen handles it: an INTERNAL error at the
+// field). Upstream calls made before giving up are not repeated: the
+// request's memo keeps them. TestDirectExecutorMatchesGqlgen compares the
+// two executors on every golden query and on queries written for the
+// corners.
 
 // fastSchema is gqlgen's executable schema with Exec answered by the
 // direct executor when it can.
