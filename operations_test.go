@@ -290,6 +290,11 @@ func TestMetricsCountKnownTraffic(t *testing.T) {
 			t.Fatalf("OneAsset: %+v", r.Errors)
 		}
 	}
+	// Introspection is answered by gqlgen's executor; everything else
+	// above and below by the direct one.
+	if r := postGraphQL(t, g.URL, query(`query Schema { __schema { queryType { name } } }`, nil), nil); len(r.Errors) > 0 {
+		t.Fatalf("Schema: %+v", r.Errors)
+	}
 	// Two explorer failures open its breaker (BREAKER_FAILURES=2); the
 	// third query is refused without a request.
 	u.Sample.SetFault(sampleservice.EndpointTransactions, sampleservice.Fault{FailNext: 2})
@@ -332,6 +337,10 @@ func TestMetricsCountKnownTraffic(t *testing.T) {
 		{"gateway_upstream_breaker_state", map[string]string{"service": "explorer", "state": "closed"}, 0},
 		{"gateway_upstream_breaker_state", map[string]string{"service": "data-node", "state": "closed"}, 1},
 		{"gateway_upstream_breaker_transitions_total", map[string]string{"service": "explorer", "state": "open"}, 1},
+		// Executed: 3 Assets, the anonymous one, BadPage, 2 OneAsset and 3 Txs
+		// directly; Schema by gqlgen; the unparsable query not at all.
+		{"gateway_graphql_executions_total", map[string]string{"executor": "direct"}, 10},
+		{"gateway_graphql_executions_total", map[string]string{"executor": "gqlgen"}, 1},
 		{"gateway_upstream_budget_up", nil, 1},
 		{"gateway_upstream_budget_banned", nil, 0},
 		{"gateway_upstream_budget_paused_seconds", nil, 0},

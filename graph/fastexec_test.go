@@ -2,13 +2,17 @@ package graph_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
@@ -251,4 +255,37 @@ func FuzzDirectPOSTSplice(f *testing.F) {
 			t.Fatalf("%q:\n got %s\nwant %s", s, got, want)
 		}
 	})
+}
+
+// rootFieldCounter intercepts root fields, which only gqlgen's executor
+// runs through extensions.
+type rootFieldCounter struct{ n atomic.Int64 }
+
+func (c *rootFieldCounter) ExtensionName() string                   { return "RootFieldCounter" }
+func (c *rootFieldCounter) Validate(graphql.ExecutableSchema) error { return nil }
+func (c *rootFieldCounter) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	c.n.Add(1)
+	return next(ctx)
+}
+
+// TestFieldInterceptorsGetGqlgensExecutor: an extension that intercepts
+// fields sees every field, because such a handler runs gqlgen's executor
+// alone.
+func TestFieldInterceptorsGetGqlgensExecutor(t *testing.T) {
+	var ex executions
+	counter := &rootFieldCounter{}
+	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{
+		Extensions: []graphql.HandlerExtension{counter},
+		Hooks:      graph.Hooks{Execution: ex.observe},
+	}})
+	resp := g.query(t, `{ assets(first: 1) { edges { cursor } } delegations(first: 1) { edges { cursor } } }`, nil)
+	if len(resp.Errors) > 0 {
+		t.Fatalf("errors %+v", resp.Errors)
+	}
+	if got := ex.take(); !mapsEqual(got, map[string]int{"gqlgen": 1}) {
+		t.Fatalf("executions %v, want gqlgen's only", got)
+	}
+	if n := counter.n.Load(); n != 2 {
+		t.Fatalf("the extension saw %d root fields, want 2", n)
+	}
 }
