@@ -127,27 +127,57 @@ const fewAssets = 4
 // assetsByID looks up assets: a few by id, concurrently; more by listing
 // all assets in pages of the data node's maximum.
 func (c *directClient) assetsByID(ctx context.Context, ids []string) (map[string]*upstream.Asset, error) {
-	out := make(map[string]*upstream.Asset, len(ids))
+	return findAssets(ctx, c, ids, func(ctx context.Context, u string) (assetPage[*upstream.Asset], error) {
+		var body assetsBody
+		if err := c.get(ctx, u, &body); err != nil || body.Assets == nil {
+			return assetPage[*upstream.Asset]{}, err
+		}
+		p := assetPage[*upstream.Asset]{list: true, hasNext: body.Assets.PageInfo.HasNextPage, end: string(body.Assets.PageInfo.EndCursor)}
+		for i := range body.Assets.Edges {
+			p.ids = append(p.ids, body.Assets.Edges[i].Node.ID)
+			p.nodes = append(p.nodes, &body.Assets.Edges[i].Node)
+		}
+		return p, nil
+	})
+}
+
+// assetPage is one response of the data node's assets list, decoded by
+// either client: its nodes and their ids, and its page info. list is false
+// when the body was not an asset list.
+type assetPage[A any] struct {
+	ids     []string
+	nodes   []A
+	list    bool
+	hasNext bool
+	end     string
+}
+
+// findAssets is the lookup both direct clients make, whatever their
+// decoding (fetch GETs an assets URL): fewAssets ids or fewer one by one,
+// concurrently (a 404 is a dangling reference: no asset); more by listing
+// every asset, page after page.
+func findAssets[A any](ctx context.Context, c *directClient, ids []string, fetch func(ctx context.Context, u string) (assetPage[A], error)) (map[string]A, error) {
+	out := make(map[string]A, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	if len(ids) > fewAssets {
 		u := c.dataNode + "/api/v2/assets?pagination.first=5000"
 		for {
-			var body assetsBody
-			if err := c.get(ctx, u, &body); err != nil {
+			p, err := fetch(ctx, u)
+			if err != nil {
 				return nil, err
 			}
-			if body.Assets == nil {
+			if !p.list {
 				return nil, fmt.Errorf("GET %s: not an asset list", u)
 			}
-			for i := range body.Assets.Edges {
-				out[body.Assets.Edges[i].Node.ID] = &body.Assets.Edges[i].Node
+			for i, id := range p.ids {
+				out[id] = p.nodes[i]
 			}
-			if !body.Assets.PageInfo.HasNextPage {
+			if !p.hasNext {
 				return out, nil
 			}
-			u = c.dataNode + "/api/v2/assets?pagination.first=5000&pagination.after=" + url.QueryEscape(string(body.Assets.PageInfo.EndCursor))
+			u = c.dataNode + "/api/v2/assets?pagination.first=5000&pagination.after=" + url.QueryEscape(p.end)
 		}
 	}
 	var (
@@ -157,8 +187,7 @@ func (c *directClient) assetsByID(ctx context.Context, ids []string) (map[string
 	)
 	for _, id := range ids {
 		wg.Go(func() {
-			var body assetsBody
-			err := c.get(ctx, c.dataNode+"/api/v2/assets?assetId="+url.QueryEscape(id), &body)
+			p, err := fetch(ctx, c.dataNode+"/api/v2/assets?assetId="+url.QueryEscape(id))
 			mu.Lock()
 			defer mu.Unlock()
 			var status *statusError
@@ -167,10 +196,10 @@ func (c *directClient) assetsByID(ctx context.Context, ids []string) (map[string
 				// A dangling reference: no such asset.
 			case err != nil:
 				first = cmpOr(first, err)
-			case body.Assets == nil || len(body.Assets.Edges) != 1:
+			case len(p.nodes) != 1:
 				first = cmpOr(first, fmt.Errorf("asset %s: not one asset", id))
 			default:
-				out[id] = &body.Assets.Edges[0].Node
+				out[id] = p.nodes[0]
 			}
 		})
 	}

@@ -62,14 +62,10 @@ func (s wireSnapshot) sub(o wireSnapshot) wireSnapshot {
 
 // newEnv starts the sample service with the dataset of the given scale and
 // two gateways over it, whose asset loaders wait loaderWait; gqlgenOnly
-// turns the direct executor off (-executor gqlgen).
-func newEnv(scale int, loaderWait time.Duration, gqlgenOnly bool) (*env, error) {
-	return newEnvWith(scale, loaderWait, gqlgenOnly, true)
-}
-
-// newEnvWith is newEnv with the direct client's decoding chosen: generic
-// (into any, the default) or typed (into package upstream's wire types).
-func newEnvWith(scale int, loaderWait time.Duration, gqlgenOnly, genericDirect bool) (*env, error) {
+// turns the direct executor off (-executor gqlgen), genericDirect makes the
+// direct client decode into any (generic.go; the default) rather than into
+// package upstream's wire types.
+func newEnv(scale int, loaderWait time.Duration, gqlgenOnly, genericDirect bool) (*env, error) {
 	sample, err := sampleservice.Start(sampleservice.Config{
 		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: scale},
 		Defects: sampleservice.DefaultDefects(),

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -94,58 +92,23 @@ func genericAssetRefs(rows []any) []string {
 
 // assetsByIDAny is assetsByID, generic.
 func (c *directClient) assetsByIDAny(ctx context.Context, ids []string) (map[string]any, error) {
-	out := make(map[string]any, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	if len(ids) > fewAssets {
-		u := c.dataNode + "/api/v2/assets?pagination.first=5000"
-		for {
-			v, err := c.getAny(ctx, u)
-			if err != nil {
-				return nil, err
-			}
-			edges, ok := at(v, "assets", "edges").([]any)
-			if !ok {
-				return nil, fmt.Errorf("GET %s: not an asset list", u)
-			}
-			for _, e := range edges {
-				if id, ok := at(e, "node", "id").(string); ok {
-					out[id] = at(e, "node")
-				}
-			}
-			if next, _ := at(v, "assets", "pageInfo", "hasNextPage").(bool); !next {
-				return out, nil
-			}
-			end, _ := at(v, "assets", "pageInfo", "endCursor").(string)
-			u = c.dataNode + "/api/v2/assets?pagination.first=5000&pagination.after=" + url.QueryEscape(end)
+	return findAssets(ctx, c, ids, func(ctx context.Context, u string) (assetPage[any], error) {
+		v, err := c.getAny(ctx, u)
+		edges, list := at(v, "assets", "edges").([]any)
+		if err != nil || !list {
+			return assetPage[any]{}, err
 		}
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	for _, id := range ids {
-		wg.Go(func() {
-			v, err := c.getAny(ctx, c.dataNode+"/api/v2/assets?assetId="+url.QueryEscape(id))
-			mu.Lock()
-			defer mu.Unlock()
-			var status *statusError
-			edges, _ := at(v, "assets", "edges").([]any)
-			switch {
-			case errors.As(err, &status) && status.status == http.StatusNotFound:
-			case err != nil:
-				first = cmpOr(first, err)
-			case len(edges) != 1:
-				first = cmpOr(first, fmt.Errorf("asset %s: not one asset", id))
-			default:
-				out[id] = at(edges[0], "node")
+		p := assetPage[any]{list: true}
+		p.hasNext, _ = at(v, "assets", "pageInfo", "hasNextPage").(bool)
+		p.end, _ = at(v, "assets", "pageInfo", "endCursor").(string)
+		for _, e := range edges {
+			if id, ok := at(e, "node", "id").(string); ok {
+				p.ids = append(p.ids, id)
+				p.nodes = append(p.nodes, at(e, "node"))
 			}
-		})
-	}
-	wg.Wait()
-	return out, first
+		}
+		return p, nil
+	})
 }
 
 // partyAny is party, generic: the two lists fetched concurrently.

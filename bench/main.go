@@ -139,14 +139,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
 
 	start := time.Now()
-	small, err := newEnvWith(1, o.loaderWait, o.executor == "gqlgen", o.directDecode == "generic")
+	small, err := newEnv(1, o.loaderWait, o.executor == "gqlgen", o.directDecode == "generic")
 	if err != nil {
 		return err
 	}
 	defer small.close()
 	var large *env
 	if slices.Contains(o.sections, "dataset") {
-		if large, err = newEnvWith(o.largeScale, o.loaderWait, o.executor == "gqlgen", o.directDecode == "generic"); err != nil {
+		if large, err = newEnv(o.largeScale, o.loaderWait, o.executor == "gqlgen", o.directDecode == "generic"); err != nil {
 			return err
 		}
 		defer large.close()

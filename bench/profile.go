@@ -23,7 +23,7 @@ func profile(ctx context.Context, o *options, stderr io.Writer) error {
 	// Allocations are sampled during the load only, so that setting up
 	// the dataset does not show in the profile.
 	runtime.MemProfileRate = 0
-	e, err := newEnv(1, graph.DefaultLoaderConfig.Wait, false)
+	e, err := newEnv(1, graph.DefaultLoaderConfig.Wait, false, true)
 	if err != nil {
 		return err
 	}

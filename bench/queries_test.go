@@ -129,7 +129,7 @@ func requiredFields(schema *ast.Schema, roots, stops []string) []string {
 // vacuous: both paths agree on each query of the headline, and a gateway
 // answer that differs from the direct one (fewer rows, other rows) fails.
 func TestVerifyCatchesDifferences(t *testing.T) {
-	e, err := newEnv(1, graph.DefaultLoaderConfig.Wait, false)
+	e, err := newEnv(1, graph.DefaultLoaderConfig.Wait, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
