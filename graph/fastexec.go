@@ -100,6 +100,9 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 		plans:  plansFor(opCtx),
 		rootFC: &graphql.FieldContext{Object: "Query"},
 	}
+	if introspects(x, opCtx.Operation.SelectionSet) {
+		return nil, false // gqlgen's executor answers, no resolver run twice
+	}
 	if s := stateFor(ctx); s != nil && s.loaders != nil {
 		x.rounds = newRounds(ctx, s.loaders)
 		ctx = withRounds(ctx, x.rounds)
@@ -134,6 +137,18 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 		}
 	}
 	return data, true
+}
+
+// introspects reports whether the operation asks for __schema or __type,
+// which only gqlgen's executor answers: known before any resolver runs.
+func introspects(x *fxState, sel ast.SelectionSet) bool {
+	fields, _ := x.collect(sel, queryImplementors)
+	for i := range fields {
+		if name := fields[i].Name; name == "__schema" || name == "__type" {
+			return true
+		}
+	}
+	return false
 }
 
 func newInputUnmarshalers() *graphql.InputUnmarshalerIndex { return graphql.NewInputUnmarshalerIndex() }
