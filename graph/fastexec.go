@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tradenet/gateway/internal/swar"
+
 	"github.com/99designs/gqlgen/graphql"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -552,9 +554,8 @@ func (o *fxOut) str(s string) {
 	for i := 0; i < len(s); i++ {
 		// Eight bytes at a time while none needs escaping.
 		for i+8 <= len(s) {
-			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			if hasLess(x, 0x20) || hasByte(x, '"') || hasByte(x, '\\') {
+			x := swar.LoadString(s, i)
+			if swar.HasLess(x, 0x20) || swar.HasByte(x, '"') || swar.HasByte(x, '\\') {
 				break
 			}
 			i += 8

@@ -25,24 +25,6 @@ func FuzzDirectStringMatchesGqlgen(f *testing.F) {
 	})
 }
 
-// TestSWARByteTests checks the word-at-a-time tests against the byte loop
-// on every byte value in every position.
-func TestSWARByteTests(t *testing.T) {
-	for v := 0; v < 256; v++ {
-		for pos := 0; pos < 8; pos++ {
-			x := uint64(0x4141414141414141)&^(0xff<<(8*pos)) | uint64(v)<<(8*pos)
-			for _, b := range []byte{'<', '>', '&', 0xE2, '"', '\\'} {
-				if got, want := hasByte(x, b), byte(v) == b; got != want {
-					t.Fatalf("hasByte(%#x, %#x) = %v", x, b, got)
-				}
-			}
-			if got, want := hasLess(x, 0x20), v < 0x20; got != want {
-				t.Fatalf("hasLess(%#x, 0x20) = %v", x, got)
-			}
-		}
-	}
-}
-
 // TestDirectScalarsMatchGqlgen: the writers the generator uses for
 // gqlgen's built-in scalars write what gqlgen's marshalers write.
 func TestDirectScalarsMatchGqlgen(t *testing.T) {
