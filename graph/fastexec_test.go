@@ -240,11 +240,19 @@ func TestDirectPOSTWritesWhatJSONMarshalWould(t *testing.T) {
 func FuzzDirectPOSTSplice(f *testing.F) {
 	f.Add(`{"a":"<>&\u2028\u2029"}`)
 	f.Add(`["\u00e2\u0080\u00a8", "\u2027", "\u202a"]`)
+	f.Add("\u2028x<\u2029&>\xe2\x80")
+	f.Add("\xe2\x80\xa8\xe2")
 	f.Fuzz(func(t *testing.T, s string) {
-		raw, err := json.Marshal(s) // any string, as a JSON string value
-		if err != nil {
+		// Any string, as a JSON string value with its HTML characters
+		// as they are (as the direct executor writes them), and the same
+		// string as a key, so that the splice meets them anywhere.
+		var enc bytes.Buffer
+		e := json.NewEncoder(&enc)
+		e.SetEscapeHTML(false)
+		if err := e.Encode(map[string]any{s: []string{s, "<" + s + "&", s + "\u2028"}}); err != nil {
 			return
 		}
+		raw := bytes.TrimSpace(enc.Bytes())
 		want, err := json.Marshal(struct {
 			Data json.RawMessage `json:"data"`
 		}{json.RawMessage(raw)})

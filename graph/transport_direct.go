@@ -3,7 +3,6 @@ package graph
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -98,51 +97,54 @@ const maxPooledSplice = 8 << 20
 // appendHTMLEscaped appends the JSON document b with the characters
 // json.Marshal escapes for HTML replaced by their \u escapes (valid
 // anywhere they can occur in JSON: inside strings).
+//
+// It looks for each of the four bytes that can start an escape with
+// bytes.IndexByte (vector instructions), keeping the next occurrence of
+// each: every byte of b is looked at once per special byte, and a
+// response with none of them, the usual case, costs four fast scans and a
+// copy.
 func appendHTMLEscaped(dst, b []byte) []byte {
 	const hex = "0123456789abcdef"
+	var next [len(htmlSpecial)]int
+	for k, c := range htmlSpecial {
+		next[k] = indexFrom(b, 0, c)
+	}
 	start := 0
-	for i := 0; i < len(b); i++ {
-		// Eight bytes at a time while none of them can start an escape.
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			if hasByte(x, '<') || hasByte(x, '>') || hasByte(x, '&') || hasByte(x, 0xE2) {
-				break
+	for {
+		k := 0
+		for j := 1; j < len(next); j++ {
+			if next[j] < next[k] {
+				k = j
 			}
-			i += 8
 		}
-		if i >= len(b) {
+		i := next[k]
+		if i == len(b) {
 			break
 		}
-		c := b[i]
-		switch {
-		case c == '<' || c == '>' || c == '&':
+		switch c := b[i]; {
+		case c != 0xE2:
 			dst = append(dst, b[start:i]...)
 			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 			start = i + 1
-		case c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8:
+		case i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8:
 			// U+2028 and U+2029
 			dst = append(dst, b[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hex[b[i+2]&0xF])
-			i += 2
-			start = i + 1
+			start = i + 3
 		}
+		next[k] = indexFrom(b, i+1, htmlSpecial[k])
 	}
 	return append(dst, b[start:]...)
 }
 
-// hasByte reports whether any byte of x is b (the classic test for a zero
-// byte, applied to x with b's bits flipped: exact, no false positives).
-func hasByte(x uint64, b byte) bool {
-	y := x ^ (lsbs * uint64(b))
-	return (y-lsbs)&^y&msbs != 0
-}
+// htmlSpecial are the bytes an HTML escape starts with: '<', '>', '&',
+// and the first byte of U+2028 and U+2029.
+var htmlSpecial = [...]byte{'<', '>', '&', 0xE2}
 
-// hasLess reports whether any byte of x is less than n (n <= 128).
-func hasLess(x uint64, n byte) bool {
-	return (x-lsbs*uint64(n))&^x&msbs != 0
+// indexFrom is the index of the first c in b at or after from, or len(b).
+func indexFrom(b []byte, from int, c byte) int {
+	if j := bytes.IndexByte(b[from:], c); j >= 0 {
+		return from + j
+	}
+	return len(b)
 }
-
-const (
-	lsbs = 0x0101010101010101
-	msbs = 0x8080808080808080
-)
