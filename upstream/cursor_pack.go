@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -10,6 +9,9 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unsafe"
+
+	"github.com/tradenet/gateway/internal/swar"
 )
 
 // Pack returns the cursor in a compact binary form, for embedding in
@@ -32,11 +34,11 @@ func (c Cursor) Pack() []byte { return c.AppendPack(nil) }
 // cursor of at most maxPackBuffer bytes, it allocates nothing.
 func (c Cursor) AppendPack(dst []byte) []byte {
 	if len(c) <= maxPackBuffer {
-		var src [maxPackBuffer]byte
 		var js [maxPackBuffer / 4 * 3]byte
-		n, err := strictBase64.Decode(js[:], append(src[:0], c...))
+		// Decode only reads its source: the cursor's bytes, not a copy.
+		n, err := strictBase64.Decode(js[:], unsafe.Slice(unsafe.StringData(string(c)), len(c)))
 		if err == nil && strictBase64.EncodedLen(n) == len(c) {
-			if out, ok := appendCompactCursor(dst, js[:n], c); ok {
+			if out, ok := appendCompactCursor(dst, js[:n]); ok {
 				return out
 			}
 			dst = append(dst, packedBase64)
@@ -133,21 +135,31 @@ var cursorKeys = [...]string{
 	"createdAt",
 }
 
-// appendCompactCursor appends the 'j' form of the cursor c, whose
-// base64-decoded JSON is js, and reports whether it did: only when the
-// JSON fits the form and the form unpacks to c exactly. Otherwise dst is
+// appendCompactCursor appends the 'j' form of a cursor whose
+// base64-decoded JSON is js, and reports whether it did; otherwise dst is
 // returned as it was.
-func appendCompactCursor(dst, js []byte, c Cursor) ([]byte, bool) {
+//
+// The form unpacks to the cursor exactly, with no need to check: the
+// cursor is the canonical base64 of js (AppendPack decoded it strictly,
+// at its canonical length), and appendCompactJSON accepts only JSON that
+// appendExpandedJSON writes back byte for byte. It accepts no whitespace,
+// and each part it accepts has a single written form:
+//   - a key is its index only when it is exactly a known key's bytes,
+//     otherwise its bytes as written;
+//   - a string is its bytes as written, escapes included;
+//   - an id only when it is 64 lowercase hex digits, which hex encoding
+//     writes back;
+//   - an integer only without a sign on zero or leading zeros, as
+//     strconv writes it;
+//   - a timestamp only when each of its numbers is in range and the date
+//     exists, so that its wall clock converts to the same date and time,
+//     and its fraction and offset keep their digits.
+//
+// FuzzCursorPack checks this on arbitrary JSON.
+func appendCompactCursor(dst, js []byte) ([]byte, bool) {
 	start := len(dst)
 	dst, ok := appendCompactJSON(dst, js)
 	if !ok {
-		return dst[:start], false
-	}
-	// The JSON must come back byte for byte; its base64 is then c, since
-	// c decoded strictly to js at its canonical length (AppendPack).
-	var check [maxPackBuffer / 4 * 3]byte
-	back, err := appendExpandedJSON(check[:0], dst[start+1:])
-	if err != nil || !bytes.Equal(back, js) {
 		return dst[:start], false
 	}
 	return dst, true
@@ -194,9 +206,9 @@ func appendCompactJSON(dst, js []byte) ([]byte, bool) {
 				return dst, false
 			}
 			i = next
-			if isLowerHex64(s) {
+			if out, ok := appendLowerHex64(dst, s); ok {
 				kind = kindHex
-				dst, _ = hex.AppendDecode(dst, s) // cannot fail: checked
+				dst = out
 			} else if t, ok := parseTimestamp(s); ok {
 				kind = kindTime
 				dst = t.append(dst)
@@ -239,6 +251,17 @@ func scanString(js []byte, i int) (s []byte, next int, ok bool) {
 		return nil, 0, false
 	}
 	for j := i + 1; j < len(js); j++ {
+		// Eight bytes at a time while none ends the string or needs a look.
+		for j+8 <= len(js) {
+			x := swar.Load(js, j)
+			if swar.HasLess(x, 0x20) || swar.HasByte(x, '"') || swar.HasByte(x, '\\') {
+				break
+			}
+			j += 8
+		}
+		if j >= len(js) {
+			break
+		}
 		switch c := js[j]; {
 		case c == '"':
 			return js[i+1 : j], j + 1, true
@@ -307,17 +330,41 @@ func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-func isLowerHex64(s []byte) bool {
+// appendLowerHex64 appends the 32 bytes that s, 64 lowercase hex digits,
+// encodes, and reports whether s is such; otherwise dst is returned as it
+// was.
+func appendLowerHex64(dst, s []byte) ([]byte, bool) {
 	if len(s) != 64 {
-		return false
+		return dst, false
 	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
+	var out [32]byte
+	bad := byte(0)
+	for k := range out {
+		hi, lo := lowerHexValue[s[2*k]], lowerHexValue[s[2*k+1]]
+		bad |= hi | lo
+		out[k] = hi<<4 | lo&0xf
+	}
+	if bad&0x80 != 0 {
+		return dst, false
+	}
+	return append(dst, out[:]...), true
+}
+
+// lowerHexValue is the value of each lowercase hex digit; every other byte
+// has the high bit set.
+var lowerHexValue = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case '0' <= c && c <= '9':
+			t[c] = byte(c - '0')
+		case 'a' <= c && c <= 'f':
+			t[c] = byte(c - 'a' + 10)
+		default:
+			t[c] = 0x80
 		}
 	}
-	return true
-}
+	return t
+}()
 
 // packedTime is a timestamp as the 'j' form holds it.
 type packedTime struct {
