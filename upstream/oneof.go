@@ -137,16 +137,25 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the index after the string starting at b[i] == '"'.
+// Its closing quote is the first quote not escaped, that is, not after an
+// odd run of backslashes; quotes are found with bytes.IndexByte (vector
+// instructions), as strings (hex ids, amounts) make up most of a body.
 func skipString(b []byte, i int) (int, bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, true
+	for j := i + 1; ; {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return 0, false
 		}
+		q += j
+		run := 0
+		for k := q - 1; k > i && b[k] == '\\'; k-- {
+			run++
+		}
+		if run%2 == 0 {
+			return q + 1, true
+		}
+		j = q + 1
 	}
-	return 0, false
 }
 
 // skipValue returns the index after the JSON value starting at b[i].
