@@ -94,7 +94,7 @@ func (o *operations) instrumentUpstream(c *upstream.Config, rate float64, burst 
 func (o *operations) instrumentHandler(h *graph.HandlerConfig, cfg *config) {
 	h.Extensions = append([]graphql.HandlerExtension{telemetry.NewGraphQL(o.metrics, o.tracing.Provider)}, h.Extensions...)
 	if o.metrics != nil {
-		h.Hooks = graph.Hooks{AssetCache: o.metrics.ObserveAssetCache, LoaderBatch: o.metrics.ObserveLoaderBatch, Execution: o.metrics.ObserveExecution}
+		h.Hooks = graph.Hooks{AssetCache: o.metrics.ObserveAssetCache, LoaderBatch: o.metrics.ObserveLoaderBatch, LoaderPrefetch: o.metrics.ObserveLoaderPrefetch, Execution: o.metrics.ObserveExecution}
 	}
 	switch {
 	case o.shared != nil:

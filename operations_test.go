@@ -268,6 +268,29 @@ next:
 	return -1
 }
 
+// TestMetricsCountPrefetches: an asset round started as soon as a page of
+// transactions is decoded is counted, once, and is also a loader batch.
+func TestMetricsCountPrefetches(t *testing.T) {
+	u := startUpstream(t, sampleservice.Config{}, nil)
+	g := startOpsGateway(t, u.args()...)
+	q := `{ transactions(first: 50, cmdTypes: ["Batch Proposal"]) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change {
+	  ... on UpdateAsset { asset { id } }
+	} } } } } } } } }`
+	r := postGraphQL(t, g.URL, query(q, nil), nil)
+	for _, code := range r.codes() {
+		if code != "NOT_FOUND" {
+			t.Fatalf("errors %+v", r.Errors)
+		}
+	}
+	m := scrape(t, g.URL)
+	if got := metricValue(m, "gateway_loader_prefetches_total", map[string]string{"loader": "assets"}); got != 1 {
+		t.Errorf("prefetches %v, want 1", got)
+	}
+	if got := metricValue(m, "gateway_loader_batch_size", map[string]string{"loader": "assets"}); got != 1 {
+		t.Errorf("loader batches %v, want 1 (the prefetched one)", got)
+	}
+}
+
 func TestMetricsCountKnownTraffic(t *testing.T) {
 	u := startUpstream(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}, nil)
 	g := startOpsGateway(t, u.args("-upstream-retries", "0", "-breaker-failures", "2", "-breaker-open", "1h")...)
@@ -333,6 +356,7 @@ func TestMetricsCountKnownTraffic(t *testing.T) {
 		// The miss went through a batch; the hit was served from the
 		// in-process cache without waiting for one.
 		{"gateway_loader_batch_size", map[string]string{"loader": "assets"}, 1},
+		{"gateway_loader_prefetches_total", map[string]string{"loader": "assets"}, 0},
 		{"gateway_upstream_breaker_state", map[string]string{"service": "explorer", "state": "open"}, 1},
 		{"gateway_upstream_breaker_state", map[string]string{"service": "explorer", "state": "closed"}, 0},
 		{"gateway_upstream_breaker_state", map[string]string{"service": "data-node", "state": "closed"}, 1},

@@ -107,7 +107,9 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 	}
 	if s := stateFor(ctx); s != nil && s.loaders != nil {
 		x.rounds = newRounds(ctx, s.loaders)
+		x.rounds.selected = x.plans.assetRefs(opCtx)
 		ctx = withRounds(ctx, x.rounds)
+		defer x.rounds.wait()
 	}
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, newInputUnmarshalers)
 	ctx = graphql.WithFieldContext(ctx, x.rootFC)
@@ -244,6 +246,20 @@ type fxPlans struct {
 	doc        *ast.QueryDocument
 	perRequest bool // plans depend on variables: not shared
 	m          sync.Map
+
+	refsOnce sync.Once
+	refs     refSet // the asset references the operation selects
+}
+
+// assetRefs returns the asset references the operation selects, for the
+// prefetch (prefetch.go): none for plans made per request, whose
+// selections carry directives.
+func (p *fxPlans) assetRefs(opCtx *graphql.OperationContext) refSet {
+	if p.doc == nil {
+		return 0
+	}
+	p.refsOnce.Do(func() { p.refs = selectedAssetRefs(p.doc, opCtx.Operation) })
+	return p.refs
 }
 
 // sharedPlans keeps the plans of the operations recently executed, by

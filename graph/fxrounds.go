@@ -29,6 +29,9 @@ type fxRounds struct {
 	waits   map[string]*fxWait // every id asked in the request
 	round   []string           // ids not yet dispatched
 	timer   *time.Timer        // the backstop of the current round
+
+	selected   refSet         // the asset references the operation selects (prefetch.go)
+	prefetches sync.WaitGroup // rounds started by prefetch
 }
 
 type fxWait struct {
@@ -123,6 +126,40 @@ func (r *fxRounds) load(ctx context.Context, id string) (*upstream.Asset, error)
 	r.enter()
 	return w.asset, w.err
 }
+
+// prefetch starts a round of the ids not asked yet (nor cached in the
+// process), on a goroutine of its own: the goroutines that then ask for
+// them wait for it, as for any round. wait waits for it to finish.
+func (r *fxRounds) prefetch(ids []string) {
+	var fresh []string
+	r.mu.Lock()
+	for _, id := range ids {
+		if _, ok := r.waits[id]; ok {
+			continue
+		}
+		if _, _, ok := r.loaders.cachedLocally(id); ok {
+			continue
+		}
+		r.waits[id] = &fxWait{done: make(chan struct{})}
+		fresh = append(fresh, id)
+	}
+	r.mu.Unlock()
+	if len(fresh) == 0 {
+		return
+	}
+	if h := r.loaders.batcher.hooks.LoaderPrefetch; h != nil {
+		h("assets", len(fresh))
+	}
+	r.prefetches.Add(1)
+	go func() {
+		defer r.prefetches.Done()
+		r.dispatch(fresh) // the batch function turns panics into results
+	}()
+}
+
+// wait waits for the prefetched rounds, so that none outlives the
+// execution (one nothing asked for, after an error, say).
+func (r *fxRounds) wait() { r.prefetches.Wait() }
 
 // backstop dispatches a round that waited LOADER_WAIT.
 func (r *fxRounds) backstop() {

@@ -32,6 +32,7 @@ type Metrics struct {
 	upstreamSeconds  *prometheus.HistogramVec
 	assetCache       *prometheus.CounterVec
 	loaderBatch      *prometheus.HistogramVec
+	loaderPrefetch   *prometheus.CounterVec
 	breakerChanges   *prometheus.CounterVec
 	redisErrors      *prometheus.CounterVec
 	executions       *prometheus.CounterVec
@@ -94,6 +95,10 @@ func NewMetrics() *Metrics {
 			Help:    "Keys per batch dispatched by a per-request loader.",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024},
 		}, []string{"loader"}),
+		loaderPrefetch: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_loader_prefetches_total",
+			Help: "Loader batches started as soon as their keys were known (the asset references of a page of transactions), before the fields that need them asked; each is also counted in gateway_loader_batch_size.",
+		}, []string{"loader"}),
 		breakerChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_upstream_breaker_transitions_total",
 			Help: "Circuit breaker state changes, by service and the state entered.",
@@ -112,11 +117,12 @@ func NewMetrics() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.operations, m.operationSeconds, m.operationErrors,
 		m.upstreamRequests, m.upstreamSeconds,
-		m.assetCache, m.loaderBatch, m.breakerChanges, m.redisErrors, m.executions,
+		m.assetCache, m.loaderBatch, m.loaderPrefetch, m.breakerChanges, m.redisErrors, m.executions,
 	)
 	for _, e := range []string{"direct", "gqlgen"} {
 		m.executions.WithLabelValues(e)
 	}
+	m.loaderPrefetch.WithLabelValues("assets")
 	for _, r := range []string{"hit", "miss"} {
 		m.assetCache.WithLabelValues(r)
 	}
@@ -207,6 +213,15 @@ func (m *Metrics) ObserveLoaderBatch(loader string, size int) {
 		return
 	}
 	m.loaderBatch.WithLabelValues(loader).Observe(float64(size))
+}
+
+// ObserveLoaderPrefetch counts a batch a loader started ahead of the
+// fields that need it.
+func (m *Metrics) ObserveLoaderPrefetch(loader string, _ int) {
+	if m == nil {
+		return
+	}
+	m.loaderPrefetch.WithLabelValues(loader).Inc()
 }
 
 // BreakerChanged records a circuit breaker's change of state; it is the

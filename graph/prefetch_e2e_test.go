@@ -1,0 +1,133 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/sampleservice"
+)
+
+// loaderCalls records the sizes of the asset batches and prefetches.
+type loaderCalls struct {
+	mu                sync.Mutex
+	batches, prefetch []int
+}
+
+func (c *loaderCalls) hooks() graph.Hooks {
+	record := func(to *[]int) func(string, int) {
+		return func(_ string, n int) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			*to = append(*to, n)
+		}
+	}
+	return graph.Hooks{LoaderBatch: record(&c.batches), LoaderPrefetch: record(&c.prefetch)}
+}
+
+func (c *loaderCalls) take() (batches, prefetch []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	batches, prefetch = c.batches, c.prefetch
+	c.batches, c.prefetch = nil, nil
+	return batches, prefetch
+}
+
+// updateAssetReferences collects the ids of a transaction's JSON that
+// UpdateAsset.asset resolves (updateAsset.assetId).
+func updateAssetReferences(raw []byte, into map[string]bool) {
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if u, ok := x.(map[string]any); ok && k == "updateAsset" {
+					if id, ok := u["assetId"].(string); ok && id != "" {
+						into[id] = true
+					}
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	walk(v)
+}
+
+// TestAssetReferencesArePrefetched: under the direct executor, the asset
+// references a page of transactions holds are looked up as soon as the
+// page is decoded, in the one round the fields would have made (the same
+// ids: the fields then ask for nothing more), and only those of the
+// reference fields the query selects. A query whose selections carry a
+// directive, or that selects no reference, gets no prefetch.
+func TestAssetReferencesArePrefetched(t *testing.T) {
+	sample := startSample(t, sampleservice.Config{})
+	ds := sample.Service.Dataset()
+	cfg := graph.DefaultLoaderConfig
+	cfg.Wait = time.Hour // a round the prefetch missed would show as a second batch, not a wait
+	cfg.AssetCacheSize = 0
+	var calls loaderCalls
+	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Loaders: cfg, Hooks: calls.hooks()}})
+
+	all, updated := map[string]bool{}, map[string]bool{}
+	n := 0
+	for i := ds.Transactions.Len() - 1; i >= 0 && n < 50; i-- {
+		if ds.Transactions.Meta(i).Type == "Batch Proposal" {
+			raw := ds.Transactions.AppendJSON(nil, i)
+			assetReferences(raw, all)
+			updateAssetReferences(raw, updated)
+			n++
+		}
+	}
+	if len(updated) == 0 || len(updated) >= len(all) {
+		t.Fatalf("the page references %d assets, %d of them by asset updates; the test needs some of each", len(all), len(updated))
+	}
+	vars := map[string]any{"types": []string{"Batch Proposal"}}
+	onlyUpdates := `query($types: [String!]) { transactions(first: 50, cmdTypes: $types) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change {
+      ... on UpdateAsset { asset { id } }
+    } } } } } } } } }`
+	for _, tc := range []struct {
+		name     string
+		query    string
+		batch    []int // the sizes of the batches made
+		prefetch []int // and of those started ahead
+	}{
+		{"every reference", proposalAssetsQuery, []int{len(all)}, []int{len(all)}},
+		{"asset updates only", onlyUpdates, []int{len(updated)}, []int{len(updated)}},
+		{"a directive", strings.Replace(onlyUpdates, "asset { id }", "asset @include(if: true) { id }", 1), []int{len(updated)}, nil},
+		{"no reference", strings.Replace(onlyUpdates, "asset { id }", "assetId", 1), nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls.take()
+			done := make(chan gqlResponse, 1)
+			go func() { done <- g.query(t, tc.query, vars) }()
+			var resp gqlResponse
+			select {
+			case resp = <-done:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the query waited for LOADER_WAIT (an hour)")
+			}
+			for _, e := range resp.Errors {
+				if e.code() != "NOT_FOUND" {
+					t.Fatalf("unexpected error %+v", e)
+				}
+			}
+			if len(tc.batch) > 0 && !strings.Contains(string(resp.Data), `"asset":{"id":`) && !strings.Contains(string(resp.Data), `"settlementAsset":{"id":`) {
+				t.Fatalf("no asset resolved: %.300s", resp.Data)
+			}
+			batches, prefetch := calls.take()
+			if !slices.Equal(batches, tc.batch) || !slices.Equal(prefetch, tc.prefetch) {
+				t.Fatalf("batches of %v keys, prefetched %v; want %v and %v", batches, prefetch, tc.batch, tc.prefetch)
+			}
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package graph
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// TestAssetRefsCoverTheSchema: the prefetch's table names every field
+// whose resolver turns an object's id into an asset (the methods of the
+// generated resolver interfaces returning *upstream.Asset; Query's take
+// an argument, not a reference), each once, each an Asset field of the
+// schema and a string field of its Go type, so that a new reference
+// field cannot miss the prefetch silently.
+func TestAssetRefsCoverTheSchema(t *testing.T) {
+	schema := NewExecutableSchema(Config{}).Schema()
+	inTable := map[[2]string]int{}
+	for _, ref := range assetRefs {
+		inTable[[2]string{ref.object, ref.field}]++
+		f, ok := ref.goType.FieldByName(ref.goField)
+		if !ok || f.Type.Kind() != reflect.String || len(f.Index) != 1 {
+			t.Errorf("%s.%s: no string field %s in %s", ref.object, ref.field, ref.goField, ref.goType)
+		}
+		if def := schema.Types[ref.object]; def == nil || def.Fields.ForName(ref.field) == nil || def.Fields.ForName(ref.field).Type.Name() != "Asset" {
+			t.Errorf("%s.%s is no Asset field of the schema", ref.object, ref.field)
+		}
+	}
+	if len(assetRefs) > 64 {
+		t.Fatalf("%d references do not fit a refSet", len(assetRefs))
+	}
+	asset := reflect.TypeFor[*upstream.Asset]()
+	root := reflect.TypeFor[ResolverRoot]()
+	resolved := 0
+	for i := range root.NumMethod() {
+		object := root.Method(i)
+		if object.Name == "Query" {
+			continue
+		}
+		resolvers := object.Type.Out(0)
+		for j := range resolvers.NumMethod() {
+			m := resolvers.Method(j)
+			if m.Type.NumOut() == 0 || m.Type.Out(0) != asset {
+				continue
+			}
+			resolved++
+			field := strings.ToLower(m.Name[:1]) + m.Name[1:]
+			if n := inTable[[2]string{object.Name, field}]; n != 1 {
+				t.Errorf("%s.%s resolves an asset and is in the prefetch table %d times, want once", object.Name, field, n)
+			}
+		}
+	}
+	if resolved != len(assetRefs) {
+		t.Errorf("%d fields resolve assets, the table has %d", resolved, len(assetRefs))
+	}
+}
+
+// TestAssetRefsOfWalksEveryHolder: the walk finds references behind
+// pointers, interfaces, slices and maps, at any depth, only for the
+// selected fields, and skips empty ids.
+func TestAssetRefsOfWalksEveryHolder(t *testing.T) {
+	type holder struct {
+		Kind  any
+		List  []upstream.Future
+		ByKey map[string]*upstream.Spot
+		Arr   [1]upstream.UpdateAsset
+		Skip  string
+	}
+	v := holder{
+		Kind:  &upstream.Future{SettlementAsset: "a"},
+		List:  []upstream.Future{{SettlementAsset: "b"}, {}},
+		ByKey: map[string]*upstream.Spot{"k": {BaseAsset: "c", QuoteAsset: "d"}, "nil": nil},
+		Arr:   [1]upstream.UpdateAsset{{AssetID: "e"}},
+		Skip:  "not an id",
+	}
+	index := func(object, field string) int {
+		for i, r := range assetRefs {
+			if r.object == object && r.field == field {
+				return i
+			}
+		}
+		t.Fatalf("no %s.%s", object, field)
+		return 0
+	}
+	collect := func(set refSet) map[string]bool {
+		got := map[string]bool{}
+		assetRefsOf(reflect.ValueOf(&v), set, func(id string) { got[id] = true })
+		return got
+	}
+	every := refSet(1<<len(assetRefs) - 1)
+	if got := collect(every); !reflect.DeepEqual(got, map[string]bool{"a": true, "b": true, "c": true, "d": true, "e": true}) {
+		t.Fatalf("every reference: %v", got)
+	}
+	if got := collect(1 << index("Spot", "quoteAsset")); !reflect.DeepEqual(got, map[string]bool{"d": true}) {
+		t.Fatalf("Spot.quoteAsset only: %v", got)
+	}
+	if got := collect(0); len(got) != 0 {
+		t.Fatalf("nothing selected: %v", got)
+	}
+}
