@@ -45,18 +45,25 @@ const proposalAssetsQuery = `query($types: [String!]) {
 
 // assetReferences collects the asset ids a transaction's JSON references.
 func assetReferences(raw []byte, into map[string]bool) {
+	eachMemberJSON(raw, func(k string, x any) {
+		switch k {
+		case "settlementAsset", "baseAsset", "quoteAsset", "assetId", "asset", "assetForMetric":
+			if id, ok := x.(string); ok && id != "" {
+				into[id] = true
+			}
+		}
+	})
+}
+
+// eachMemberJSON calls visit with every member of every object in the
+// JSON document raw, at any depth.
+func eachMemberJSON(raw []byte, visit func(key string, value any)) {
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
 			for k, x := range v {
-				switch k {
-				case "settlementAsset", "baseAsset", "quoteAsset", "assetId", "asset", "assetForMetric":
-					if id, ok := x.(string); ok && id != "" {
-						into[id] = true
-						continue
-					}
-				}
+				visit(k, x)
 				walk(x)
 			}
 		case []any:

@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -40,27 +39,13 @@ func (c *loaderCalls) take() (batches, prefetch []int) {
 // updateAssetReferences collects the ids of a transaction's JSON that
 // UpdateAsset.asset resolves (updateAsset.assetId).
 func updateAssetReferences(raw []byte, into map[string]bool) {
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				if u, ok := x.(map[string]any); ok && k == "updateAsset" {
-					if id, ok := u["assetId"].(string); ok && id != "" {
-						into[id] = true
-					}
-				}
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
+	eachMemberJSON(raw, func(k string, x any) {
+		if u, ok := x.(map[string]any); ok && k == "updateAsset" {
+			if id, ok := u["assetId"].(string); ok && id != "" {
+				into[id] = true
 			}
 		}
-	}
-	var v any
-	_ = json.Unmarshal(raw, &v)
-	walk(v)
+	})
 }
 
 // TestAssetReferencesArePrefetched: under the direct executor, the asset
