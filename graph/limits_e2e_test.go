@@ -356,3 +356,40 @@ func TestHostileRequests(t *testing.T) {
 	// And the gateway still serves.
 	g.post(t, `{ assets(first: 1) { edges { cursor } } }`, nil).mustNoErrors(t)
 }
+
+// TestPOSTBodiesDecodeAsGqlgen: the gateway decodes the bodies clients
+// send itself (transport_body.go) and leaves the others to gqlgen's
+// transport: either way the same operation gets the same answer, and a
+// body gqlgen refuses gets gqlgen's error.
+func TestPOSTBodiesDecodeAsGqlgen(t *testing.T) {
+	g := newGateway(t, nil, gatewayOptions{})
+	const q = `query Two($n: Int!) { assets(first: $n) { edges { cursor node { id } } } }`
+	quoted, _ := json.Marshal(q)
+	escaped := strings.ReplaceAll(string(quoted), " ", `\u0020`)
+	bodies := map[string]string{
+		"as clients send it":    `{"query":` + string(quoted) + `,"variables":{"n":2},"operationName":"Two"}`,
+		"with \\u escapes":      `{"query":` + escaped + `,"variables":{"n":2},"operationName":"Two"}`,
+		"keys in another case":  `{"Query":` + string(quoted) + `,"VARIABLES":{"n":2},"operationName":"Two"}`,
+		"a key twice":           `{"query":"{ x }","query":` + string(quoted) + `,"variables":{"n":2},"operationName":"Two"}`,
+		"data after the object": `{"query":` + string(quoted) + `,"variables":{"n":2},"operationName":"Two"} trailing`,
+		"a headers member":      `{"query":` + string(quoted) + `,"variables":{"n":2},"operationName":"Two","headers":{"X":["y"]}}`,
+		"an unknown member":     `{"query":` + string(quoted) + `,"variables":{"n":2},"operationName":"Two","id":"abc"}`,
+		"whitespace everywhere": " {\n\t\"query\" : " + string(quoted) + " ,\r\n \"variables\" : { \"n\" : 2 } , \"operationName\" : \"Two\" }\n",
+	}
+	want := g.send(t, http.MethodPost, "", "application/json", []byte(bodies["as clients send it"]), nil)
+	want.mustNoErrors(t)
+	if strings.Count(want.body, `"cursor"`) != 2 {
+		t.Fatalf("answer %s", want.body)
+	}
+	for name, body := range bodies {
+		got := g.send(t, http.MethodPost, "", "application/json", []byte(body), nil)
+		if got.status != want.status || got.body != want.body {
+			t.Errorf("%s: status %d, %s; want %d, %s", name, got.status, got.body, want.status, want.body)
+		}
+	}
+	r := g.send(t, http.MethodPost, "", "application/json", []byte(`{"query":5}`), nil)
+	r.oneError(t, "BAD_USER_INPUT", "not a GraphQL request in JSON", "cannot unmarshal number")
+	if r.status != http.StatusBadRequest {
+		t.Fatalf("status %d", r.status)
+	}
+}

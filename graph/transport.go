@@ -64,7 +64,7 @@ func guardRequest(maxBody int64, next http.Handler) http.Handler {
 				refuse(w, http.StatusBadRequest, "batched operations are not supported: send one operation per request, as a JSON object")
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.Body = &readBody{Reader: bytes.NewReader(body), bytes: body}
 		case http.MethodOptions:
 		default:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")
@@ -136,3 +136,13 @@ func parserLimitMessage(msg string) (string, bool) {
 	}
 	return "", false
 }
+
+// readBody is a request body guardRequest has read: its bytes, for the
+// POST transport to decode without reading them again (directPOST), and a
+// reader of them for anything else.
+type readBody struct {
+	*bytes.Reader
+	bytes []byte
+}
+
+func (*readBody) Close() error { return nil }

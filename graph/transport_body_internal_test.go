@@ -1,0 +1,106 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// referenceParams decodes body as gqlgen's POST transport does.
+func referenceParams(body []byte) (graphql.RawParams, error) {
+	var p graphql.RawParams
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	err := d.Decode(&p)
+	return p, err
+}
+
+// checkFastParams fails if fastParams decodes body to anything but what
+// gqlgen's transport decodes, or decodes what gqlgen's refuses.
+func checkFastParams(t *testing.T, body []byte) bool {
+	t.Helper()
+	got, ok := fastParams(body)
+	if !ok {
+		return false
+	}
+	want, err := referenceParams(body)
+	if err != nil {
+		t.Fatalf("fastParams decoded %q, which encoding/json refuses: %v", body, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("fastParams(%q) = %#v, encoding/json %#v", body, got, want)
+	}
+	return true
+}
+
+// TestFastParamsTakesClientBodies: the bodies clients send (as
+// JSON.stringify or json.Marshal write them) take the fast path, and
+// decode to what gqlgen's transport decodes.
+func TestFastParamsTakesClientBodies(t *testing.T) {
+	query := "query Page($n: Int!) {\n  transactions(first: $n) {\n    edges { node { hash } }\n  }\n}\n# \"quoted\" \\ tab\t é 中文 🙂 </script>"
+	bodies := []any{
+		map[string]any{"query": query},
+		map[string]any{"query": query, "variables": map[string]any{"n": 50, "big": json.Number("12345678901234567890"), "f": 1.5, "s": "x", "l": []any{1, "2", nil, true}}, "operationName": "Page"},
+		map[string]any{"query": query, "variables": nil, "operationName": nil, "extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}}},
+		map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1}}},
+		map[string]any{},
+	}
+	for _, b := range bodies {
+		body, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, variant := range [][]byte{body, append(append([]byte(" \n"), body...), "\r\n\t "...)} {
+			if !checkFastParams(t, variant) {
+				t.Errorf("%s: not taken by the fast path", variant)
+			}
+		}
+	}
+	for _, body := range []string{
+		// JSON.stringify leaves <, > and & as they are.
+		`{"query":"{ a } # <b> & c","variables":{}}`,
+		// \u escapes: a BMP rune, a pair, lone surrogates (U+FFFD), a
+		// high surrogate followed by another escape.
+		`{"query":"\u0041\u00E9\u4e2d\ud83d\ude42\ud83d\udc00x\ud800\udc00\ude42 \ud800 \ud800\u0041 \udfff\ud800"}`,
+	} {
+		if !checkFastParams(t, []byte(body)) {
+			t.Errorf("%s: not taken by the fast path", body)
+		}
+	}
+}
+
+// TestFastParamsLeavesTheRestToGqlgen: bodies whose decoding is
+// encoding/json's business (case-insensitive keys, duplicates, escapes it
+// replaces, trailing data, errors) are not decoded by the fast path.
+func TestFastParamsLeavesTheRestToGqlgen(t *testing.T) {
+	for _, body := range []string{
+		``, ` `, `null`, `[]`, `"query"`, `{`, `{"query"`, `{"query":}`, `{"query":"a"`, `{"query":"a",}`,
+		`{"Query":"a"}`, `{"query":"a","query":"b"}`, `{"variables":{"a":1},"variables":{"b":2}}`,
+		`{"query":"\u004"}`, `{"query":"\u00g1"}`, `{"query":"a\x"}`, "{\"query\":\"a\x01\"}", "{\"query\":\"\xff\"}", "{\"query\":\"\xed\xa0\x80\"}",
+		`{"query":5}`, `{"query":"a"} {"query":"b"}`, `{"query":"a"}x`, `{"variables":[]}`, `{"variables":{"a":}}`,
+		`{"headers":{"a":["b"]}}`, `{"qu\u0065ry":"a"}`, `{"query":nul}`, `{"query":nullx}`,
+	} {
+		if checkFastParams(t, []byte(body)) {
+			t.Errorf("%q: taken by the fast path", body)
+		}
+	}
+}
+
+// FuzzFastParams: on any body, the fast path decodes what gqlgen's
+// transport decodes, or leaves it.
+func FuzzFastParams(f *testing.F) {
+	for _, s := range []string{
+		`{"query":"{ a }"}`, `{"query":"x\ny\"z\\","operationName":"Op","variables":{"n":1,"m":[1.5e3,"s",null]}}`,
+		`{"extensions":{"persistedQuery":{"version":1}}}`, ` { } `, `{"query":null,"variables":null}`, "{\"query\":\"é\"}",
+		`{"query":"\u00e9"}`, `{"query":"a"}garbage`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkFastParams(t, body)
+	})
+}
