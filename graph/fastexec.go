@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tradenet/gateway/internal/swar"
 
@@ -203,11 +205,14 @@ func (x *fxState) leave() {
 }
 
 // fxKey identifies a selection set (the same slice for every row of a page)
-// on a concrete type.
+// on a concrete type: by addresses, so that looking a plan up hashes three
+// words. typ is the address of the type's name as the generated code's
+// implementors lists hold it (one list per type); a caller passing the
+// same name from elsewhere only gets a plan of its own.
 type fxKey struct {
 	first *ast.Selection
 	n     int
-	typ   string
+	typ   *byte
 }
 
 type fxPlan struct {
@@ -223,10 +228,11 @@ func (x *fxState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.C
 	if len(sel) == 0 || len(satisfies) == 0 {
 		return nil, false
 	}
-	k := fxKey{first: &sel[0], n: len(sel), typ: satisfies[0]}
-	if p, found := x.plans.m.Load(k); found {
-		plan := p.(fxPlan)
-		return plan.fields, plan.ok
+	k := fxKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
+	if m := x.plans.m.Load(); m != nil {
+		if plan, found := (*m)[k]; found {
+			return plan.fields, plan.ok
+		}
 	}
 	plan := fxPlan{fields: graphql.CollectFields(x.opCtx, sel, satisfies), ok: true}
 	for i := range plan.fields {
@@ -234,8 +240,7 @@ func (x *fxState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.C
 			plan.ok = false
 		}
 	}
-	p, _ := x.plans.m.LoadOrStore(k, plan)
-	plan = p.(fxPlan)
+	plan = x.plans.store(k, plan)
 	return plan.fields, plan.ok
 }
 
@@ -245,10 +250,41 @@ type fxPlans struct {
 	// its addresses unused by anything else) as long as the plans are.
 	doc        *ast.QueryDocument
 	perRequest bool // plans depend on variables: not shared
-	m          sync.Map
+
+	// m is read without a lock (every object of every response looks its
+	// plan up) and replaced, copied with one more plan, under mu: an
+	// operation has a few hundred plans at most, all made by its first
+	// executions.
+	m  atomic.Pointer[map[fxKey]fxPlan]
+	mu sync.Mutex
 
 	refsOnce sync.Once
 	refs     refSet // the asset references the operation selects
+}
+
+// store adds the plan of k, unless another execution added one first, and
+// returns the plan kept.
+func (p *fxPlans) store(k fxKey, plan fxPlan) fxPlan {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.m.Load()
+	if old != nil {
+		if kept, found := (*old)[k]; found {
+			return kept
+		}
+	}
+	m := make(map[fxKey]fxPlan, 1+len(ptrMap(old)))
+	maps.Copy(m, ptrMap(old))
+	m[k] = plan
+	p.m.Store(&m)
+	return plan
+}
+
+func ptrMap(m *map[fxKey]fxPlan) map[fxKey]fxPlan {
+	if m == nil {
+		return nil
+	}
+	return *m
 }
 
 // assetRefs returns the asset references the operation selects, for the
