@@ -244,6 +244,21 @@ func (x *fxState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.C
 	return plan.fields, plan.ok
 }
 
+// plan is collect through w's recent plans.
+func (x *fxState) plan(w *fxWalk, sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
+	if len(sel) == 0 || len(satisfies) == 0 {
+		return nil, false
+	}
+	k := fxKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
+	h := uintptr(unsafe.Pointer(k.first))>>4 ^ uintptr(unsafe.Pointer(k.typ))>>3
+	slot := &w.recent[h%uintptr(len(w.recent))]
+	if slot.k != k {
+		fields, ok := x.collect(sel, satisfies)
+		slot.k, slot.plan = k, fxPlan{fields: fields, ok: ok}
+	}
+	return slot.plan.fields, slot.plan.ok
+}
+
 // fxPlans are the plans of one operation, by selection set and type.
 type fxPlans struct {
 	// doc is the parsed document the keys point into: kept alive (and so
@@ -365,6 +380,13 @@ func hasSelectionDirectives(doc *ast.QueryDocument) bool {
 type fxWalk struct {
 	o    *fxOut
 	path []fxFrame
+
+	// recent are the plans this walk used last, by a hash of their key:
+	// the rows of a list look up the same few plans in turn.
+	recent [8]struct {
+		k    fxKey
+		plan fxPlan
+	}
 }
 
 type fxFrame struct {

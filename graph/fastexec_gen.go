@@ -14,7 +14,7 @@ import (
 )
 
 func (x *fxState) fxo_AnnounceNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.AnnounceNode) bool {
-	fields, ok := x.collect(sel, announceNodeImplementors)
+	fields, ok := x.plan(w, sel, announceNodeImplementors)
 	if !ok {
 		return false
 	}
@@ -124,7 +124,7 @@ func (x *fxState) fxo_AnnounceNode(ctx context.Context, w *fxWalk, sel ast.Selec
 }
 
 func (x *fxState) fxo_ApplyReferralCode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ApplyReferralCode) bool {
-	fields, ok := x.collect(sel, applyReferralCodeImplementors)
+	fields, ok := x.plan(w, sel, applyReferralCodeImplementors)
 	if !ok {
 		return false
 	}
@@ -156,7 +156,7 @@ func (x *fxState) fxo_ApplyReferralCode(ctx context.Context, w *fxWalk, sel ast.
 }
 
 func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Asset) bool {
-	fields, ok := x.collect(sel, assetImplementors)
+	fields, ok := x.plan(w, sel, assetImplementors)
 	if !ok {
 		return false
 	}
@@ -200,7 +200,7 @@ func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 }
 
 func (x *fxState) fxo_AssetConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.AssetConnection) bool {
-	fields, ok := x.collect(sel, assetConnectionImplementors)
+	fields, ok := x.plan(w, sel, assetConnectionImplementors)
 	if !ok {
 		return false
 	}
@@ -238,7 +238,7 @@ func (x *fxState) fxo_AssetConnection(ctx context.Context, w *fxWalk, sel ast.Se
 }
 
 func (x *fxState) fxo_AssetDetails(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.AssetDetails) bool {
-	fields, ok := x.collect(sel, assetDetailsImplementors)
+	fields, ok := x.plan(w, sel, assetDetailsImplementors)
 	if !ok {
 		return false
 	}
@@ -300,7 +300,7 @@ func (x *fxState) fxo_AssetDetails(ctx context.Context, w *fxWalk, sel ast.Selec
 }
 
 func (x *fxState) fxo_AssetEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.AssetEdge) bool {
-	fields, ok := x.collect(sel, assetEdgeImplementors)
+	fields, ok := x.plan(w, sel, assetEdgeImplementors)
 	if !ok {
 		return false
 	}
@@ -338,7 +338,7 @@ func (x *fxState) fxo_AssetEdge(ctx context.Context, w *fxWalk, sel ast.Selectio
 }
 
 func (x *fxState) fxo_BatchMarketInstructions(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BatchMarketInstructions) bool {
-	fields, ok := x.collect(sel, batchMarketInstructionsImplementors)
+	fields, ok := x.plan(w, sel, batchMarketInstructionsImplementors)
 	if !ok {
 		return false
 	}
@@ -400,7 +400,7 @@ func (x *fxState) fxo_BatchMarketInstructions(ctx context.Context, w *fxWalk, se
 }
 
 func (x *fxState) fxo_BatchProposalSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BatchProposalSubmission) bool {
-	fields, ok := x.collect(sel, batchProposalSubmissionImplementors)
+	fields, ok := x.plan(w, sel, batchProposalSubmissionImplementors)
 	if !ok {
 		return false
 	}
@@ -444,7 +444,7 @@ func (x *fxState) fxo_BatchProposalSubmission(ctx context.Context, w *fxWalk, se
 }
 
 func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BatchProposalTerms) bool {
-	fields, ok := x.collect(sel, batchProposalTermsImplementors)
+	fields, ok := x.plan(w, sel, batchProposalTermsImplementors)
 	if !ok {
 		return false
 	}
@@ -482,7 +482,7 @@ func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, w *fxWalk, sel ast
 }
 
 func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAsset) bool {
-	fields, ok := x.collect(sel, builtinAssetImplementors)
+	fields, ok := x.plan(w, sel, builtinAssetImplementors)
 	if !ok {
 		return false
 	}
@@ -514,7 +514,7 @@ func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.Selec
 }
 
 func (x *fxState) fxo_CancelTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransfer) bool {
-	fields, ok := x.collect(sel, cancelTransferImplementors)
+	fields, ok := x.plan(w, sel, cancelTransferImplementors)
 	if !ok {
 		return false
 	}
@@ -546,7 +546,7 @@ func (x *fxState) fxo_CancelTransfer(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransferConfiguration) bool {
-	fields, ok := x.collect(sel, cancelTransferConfigurationImplementors)
+	fields, ok := x.plan(w, sel, cancelTransferConfigurationImplementors)
 	if !ok {
 		return false
 	}
@@ -578,7 +578,7 @@ func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, w *fxWalk
 }
 
 func (x *fxState) fxo_CompositePriceConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CompositePriceConfiguration) bool {
-	fields, ok := x.collect(sel, compositePriceConfigurationImplementors)
+	fields, ok := x.plan(w, sel, compositePriceConfigurationImplementors)
 	if !ok {
 		return false
 	}
@@ -652,7 +652,7 @@ func (x *fxState) fxo_CompositePriceConfiguration(ctx context.Context, w *fxWalk
 }
 
 func (x *fxState) fxo_Condition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Condition) bool {
-	fields, ok := x.collect(sel, conditionImplementors)
+	fields, ok := x.plan(w, sel, conditionImplementors)
 	if !ok {
 		return false
 	}
@@ -690,7 +690,7 @@ func (x *fxState) fxo_Condition(ctx context.Context, w *fxWalk, sel ast.Selectio
 }
 
 func (x *fxState) fxo_DataSourceDefinition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinition) bool {
-	fields, ok := x.collect(sel, dataSourceDefinitionImplementors)
+	fields, ok := x.plan(w, sel, dataSourceDefinitionImplementors)
 	if !ok {
 		return false
 	}
@@ -728,7 +728,7 @@ func (x *fxState) fxo_DataSourceDefinition(ctx context.Context, w *fxWalk, sel a
 }
 
 func (x *fxState) fxo_DataSourceDefinitionExternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionExternal) bool {
-	fields, ok := x.collect(sel, dataSourceDefinitionExternalImplementors)
+	fields, ok := x.plan(w, sel, dataSourceDefinitionExternalImplementors)
 	if !ok {
 		return false
 	}
@@ -766,7 +766,7 @@ func (x *fxState) fxo_DataSourceDefinitionExternal(ctx context.Context, w *fxWal
 }
 
 func (x *fxState) fxo_DataSourceDefinitionInternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionInternal) bool {
-	fields, ok := x.collect(sel, dataSourceDefinitionInternalImplementors)
+	fields, ok := x.plan(w, sel, dataSourceDefinitionInternalImplementors)
 	if !ok {
 		return false
 	}
@@ -804,7 +804,7 @@ func (x *fxState) fxo_DataSourceDefinitionInternal(ctx context.Context, w *fxWal
 }
 
 func (x *fxState) fxo_DataSourceSpecConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfiguration) bool {
-	fields, ok := x.collect(sel, dataSourceSpecConfigurationImplementors)
+	fields, ok := x.plan(w, sel, dataSourceSpecConfigurationImplementors)
 	if !ok {
 		return false
 	}
@@ -842,7 +842,7 @@ func (x *fxState) fxo_DataSourceSpecConfiguration(ctx context.Context, w *fxWalk
 }
 
 func (x *fxState) fxo_DataSourceSpecConfigurationTime(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTime) bool {
-	fields, ok := x.collect(sel, dataSourceSpecConfigurationTimeImplementors)
+	fields, ok := x.plan(w, sel, dataSourceSpecConfigurationTimeImplementors)
 	if !ok {
 		return false
 	}
@@ -874,7 +874,7 @@ func (x *fxState) fxo_DataSourceSpecConfigurationTime(ctx context.Context, w *fx
 }
 
 func (x *fxState) fxo_DataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
-	fields, ok := x.collect(sel, dataSourceSpecConfigurationTimeTriggerImplementors)
+	fields, ok := x.plan(w, sel, dataSourceSpecConfigurationTimeTriggerImplementors)
 	if !ok {
 		return false
 	}
@@ -912,7 +912,7 @@ func (x *fxState) fxo_DataSourceSpecConfigurationTimeTrigger(ctx context.Context
 }
 
 func (x *fxState) fxo_DataSourceSpecToFutureBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToFutureBinding) bool {
-	fields, ok := x.collect(sel, dataSourceSpecToFutureBindingImplementors)
+	fields, ok := x.plan(w, sel, dataSourceSpecToFutureBindingImplementors)
 	if !ok {
 		return false
 	}
@@ -950,7 +950,7 @@ func (x *fxState) fxo_DataSourceSpecToFutureBinding(ctx context.Context, w *fxWa
 }
 
 func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToPerpetualBinding) bool {
-	fields, ok := x.collect(sel, dataSourceSpecToPerpetualBindingImplementors)
+	fields, ok := x.plan(w, sel, dataSourceSpecToPerpetualBindingImplementors)
 	if !ok {
 		return false
 	}
@@ -988,7 +988,7 @@ func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, w *f
 }
 
 func (x *fxState) fxo_Delegation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Delegation) bool {
-	fields, ok := x.collect(sel, delegationImplementors)
+	fields, ok := x.plan(w, sel, delegationImplementors)
 	if !ok {
 		return false
 	}
@@ -1044,7 +1044,7 @@ func (x *fxState) fxo_Delegation(ctx context.Context, w *fxWalk, sel ast.Selecti
 }
 
 func (x *fxState) fxo_DelegationConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.DelegationConnection) bool {
-	fields, ok := x.collect(sel, delegationConnectionImplementors)
+	fields, ok := x.plan(w, sel, delegationConnectionImplementors)
 	if !ok {
 		return false
 	}
@@ -1082,7 +1082,7 @@ func (x *fxState) fxo_DelegationConnection(ctx context.Context, w *fxWalk, sel a
 }
 
 func (x *fxState) fxo_DelegationEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.DelegationEdge) bool {
-	fields, ok := x.collect(sel, delegationEdgeImplementors)
+	fields, ok := x.plan(w, sel, delegationEdgeImplementors)
 	if !ok {
 		return false
 	}
@@ -1120,7 +1120,7 @@ func (x *fxState) fxo_DelegationEdge(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_DispatchStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DispatchStrategy) bool {
-	fields, ok := x.collect(sel, dispatchStrategyImplementors)
+	fields, ok := x.plan(w, sel, dispatchStrategyImplementors)
 	if !ok {
 		return false
 	}
@@ -1240,7 +1240,7 @@ func (x *fxState) fxo_DispatchStrategy(ctx context.Context, w *fxWalk, sel ast.S
 }
 
 func (x *fxState) fxo_ERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20) bool {
-	fields, ok := x.collect(sel, eRC20Implementors)
+	fields, ok := x.plan(w, sel, eRC20Implementors)
 	if !ok {
 		return false
 	}
@@ -1284,7 +1284,7 @@ func (x *fxState) fxo_ERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 }
 
 func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ETHAddress) bool {
-	fields, ok := x.collect(sel, eTHAddressImplementors)
+	fields, ok := x.plan(w, sel, eTHAddressImplementors)
 	if !ok {
 		return false
 	}
@@ -1316,7 +1316,7 @@ func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.Selecti
 }
 
 func (x *fxState) fxo_EthCallSpec(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthCallSpec) bool {
-	fields, ok := x.collect(sel, ethCallSpecImplementors)
+	fields, ok := x.plan(w, sel, ethCallSpecImplementors)
 	if !ok {
 		return false
 	}
@@ -1396,7 +1396,7 @@ func (x *fxState) fxo_EthCallSpec(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_EthCallTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthCallTrigger) bool {
-	fields, ok := x.collect(sel, ethCallTriggerImplementors)
+	fields, ok := x.plan(w, sel, ethCallTriggerImplementors)
 	if !ok {
 		return false
 	}
@@ -1428,7 +1428,7 @@ func (x *fxState) fxo_EthCallTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) bool {
-	fields, ok := x.collect(sel, ethTimeTriggerImplementors)
+	fields, ok := x.plan(w, sel, ethTimeTriggerImplementors)
 	if !ok {
 		return false
 	}
@@ -1472,7 +1472,7 @@ func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_Filter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Filter) bool {
-	fields, ok := x.collect(sel, filterImplementors)
+	fields, ok := x.plan(w, sel, filterImplementors)
 	if !ok {
 		return false
 	}
@@ -1510,7 +1510,7 @@ func (x *fxState) fxo_Filter(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 }
 
 func (x *fxState) fxo_FundingPayment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.FundingPayment) bool {
-	fields, ok := x.collect(sel, fundingPaymentImplementors)
+	fields, ok := x.plan(w, sel, fundingPaymentImplementors)
 	if !ok {
 		return false
 	}
@@ -1572,7 +1572,7 @@ func (x *fxState) fxo_FundingPayment(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_FundingPaymentConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.FundingPaymentConnection) bool {
-	fields, ok := x.collect(sel, fundingPaymentConnectionImplementors)
+	fields, ok := x.plan(w, sel, fundingPaymentConnectionImplementors)
 	if !ok {
 		return false
 	}
@@ -1610,7 +1610,7 @@ func (x *fxState) fxo_FundingPaymentConnection(ctx context.Context, w *fxWalk, s
 }
 
 func (x *fxState) fxo_FundingPaymentEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.FundingPaymentEdge) bool {
-	fields, ok := x.collect(sel, fundingPaymentEdgeImplementors)
+	fields, ok := x.plan(w, sel, fundingPaymentEdgeImplementors)
 	if !ok {
 		return false
 	}
@@ -1648,7 +1648,7 @@ func (x *fxState) fxo_FundingPaymentEdge(ctx context.Context, w *fxWalk, sel ast
 }
 
 func (x *fxState) fxo_Future(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Future) bool {
-	fields, ok := x.collect(sel, futureImplementors)
+	fields, ok := x.plan(w, sel, futureImplementors)
 	if !ok {
 		return false
 	}
@@ -1720,7 +1720,7 @@ func (x *fxState) fxo_Future(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 }
 
 func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.GovernanceTransfer) bool {
-	fields, ok := x.collect(sel, governanceTransferImplementors)
+	fields, ok := x.plan(w, sel, governanceTransferImplementors)
 	if !ok {
 		return false
 	}
@@ -1822,7 +1822,7 @@ func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, w *fxWalk, sel ast
 }
 
 func (x *fxState) fxo_IcebergOpts(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.IcebergOpts) bool {
-	fields, ok := x.collect(sel, icebergOptsImplementors)
+	fields, ok := x.plan(w, sel, icebergOptsImplementors)
 	if !ok {
 		return false
 	}
@@ -1860,7 +1860,7 @@ func (x *fxState) fxo_IcebergOpts(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_Instrument(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Instrument) bool {
-	fields, ok := x.collect(sel, instrumentImplementors)
+	fields, ok := x.plan(w, sel, instrumentImplementors)
 	if !ok {
 		return false
 	}
@@ -1916,7 +1916,7 @@ func (x *fxState) fxo_Instrument(ctx context.Context, w *fxWalk, sel ast.Selecti
 }
 
 func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.InternalTimeTrigger) bool {
-	fields, ok := x.collect(sel, internalTimeTriggerImplementors)
+	fields, ok := x.plan(w, sel, internalTimeTriggerImplementors)
 	if !ok {
 		return false
 	}
@@ -1954,7 +1954,7 @@ func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, w *fxWalk, sel as
 }
 
 func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) bool {
-	fields, ok := x.collect(sel, liquidationStrategyImplementors)
+	fields, ok := x.plan(w, sel, liquidationStrategyImplementors)
 	if !ok {
 		return false
 	}
@@ -2004,7 +2004,7 @@ func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, w *fxWalk, sel as
 }
 
 func (x *fxState) fxo_LiquidityFeeSettings(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityFeeSettings) bool {
-	fields, ok := x.collect(sel, liquidityFeeSettingsImplementors)
+	fields, ok := x.plan(w, sel, liquidityFeeSettingsImplementors)
 	if !ok {
 		return false
 	}
@@ -2042,7 +2042,7 @@ func (x *fxState) fxo_LiquidityFeeSettings(ctx context.Context, w *fxWalk, sel a
 }
 
 func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityMonitoringParameters) bool {
-	fields, ok := x.collect(sel, liquidityMonitoringParametersImplementors)
+	fields, ok := x.plan(w, sel, liquidityMonitoringParametersImplementors)
 	if !ok {
 		return false
 	}
@@ -2086,7 +2086,7 @@ func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, w *fxWa
 }
 
 func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) bool {
-	fields, ok := x.collect(sel, logNormalModelParamsImplementors)
+	fields, ok := x.plan(w, sel, logNormalModelParamsImplementors)
 	if !ok {
 		return false
 	}
@@ -2130,7 +2130,7 @@ func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel a
 }
 
 func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LogNormalRiskModel) bool {
-	fields, ok := x.collect(sel, logNormalRiskModelImplementors)
+	fields, ok := x.plan(w, sel, logNormalRiskModelImplementors)
 	if !ok {
 		return false
 	}
@@ -2174,7 +2174,7 @@ func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast
 }
 
 func (x *fxState) fxo_NetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NetworkParameter) bool {
-	fields, ok := x.collect(sel, networkParameterImplementors)
+	fields, ok := x.plan(w, sel, networkParameterImplementors)
 	if !ok {
 		return false
 	}
@@ -2212,7 +2212,7 @@ func (x *fxState) fxo_NetworkParameter(ctx context.Context, w *fxWalk, sel ast.S
 }
 
 func (x *fxState) fxo_NewFreeform(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewFreeform) bool {
-	fields, ok := x.collect(sel, newFreeformImplementors)
+	fields, ok := x.plan(w, sel, newFreeformImplementors)
 	if !ok {
 		return false
 	}
@@ -2244,7 +2244,7 @@ func (x *fxState) fxo_NewFreeform(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewFutureMarketConfig) bool {
-	fields, ok := x.collect(sel, newFutureMarketConfigImplementors)
+	fields, ok := x.plan(w, sel, newFutureMarketConfigImplementors)
 	if !ok {
 		return false
 	}
@@ -2366,7 +2366,7 @@ func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, w *fxWalk, sel 
 }
 
 func (x *fxState) fxo_NewMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewMarket) bool {
-	fields, ok := x.collect(sel, newMarketImplementors)
+	fields, ok := x.plan(w, sel, newMarketImplementors)
 	if !ok {
 		return false
 	}
@@ -2398,7 +2398,7 @@ func (x *fxState) fxo_NewMarket(ctx context.Context, w *fxWalk, sel ast.Selectio
 }
 
 func (x *fxState) fxo_NewSpotMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarket) bool {
-	fields, ok := x.collect(sel, newSpotMarketImplementors)
+	fields, ok := x.plan(w, sel, newSpotMarketImplementors)
 	if !ok {
 		return false
 	}
@@ -2430,7 +2430,7 @@ func (x *fxState) fxo_NewSpotMarket(ctx context.Context, w *fxWalk, sel ast.Sele
 }
 
 func (x *fxState) fxo_NewSpotMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarketConfig) bool {
-	fields, ok := x.collect(sel, newSpotMarketConfigImplementors)
+	fields, ok := x.plan(w, sel, newSpotMarketConfigImplementors)
 	if !ok {
 		return false
 	}
@@ -2516,7 +2516,7 @@ func (x *fxState) fxo_NewSpotMarketConfig(ctx context.Context, w *fxWalk, sel as
 }
 
 func (x *fxState) fxo_NewTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewTransfer) bool {
-	fields, ok := x.collect(sel, newTransferImplementors)
+	fields, ok := x.plan(w, sel, newTransferImplementors)
 	if !ok {
 		return false
 	}
@@ -2548,7 +2548,7 @@ func (x *fxState) fxo_NewTransfer(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_Normaliser(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Normaliser) bool {
-	fields, ok := x.collect(sel, normaliserImplementors)
+	fields, ok := x.plan(w, sel, normaliserImplementors)
 	if !ok {
 		return false
 	}
@@ -2586,7 +2586,7 @@ func (x *fxState) fxo_Normaliser(ctx context.Context, w *fxWalk, sel ast.Selecti
 }
 
 func (x *fxState) fxo_OneOffTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OneOffTransfer) bool {
-	fields, ok := x.collect(sel, oneOffTransferImplementors)
+	fields, ok := x.plan(w, sel, oneOffTransferImplementors)
 	if !ok {
 		return false
 	}
@@ -2618,7 +2618,7 @@ func (x *fxState) fxo_OneOffTransfer(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_OrderAmendment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OrderAmendment) bool {
-	fields, ok := x.collect(sel, orderAmendmentImplementors)
+	fields, ok := x.plan(w, sel, orderAmendmentImplementors)
 	if !ok {
 		return false
 	}
@@ -2698,7 +2698,7 @@ func (x *fxState) fxo_OrderAmendment(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_OrderCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OrderCancellation) bool {
-	fields, ok := x.collect(sel, orderCancellationImplementors)
+	fields, ok := x.plan(w, sel, orderCancellationImplementors)
 	if !ok {
 		return false
 	}
@@ -2736,7 +2736,7 @@ func (x *fxState) fxo_OrderCancellation(ctx context.Context, w *fxWalk, sel ast.
 }
 
 func (x *fxState) fxo_OrderSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OrderSubmission) bool {
-	fields, ok := x.collect(sel, orderSubmissionImplementors)
+	fields, ok := x.plan(w, sel, orderSubmissionImplementors)
 	if !ok {
 		return false
 	}
@@ -2834,7 +2834,7 @@ func (x *fxState) fxo_OrderSubmission(ctx context.Context, w *fxWalk, sel ast.Se
 }
 
 func (x *fxState) fxo_PageInfo(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.PageInfo) bool {
-	fields, ok := x.collect(sel, pageInfoImplementors)
+	fields, ok := x.plan(w, sel, pageInfoImplementors)
 	if !ok {
 		return false
 	}
@@ -2884,7 +2884,7 @@ func (x *fxState) fxo_PageInfo(ctx context.Context, w *fxWalk, sel ast.Selection
 }
 
 func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Party) bool {
-	fields, ok := x.collect(sel, partyImplementors)
+	fields, ok := x.plan(w, sel, partyImplementors)
 	if !ok {
 		return false
 	}
@@ -2991,7 +2991,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 }
 
 func (x *fxState) fxo_PeggedOrder(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PeggedOrder) bool {
-	fields, ok := x.collect(sel, peggedOrderImplementors)
+	fields, ok := x.plan(w, sel, peggedOrderImplementors)
 	if !ok {
 		return false
 	}
@@ -3029,7 +3029,7 @@ func (x *fxState) fxo_PeggedOrder(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_Perpetual(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Perpetual) bool {
-	fields, ok := x.collect(sel, perpetualImplementors)
+	fields, ok := x.plan(w, sel, perpetualImplementors)
 	if !ok {
 		return false
 	}
@@ -3149,7 +3149,7 @@ func (x *fxState) fxo_Perpetual(ctx context.Context, w *fxWalk, sel ast.Selectio
 }
 
 func (x *fxState) fxo_PriceMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringParameters) bool {
-	fields, ok := x.collect(sel, priceMonitoringParametersImplementors)
+	fields, ok := x.plan(w, sel, priceMonitoringParametersImplementors)
 	if !ok {
 		return false
 	}
@@ -3181,7 +3181,7 @@ func (x *fxState) fxo_PriceMonitoringParameters(ctx context.Context, w *fxWalk, 
 }
 
 func (x *fxState) fxo_PriceMonitoringTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringTrigger) bool {
-	fields, ok := x.collect(sel, priceMonitoringTriggerImplementors)
+	fields, ok := x.plan(w, sel, priceMonitoringTriggerImplementors)
 	if !ok {
 		return false
 	}
@@ -3225,7 +3225,7 @@ func (x *fxState) fxo_PriceMonitoringTrigger(ctx context.Context, w *fxWalk, sel
 }
 
 func (x *fxState) fxo_ProofOfWork(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProofOfWork) bool {
-	fields, ok := x.collect(sel, proofOfWorkImplementors)
+	fields, ok := x.plan(w, sel, proofOfWorkImplementors)
 	if !ok {
 		return false
 	}
@@ -3263,7 +3263,7 @@ func (x *fxState) fxo_ProofOfWork(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_PropertyKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PropertyKey) bool {
-	fields, ok := x.collect(sel, propertyKeyImplementors)
+	fields, ok := x.plan(w, sel, propertyKeyImplementors)
 	if !ok {
 		return false
 	}
@@ -3307,7 +3307,7 @@ func (x *fxState) fxo_PropertyKey(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_ProposalChange(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalChange) bool {
-	fields, ok := x.collect(sel, proposalChangeImplementors)
+	fields, ok := x.plan(w, sel, proposalChangeImplementors)
 	if !ok {
 		return false
 	}
@@ -3345,7 +3345,7 @@ func (x *fxState) fxo_ProposalChange(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_ProposalRationale(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalRationale) bool {
-	fields, ok := x.collect(sel, proposalRationaleImplementors)
+	fields, ok := x.plan(w, sel, proposalRationaleImplementors)
 	if !ok {
 		return false
 	}
@@ -3383,7 +3383,7 @@ func (x *fxState) fxo_ProposalRationale(ctx context.Context, w *fxWalk, sel ast.
 }
 
 func (x *fxState) fxo_PubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PubKey) bool {
-	fields, ok := x.collect(sel, pubKeyImplementors)
+	fields, ok := x.plan(w, sel, pubKeyImplementors)
 	if !ok {
 		return false
 	}
@@ -3415,7 +3415,7 @@ func (x *fxState) fxo_PubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 }
 
 func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet) bool {
-	fields, ok := x.collect(sel, queryImplementors)
+	fields, ok := x.plan(w, sel, queryImplementors)
 	if !ok {
 		return false
 	}
@@ -3641,7 +3641,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 }
 
 func (x *fxState) fxo_RankTable(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.RankTable) bool {
-	fields, ok := x.collect(sel, rankTableImplementors)
+	fields, ok := x.plan(w, sel, rankTableImplementors)
 	if !ok {
 		return false
 	}
@@ -3679,7 +3679,7 @@ func (x *fxState) fxo_RankTable(ctx context.Context, w *fxWalk, sel ast.Selectio
 }
 
 func (x *fxState) fxo_RecurringTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.RecurringTransfer) bool {
-	fields, ok := x.collect(sel, recurringTransferImplementors)
+	fields, ok := x.plan(w, sel, recurringTransferImplementors)
 	if !ok {
 		return false
 	}
@@ -3723,7 +3723,7 @@ func (x *fxState) fxo_RecurringTransfer(ctx context.Context, w *fxWalk, sel ast.
 }
 
 func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
-	fields, ok := x.collect(sel, signatureImplementors)
+	fields, ok := x.plan(w, sel, signatureImplementors)
 	if !ok {
 		return false
 	}
@@ -3767,7 +3767,7 @@ func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.Selectio
 }
 
 func (x *fxState) fxo_Signer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signer) bool {
-	fields, ok := x.collect(sel, signerImplementors)
+	fields, ok := x.plan(w, sel, signerImplementors)
 	if !ok {
 		return false
 	}
@@ -3805,7 +3805,7 @@ func (x *fxState) fxo_Signer(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 }
 
 func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SimpleRiskModel) bool {
-	fields, ok := x.collect(sel, simpleRiskModelImplementors)
+	fields, ok := x.plan(w, sel, simpleRiskModelImplementors)
 	if !ok {
 		return false
 	}
@@ -3861,7 +3861,7 @@ func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.Se
 }
 
 func (x *fxState) fxo_SizeOverrideValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SizeOverrideValue) bool {
-	fields, ok := x.collect(sel, sizeOverrideValueImplementors)
+	fields, ok := x.plan(w, sel, sizeOverrideValueImplementors)
 	if !ok {
 		return false
 	}
@@ -3893,7 +3893,7 @@ func (x *fxState) fxo_SizeOverrideValue(ctx context.Context, w *fxWalk, sel ast.
 }
 
 func (x *fxState) fxo_SlaParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SlaParameters) bool {
-	fields, ok := x.collect(sel, slaParametersImplementors)
+	fields, ok := x.plan(w, sel, slaParametersImplementors)
 	if !ok {
 		return false
 	}
@@ -3943,7 +3943,7 @@ func (x *fxState) fxo_SlaParameters(ctx context.Context, w *fxWalk, sel ast.Sele
 }
 
 func (x *fxState) fxo_SpecBindingForCompositePrice(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SpecBindingForCompositePrice) bool {
-	fields, ok := x.collect(sel, specBindingForCompositePriceImplementors)
+	fields, ok := x.plan(w, sel, specBindingForCompositePriceImplementors)
 	if !ok {
 		return false
 	}
@@ -3975,7 +3975,7 @@ func (x *fxState) fxo_SpecBindingForCompositePrice(ctx context.Context, w *fxWal
 }
 
 func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Spot) bool {
-	fields, ok := x.collect(sel, spotImplementors)
+	fields, ok := x.plan(w, sel, spotImplementors)
 	if !ok {
 		return false
 	}
@@ -4051,7 +4051,7 @@ func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet,
 }
 
 func (x *fxState) fxo_StopOrderCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StopOrderCancellation) bool {
-	fields, ok := x.collect(sel, stopOrderCancellationImplementors)
+	fields, ok := x.plan(w, sel, stopOrderCancellationImplementors)
 	if !ok {
 		return false
 	}
@@ -4089,7 +4089,7 @@ func (x *fxState) fxo_StopOrderCancellation(ctx context.Context, w *fxWalk, sel 
 }
 
 func (x *fxState) fxo_StopOrderSetup(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StopOrderSetup) bool {
-	fields, ok := x.collect(sel, stopOrderSetupImplementors)
+	fields, ok := x.plan(w, sel, stopOrderSetupImplementors)
 	if !ok {
 		return false
 	}
@@ -4157,7 +4157,7 @@ func (x *fxState) fxo_StopOrderSetup(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_StopOrdersSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StopOrdersSubmission) bool {
-	fields, ok := x.collect(sel, stopOrdersSubmissionImplementors)
+	fields, ok := x.plan(w, sel, stopOrdersSubmissionImplementors)
 	if !ok {
 		return false
 	}
@@ -4195,7 +4195,7 @@ func (x *fxState) fxo_StopOrdersSubmission(ctx context.Context, w *fxWalk, sel a
 }
 
 func (x *fxState) fxo_SuccessorConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SuccessorConfiguration) bool {
-	fields, ok := x.collect(sel, successorConfigurationImplementors)
+	fields, ok := x.plan(w, sel, successorConfigurationImplementors)
 	if !ok {
 		return false
 	}
@@ -4233,7 +4233,7 @@ func (x *fxState) fxo_SuccessorConfiguration(ctx context.Context, w *fxWalk, sel
 }
 
 func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.TargetStakeParameters) bool {
-	fields, ok := x.collect(sel, targetStakeParametersImplementors)
+	fields, ok := x.plan(w, sel, targetStakeParametersImplementors)
 	if !ok {
 		return false
 	}
@@ -4271,7 +4271,7 @@ func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, w *fxWalk, sel 
 }
 
 func (x *fxState) fxo_Transaction(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Transaction) bool {
-	fields, ok := x.collect(sel, transactionImplementors)
+	fields, ok := x.plan(w, sel, transactionImplementors)
 	if !ok {
 		return false
 	}
@@ -4381,7 +4381,7 @@ func (x *fxState) fxo_Transaction(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_TransactionConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.TransactionConnection) bool {
-	fields, ok := x.collect(sel, transactionConnectionImplementors)
+	fields, ok := x.plan(w, sel, transactionConnectionImplementors)
 	if !ok {
 		return false
 	}
@@ -4419,7 +4419,7 @@ func (x *fxState) fxo_TransactionConnection(ctx context.Context, w *fxWalk, sel 
 }
 
 func (x *fxState) fxo_TransactionEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.TransactionEdge) bool {
-	fields, ok := x.collect(sel, transactionEdgeImplementors)
+	fields, ok := x.plan(w, sel, transactionEdgeImplementors)
 	if !ok {
 		return false
 	}
@@ -4457,7 +4457,7 @@ func (x *fxState) fxo_TransactionEdge(ctx context.Context, w *fxWalk, sel ast.Se
 }
 
 func (x *fxState) fxo_UnknownCommand(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UnknownCommand) bool {
-	fields, ok := x.collect(sel, unknownCommandImplementors)
+	fields, ok := x.plan(w, sel, unknownCommandImplementors)
 	if !ok {
 		return false
 	}
@@ -4495,7 +4495,7 @@ func (x *fxState) fxo_UnknownCommand(ctx context.Context, w *fxWalk, sel ast.Sel
 }
 
 func (x *fxState) fxo_UnknownProposalChange(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UnknownProposalChange) bool {
-	fields, ok := x.collect(sel, unknownProposalChangeImplementors)
+	fields, ok := x.plan(w, sel, unknownProposalChangeImplementors)
 	if !ok {
 		return false
 	}
@@ -4533,7 +4533,7 @@ func (x *fxState) fxo_UnknownProposalChange(ctx context.Context, w *fxWalk, sel 
 }
 
 func (x *fxState) fxo_UpdateAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateAsset) bool {
-	fields, ok := x.collect(sel, updateAssetImplementors)
+	fields, ok := x.plan(w, sel, updateAssetImplementors)
 	if !ok {
 		return false
 	}
@@ -4593,7 +4593,7 @@ func (x *fxState) fxo_UpdateAsset(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_UpdateAssetConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateAssetConfiguration) bool {
-	fields, ok := x.collect(sel, updateAssetConfigurationImplementors)
+	fields, ok := x.plan(w, sel, updateAssetConfigurationImplementors)
 	if !ok {
 		return false
 	}
@@ -4631,7 +4631,7 @@ func (x *fxState) fxo_UpdateAssetConfiguration(ctx context.Context, w *fxWalk, s
 }
 
 func (x *fxState) fxo_UpdateERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateERC20) bool {
-	fields, ok := x.collect(sel, updateERC20Implementors)
+	fields, ok := x.plan(w, sel, updateERC20Implementors)
 	if !ok {
 		return false
 	}
@@ -4669,7 +4669,7 @@ func (x *fxState) fxo_UpdateERC20(ctx context.Context, w *fxWalk, sel ast.Select
 }
 
 func (x *fxState) fxo_UpdateFutureProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateFutureProduct) bool {
-	fields, ok := x.collect(sel, updateFutureProductImplementors)
+	fields, ok := x.plan(w, sel, updateFutureProductImplementors)
 	if !ok {
 		return false
 	}
@@ -4719,7 +4719,7 @@ func (x *fxState) fxo_UpdateFutureProduct(ctx context.Context, w *fxWalk, sel as
 }
 
 func (x *fxState) fxo_UpdateInstrumentConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateInstrumentConfiguration) bool {
-	fields, ok := x.collect(sel, updateInstrumentConfigurationImplementors)
+	fields, ok := x.plan(w, sel, updateInstrumentConfigurationImplementors)
 	if !ok {
 		return false
 	}
@@ -4769,7 +4769,7 @@ func (x *fxState) fxo_UpdateInstrumentConfiguration(ctx context.Context, w *fxWa
 }
 
 func (x *fxState) fxo_UpdateMarginMode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarginMode) bool {
-	fields, ok := x.collect(sel, updateMarginModeImplementors)
+	fields, ok := x.plan(w, sel, updateMarginModeImplementors)
 	if !ok {
 		return false
 	}
@@ -4813,7 +4813,7 @@ func (x *fxState) fxo_UpdateMarginMode(ctx context.Context, w *fxWalk, sel ast.S
 }
 
 func (x *fxState) fxo_UpdateMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarket) bool {
-	fields, ok := x.collect(sel, updateMarketImplementors)
+	fields, ok := x.plan(w, sel, updateMarketImplementors)
 	if !ok {
 		return false
 	}
@@ -4851,7 +4851,7 @@ func (x *fxState) fxo_UpdateMarket(ctx context.Context, w *fxWalk, sel ast.Selec
 }
 
 func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketConfig) bool {
-	fields, ok := x.collect(sel, updateMarketConfigImplementors)
+	fields, ok := x.plan(w, sel, updateMarketConfigImplementors)
 	if !ok {
 		return false
 	}
@@ -4955,7 +4955,7 @@ func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast
 }
 
 func (x *fxState) fxo_UpdateMarketState(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketState) bool {
-	fields, ok := x.collect(sel, updateMarketStateImplementors)
+	fields, ok := x.plan(w, sel, updateMarketStateImplementors)
 	if !ok {
 		return false
 	}
@@ -4987,7 +4987,7 @@ func (x *fxState) fxo_UpdateMarketState(ctx context.Context, w *fxWalk, sel ast.
 }
 
 func (x *fxState) fxo_UpdateMarketStateConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketStateConfiguration) bool {
-	fields, ok := x.collect(sel, updateMarketStateConfigurationImplementors)
+	fields, ok := x.plan(w, sel, updateMarketStateConfigurationImplementors)
 	if !ok {
 		return false
 	}
@@ -5031,7 +5031,7 @@ func (x *fxState) fxo_UpdateMarketStateConfiguration(ctx context.Context, w *fxW
 }
 
 func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateNetworkParameter) bool {
-	fields, ok := x.collect(sel, updateNetworkParameterImplementors)
+	fields, ok := x.plan(w, sel, updateNetworkParameterImplementors)
 	if !ok {
 		return false
 	}
@@ -5063,7 +5063,7 @@ func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, w *fxWalk, sel
 }
 
 func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) bool {
-	fields, ok := x.collect(sel, updatePerpetualProductImplementors)
+	fields, ok := x.plan(w, sel, updatePerpetualProductImplementors)
 	if !ok {
 		return false
 	}
@@ -5161,7 +5161,7 @@ func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel
 }
 
 func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
-	fields, ok := x.collect(sel, validatorNodeImplementors)
+	fields, ok := x.plan(w, sel, validatorNodeImplementors)
 	if !ok {
 		return false
 	}

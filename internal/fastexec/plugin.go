@@ -128,7 +128,7 @@ func (g *gen) object(o *codegen.Object) error {
 		recv = ", obj " + ref(o.Reference())
 	}
 	g.p("func (x *fxState) %s(ctx context.Context, w *fxWalk, sel ast.SelectionSet%s) bool {", objFn(o.Name), recv)
-	g.p("fields, ok := x.collect(sel, %s)", templates.LcFirst(o.Name)+"Implementors")
+	g.p("fields, ok := x.plan(w, sel, %s)", templates.LcFirst(o.Name)+"Implementors")
 	g.p("if !ok { return false }")
 	g.p("o := w.o")
 	g.p("o.b.WriteByte('{')")
