@@ -137,7 +137,7 @@ func (r *fxRounds) prefetch(ids []string) {
 		if _, ok := r.waits[id]; ok {
 			continue
 		}
-		if _, _, ok := r.loaders.cachedLocally(id); ok {
+		if r.loaders.inLocalCache(id) {
 			continue
 		}
 		r.waits[id] = &fxWait{done: make(chan struct{})}

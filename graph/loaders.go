@@ -59,6 +59,17 @@ func newLoaders(up Upstream, cache AssetCache, cfg LoaderConfig, hooks Hooks, fr
 	}
 }
 
+// inLocalCache reports whether cachedLocally would serve id, without
+// counting a lookup or recording freshness (the prefetch asks first).
+func (l *Loaders) inLocalCache(id string) bool {
+	local, ok := l.batcher.cache.(*memoryAssetCache)
+	if !ok {
+		return false
+	}
+	_, ok = local.lru.Peek(id)
+	return ok
+}
+
 // cachedLocally serves an asset from an in-process cache without waiting
 // for a batch: waiting to batch only pays when the lookup costs a round
 // trip (the upstream, or a shared cache such as Redis).

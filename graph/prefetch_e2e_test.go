@@ -116,3 +116,47 @@ func TestAssetReferencesArePrefetched(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefetchCountsCacheHitsOnce: ids the in-process asset cache holds
+// are not prefetched, and the prefetch's look at the cache is no lookup:
+// a query counts the same cache hits with the prefetch as without it.
+func TestPrefetchCountsCacheHitsOnce(t *testing.T) {
+	sample := startSample(t, sampleservice.Config{})
+	var mu sync.Mutex
+	hits, misses, prefetched := 0, 0, 0
+	hooks := graph.Hooks{
+		AssetCache: func(h, m int) {
+			mu.Lock()
+			defer mu.Unlock()
+			hits, misses = hits+h, misses+m
+		},
+		LoaderPrefetch: func(string, int) {
+			mu.Lock()
+			defer mu.Unlock()
+			prefetched++
+		},
+	}
+	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Hooks: hooks}})
+	vars := map[string]any{"types": []string{"Batch Proposal"}}
+	withoutPrefetch := strings.Replace(proposalAssetsQuery, "settlementAsset {", "settlementAsset @include(if: true) {", 1)
+	count := func(query string) (h, m, p int) {
+		mu.Lock()
+		hits, misses, prefetched = 0, 0, 0
+		mu.Unlock()
+		g.query(t, query, vars)
+		mu.Lock()
+		defer mu.Unlock()
+		return hits, misses, prefetched
+	}
+	if _, m, p := count(proposalAssetsQuery); m == 0 || p != 1 {
+		t.Fatalf("cold cache: %d misses, %d prefetches; want some, and 1", m, p)
+	}
+	hPrefetch, mPrefetch, p := count(proposalAssetsQuery)
+	hPlain, mPlain, _ := count(withoutPrefetch)
+	if p != 0 || mPrefetch != 0 || mPlain != 0 {
+		t.Fatalf("warm cache: %d prefetches, misses %d and %d; want none", p, mPrefetch, mPlain)
+	}
+	if hPrefetch == 0 || hPrefetch != hPlain {
+		t.Fatalf("warm cache: %d hits with the prefetch, %d without; want the same, not 0", hPrefetch, hPlain)
+	}
+}
