@@ -24,7 +24,11 @@ import (
 // market updates gets the settlement assets of both looked up (in the
 // same one round). Operations whose selections carry directives
 // (@skip, @include: their selection depends on variables) get no
-// prefetch; their assets are looked up as before.
+// prefetch; nor do operations with more than one list of transactions
+// (two fields, or one inside a list: a party's transactions under each of
+// a page of delegations), since each list would start a round of its own
+// where the fields make one for all. Their assets are looked up as
+// before.
 
 // assetRef is one schema field that resolves an asset id held by an
 // upstream type. TestAssetRefsCoverTheSchema checks that the table names
@@ -52,38 +56,79 @@ type refSet uint64
 func (s refSet) has(i int) bool { return s&(1<<i) != 0 }
 
 // selectedAssetRefs returns the asset references the operation selects
-// anywhere (fragments included).
+// anywhere (fragments included), or none unless the operation has exactly
+// one list of transactions, executed once.
 func selectedAssetRefs(doc *ast.QueryDocument, op *ast.OperationDefinition) refSet {
-	var set refSet
-	seen := map[string]bool{}
-	var walk func(ast.SelectionSet)
-	walk = func(sel ast.SelectionSet) {
-		for _, s := range sel {
-			switch s := s.(type) {
-			case *ast.Field:
-				if s.Definition != nil && s.Definition.Type != nil && s.Definition.Type.Name() == "Asset" && s.ObjectDefinition != nil {
-					for i, ref := range assetRefs {
-						if ref.field == s.Name && (ref.object == s.ObjectDefinition.Name || s.ObjectDefinition.Kind != ast.Object) {
-							set |= 1 << i
-						}
+	w := refWalk{doc: doc, fragments: map[fragmentUse]refCount{}}
+	c := w.selections(op.SelectionSet, false)
+	if c.lists != 1 {
+		return 0
+	}
+	return c.refs
+}
+
+// refCount is what a selection set holds: the asset references, and the
+// lists of transactions (one inside a list counts as two: as many).
+type refCount struct {
+	refs  refSet
+	lists int
+}
+
+func (c *refCount) add(o refCount) {
+	c.refs |= o.refs
+	c.lists = min(c.lists+o.lists, 2) // 2 is already too many
+}
+
+type fragmentUse struct {
+	name      string
+	underList bool
+}
+
+// refWalk counts the selections of one document, each fragment once per
+// context (a fragment spread many times is not walked many times).
+type refWalk struct {
+	doc       *ast.QueryDocument
+	fragments map[fragmentUse]refCount
+}
+
+func (w *refWalk) selections(sel ast.SelectionSet, underList bool) refCount {
+	var c refCount
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if s.Definition == nil || s.Definition.Type == nil {
+				continue
+			}
+			switch s.Definition.Type.Name() {
+			case "Asset":
+				for i, ref := range assetRefs {
+					if s.ObjectDefinition != nil && ref.field == s.Name && (ref.object == s.ObjectDefinition.Name || s.ObjectDefinition.Kind != ast.Object) {
+						c.refs |= 1 << i
 					}
 				}
-				walk(s.SelectionSet)
-			case *ast.InlineFragment:
-				walk(s.SelectionSet)
-			case *ast.FragmentSpread:
-				if seen[s.Name] {
-					continue
-				}
-				seen[s.Name] = true
-				if f := doc.Fragments.ForName(s.Name); f != nil {
-					walk(f.SelectionSet)
+			case "TransactionConnection":
+				c.add(refCount{lists: 1})
+				if underList {
+					c.add(refCount{lists: 1})
 				}
 			}
+			c.add(w.selections(s.SelectionSet, underList || s.Definition.Type.Elem != nil))
+		case *ast.InlineFragment:
+			c.add(w.selections(s.SelectionSet, underList))
+		case *ast.FragmentSpread:
+			use := fragmentUse{s.Name, underList}
+			fc, done := w.fragments[use]
+			if !done {
+				w.fragments[use] = refCount{lists: 2} // while walked: a cycle, which validation refuses, counts as too many
+				if f := w.doc.Fragments.ForName(s.Name); f != nil {
+					fc = w.selections(f.SelectionSet, underList)
+				}
+				w.fragments[use] = fc
+			}
+			c.add(fc)
 		}
 	}
-	walk(op.SelectionSet)
-	return set
+	return c
 }
 
 // assetRefsOf calls add with every asset id v holds in a reference field

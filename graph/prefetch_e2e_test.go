@@ -90,6 +90,8 @@ func TestAssetReferencesArePrefetched(t *testing.T) {
 		{"asset updates only", onlyUpdates, []int{len(updated)}, []int{len(updated)}},
 		{"a directive", strings.Replace(onlyUpdates, "asset { id }", "asset @include(if: true) { id }", 1), []int{len(updated)}, nil},
 		{"no reference", strings.Replace(onlyUpdates, "asset { id }", "assetId", 1), nil, nil},
+		// Two lists would make two rounds where the fields make one.
+		{"two lists", strings.Replace(onlyUpdates, "{ transactions(", "{ a: transactions(first: 50, cmdTypes: $types) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id } } } } } } } } } } b: transactions(", 1), []int{len(updated)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls.take()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vektah/gqlparser/v2"
+
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -97,5 +99,52 @@ func TestAssetRefsOfWalksEveryHolder(t *testing.T) {
 	}
 	if got := collect(0); len(got) != 0 {
 		t.Fatalf("nothing selected: %v", got)
+	}
+}
+
+// TestSelectedAssetRefs: the references an operation selects, through
+// fields, inline fragments and fragment spreads; none unless it has
+// exactly one list of transactions executed once.
+func TestSelectedAssetRefs(t *testing.T) {
+	schema := NewExecutableSchema(Config{}).Schema()
+	index := map[string]int{}
+	for i, r := range assetRefs {
+		index[r.object+"."+r.field] = i
+	}
+	set := func(names ...string) refSet {
+		var s refSet
+		for _, n := range names {
+			s |= 1 << index[n]
+		}
+		return s
+	}
+	const updates = `command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id } } } } } } }`
+	for _, tc := range []struct {
+		name, query string
+		want        refSet
+	}{
+		{"one list", `{ transactions { edges { node { ` + updates + ` } } } }`, set("UpdateAsset.asset")},
+		{"a party's list", `{ party(id: "` + strings.Repeat("a", 64) + `") { transactions { edges { node { ` + updates + ` } } } } }`, set("UpdateAsset.asset")},
+		{"through fragments", `query { transactions { ...Page } }
+			fragment Page on TransactionConnection { edges { node { command { ...Proposal } } } }
+			fragment Proposal on BatchProposalSubmission { terms { changes { change {
+				... on NewMarket { changes { instrument { future { settlementAsset { id } } perpetual { settlementAsset { id } } } } }
+				... on NewSpotMarket { changes { instrument { spot { quoteAsset { id } } } } }
+			} } } }`, set("Future.settlementAsset", "Perpetual.settlementAsset", "Spot.quoteAsset")},
+		{"no reference", `{ transactions { edges { node { hash } } } }`, 0},
+		{"no list", `{ asset(id: "x") { id } }`, 0},
+		{"two lists", `{ a: transactions { edges { node { ` + updates + ` } } } b: transactions { edges { cursor } } }`, 0},
+		{"a fragment with a list, spread twice", `query { ...Txs party(id: "` + strings.Repeat("a", 64) + `") { ...PartyTxs } }
+			fragment Txs on Query { transactions { edges { node { ` + updates + ` } } } }
+			fragment PartyTxs on Party { transactions { edges { cursor } } }`, 0},
+		{"a list inside a list", `{ delegations { edges { node { party { transactions { edges { node { ` + updates + ` } } } } } } } }`, 0},
+	} {
+		doc, err := gqlparser.LoadQuery(schema, tc.query)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := selectedAssetRefs(doc, doc.Operations[0]); got != tc.want {
+			t.Errorf("%s: refs %b, want %b", tc.name, got, tc.want)
+		}
 	}
 }
