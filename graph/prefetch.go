@@ -32,7 +32,7 @@ import (
 
 // assetRef is one schema field that resolves an asset id held by an
 // upstream type. TestAssetRefsCoverTheSchema checks that the table names
-// every Asset field of the schema's objects (Query's aside).
+// every field whose resolver turns an object's id into an asset.
 type assetRef struct {
 	goType  reflect.Type
 	goField string // the string field holding the id

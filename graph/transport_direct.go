@@ -20,7 +20,8 @@ import (
 // for a large page. Here the executor hands its data to the transport and
 // puts a marker in the response instead; the writer puts the data in the
 // marker's place, escaped as json.Marshal would have escaped it (<, >, &,
-// U+2028, U+2029), so the bytes on the wire are the same as before.
+// U+2028, U+2029), so the bytes on the wire are the same as before. It
+// also decodes the request body itself when it can (transport_body.go).
 // Everything else (headers, status codes, errors, extensions) is gqlgen's.
 type directPOST struct {
 	transport.POST
