@@ -249,6 +249,13 @@ func (x *fxState) plan(w *fxWalk, sel ast.SelectionSet, satisfies []string) ([]g
 	if len(sel) == 0 || len(satisfies) == 0 {
 		return nil, false
 	}
+	if w.recent == nil {
+		if w.lookups < 8 {
+			w.lookups++
+			return x.collect(sel, satisfies)
+		}
+		w.recent = new([8]fxRecent)
+	}
 	k := fxKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
 	h := uintptr(unsafe.Pointer(k.first))>>4 ^ uintptr(unsafe.Pointer(k.typ))>>3
 	slot := &w.recent[h%uintptr(len(w.recent))]
@@ -382,11 +389,16 @@ type fxWalk struct {
 	path []fxFrame
 
 	// recent are the plans this walk used last, by a hash of their key:
-	// the rows of a list look up the same few plans in turn.
-	recent [8]struct {
-		k    fxKey
-		plan fxPlan
-	}
+	// the rows of a list look up the same few plans in turn. Made once
+	// the walk has looked up a few plans: the many walks that write one
+	// small object (an asset reference) do not pay for it.
+	recent  *[8]fxRecent
+	lookups int
+}
+
+type fxRecent struct {
+	k    fxKey
+	plan fxPlan
 }
 
 type fxFrame struct {
