@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/upstream"
 )
@@ -30,7 +31,7 @@ import (
 // logger its configuration asks for, writing into logs.
 type opsGateway struct {
 	URL  string
-	logs *lockedBuffer
+	logs *testutil.LockedBuffer
 	stop func() error
 }
 
@@ -40,7 +41,7 @@ func startOpsGateway(t *testing.T, args ...string) *opsGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testutil.LockedBuffer{}
 	logger := newLogger(cfg, logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	gw, err := newGateway(ctx, cfg, logger)
@@ -62,23 +63,6 @@ func startOpsGateway(t *testing.T, args ...string) *opsGateway {
 	})
 	t.Cleanup(func() { _ = stop() })
 	return &opsGateway{URL: "http://" + ln.Addr().String(), logs: logs, stop: stop}
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // testUpstream serves a sample data service through a handler that

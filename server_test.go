@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tradenet/gateway/internal/testutil"
 )
 
 func TestConfigFlagWinsOverEnvironment(t *testing.T) {
@@ -66,13 +68,13 @@ func TestReadmeListsEverySetting(t *testing.T) {
 }
 
 // startGateway runs the gateway as `go run .` does, on a loopback port.
-func startGateway(t *testing.T, args ...string) (url string, logs *lockedBuffer, stop func() error) {
+func startGateway(t *testing.T, args ...string) (url string, logs *testutil.LockedBuffer, stop func() error) {
 	t.Helper()
 	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs = &lockedBuffer{}
+	logs = &testutil.LockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	gw, err := newGateway(ctx, cfg, logger)

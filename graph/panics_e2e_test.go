@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,10 +9,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -48,24 +47,6 @@ func (p panicky) ListDelegations(ctx context.Context, params upstream.Delegation
 	return p.Upstream.ListDelegations(ctx, params)
 }
 
-// syncBuffer is a log sink safe for the handler's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestPanicsBecomeInternalErrorsAndTheProcessKeepsServing(t *testing.T) {
 	sample, err := sharedSample()
 	if err != nil {
@@ -92,7 +73,7 @@ func TestPanicsBecomeInternalErrorsAndTheProcessKeepsServing(t *testing.T) {
 		five[fmt.Sprintf("v%d", i)] = id
 	}
 
-	logs := &syncBuffer{}
+	logs := &testutil.LockedBuffer{}
 	up := panicky{Upstream: client, listAssets: true, getAsset: true, listDelegations: true}
 	h := graph.NewHandler(graph.HandlerConfig{
 		Upstream: up,
