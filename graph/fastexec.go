@@ -11,11 +11,11 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/tradenet/gateway/internal/swar"
-
 	"github.com/99designs/gqlgen/graphql"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/tradenet/gateway/internal/swar"
 )
 
 // The direct executor. gqlgen's executor builds a tree of marshalers with a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tradenet/gateway/internal/ctxwait"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -170,15 +171,15 @@ func (b *Budget) Wait(ctx context.Context) error {
 			if wait <= 0 {
 				return nil
 			}
-			return sleep(ctx, wait)
+			return ctxwait.Sleep(ctx, wait)
 		case 1:
 			if res[2] == 1 {
 				return &upstream.BudgetError{RetryAfter: wait, Banned: true}
 			}
-			if outlasts(ctx, wait) {
+			if ctxwait.Outlasts(ctx, time.Now(), wait) {
 				return &upstream.BudgetError{RetryAfter: wait}
 			}
-			if err := sleep(ctx, wait); err != nil {
+			if err := ctxwait.Sleep(ctx, wait); err != nil {
 				return err
 			}
 		default:
@@ -226,22 +227,4 @@ func (b *Budget) State(ctx context.Context) (upstream.BudgetState, error) {
 		PausedFor: time.Duration(res[1]) * time.Microsecond,
 		Banned:    res[2] == 1,
 	}, nil
-}
-
-// outlasts reports whether waiting d would pass ctx's deadline.
-func outlasts(ctx context.Context, d time.Duration) bool {
-	deadline, ok := ctx.Deadline()
-	return ok && time.Now().Add(d).After(deadline)
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/tradenet/gateway/internal/ctxwait"
 )
 
 // Defaults of the rate budget towards the data node: inside its limit of
@@ -90,10 +92,10 @@ func (b *LocalBudget) Wait(ctx context.Context) error {
 		if paused <= 0 {
 			break
 		}
-		if outlasts(ctx, now, paused+budgetMargin) {
+		if ctxwait.Outlasts(ctx, now, paused+budgetMargin) {
 			return &BudgetError{RetryAfter: paused}
 		}
-		if err := sleep(ctx, paused); err != nil {
+		if err := ctxwait.Sleep(ctx, paused); err != nil {
 			return err
 		}
 	}
@@ -105,11 +107,11 @@ func (b *LocalBudget) Wait(ctx context.Context) error {
 	if delay <= 0 {
 		return nil
 	}
-	if outlasts(ctx, time.Now(), delay+budgetMargin) {
+	if ctxwait.Outlasts(ctx, time.Now(), delay+budgetMargin) {
 		res.Cancel()
 		return &BudgetError{RetryAfter: delay}
 	}
-	if err := sleep(ctx, delay); err != nil {
+	if err := ctxwait.Sleep(ctx, delay); err != nil {
 		res.Cancel()
 		return err
 	}
@@ -150,22 +152,4 @@ func (b *LocalBudget) State(context.Context) (BudgetState, error) {
 	}
 	s.Banned = b.bannedUntil.After(now)
 	return s, nil
-}
-
-// outlasts reports whether waiting d from now would pass ctx's deadline.
-func outlasts(ctx context.Context, now time.Time, d time.Duration) bool {
-	deadline, ok := ctx.Deadline()
-	return ok && now.Add(d).After(deadline)
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
