@@ -72,6 +72,79 @@ func (o oneOf[K]) decode(obj []byte, c choice) (K, error) {
 	return member, nil
 }
 
+// decodeLast is the fast path of a one-of object in the wire's order: its
+// plain fields, then its member, last (upstream-wire.md's example, and the
+// sample service's). plain decodes the value of a plain field and reports
+// whether key is one. When the first key that is not a plain field is a
+// known member whose value runs to the end of the object, and go-json
+// decodes that value, decodeLast returns the member: the member the
+// general path would choose (no other member follows it), decoded from the
+// same bytes, without scanning the member's value first to find its end.
+// Anything else (an unknown member, a member before a plain field, an
+// escape in a key, a null member, any error) returns ok false, and the
+// caller decodes b the general way, which reports every error as before.
+func (o oneOf[K]) decodeLast(b []byte, plain func(key, value []byte) (bool, error)) (member K, ok bool) {
+	if stdOnly.Load() {
+		return member, false
+	}
+	end := len(b)
+	for end > 0 && isJSONSpace(b[end-1]) {
+		end--
+	}
+	if end == 0 || b[end-1] != '}' {
+		return member, false
+	}
+	end-- // at the object's closing brace
+	i := skipSpace(b, 0)
+	if i >= end || b[i] != '{' {
+		return member, false
+	}
+	for i = skipSpace(b, i+1); i < end && b[i] == '"'; {
+		kend, ok := skipString(b, i)
+		if !ok {
+			return member, false
+		}
+		key := b[i+1 : kend-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return member, false
+		}
+		i = skipSpace(b, kend)
+		if i >= end || b[i] != ':' {
+			return member, false
+		}
+		i = skipSpace(b, i+1)
+		if newMember, known := o.members[string(key)]; known {
+			raw := b[i:end]
+			for len(raw) > 0 && isJSONSpace(raw[len(raw)-1]) {
+				raw = raw[:len(raw)-1]
+			}
+			if len(raw) == 0 || raw[len(raw)-1] != '}' { // members are objects (and null is no member)
+				return member, false
+			}
+			m := newMember()
+			if fastUnmarshal(raw, m) != nil {
+				return member, false
+			}
+			return m, true
+		}
+		vend, ok := skipValue(b, i)
+		if !ok {
+			return member, false
+		}
+		if isPlain, err := plain(key, b[i:vend]); !isPlain || err != nil {
+			return member, false
+		}
+		i = skipSpace(b, vend)
+		if i >= end || b[i] != ',' {
+			return member, false
+		}
+		i = skipSpace(b, i+1)
+	}
+	return member, false
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
 // eachMember calls fn with each key of the JSON object b (unquoted) and
 // its raw value, in order. It is a light scan, not a validation: b comes
 // from the JSON decoder (decode.go), which has validated it, as

@@ -57,6 +57,18 @@ func (p *ProposalChange) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
 		return nil
 	}
+	var fast ProposalChange
+	if kind, ok := proposalChangeMembers.decodeLast(b, fast.decodePlain); ok {
+		fast.Change = kind
+		*p = fast
+		return nil
+	}
+	return p.unmarshalGeneral(b)
+}
+
+// unmarshalGeneral decodes any proposal change object: every key scanned,
+// the member chosen among them (oneOf.consider).
+func (p *ProposalChange) unmarshalGeneral(b []byte) error {
 	var change ProposalChange
 	var member choice
 	err := eachMember(b, reflect.TypeFor[ProposalChange](), func(key, value []byte) error {
@@ -74,6 +86,15 @@ func (p *ProposalChange) UnmarshalJSON(b []byte) error {
 	}
 	*p = change
 	return nil
+}
+
+// decodePlain decodes enactmentTimestamp, the field beside the member
+// (oneOf.decodeLast).
+func (p *ProposalChange) decodePlain(key, value []byte) (bool, error) {
+	if string(key) == "enactmentTimestamp" {
+		return true, p.EnactmentTimestamp.UnmarshalJSON(value)
+	}
+	return false, nil
 }
 
 // MarshalJSON writes the wire form: enactmentTimestamp and the member under

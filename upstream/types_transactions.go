@@ -105,6 +105,18 @@ func (c *Command) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
 		return nil
 	}
+	var fast Command
+	if kind, ok := commandMembers.decodeLast(b, fast.decodePlain); ok {
+		fast.Kind = kind
+		*c = fast
+		return nil
+	}
+	return c.unmarshalGeneral(b)
+}
+
+// unmarshalGeneral decodes any command object: every key scanned, the
+// member chosen among them (oneOf.consider).
+func (c *Command) unmarshalGeneral(b []byte) error {
 	var cmd Command
 	var member choice
 	err := eachMember(b, reflect.TypeFor[Command](), func(key, value []byte) error {
@@ -125,6 +137,18 @@ func (c *Command) UnmarshalJSON(b []byte) error {
 	}
 	*c = cmd
 	return nil
+}
+
+// decodePlain decodes nonce or blockHeight, the fields beside the member
+// (oneOf.decodeLast).
+func (c *Command) decodePlain(key, value []byte) (bool, error) {
+	switch string(key) {
+	case "nonce":
+		return true, c.Nonce.UnmarshalJSON(value)
+	case "blockHeight":
+		return true, c.BlockHeight.UnmarshalJSON(value)
+	}
+	return false, nil
 }
 
 // MarshalJSON writes the wire form: nonce, blockHeight and the member
