@@ -100,7 +100,38 @@ func dataNodePage[T any](req pageRequest, list cursorList, pg *upstream.Page[T])
 	out.Cursors = make([]string, len(pg.Edges))
 	for i := range pg.Edges {
 		out.Rows[i] = &pg.Edges[i].Node
-		out.Cursors[i] = dataNodeCursor{C: pg.Edges[i].Cursor}.encode(list)
 	}
+	encodeCursors(pg.Edges, out.Cursors, list)
 	return out
 }
+
+// encodeCursors encodes the edges' cursors into cursors. A large page's
+// are encoded in two halves at once (half a microsecond a row: 0.5 ms for
+// a page of 1,000, on the request's path while nothing else runs); a
+// panic in the helper goroutine leaves its half to this one, where the
+// resolver's recovery turns it into an error.
+func encodeCursors[T any](edges []upstream.Edge[T], cursors []string, list cursorList) {
+	encode := func(from, to int) {
+		for i := from; i < to; i++ {
+			cursors[i] = dataNodeCursor{C: edges[i].Cursor}.encode(list)
+		}
+	}
+	if len(edges) < parallelCursors {
+		encode(0, len(edges))
+		return
+	}
+	half := len(edges) / 2
+	done := make(chan bool, 1)
+	go func() {
+		defer func() { done <- recover() == nil }()
+		encode(half, len(edges))
+	}()
+	encode(0, half)
+	if !<-done {
+		encode(half, len(edges))
+	}
+}
+
+// parallelCursors is the smallest page whose cursors are encoded in two
+// halves: below it, starting a goroutine costs more than it saves.
+const parallelCursors = 256
