@@ -389,9 +389,12 @@ type fxWalk struct {
 	path []fxFrame
 
 	// recent are the plans this walk used last, by a hash of their key:
-	// the rows of a list look up the same few plans in turn. Made once
-	// the walk has looked up a few plans: the many walks that write one
-	// small object (an asset reference) do not pay for it.
+	// the rows of a list look up the same few plans in turn (measured: 99.9 %
+	// hits on a page of 1,000 delegations, 4 plans a row; about half on the
+	// heaviest transactions page, whose rows use more plans than there are
+	// slots, and where a 32-slot table still missed 43 %). Made once the
+	// walk has looked up a few plans: the many walks that write one small
+	// object (an asset reference) do not pay for it.
 	recent  *[8]fxRecent
 	lookups int
 }

@@ -52,40 +52,22 @@ func spliceFor(ctx context.Context) *splice {
 	return s
 }
 
-// Do implements graphql.Transport. It reads the body first and decodes
-// it itself when it can (transport_body.go); otherwise gqlgen's transport
-// reads what was read, then any read error, and decodes it.
+// Do implements graphql.Transport. It decodes the body guardRequest read
+// itself when it can (transport_body.go); otherwise gqlgen's transport
+// reads and decodes it, as it would have.
 func (t directPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	s := &splice{}
 	sw := &spliceWriter{ResponseWriter: w, s: s}
 	r = r.WithContext(context.WithValue(r.Context(), spliceKey{}, s))
-	start := graphql.Now()
-	var body []byte
-	var err error
 	if rb, ok := r.Body.(*readBody); ok && rb.Len() == len(rb.bytes) {
-		body = rb.bytes
-	} else {
-		body, err = io.ReadAll(r.Body)
-	}
-	if err == nil {
-		if p, ok := fastParams(body); ok {
+		if p, ok := fastParams(rb.bytes); ok {
 			r.Body = io.NopCloser(strings.NewReader("{}"))
-			t.POST.Do(sw, r, decodedParams{GraphExecutor: exec, params: &p, start: graphql.TraceTiming{Start: start}})
+			t.POST.Do(sw, r, decodedParams{GraphExecutor: exec, params: &p, start: graphql.TraceTiming{Start: graphql.Now()}})
 			return
 		}
 	}
-	read := io.Reader(bytes.NewReader(body))
-	if err != nil {
-		read = io.MultiReader(read, failedReader{err})
-	}
-	r.Body = io.NopCloser(read)
 	t.POST.Do(sw, r, exec)
 }
-
-// failedReader returns its error: the read error of a body, replayed.
-type failedReader struct{ err error }
-
-func (f failedReader) Read([]byte) (int, error) { return 0, f.err }
 
 type spliceWriter struct {
 	http.ResponseWriter

@@ -87,10 +87,7 @@ func (o oneOf[K]) decodeLast(b []byte, plain func(key, value []byte) (bool, erro
 	if stdOnly.Load() {
 		return member, false
 	}
-	end := len(b)
-	for end > 0 && isJSONSpace(b[end-1]) {
-		end--
-	}
+	end := len(bytes.TrimRight(b, jsonSpace))
 	if end == 0 || b[end-1] != '}' {
 		return member, false
 	}
@@ -114,10 +111,7 @@ func (o oneOf[K]) decodeLast(b []byte, plain func(key, value []byte) (bool, erro
 		}
 		i = skipSpace(b, i+1)
 		if newMember, known := o.members[string(key)]; known {
-			raw := b[i:end]
-			for len(raw) > 0 && isJSONSpace(raw[len(raw)-1]) {
-				raw = raw[:len(raw)-1]
-			}
+			raw := bytes.TrimRight(b[i:end], jsonSpace)
 			if len(raw) == 0 || raw[len(raw)-1] != '}' { // members are objects (and null is no member)
 				return member, false
 			}
@@ -143,7 +137,8 @@ func (o oneOf[K]) decodeLast(b []byte, plain func(key, value []byte) (bool, erro
 	return member, false
 }
 
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+// jsonSpace is JSON's whitespace (skipSpace's).
+const jsonSpace = " \t\r\n"
 
 // eachMember calls fn with each key of the JSON object b (unquoted) and
 // its raw value, in order. It is a light scan, not a validation: b comes
