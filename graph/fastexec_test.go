@@ -179,22 +179,12 @@ func TestDirectExecutorDispatchesAssetRoundsWhenIdle(t *testing.T) {
 	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Loaders: cfg}})
 
 	refs := map[string]bool{}
-	n := 0
-	for i := ds.Transactions.Len() - 1; i >= 0 && n < 50; i-- {
-		if ds.Transactions.Meta(i).Type == "Batch Proposal" {
-			assetReferences(ds.Transactions.AppendJSON(nil, i), refs)
-			n++
-		}
+	for _, raw := range proposalPage(ds) {
+		assetReferences(raw, refs)
 	}
 	sample.Service.ResetCounters()
-	done := make(chan gqlResponse, 1)
-	go func() { done <- g.query(t, proposalAssetsQuery, map[string]any{"types": []string{"Batch Proposal"}}) }()
-	var resp gqlResponse
-	select {
-	case resp = <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the query waited for LOADER_WAIT (an hour): the round was not dispatched when the query went idle")
-	}
+	resp := g.queryWithin(t, proposalAssetsQuery, map[string]any{"types": []string{"Batch Proposal"}},
+		"the query waited for LOADER_WAIT (an hour): the round was not dispatched when the query went idle")
 	for _, e := range resp.Errors {
 		if e.code() != "NOT_FOUND" {
 			t.Fatalf("unexpected error %+v", e)

@@ -55,6 +55,34 @@ func assetReferences(raw []byte, into map[string]bool) {
 	})
 }
 
+// proposalPage returns the JSON of the dataset's newest 50 Batch Proposal
+// transactions: the page proposalAssetsQuery reads.
+func proposalPage(ds *sampleservice.Dataset) [][]byte {
+	var page [][]byte
+	for i := ds.Transactions.Len() - 1; i >= 0 && len(page) < 50; i-- {
+		if ds.Transactions.Meta(i).Type == "Batch Proposal" {
+			page = append(page, ds.Transactions.AppendJSON(nil, i))
+		}
+	}
+	return page
+}
+
+// queryWithin runs a query that must answer within two minutes: far less
+// than the hour of LOADER_WAIT the tests that use it set, so that a query
+// left waiting for it fails the test, with why.
+func (g *testGateway) queryWithin(t *testing.T, query string, vars map[string]any, why string) gqlResponse {
+	t.Helper()
+	done := make(chan gqlResponse, 1)
+	go func() { done <- g.query(t, query, vars) }()
+	select {
+	case resp := <-done:
+		return resp
+	case <-time.After(2 * time.Minute):
+		t.Fatal(why)
+		return gqlResponse{}
+	}
+}
+
 // eachMemberJSON calls visit with every member of every object in the
 // JSON document raw, at any depth.
 func eachMemberJSON(raw []byte, visit func(key string, value any)) {
@@ -84,12 +112,8 @@ func TestReferencesCostOneAssetRound(t *testing.T) {
 
 	// The assets the first page of 50 batch proposals references.
 	refs := map[string]bool{}
-	n := 0
-	for i := ds.Transactions.Len() - 1; i >= 0 && n < 50; i-- {
-		if ds.Transactions.Meta(i).Type == "Batch Proposal" {
-			assetReferences(ds.Transactions.AppendJSON(nil, i), refs)
-			n++
-		}
+	for _, raw := range proposalPage(ds) {
+		assetReferences(raw, refs)
 	}
 	if len(refs) < 3 {
 		t.Fatalf("the page references only %d assets; the test needs several", len(refs))

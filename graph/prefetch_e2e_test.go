@@ -64,14 +64,9 @@ func TestAssetReferencesArePrefetched(t *testing.T) {
 	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Loaders: cfg, Hooks: calls.hooks()}})
 
 	all, updated := map[string]bool{}, map[string]bool{}
-	n := 0
-	for i := ds.Transactions.Len() - 1; i >= 0 && n < 50; i-- {
-		if ds.Transactions.Meta(i).Type == "Batch Proposal" {
-			raw := ds.Transactions.AppendJSON(nil, i)
-			assetReferences(raw, all)
-			updateAssetReferences(raw, updated)
-			n++
-		}
+	for _, raw := range proposalPage(ds) {
+		assetReferences(raw, all)
+		updateAssetReferences(raw, updated)
 	}
 	if len(updated) == 0 || len(updated) >= len(all) {
 		t.Fatalf("the page references %d assets, %d of them by asset updates; the test needs some of each", len(all), len(updated))
@@ -95,14 +90,7 @@ func TestAssetReferencesArePrefetched(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls.take()
-			done := make(chan gqlResponse, 1)
-			go func() { done <- g.query(t, tc.query, vars) }()
-			var resp gqlResponse
-			select {
-			case resp = <-done:
-			case <-time.After(2 * time.Minute):
-				t.Fatal("the query waited for LOADER_WAIT (an hour)")
-			}
+			resp := g.queryWithin(t, tc.query, vars, "the query waited for LOADER_WAIT (an hour)")
 			for _, e := range resp.Errors {
 				if e.code() != "NOT_FOUND" {
 					t.Fatalf("unexpected error %+v", e)
