@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/httpgzip"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -36,6 +37,10 @@ type config struct {
 	AssetCacheSize  int
 	AssetCacheTTL   time.Duration
 	LoaderWait      time.Duration
+
+	// Response compression (internal/httpgzip).
+	CompressionLevel    int
+	CompressionMinBytes int
 
 	// Hardening: query limits, upstream resilience, the rate budget.
 	MaxDepth            int
@@ -81,6 +86,8 @@ func (c *config) settings() []setting {
 		{"page-max", "PAGE_MAX", "largest first or last accepted", intValue(&c.PageMax, 1000)},
 		{"page-nested-max", "PAGE_NESTED_MAX", "largest first or last in a connection nested under a list (e.g. each row's party { delegations })", intValue(&c.PageNestedMax, 100)},
 		{"max-body-bytes", "MAX_BODY_BYTES", "largest GraphQL request body accepted", int64Value(&c.MaxBodyBytes, 1<<20)},
+		{"compression-level", "COMPRESSION_LEVEL", "gzip level of responses to clients that accept gzip, 1 (fastest) to 9 (smallest); 0 sends every response uncompressed", intValue(&c.CompressionLevel, httpgzip.DefaultLevel)},
+		{"compression-min-bytes", "COMPRESSION_MIN_BYTES", "smallest response body compressed; smaller ones are sent as they are", intValue(&c.CompressionMinBytes, httpgzip.DefaultMinBytes)},
 		{"introspection", "INTROSPECTION", "allow schema introspection (the playground's docs need it)", boolValue(&c.Introspection, true)},
 		{"asset-cache-size", "ASSET_CACHE_SIZE", "assets kept in the cache shared by all requests (0 disables it)", intValue(&c.AssetCacheSize, 10000)},
 		{"asset-cache-ttl", "ASSET_CACHE_TTL", "how long a cached asset is served", durationValue(&c.AssetCacheTTL, 30*time.Second)},
@@ -183,6 +190,12 @@ func (c *config) validate() error {
 	}
 	if c.MaxBodyBytes < 1024 {
 		return fmt.Errorf("MAX_BODY_BYTES=%d: want at least 1024", c.MaxBodyBytes)
+	}
+	if c.CompressionLevel < 0 || c.CompressionLevel > 9 {
+		return fmt.Errorf("COMPRESSION_LEVEL=%d: want 1 (fastest) to 9 (smallest), or 0 to turn compression off", c.CompressionLevel)
+	}
+	if c.CompressionMinBytes < 0 {
+		return fmt.Errorf("COMPRESSION_MIN_BYTES=%d: want 0 or more", c.CompressionMinBytes)
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("LOG_FORMAT=%q: want text or json", c.LogFormat)

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/cors"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/httpgzip"
 	"github.com/tradenet/gateway/playground"
 	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/upstream"
@@ -153,7 +154,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playground.Handler(playground.Options{Title: "Trading network GraphQL gateway", Endpoint: "/graphql", DefaultQuery: defaultQuery}))
 	mux.Handle(playground.AssetsPrefix, playground.AssetsHandler())
-	mux.Handle("/graphql", api) // body limit and request deadline: graph.HandlerConfig
+	mux.Handle("/graphql", gw.compress(api)) // body limit and request deadline: graph.HandlerConfig
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusOK, "ok\n")
 	})
@@ -171,12 +172,22 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 	if gw.ops.metrics != nil {
 		mux.Handle("GET /metrics", gw.ops.metrics.Handler())
 	}
-	mux.HandleFunc("GET /schema.graphql", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /schema.graphql", gw.compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The executable schema printed as SDL (schema.go), committed at schema/schema.graphql.
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write(schemaSDL)
-	})
+	})))
 	return gw.accessLog(gw.ops.tracing.Middleware(gw.cors(mux)))
+}
+
+// compress gzips next's responses for clients that accept it (the
+// playground's assets are stored compressed; /metrics negotiates its own).
+func (gw *gateway) compress(next http.Handler) http.Handler {
+	return httpgzip.Handler(next, httpgzip.Options{
+		Level:    gw.cfg.CompressionLevel,
+		MinBytes: gw.cfg.CompressionMinBytes,
+		Observe:  gw.ops.metrics.ObserveCompression,
+	})
 }
 
 // cors applies the CORS contract: exact origins (credentials allowed),

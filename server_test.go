@@ -44,6 +44,8 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		"page max over 5000":   {[]string{"-page-max", "6000"}, "at most 5000"},
 		"bad duration":         {[]string{"-upstream-timeout", "soon"}, "want a duration"},
 		"stray argument":       {[]string{"serve"}, `unexpected argument "serve"`},
+		"compression level":    {[]string{"-compression-level", "10"}, "COMPRESSION_LEVEL=10: want 1 (fastest) to 9"},
+		"compression minimum":  {[]string{"-compression-min-bytes", "-1"}, "COMPRESSION_MIN_BYTES=-1: want 0 or more"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -34,10 +34,11 @@ import (
 	"net/url"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tradenet/gateway/internal/httpgzip"
 )
 
 //go:embed assets
@@ -253,7 +254,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
 	body, etag := a.data, a.etag
 	if a.compressible {
 		h.Add("Vary", "Accept-Encoding")
-		if acceptsGzip(r.Header.Values("Accept-Encoding")) {
+		if httpgzip.Accepts(r.Header.Values("Accept-Encoding")) {
 			if gz, gzEtag := a.gzipped(); gz != nil {
 				body, etag = gz, gzEtag
 				h.Set("Content-Encoding", "gzip")
@@ -262,38 +263,6 @@ func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	h.Set("ETag", etag)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
-}
-
-// acceptsGzip reports whether Accept-Encoding values allow gzip (RFC 9110
-// §12.5.3: "gzip" or "*" with a non-zero q; an explicit gzip;q=0 wins).
-func acceptsGzip(values []string) bool {
-	gzipQ, starQ := -1.0, -1.0
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			q := 1.0
-			for _, p := range strings.Split(params, ";") {
-				k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
-				if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
-					f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-					if err != nil {
-						f = 0
-					}
-					q = f
-				}
-			}
-			switch strings.ToLower(strings.TrimSpace(coding)) {
-			case "gzip", "x-gzip":
-				gzipQ = q
-			case "*":
-				starQ = q
-			}
-		}
-	}
-	if gzipQ >= 0 {
-		return gzipQ > 0
-	}
-	return starQ > 0
 }
 
 // ---------------------------------------------------------------------------

@@ -295,30 +295,6 @@ func TestGzip(t *testing.T) {
 	}
 }
 
-func TestAcceptsGzip(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want bool
-	}{
-		{"", false},
-		{"gzip", true},
-		{"GZIP", true},
-		{"deflate, gzip;q=0.5", true},
-		{"gzip;q=0", false},
-		{"gzip; q=0.0", false},
-		{"br", false},
-		{"*", true},
-		{"*;q=0", false},
-		{"*, gzip;q=0", false},
-		{"identity", false},
-		{"x-gzip", true},
-	} {
-		if got := acceptsGzip([]string{tc.in}); got != tc.want {
-			t.Errorf("acceptsGzip(%q) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestMethods(t *testing.T) {
 	h := Handler(testOpts)
 	targets := []string{"/", assetURL(AssetsPrefix, "graphiql.min.js"), AssetsPrefix + "LICENSE.react"}

@@ -2,16 +2,16 @@ package sampleservice
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tradenet/gateway/internal/testutil"
 )
 
 // Ids of the hand-made dataset: 64 lowercase hex characters, the first
@@ -201,30 +201,8 @@ func fetch(t *testing.T, rawURL string, header ...string) fetched {
 
 func fetchReq(t *testing.T, req *http.Request) fetched {
 	t.Helper()
-	resp, err := noGzip.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read %s: %v", req.URL, err)
-	}
+	resp, body := testutil.RawDo(t, req)
 	return fetched{status: resp.StatusCode, header: resp.Header, body: body}
-}
-
-// gunzip undoes gzip.
-func gunzip(t *testing.T, b []byte) []byte {
-	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("gzip: %v", err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("gunzip: %v", err)
-	}
-	return out
 }
 
 // Decoded data-node page, for assertions.

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/tradenet/gateway/internal/httpgzip"
 )
 
 // Endpoint names one of the service's list endpoints, for faults and
@@ -336,7 +338,7 @@ func writeBody(w http.ResponseWriter, r *http.Request, status int, contentType s
 	}
 	if gz != nil {
 		h.Add("Vary", "Accept-Encoding")
-		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		if httpgzip.Accepts(r.Header.Values("Accept-Encoding")) {
 			h.Set("Content-Encoding", "gzip")
 			body = gz()
 		}
@@ -344,23 +346,6 @@ func writeBody(w http.ResponseWriter, r *http.Request, status int, contentType s
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
-}
-
-// acceptsGzip reports whether an Accept-Encoding header admits gzip.
-func acceptsGzip(header string) bool {
-	for part := range strings.SplitSeq(header, ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
-			continue
-		}
-		if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
-			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // Server is a Service listening on a real socket.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/tradenet/gateway/internal/testutil"
 )
 
 func TestWireEncoding(t *testing.T) {
@@ -67,7 +69,7 @@ func TestWireEncoding(t *testing.T) {
 		if r.header.Get("Content-Encoding") != "gzip" {
 			t.Fatalf("Content-Encoding = %q, want gzip", r.header.Get("Content-Encoding"))
 		}
-		if got := gunzip(t, r.body); !bytes.Equal(got, plain.body) {
+		if got := testutil.Gunzip(t, r.body); !bytes.Equal(got, plain.body) {
 			t.Errorf("gunzipped body differs from the plain one")
 		}
 		if !strings.Contains(r.header.Get("Vary"), "Accept-Encoding") {
@@ -83,7 +85,7 @@ func TestWireEncoding(t *testing.T) {
 		if r.header.Get("Content-Encoding") != "gzip" {
 			t.Fatalf("Content-Encoding = %q, want gzip", r.header.Get("Content-Encoding"))
 		}
-		if !json.Valid(gunzip(t, r.body)) {
+		if !json.Valid(testutil.Gunzip(t, r.body)) {
 			t.Errorf("gunzipped error is not JSON")
 		}
 	})

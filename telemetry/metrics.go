@@ -36,6 +36,8 @@ type Metrics struct {
 	breakerChanges   *prometheus.CounterVec
 	redisErrors      *prometheus.CounterVec
 	executions       *prometheus.CounterVec
+	compressed       prometheus.Counter
+	compressedBytes  *prometheus.CounterVec
 }
 
 // MaxOperationNames bounds the distinct operation names in metric labels:
@@ -111,6 +113,14 @@ func NewMetrics() *Metrics {
 			Name: "gateway_graphql_executions_total",
 			Help: "Queries executed, by executor: direct (the generated writers), or gqlgen (where the direct executor gave up: introspection, @defer, a null or error in a non-null position, a panic).",
 		}, []string{"executor"}),
+		compressed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gateway_http_compressed_responses_total",
+			Help: "Responses sent gzip-compressed (COMPRESSION_LEVEL, COMPRESSION_MIN_BYTES).",
+		}),
+		compressedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_http_compressed_response_bytes_total",
+			Help: "Bytes of the compressed responses' bodies, before (stage=\"in\") and after (stage=\"out\") compression.",
+		}, []string{"stage"}),
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -118,11 +128,15 @@ func NewMetrics() *Metrics {
 		m.operations, m.operationSeconds, m.operationErrors,
 		m.upstreamRequests, m.upstreamSeconds,
 		m.assetCache, m.loaderBatch, m.loaderPrefetch, m.breakerChanges, m.redisErrors, m.executions,
+		m.compressed, m.compressedBytes,
 	)
 	for _, e := range []string{"direct", "gqlgen"} {
 		m.executions.WithLabelValues(e)
 	}
 	m.loaderPrefetch.WithLabelValues("assets")
+	for _, s := range []string{"in", "out"} {
+		m.compressedBytes.WithLabelValues(s)
+	}
 	for _, r := range []string{"hit", "miss"} {
 		m.assetCache.WithLabelValues(r)
 	}
@@ -222,6 +236,17 @@ func (m *Metrics) ObserveLoaderPrefetch(loader string, _ int) {
 		return
 	}
 	m.loaderPrefetch.WithLabelValues(loader).Inc()
+}
+
+// ObserveCompression records a compressed response: its body's size
+// before and after compression.
+func (m *Metrics) ObserveCompression(in, out int64) {
+	if m == nil {
+		return
+	}
+	m.compressed.Inc()
+	m.compressedBytes.WithLabelValues("in").Add(float64(in))
+	m.compressedBytes.WithLabelValues("out").Add(float64(out))
 }
 
 // BreakerChanged records a circuit breaker's change of state; it is the

@@ -1,0 +1,45 @@
+package testutil
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// RawClient sends requests as given and reads bodies as sent: its
+// transport neither asks for gzip nor decompresses. A request gives up
+// after 30 s.
+var RawClient = &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 30 * time.Second}
+
+// RawDo sends req with RawClient and returns the response and its body as
+// sent.
+func RawDo(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := RawClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read %s: %v", req.URL, err)
+	}
+	return resp, body
+}
+
+// Gunzip undoes gzip, failing the test if b is not a whole gzip stream.
+func Gunzip(t testing.TB, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not gzip: %v", err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("gunzip: %v", err)
+	}
+	return out
+}
