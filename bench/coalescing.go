@@ -46,9 +46,7 @@ func coalescing(ctx context.Context, e *env, q query, n int, latencies []time.Du
 	var out []coalescingResult
 	defer clearFaults(e)
 	for _, latency := range latencies {
-		for _, ep := range allEndpoints {
-			e.sample.Service.SetFault(ep, sampleservice.Fault{Latency: latency})
-		}
+		setLatency(e, latency)
 		for _, s := range []side{sideGateway, sideDirect} {
 			fn := e.directCall(q)
 			if s == sideGateway {
@@ -106,6 +104,14 @@ func burst(ctx context.Context, n int, fn func(context.Context) error) (time.Dur
 	return time.Since(start), firstErr
 }
 
+// setLatency delays every response of the sample service by d.
+func setLatency(e *env, d time.Duration) {
+	for _, ep := range allEndpoints {
+		e.sample.Service.SetFault(ep, sampleservice.Fault{Latency: d})
+	}
+}
+
+// clearFaults removes every fault of the sample service.
 func clearFaults(e *env) {
 	for _, ep := range allEndpoints {
 		e.sample.Service.SetFault(ep, sampleservice.Fault{})

@@ -13,22 +13,22 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/httpgzip"
 	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/upstream"
 )
 
 // env is one measured set-up on loopback: the sample data service in its
-// fast mode (response cache on), a gateway in this process serving it
-// through a real listener, and the two clients of the comparison.
+// fast mode (response cache on), gateways in this process serving it
+// through real listeners, and the two clients of the comparison.
 type env struct {
-	scale      int
-	sample     *sampleservice.Server
-	gqlgenOnly bool
-	// genericDirect: the direct client decodes into any (generic.go).
-	genericDirect bool
-	// gateways by asset-cache setting: uncached (the comparison's default)
-	// and cached (the default configuration, shared asset cache on).
-	uncached, cached *gatewayServer
+	envOptions
+	sample *sampleservice.Server
+	// gateways: uncached (the comparison's default: no shared asset cache,
+	// responses compressed as the options say), cached (the default
+	// configuration, shared asset cache on), and the uncached gateway
+	// with compression the other way round (for the compression section).
+	uncached, cached, otherCompression *gatewayServer
 	// direct calls the sample service itself; graphql calls a gateway.
 	direct  *directClient
 	graphql *graphqlClient
@@ -36,11 +36,29 @@ type env struct {
 	wire wireCounters
 }
 
+// envOptions set up an env.
+type envOptions struct {
+	// scale is the sample dataset's.
+	scale int
+	// loaderWait is the gateways' LOADER_WAIT.
+	loaderWait time.Duration
+	// gqlgenOnly turns the direct executor off (-executor gqlgen).
+	gqlgenOnly bool
+	// genericDirect makes the direct client decode into any (generic.go;
+	// the default) rather than into package upstream's wire types.
+	genericDirect bool
+	// compression is the gateways' COMPRESSION_LEVEL (0: off).
+	compression int
+}
+
 // gatewayServer is one gateway instance and its listener.
 type gatewayServer struct {
 	url      string
 	srv      *http.Server
 	inflight *inflightTracker
+	// compressed: the gateway gzips responses to clients that ask (both
+	// clients' transports ask, as browsers do).
+	compressed bool
 }
 
 // wireCounters count the bytes read and written on each hop's
@@ -60,20 +78,17 @@ func (s wireSnapshot) sub(o wireSnapshot) wireSnapshot {
 	return wireSnapshot{s.direct - o.direct, s.client - o.client, s.upstream - o.upstream}
 }
 
-// newEnv starts the sample service with the dataset of the given scale and
-// two gateways over it, whose asset loaders wait loaderWait; gqlgenOnly
-// turns the direct executor off (-executor gqlgen), genericDirect makes the
-// direct client decode into any (generic.go; the default) rather than into
-// package upstream's wire types.
-func newEnv(scale int, loaderWait time.Duration, gqlgenOnly, genericDirect bool) (*env, error) {
+// newEnv starts the sample service with the dataset of o.scale and the
+// gateways over it.
+func newEnv(o envOptions) (*env, error) {
 	sample, err := sampleservice.Start(sampleservice.Config{
-		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: scale},
+		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: o.scale},
 		Defects: sampleservice.DefaultDefects(),
 	}, "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start the sample service: %w", err)
 	}
-	e := &env{scale: scale, sample: sample, gqlgenOnly: gqlgenOnly, genericDirect: genericDirect}
+	e := &env{envOptions: o, sample: sample}
 	e.direct = &directClient{
 		dataNode: sample.URL,
 		explorer: sample.URL + "/rest",
@@ -81,26 +96,33 @@ func newEnv(scale int, loaderWait time.Duration, gqlgenOnly, genericDirect bool)
 	}
 	e.graphql = &graphqlClient{http: &http.Client{Transport: countingTransport(&e.wire.client, 512)}}
 	cached := graph.DefaultLoaderConfig
-	cached.Wait = loaderWait
+	cached.Wait = o.loaderWait
 	uncached := cached
 	uncached.AssetCacheSize = 0
-	if e.uncached, err = e.startGateway(uncached); err != nil {
-		e.close()
-		return nil, err
+	other := 0
+	if o.compression == 0 {
+		other = httpgzip.DefaultLevel
 	}
-	if e.cached, err = e.startGateway(cached); err != nil {
-		e.close()
-		return nil, err
+	for _, g := range []struct {
+		to          **gatewayServer
+		loaders     graph.LoaderConfig
+		compression int
+	}{{&e.uncached, uncached, o.compression}, {&e.cached, cached, o.compression}, {&e.otherCompression, uncached, other}} {
+		if *g.to, err = e.startGateway(g.loaders, g.compression); err != nil {
+			e.close()
+			return nil, err
+		}
 	}
 	return e, nil
 }
 
 // startGateway serves a gateway over the sample service on a loopback
-// listener: graph.NewHandler over upstream.New, as the gateway's main
-// wires them (without the access log and CORS middleware). Its upstream
-// transport has the client's default pool sizes; it counts bytes and
-// tracks identical requests in flight.
-func (e *env) startGateway(loaders graph.LoaderConfig) (*gatewayServer, error) {
+// listener: graph.NewHandler over upstream.New behind response
+// compression at the given level, as the gateway's main wires them
+// (without the access log and CORS middleware). Its upstream transport has
+// the client's default pool sizes; it counts bytes and tracks identical
+// requests in flight.
+func (e *env) startGateway(loaders graph.LoaderConfig, compression int) (*gatewayServer, error) {
 	inflight := &inflightTracker{}
 	transport := countingTransport(&e.wire.upstream, 64)
 	client, err := upstream.New(upstream.Config{
@@ -117,15 +139,17 @@ func (e *env) startGateway(loaders graph.LoaderConfig) (*gatewayServer, error) {
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		GqlgenExecutor: e.gqlgenOnly,
 	})
+	compressing := httpgzip.Handler(handler, httpgzip.Options{Level: compression, MinBytes: httpgzip.DefaultMinBytes})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	g := &gatewayServer{
-		url:      "http://" + ln.Addr().String() + "/graphql",
-		inflight: inflight,
+		url:        "http://" + ln.Addr().String() + "/graphql",
+		inflight:   inflight,
+		compressed: compression > 0,
 		srv: &http.Server{
-			Handler:           handler,
+			Handler:           compressing,
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       time.Minute,
 		},
@@ -139,7 +163,7 @@ func (e *env) startGateway(loaders graph.LoaderConfig) (*gatewayServer, error) {
 }
 
 func (e *env) close() {
-	for _, g := range []*gatewayServer{e.uncached, e.cached} {
+	for _, g := range []*gatewayServer{e.uncached, e.cached, e.otherCompression} {
 		if g != nil {
 			_ = g.srv.Close()
 		}

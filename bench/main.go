@@ -58,6 +58,7 @@ type options struct {
 	loaderWait   time.Duration
 	executor     string
 	directDecode string
+	compression  int
 	smoke        bool
 	out          string
 	jsonOut      string
@@ -68,7 +69,7 @@ type options struct {
 	profileQuery           string
 }
 
-var allSections = []string{"headline", "pagesize", "concurrency", "dataset", "coalescing"}
+var allSections = []string{"headline", "compression", "distance", "pagesize", "concurrency", "dataset", "coalescing"}
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -82,6 +83,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.largeScale, "large-scale", 200, "scale of the large dataset (200: 1.2 million transactions)")
 	fs.StringVar(&o.directDecode, "direct-decode", "generic", "how the direct client decodes the REST bodies: generic (into any, as the client decodes the gateway's responses: the same client on both paths) or typed (into package upstream's wire types)")
 	fs.StringVar(&o.executor, "executor", "direct", "the gateways' executor: direct (the default: generated writers, gqlgen's executor where they give up) or gqlgen (gqlgen's alone: the before of BENCHMARKS.md)")
+	fs.IntVar(&o.compression, "compression-level", 0, "the gateways' COMPRESSION_LEVEL: gzip level of their responses, 0 for none. Both clients ask for gzip, as browsers do; the sample service's gzip is made once per response, so the direct path pays no compression, and by default neither does the gateway. The compression section measures the other setting (the gateway's default, level 1, when this is 0) beside it")
 	fs.DurationVar(&o.loaderWait, "loader-wait", graph.DefaultLoaderConfig.Wait, "the gateways' loader wait (LOADER_WAIT): how long the asset loader collects references before one upstream round")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
 	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
@@ -113,6 +115,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("-direct-decode must be generic or typed")
 	case o.executor != "direct" && o.executor != "gqlgen":
 		return nil, errors.New("-executor must be direct or gqlgen")
+	case o.compression < 0 || o.compression > 9:
+		return nil, errors.New("-compression-level must be 0 to 9")
 	case o.loaderWait < 0:
 		return nil, errors.New("-loader-wait must not be negative")
 	case o.profileDuration <= 0 || o.profileConcurrency < 1:
@@ -123,6 +127,17 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		o.maxRequests = min(o.maxRequests, 20)
 	}
 	return o, nil
+}
+
+// envOptions are the options' set-up of an env of the given scale.
+func (o *options) envOptions(scale int) envOptions {
+	return envOptions{
+		scale:         scale,
+		loaderWait:    o.loaderWait,
+		gqlgenOnly:    o.executor == "gqlgen",
+		genericDirect: o.directDecode == "generic",
+		compression:   o.compression,
+	}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -139,14 +154,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
 
 	start := time.Now()
-	small, err := newEnv(1, o.loaderWait, o.executor == "gqlgen", o.directDecode == "generic")
+	small, err := newEnv(o.envOptions(1))
 	if err != nil {
 		return err
 	}
 	defer small.close()
 	var large *env
 	if slices.Contains(o.sections, "dataset") {
-		if large, err = newEnv(o.largeScale, o.loaderWait, o.executor == "gqlgen", o.directDecode == "generic"); err != nil {
+		if large, err = newEnv(o.envOptions(o.largeScale)); err != nil {
 			return err
 		}
 		defer large.close()
@@ -221,6 +236,28 @@ func runSection(ctx context.Context, o *options, section string, small, large *e
 		// The default configuration, for contrast: assets come from the
 		// shared cache after the first request.
 		return measure(small, small.cached, transactionsQuery(50), l)
+	case "compression":
+		// The headline's queries from the same gateway with compression
+		// the other way round, next to it.
+		for _, q := range []query{transactionsQuery(50), assetsQuery(100), partyQuery(party, 50), delegationsQuery(1000)} {
+			for _, g := range []*gatewayServer{small.uncached, small.otherCompression} {
+				if err := measure(small, g, q, l); err != nil {
+					return err
+				}
+			}
+		}
+	case "distance":
+		// The headline's queries with the data node at a distance: every
+		// upstream response delayed, on both paths.
+		for _, d := range distances(o) {
+			l := l
+			l.upstreamLatency = d
+			for _, q := range []query{transactionsQuery(50), assetsQuery(100), partyQuery(party, 50), delegationsQuery(1000)} {
+				if err := measure(small, small.uncached, q, l); err != nil {
+					return err
+				}
+			}
+		}
 	case "pagesize":
 		for _, n := range []int{10, 100, 1000} {
 			for _, q := range []query{transactionsQuery(n), delegationsQuery(n)} {
@@ -270,6 +307,15 @@ func runSection(ctx context.Context, o *options, section string, small, large *e
 		rep.coalescing = append(rep.coalescing, res...)
 	}
 	return nil
+}
+
+// distances are the upstream latencies of the distance section: a data
+// node in the same zone, and in the same region.
+func distances(o *options) []time.Duration {
+	if o.smoke {
+		return []time.Duration{time.Millisecond}
+	}
+	return []time.Duration{time.Millisecond, 5 * time.Millisecond}
 }
 
 // concurrencies are the client counts of the concurrency section; the

@@ -109,6 +109,18 @@ type load struct {
 	duration    time.Duration
 	// maxRequests bounds the requests of one phase (0: no bound).
 	maxRequests int
+	// upstreamLatency delays every response of the sample service, on
+	// both paths: the data node at a distance.
+	upstreamLatency time.Duration
+}
+
+// String names the load in the report.
+func (l load) String() string {
+	s := fmt.Sprintf("concurrency %d", l.concurrency)
+	if l.upstreamLatency > 0 {
+		s += ", upstream +" + l.upstreamLatency.String()
+	}
+	return s
 }
 
 // runPhase makes requests with fn from l.concurrency workers until
@@ -183,12 +195,18 @@ type cell struct {
 	Gateway stats
 	// Cached is true when the gateway kept its shared asset cache on.
 	Cached bool
+	// Compressed is true when the gateway gzipped its responses.
+	Compressed bool
 }
 
 // measureCell verifies q on both paths, warms both up, then measures them
 // in alternating rounds (direct, gateway, direct, …) so that noise from
 // the rest of the machine falls on both alike.
 func measureCell(ctx context.Context, e *env, g *gatewayServer, q query, l load, rounds int, warmup bool) (cell, error) {
+	if l.upstreamLatency > 0 {
+		setLatency(e, l.upstreamLatency)
+		defer clearFaults(e)
+	}
 	rows, err := verify(ctx, e, g, q)
 	if err != nil {
 		return cell{}, err
@@ -219,13 +237,14 @@ func measureCell(ctx context.Context, e *env, g *gatewayServer, q query, l load,
 		}
 	}
 	return cell{
-		Name:    q.name,
-		Rows:    rows,
-		Load:    fmt.Sprintf("concurrency %d", l.concurrency),
-		Scale:   e.scale,
-		Direct:  recs[sideDirect].stats(sideDirect),
-		Gateway: recs[sideGateway].stats(sideGateway),
-		Cached:  g == e.cached,
+		Name:       q.name,
+		Rows:       rows,
+		Load:       l.String(),
+		Scale:      e.scale,
+		Direct:     recs[sideDirect].stats(sideDirect),
+		Gateway:    recs[sideGateway].stats(sideGateway),
+		Cached:     g == e.cached,
+		Compressed: g.compressed,
 	}, nil
 }
 

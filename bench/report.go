@@ -33,7 +33,7 @@ func (r *report) groups(section string) []group {
 		if c.Section != section {
 			continue
 		}
-		key := fmt.Sprintf("%s|%s|%d|%v", c.Name, c.Load, c.Scale, c.Cached)
+		key := fmt.Sprintf("%s|%s|%d|%v|%v", c.Name, c.Load, c.Scale, c.Cached, c.Compressed)
 		i, ok := index[key]
 		if !ok {
 			i = len(out)
@@ -105,31 +105,36 @@ func (r *report) write(w io.Writer) error {
 	p("- Command: `go run ./bench %s`\n", strings.Join(commandFlags(o), " "))
 	p("- %d run(s); each cell measured for %s per side in %d alternating rounds; figures are medians over runs, ratios are gateway ÷ direct (range over runs in brackets). Took %s.\n",
 		o.runs, o.duration, o.rounds, r.took.Round(time.Second))
-	p("- Gateway asset cache: off (every request resolves its asset references upstream) unless a row says cached; loader wait %s; executor %s; direct client's decoding %s.\n\n", o.loaderWait, o.executor, o.directDecode)
+	p("- Gateway asset cache: off (every request resolves its asset references upstream) unless a row says cached; loader wait %s; executor %s; direct client's decoding %s; gateway's response compression %s (both clients ask for gzip).\n\n", o.loaderWait, o.executor, o.directDecode, compressionText(o.compression))
 
-	if gs := r.groups("headline"); len(gs) > 0 {
-		p("## Headline: the four queries, one client at a time (default dataset)\n\n")
-		latencyTable(p, gs, true)
+	// Each section's tables: latency (with the targets' verdicts where
+	// they apply), and the costs.
+	for _, sec := range []struct {
+		name, title    string
+		targets, costs bool
+	}{
+		{"headline", "Headline: the four queries, one client at a time (default dataset)", true, true},
+		{"compression", "Compression: the headline's queries from the gateway with and without gzip", false, true},
+		{"distance", "The data node at a distance: every upstream response delayed, on both paths", true, true},
+		{"pagesize", "Growth with page size (one client at a time)", false, false},
+		{"concurrency", "Growth with concurrency (identical queries)", false, true},
+		{"dataset", fmt.Sprintf("Growth with the dataset (scale 1 vs scale %d, one client at a time)", o.largeScale), false, false},
+	} {
+		gs := r.groups(sec.name)
+		if len(gs) == 0 {
+			continue
+		}
+		p("## %s\n\n", sec.title)
+		if sec.name == "pagesize" {
+			growthTable(p, gs)
+		} else {
+			latencyTable(p, gs, sec.targets)
+		}
 		p("\n")
-		costTable(p, gs)
-		p("\n")
-	}
-	if gs := r.groups("pagesize"); len(gs) > 0 {
-		p("## Growth with page size (one client at a time)\n\n")
-		growthTable(p, gs)
-		p("\n")
-	}
-	if gs := r.groups("concurrency"); len(gs) > 0 {
-		p("## Growth with concurrency (identical queries)\n\n")
-		latencyTable(p, gs, false)
-		p("\n")
-		costTable(p, gs)
-		p("\n")
-	}
-	if gs := r.groups("dataset"); len(gs) > 0 {
-		p("## Growth with the dataset (scale 1 vs scale %d, one client at a time)\n\n", o.largeScale)
-		latencyTable(p, gs, false)
-		p("\n")
+		if sec.costs {
+			costTable(p, gs)
+			p("\n")
+		}
 	}
 	if len(r.coalescing) > 0 {
 		p("## Coalescing: 100 concurrent identical queries\n\n")
@@ -183,10 +188,24 @@ func median(v []float64) float64 {
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
+func compressionText(level int) string {
+	if level == 0 {
+		return "off"
+	}
+	return fmt.Sprintf("gzip level %d", level)
+}
+
 func rowName(c cell) string {
 	name := c.Name
 	if c.Cached {
 		name += " (cached)"
+	}
+	if c.Section == "compression" {
+		if c.Compressed {
+			name += ", gzip"
+		} else {
+			name += ", uncompressed"
+		}
 	}
 	return name
 }
@@ -279,6 +298,9 @@ func commandFlags(o *options) []string {
 	}
 	if o.executor != "direct" {
 		f = append(f, "-executor "+o.executor)
+	}
+	if o.compression != 0 {
+		f = append(f, fmt.Sprintf("-compression-level %d", o.compression))
 	}
 	if o.directDecode != "generic" {
 		f = append(f, "-direct-decode "+o.directDecode)
