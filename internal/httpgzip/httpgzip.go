@@ -1,10 +1,10 @@
 // Package httpgzip negotiates gzip (RFC 9110 §12.5.3) and compresses HTTP
 // responses for clients that accept it.
 //
-// The gateway's JSON compresses well: a page of 1,000 delegations is
-// 442 kB as written and 31 kB gzipped at level 1, which
-// klauspost/compress writes at about 1.3 GB/s (0.34 ms for that page, on
-// the benchmark machine). Bodies smaller than a threshold go out as they
+// The gateway's JSON compresses well: at level 1, klauspost/compress
+// turns a page of 1,000 delegations (442 kB) into 31 kB in 0.34 ms, and
+// 50 transactions with every command field (135 kB) into 31 kB in 0.3 ms,
+// on the benchmark machine. Bodies smaller than a threshold go out as they
 // are, with their length: below a packet or two, compressing saves no
 // round trip.
 package httpgzip
