@@ -28,40 +28,48 @@ func rawPOST(t *testing.T, base, q, acceptEncoding string, header map[string]str
 
 const pageQuery = `{ delegations(first: 500) { edges { cursor node { party { id } nodeId node { id } amount epochSeq } } pageInfo { hasNextPage endCursor } } }`
 
-// TestResponsesAreCompressed: clients that accept gzip get /graphql and
-// /schema.graphql compressed once the body reaches COMPRESSION_MIN_BYTES;
-// the decompressed bytes are those other clients get, and the metrics
-// count what was compressed.
+// TestResponsesAreCompressed: clients that accept zstd or gzip get
+// /graphql and /schema.graphql compressed once the body reaches
+// COMPRESSION_MIN_BYTES, zstd where both are accepted; the decompressed
+// bytes are those other clients get, and the metrics count what was
+// compressed, by coding.
 func TestResponsesAreCompressed(t *testing.T) {
 	u := startUpstream(t, sampleservice.Config{}, nil)
 	g := startOpsGateway(t, u.args()...)
 
-	resp, zipped := rawPOST(t, g.URL, pageQuery, "gzip, deflate, br, zstd", nil) // as browsers ask
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
-		t.Fatalf("status %d, Content-Encoding %q: want 200, gzip", resp.StatusCode, resp.Header.Get("Content-Encoding"))
-	}
-	if !slices.Contains(resp.Header.Values("Vary"), "Accept-Encoding") {
-		t.Errorf("Vary = %q, want Accept-Encoding among them", resp.Header.Values("Vary"))
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("Content-Type = %q, want application/json", ct)
-	}
 	plainResp, plain := rawPOST(t, g.URL, pageQuery, "identity", nil)
 	if plainResp.Header.Get("Content-Encoding") != "" {
 		t.Fatalf("identity asked for, got Content-Encoding %q", plainResp.Header.Get("Content-Encoding"))
 	}
-	if got := testutil.Gunzip(t, zipped); !bytes.Equal(got, plain) {
-		t.Fatalf("the decompressed response (%d bytes) differs from the uncompressed one (%d bytes)", len(got), len(plain))
-	}
 	if !bytes.Contains(plain, []byte(`"hasNextPage":true`)) || bytes.Count(plain, []byte(`"cursor"`)) != 500 {
 		t.Fatalf("unexpected page: %.300s", plain)
 	}
-	if len(zipped)*5 > len(plain) {
-		t.Errorf("compressed %d bytes to %d: want at least 5× smaller", len(plain), len(zipped))
+	sent := map[string]int{}
+	for _, tc := range []struct{ acceptEncoding, coding string }{
+		{"gzip, deflate, br, zstd", "zstd"}, // Chrome, Edge, Firefox
+		{"gzip, deflate, br", "gzip"},       // Safari
+	} {
+		resp, body := rawPOST(t, g.URL, pageQuery, tc.acceptEncoding, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != tc.coding {
+			t.Fatalf("Accept-Encoding %q: status %d, Content-Encoding %q: want 200, %s", tc.acceptEncoding, resp.StatusCode, resp.Header.Get("Content-Encoding"), tc.coding)
+		}
+		if !slices.Contains(resp.Header.Values("Vary"), "Accept-Encoding") {
+			t.Errorf("%s: Vary = %q, want Accept-Encoding among them", tc.coding, resp.Header.Values("Vary"))
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s: Content-Type = %q, want application/json", tc.coding, ct)
+		}
+		if got := testutil.Decompress(t, tc.coding, body); !bytes.Equal(got, plain) {
+			t.Fatalf("%s: the decompressed response (%d bytes) differs from the uncompressed one (%d bytes)", tc.coding, len(got), len(plain))
+		}
+		if len(body)*5 > len(plain) {
+			t.Errorf("%s: compressed %d bytes to %d: want at least 5× smaller", tc.coding, len(plain), len(body))
+		}
+		sent[tc.coding] += len(body)
 	}
 
 	// A small response goes out as it is, with its length.
-	resp, small := rawPOST(t, g.URL, `{ __typename }`, "gzip", nil)
+	resp, small := rawPOST(t, g.URL, `{ __typename }`, "gzip, zstd", nil)
 	if resp.Header.Get("Content-Encoding") != "" || string(small) != `{"data":{"__typename":"Query"}}` || resp.ContentLength != int64(len(small)) {
 		t.Errorf("small response: Content-Encoding %q, Content-Length %d, body %q", resp.Header.Get("Content-Encoding"), resp.ContentLength, small)
 	}
@@ -73,16 +81,22 @@ func TestResponsesAreCompressed(t *testing.T) {
 	if resp.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(testutil.Gunzip(t, sdl), schemaSDL) {
 		t.Errorf("schema.graphql: Content-Encoding %q, or the decompressed SDL differs", resp.Header.Get("Content-Encoding"))
 	}
+	sent["gzip"] += len(sdl)
 
 	m := scrape(t, g.URL)
-	if got := metricValue(m, "gateway_http_compressed_responses_total", nil); got != 2 {
-		t.Errorf("gateway_http_compressed_responses_total = %v, want 2", got)
-	}
-	if got, want := metricValue(m, "gateway_http_compressed_response_bytes_total", map[string]string{"stage": "in"}), float64(len(plain)+len(schemaSDL)); got != want {
-		t.Errorf("compressed bytes in = %v, want %v", got, want)
-	}
-	if got, want := metricValue(m, "gateway_http_compressed_response_bytes_total", map[string]string{"stage": "out"}), float64(len(zipped)+len(sdl)); got != want {
-		t.Errorf("compressed bytes out = %v, want %v", got, want)
+	for coding, want := range map[string]struct{ responses, in, out int }{
+		"zstd": {1, len(plain), sent["zstd"]},
+		"gzip": {2, len(plain) + len(schemaSDL), sent["gzip"]},
+	} {
+		if got := metricValue(m, "gateway_http_compressed_responses_total", map[string]string{"encoding": coding}); got != float64(want.responses) {
+			t.Errorf("%s: gateway_http_compressed_responses_total = %v, want %d", coding, got, want.responses)
+		}
+		if got := metricValue(m, "gateway_http_compressed_response_bytes_total", map[string]string{"encoding": coding, "stage": "in"}); got != float64(want.in) {
+			t.Errorf("%s: compressed bytes in = %v, want %d", coding, got, want.in)
+		}
+		if got := metricValue(m, "gateway_http_compressed_response_bytes_total", map[string]string{"encoding": coding, "stage": "out"}); got != float64(want.out) {
+			t.Errorf("%s: compressed bytes out = %v, want %d", coding, got, want.out)
+		}
 	}
 }
 

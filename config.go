@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
-	"github.com/tradenet/gateway/internal/httpgzip"
+	"github.com/tradenet/gateway/internal/httpcompress"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -86,8 +86,8 @@ func (c *config) settings() []setting {
 		{"page-max", "PAGE_MAX", "largest first or last accepted", intValue(&c.PageMax, 1000)},
 		{"page-nested-max", "PAGE_NESTED_MAX", "largest first or last in a connection nested under a list (e.g. each row's party { delegations })", intValue(&c.PageNestedMax, 100)},
 		{"max-body-bytes", "MAX_BODY_BYTES", "largest GraphQL request body accepted", int64Value(&c.MaxBodyBytes, 1<<20)},
-		{"compression-level", "COMPRESSION_LEVEL", "gzip level of responses to clients that accept gzip, 1 (fastest) to 9 (smallest); 0 sends every response uncompressed", intValue(&c.CompressionLevel, httpgzip.DefaultLevel)},
-		{"compression-min-bytes", "COMPRESSION_MIN_BYTES", "smallest response body compressed; smaller ones are sent as they are", intValue(&c.CompressionMinBytes, httpgzip.DefaultMinBytes)},
+		{"compression-level", "COMPRESSION_LEVEL", "compression of responses to clients that accept zstd or gzip, 1 (fastest) to 9 (smallest); 0 sends every response uncompressed", intValue(&c.CompressionLevel, httpcompress.DefaultLevel)},
+		{"compression-min-bytes", "COMPRESSION_MIN_BYTES", "smallest response body compressed; smaller ones are sent as they are", intValue(&c.CompressionMinBytes, httpcompress.DefaultMinBytes)},
 		{"introspection", "INTROSPECTION", "allow schema introspection (the playground's docs need it)", boolValue(&c.Introspection, true)},
 		{"asset-cache-size", "ASSET_CACHE_SIZE", "assets kept in the cache shared by all requests (0 disables it)", intValue(&c.AssetCacheSize, 10000)},
 		{"asset-cache-ttl", "ASSET_CACHE_TTL", "how long a cached asset is served", durationValue(&c.AssetCacheTTL, 30*time.Second)},

@@ -20,7 +20,7 @@ import (
 	"github.com/rs/cors"
 
 	"github.com/tradenet/gateway/graph"
-	"github.com/tradenet/gateway/internal/httpgzip"
+	"github.com/tradenet/gateway/internal/httpcompress"
 	"github.com/tradenet/gateway/playground"
 	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/upstream"
@@ -180,10 +180,11 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 	return gw.accessLog(gw.ops.tracing.Middleware(gw.cors(mux)))
 }
 
-// compress gzips next's responses for clients that accept it (the
-// playground's assets are stored compressed; /metrics negotiates its own).
+// compress compresses next's responses for clients that accept zstd or
+// gzip (the playground's assets are stored gzipped; /metrics negotiates
+// its own).
 func (gw *gateway) compress(next http.Handler) http.Handler {
-	return httpgzip.Handler(next, httpgzip.Options{
+	return httpcompress.Handler(next, httpcompress.Options{
 		Level:    gw.cfg.CompressionLevel,
 		MinBytes: gw.cfg.CompressionMinBytes,
 		Observe:  gw.ops.metrics.ObserveCompression,

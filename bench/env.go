@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
-	"github.com/tradenet/gateway/internal/httpgzip"
+	"github.com/tradenet/gateway/internal/httpcompress"
 	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/upstream"
 )
@@ -101,7 +101,7 @@ func newEnv(o envOptions) (*env, error) {
 	uncached.AssetCacheSize = 0
 	other := 0
 	if o.compression == 0 {
-		other = httpgzip.DefaultLevel
+		other = httpcompress.DefaultLevel
 	}
 	for _, g := range []struct {
 		to          **gatewayServer
@@ -139,7 +139,7 @@ func (e *env) startGateway(loaders graph.LoaderConfig, compression int) (*gatewa
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		GqlgenExecutor: e.gqlgenOnly,
 	})
-	compressing := httpgzip.Handler(handler, httpgzip.Options{Level: compression, MinBytes: httpgzip.DefaultMinBytes})
+	compressing := httpcompress.Handler(handler, httpcompress.Options{Level: compression, MinBytes: httpcompress.DefaultMinBytes})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

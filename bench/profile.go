@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
-	"github.com/tradenet/gateway/internal/httpgzip"
+	"github.com/tradenet/gateway/internal/httpcompress"
 )
 
 // profile drives the gateway with the heaviest query (the transactions page
@@ -24,7 +24,7 @@ func profile(ctx context.Context, o *options, stderr io.Writer) error {
 	// Allocations are sampled during the load only, so that setting up
 	// the dataset does not show in the profile.
 	runtime.MemProfileRate = 0
-	e, err := newEnv(envOptions{scale: 1, loaderWait: graph.DefaultLoaderConfig.Wait, genericDirect: true, compression: httpgzip.DefaultLevel})
+	e, err := newEnv(envOptions{scale: 1, loaderWait: graph.DefaultLoaderConfig.Wait, genericDirect: true, compression: httpcompress.DefaultLevel})
 	if err != nil {
 		return err
 	}

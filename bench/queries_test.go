@@ -12,7 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/tradenet/gateway/graph"
-	"github.com/tradenet/gateway/internal/httpgzip"
+	"github.com/tradenet/gateway/internal/httpcompress"
 )
 
 // TestQueriesSelectEveryField checks that each benchmark query is valid
@@ -130,7 +130,7 @@ func requiredFields(schema *ast.Schema, roots, stops []string) []string {
 // vacuous: both paths agree on each query of the headline, and a gateway
 // answer that differs from the direct one (fewer rows, other rows) fails.
 func TestVerifyCatchesDifferences(t *testing.T) {
-	e, err := newEnv(envOptions{scale: 1, loaderWait: graph.DefaultLoaderConfig.Wait, genericDirect: true, compression: httpgzip.DefaultLevel})
+	e, err := newEnv(envOptions{scale: 1, loaderWait: graph.DefaultLoaderConfig.Wait, genericDirect: true, compression: httpcompress.DefaultLevel})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tradenet/gateway/internal/httpgzip"
+	"github.com/tradenet/gateway/internal/httpcompress"
 )
 
 //go:embed assets
@@ -254,7 +254,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
 	body, etag := a.data, a.etag
 	if a.compressible {
 		h.Add("Vary", "Accept-Encoding")
-		if httpgzip.Accepts(r.Header.Values("Accept-Encoding")) {
+		if httpcompress.AcceptsGzip(r.Header.Values("Accept-Encoding")) {
 			if gz, gzEtag := a.gzipped(); gz != nil {
 				body, etag = gz, gzEtag
 				h.Set("Content-Encoding", "gzip")

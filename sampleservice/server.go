@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tradenet/gateway/internal/httpgzip"
+	"github.com/tradenet/gateway/internal/httpcompress"
 )
 
 // Endpoint names one of the service's list endpoints, for faults and
@@ -338,7 +338,7 @@ func writeBody(w http.ResponseWriter, r *http.Request, status int, contentType s
 	}
 	if gz != nil {
 		h.Add("Vary", "Accept-Encoding")
-		if httpgzip.Accepts(r.Header.Values("Accept-Encoding")) {
+		if httpcompress.AcceptsGzip(r.Header.Values("Accept-Encoding")) {
 			h.Set("Content-Encoding", "gzip")
 			body = gz()
 		}

@@ -36,7 +36,7 @@ type Metrics struct {
 	breakerChanges   *prometheus.CounterVec
 	redisErrors      *prometheus.CounterVec
 	executions       *prometheus.CounterVec
-	compressed       prometheus.Counter
+	compressed       *prometheus.CounterVec
 	compressedBytes  *prometheus.CounterVec
 }
 
@@ -113,14 +113,14 @@ func NewMetrics() *Metrics {
 			Name: "gateway_graphql_executions_total",
 			Help: "Queries executed, by executor: direct (the generated writers), or gqlgen (where the direct executor gave up: introspection, @defer, a null or error in a non-null position, a panic).",
 		}, []string{"executor"}),
-		compressed: prometheus.NewCounter(prometheus.CounterOpts{
+		compressed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_http_compressed_responses_total",
-			Help: "Responses sent gzip-compressed (COMPRESSION_LEVEL, COMPRESSION_MIN_BYTES).",
-		}),
+			Help: "Responses sent compressed, by content coding (zstd or gzip; COMPRESSION_LEVEL, COMPRESSION_MIN_BYTES).",
+		}, []string{"encoding"}),
 		compressedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_http_compressed_response_bytes_total",
-			Help: "Bytes of the compressed responses' bodies, before (stage=\"in\") and after (stage=\"out\") compression.",
-		}, []string{"stage"}),
+			Help: "Bytes of the compressed responses' bodies, by content coding, before (stage=\"in\") and after (stage=\"out\") compression.",
+		}, []string{"encoding", "stage"}),
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -134,8 +134,11 @@ func NewMetrics() *Metrics {
 		m.executions.WithLabelValues(e)
 	}
 	m.loaderPrefetch.WithLabelValues("assets")
-	for _, s := range []string{"in", "out"} {
-		m.compressedBytes.WithLabelValues(s)
+	for _, e := range []string{"zstd", "gzip"} {
+		m.compressed.WithLabelValues(e)
+		for _, s := range []string{"in", "out"} {
+			m.compressedBytes.WithLabelValues(e, s)
+		}
 	}
 	for _, r := range []string{"hit", "miss"} {
 		m.assetCache.WithLabelValues(r)
@@ -238,15 +241,15 @@ func (m *Metrics) ObserveLoaderPrefetch(loader string, _ int) {
 	m.loaderPrefetch.WithLabelValues(loader).Inc()
 }
 
-// ObserveCompression records a compressed response: its body's size
-// before and after compression.
-func (m *Metrics) ObserveCompression(in, out int64) {
+// ObserveCompression records a compressed response: its content coding
+// and its body's size before and after compression.
+func (m *Metrics) ObserveCompression(coding string, in, out int64) {
 	if m == nil {
 		return
 	}
-	m.compressed.Inc()
-	m.compressedBytes.WithLabelValues("in").Add(float64(in))
-	m.compressedBytes.WithLabelValues("out").Add(float64(out))
+	m.compressed.WithLabelValues(coding).Inc()
+	m.compressedBytes.WithLabelValues(coding, "in").Add(float64(in))
+	m.compressedBytes.WithLabelValues(coding, "out").Add(float64(out))
 }
 
 // BreakerChanged records a circuit breaker's change of state; it is the

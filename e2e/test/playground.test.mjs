@@ -1,7 +1,9 @@
 // The playground in Debian's headless Chromium, against the gateway over
 // the sample service: it loads with every request on the gateway's own
 // origin, a query typed into the editor runs and its result appears, and
-// the docs pane lists the schema's types with their descriptions.
+// the docs pane lists the schema's types with their descriptions. The
+// larger responses reach the browser compressed (zstd, which current
+// Chromium offers, or gzip), and it decodes them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -35,6 +37,14 @@ test('the playground in Chromium: same origin only, a typed query runs, the docs
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
     page.on('console', (msg) => {
       if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
+    });
+    // The content coding of each /graphql response. (What the browser
+    // offered is added below the level playwright reports; the gateway's
+    // Go tests check that it answers only in a coding offered.)
+    const pendingCodings = [];
+    page.on('response', (res) => {
+      if (new URL(res.url()).pathname !== '/graphql') return;
+      pendingCodings.push(res.allHeaders().then((h) => h['content-encoding'] ?? 'identity'));
     });
 
     await page.goto(origin + '/', { waitUntil: 'load' });
@@ -97,6 +107,13 @@ test('the playground in Chromium: same origin only, a typed query runs, the docs
     await docs.locator('a.graphiql-doc-explorer-type-name', { hasText: /^TransactionConnection$/ }).first().click();
     await docs.locator('.graphiql-doc-explorer-title', { hasText: 'TransactionConnection' }).waitFor();
     assert.ok(squash(await docs.innerText()).includes(shownText(schema.getType('TransactionConnection').description)));
+    // The introspection query behind the docs pane (well over 1 KiB) came
+    // compressed, and the browser decoded it: the docs above are its.
+    const codings = await Promise.all(pendingCodings);
+    assert.ok(codings.some((c) => c === 'zstd' || c === 'gzip'), `no /graphql response was compressed: ${codings}`);
+    assert.deepEqual(codings.filter((c) => !['zstd', 'gzip', 'identity'].includes(c)), [], 'unknown content codings');
+    console.log(`# /graphql content codings seen: ${[...new Set(codings)].join(', ')}`);
+
     for (const name of ['Asset', 'Delegation', 'FundingPayment', 'Command', 'ProposalChangeKind']) {
       const type = schema.getType(name);
       // The search box looks for types from the docs' root page.

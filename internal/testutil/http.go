@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // RawClient sends requests as given and reads bodies as sent: its
@@ -28,6 +30,29 @@ func RawDo(t testing.TB, req *http.Request) (*http.Response, []byte) {
 		t.Fatalf("read %s: %v", req.URL, err)
 	}
 	return resp, body
+}
+
+// Decompress undoes a content coding, "gzip" or "zstd", failing the test
+// if b is not a whole stream of it.
+func Decompress(t testing.TB, coding string, b []byte) []byte {
+	t.Helper()
+	switch coding {
+	case "gzip":
+		return Gunzip(t, b)
+	case "zstd":
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		out, err := d.DecodeAll(b, nil)
+		if err != nil {
+			t.Fatalf("not zstd: %v", err)
+		}
+		return out
+	}
+	t.Fatalf("unknown content coding %q", coding)
+	return nil
 }
 
 // Gunzip undoes gzip, failing the test if b is not a whole gzip stream.

@@ -1,4 +1,4 @@
-package httpgzip
+package httpcompress
 
 import (
 	"bytes"
@@ -11,50 +11,87 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/tradenet/gateway/internal/testutil"
 )
 
-func TestAccepts(t *testing.T) {
+func TestNegotiate(t *testing.T) {
 	for _, tc := range []struct {
-		in   string
-		want bool
+		in         string
+		want       string
+		acceptGzip bool
 	}{
-		{"", false},
-		{"gzip", true},
-		{"GZIP", true},
-		{"deflate, gzip;q=0.5", true},
-		{"gzip;q=0", false},
-		{"gzip; q=0.0", false},
-		{"gzip;Q=0", false},
-		{"gzip;q=nonsense", false},
-		{"gzip;q=2", false},
-		{"br", false},
-		{"*", true},
-		{"*;q=0", false},
-		{"*, gzip;q=0", false},
-		{"gzip;q=0, *", false},
-		{"identity", false},
-		{"x-gzip", true},
-		{"gzip, deflate, br, zstd", true},
-		{" gzip ; q=0.001 ", true},
+		{"", "", false},
+		{"gzip", Gzip, true},
+		{"GZIP", Gzip, true},
+		{"x-gzip", Gzip, true},
+		{"zstd", Zstd, false},
+		{"gzip, deflate, br, zstd", Zstd, true}, // Chrome, Firefox
+		{"gzip, deflate, br", Gzip, true},       // Safari
+		{"deflate, gzip;q=0.5", Gzip, true},
+		{"gzip;q=1, zstd;q=0.5", Gzip, true},
+		{"gzip;q=0.5, zstd;q=0.5", Zstd, true}, // a tie: zstd
+		{"zstd;q=0, gzip", Gzip, true},
+		{"gzip;q=0", "", false},
+		{"gzip; q=0.0", "", false},
+		{"gzip;Q=0", "", false},
+		{"gzip;q=nonsense", "", false},
+		{"gzip;q=2", "", false},
+		{"br", "", false},
+		{"*", Zstd, true},
+		{"*;q=0", "", false},
+		{"*, zstd;q=0", Gzip, true},
+		{"*, gzip;q=0", Zstd, false},
+		{"gzip;q=0, *", Zstd, false},
+		{"*;q=0.5, gzip", Gzip, true},
+		{"identity", "", false},
+		{" gzip ; q=0.001 ", Gzip, true},
+		{"gzip;q=0, gzip", Gzip, true}, // listed twice: the higher weight
 	} {
-		if got := Accepts([]string{tc.in}); got != tc.want {
-			t.Errorf("Accepts(%q) = %v, want %v", tc.in, got, tc.want)
+		if got := Negotiate([]string{tc.in}); got != tc.want {
+			t.Errorf("Negotiate(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if got := AcceptsGzip([]string{tc.in}); got != tc.acceptGzip {
+			t.Errorf("AcceptsGzip(%q) = %v, want %v", tc.in, got, tc.acceptGzip)
 		}
 	}
-	if !Accepts([]string{"br", "gzip"}) {
-		t.Error("Accepts over two header lines missed the gzip in the second")
+	if got := Negotiate([]string{"br", "gzip"}); got != Gzip {
+		t.Errorf("over two header lines: %q, want gzip from the second", got)
 	}
+}
+
+// codings are the content codings Handler writes.
+var codings = []string{Zstd, Gzip}
+
+// reader undoes coding as the body arrives.
+func reader(t *testing.T, coding string, r io.Reader) io.Reader {
+	t.Helper()
+	if coding == Gzip {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return zr
+	}
+	zr, err := zstd.NewReader(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(zr.Close)
+	return zr
 }
 
 type observed struct {
 	mu      sync.Mutex
+	codings []string
 	in, out []int64
 }
 
-func (o *observed) observe(in, out int64) {
+func (o *observed) observe(coding string, in, out int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.codings = append(o.codings, coding)
 	o.in, o.out = append(o.in, in), append(o.out, out)
 }
 
@@ -113,35 +150,45 @@ func TestLargeBodyIsCompressedForClientsThatAsk(t *testing.T) {
 		w.Write(want)
 	})
 
-	resp, body := get(t, srv.URL, "br, gzip")
-	if got := resp.Header.Get("Content-Encoding"); got != "gzip" {
-		t.Fatalf("Content-Encoding = %q, want gzip", got)
+	sizes := map[string]int{}
+	for _, tc := range []struct{ acceptEncoding, coding string }{
+		{"br, gzip", Gzip},
+		{"gzip, deflate, br, zstd", Zstd},
+	} {
+		resp, body := get(t, srv.URL, tc.acceptEncoding)
+		if got := resp.Header.Get("Content-Encoding"); got != tc.coding {
+			t.Fatalf("Accept-Encoding %q: Content-Encoding = %q, want %s", tc.acceptEncoding, got, tc.coding)
+		}
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status = %d, want the handler's 400", tc.coding, resp.StatusCode)
+		}
+		if resp.ContentLength != -1 && resp.ContentLength != int64(len(body)) {
+			t.Errorf("%s: Content-Length = %d for a %d-byte compressed body", tc.coding, resp.ContentLength, len(body))
+		}
+		if got := resp.Header.Get("Vary"); got != "Accept-Encoding" {
+			t.Errorf("%s: Vary = %q, want Accept-Encoding", tc.coding, got)
+		}
+		if got := resp.Header.Get("Content-Type"); got != "application/json" {
+			t.Errorf("%s: Content-Type = %q, want the handler's", tc.coding, got)
+		}
+		if !bytes.Equal(testutil.Decompress(t, tc.coding, body), want) {
+			t.Fatalf("%s: the decompressed body differs from the handler's", tc.coding)
+		}
+		if len(body) >= len(want)/4 {
+			t.Errorf("%s: compressed to %d of %d bytes: expected far smaller", tc.coding, len(body), len(want))
+		}
+		sizes[tc.coding] = len(body)
 	}
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("status = %d, want the handler's 400", resp.StatusCode)
+	obs.mu.Lock()
+	if len(obs.in) != 2 || obs.codings[0] != Gzip || obs.codings[1] != Zstd ||
+		obs.in[0] != int64(len(want)) || obs.in[1] != int64(len(want)) ||
+		obs.out[0] != int64(sizes[Gzip]) || obs.out[1] != int64(sizes[Zstd]) {
+		t.Errorf("observed %v in %v out %v, want [gzip zstd] [%d %d] [%d %d]", obs.codings, obs.in, obs.out, len(want), len(want), sizes[Gzip], sizes[Zstd])
 	}
-	if resp.ContentLength != -1 && resp.ContentLength != int64(len(body)) {
-		t.Errorf("Content-Length = %d for a %d-byte compressed body", resp.ContentLength, len(body))
-	}
-	if got := resp.Header.Get("Vary"); got != "Accept-Encoding" {
-		t.Errorf("Vary = %q, want Accept-Encoding", got)
-	}
-	if got := resp.Header.Get("Content-Type"); got != "application/json" {
-		t.Errorf("Content-Type = %q, want the handler's", got)
-	}
-	if !bytes.Equal(testutil.Gunzip(t, body), want) {
-		t.Fatal("the decompressed body differs from the handler's")
-	}
-	if len(body) >= len(want)/4 {
-		t.Errorf("compressed to %d of %d bytes: expected far smaller", len(body), len(want))
-	}
-	in, out := obs.calls()
-	if len(in) != 1 || in[0] != int64(len(want)) || out[0] != int64(len(body)) {
-		t.Errorf("observed in %v out %v, want [%d] [%d]", in, out, len(want), len(body))
-	}
+	obs.mu.Unlock()
 
-	// The same response for a client that does not ask, or refuses gzip.
-	for _, ae := range []string{"", "identity", "gzip;q=0", "br"} {
+	// The same response for a client that does not ask, or refuses both.
+	for _, ae := range []string{"", "identity", "gzip;q=0", "br", "zstd;q=0, gzip;q=0"} {
 		resp, body := get(t, srv.URL, ae)
 		if resp.Header.Get("Content-Encoding") != "" || !bytes.Equal(body, want) {
 			t.Errorf("Accept-Encoding %q: Content-Encoding %q, %d bytes: want the body as written", ae, resp.Header.Get("Content-Encoding"), len(body))
@@ -150,8 +197,8 @@ func TestLargeBodyIsCompressedForClientsThatAsk(t *testing.T) {
 			t.Errorf("Accept-Encoding %q: Vary = %q, want Accept-Encoding", ae, got)
 		}
 	}
-	if in, _ := obs.calls(); len(in) != 1 {
-		t.Errorf("%d compressed responses observed, want 1", len(in))
+	if in, _ := obs.calls(); len(in) != 2 {
+		t.Errorf("%d compressed responses observed, want 2", len(in))
 	}
 }
 
@@ -199,12 +246,14 @@ func TestSmallWritesCrossingTheThreshold(t *testing.T) {
 				}
 			}
 		})
-		resp, body := get(t, srv.URL, "gzip")
-		if resp.Header.Get("Content-Encoding") != "gzip" {
-			t.Fatalf("writes of %d: not compressed", size)
-		}
-		if !bytes.Equal(testutil.Gunzip(t, body), want) {
-			t.Fatalf("writes of %d: the decompressed body differs", size)
+		for _, coding := range codings {
+			resp, body := get(t, srv.URL, coding)
+			if resp.Header.Get("Content-Encoding") != coding {
+				t.Fatalf("%s, writes of %d: not compressed", coding, size)
+			}
+			if !bytes.Equal(testutil.Decompress(t, coding, body), want) {
+				t.Fatalf("%s, writes of %d: the decompressed body differs", coding, size)
+			}
 		}
 	}
 }
@@ -285,56 +334,52 @@ func TestStrongETagBecomesWeak(t *testing.T) {
 // handler returns: compressed once the threshold was reached, as it is
 // before.
 func TestFlushStreams(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		first    []byte
-		wantGzip bool
-	}{
-		{"before the threshold", []byte(`{"first":true}`), false},
-		{"after the threshold", jsonBody(4096), true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			release := make(chan struct{})
-			srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				w.Write(tc.first)
-				http.NewResponseController(w).Flush()
-				<-release
-				w.Write([]byte(`{"second":true}`))
-			})
-			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-			req.Header.Set("Accept-Encoding", "gzip")
-			resp, err := testutil.RawClient.Do(req)
-			if err != nil {
-				close(release)
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			if got := resp.Header.Get("Content-Encoding") == "gzip"; got != tc.wantGzip {
-				close(release)
-				t.Fatalf("compressed = %v, want %v", got, tc.wantGzip)
-			}
-			var r io.Reader = resp.Body
-			if tc.wantGzip {
-				zr, err := gzip.NewReader(resp.Body)
+	for _, coding := range codings {
+		for _, tc := range []struct {
+			name         string
+			first        []byte
+			wantCompress bool
+		}{
+			{"before the threshold", []byte(`{"first":true}`), false},
+			{"after the threshold", jsonBody(4096), true},
+		} {
+			t.Run(coding+" "+tc.name, func(t *testing.T) {
+				release := make(chan struct{})
+				released := sync.OnceFunc(func() { close(release) })
+				defer released()
+				srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					w.Write(tc.first)
+					http.NewResponseController(w).Flush()
+					<-release
+					w.Write([]byte(`{"second":true}`))
+				})
+				req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+				req.Header.Set("Accept-Encoding", coding)
+				resp, err := testutil.RawClient.Do(req)
 				if err != nil {
-					close(release)
 					t.Fatal(err)
 				}
-				r = zr
-			}
-			// Read the first part while the handler still waits.
-			got := make([]byte, len(tc.first))
-			if _, err := io.ReadFull(r, got); err != nil || !bytes.Equal(got, tc.first) {
-				close(release)
-				t.Fatalf("first part: %v, %q", err, got)
-			}
-			close(release)
-			rest, err := io.ReadAll(r)
-			if err != nil || string(rest) != `{"second":true}` {
-				t.Fatalf("rest: %v, %q", err, rest)
-			}
-		})
+				defer resp.Body.Close()
+				if got := resp.Header.Get("Content-Encoding") == coding; got != tc.wantCompress {
+					t.Fatalf("compressed = %v, want %v", got, tc.wantCompress)
+				}
+				var r io.Reader = resp.Body
+				if tc.wantCompress {
+					r = reader(t, coding, resp.Body)
+				}
+				// Read the first part while the handler still waits.
+				got := make([]byte, len(tc.first))
+				if _, err := io.ReadFull(r, got); err != nil || !bytes.Equal(got, tc.first) {
+					t.Fatalf("first part: %v, %q", err, got)
+				}
+				released()
+				rest, err := io.ReadAll(r)
+				if err != nil || string(rest) != `{"second":true}` {
+					t.Fatalf("rest: %v, %q", err, rest)
+				}
+			})
+		}
 	}
 }
 
@@ -346,19 +391,21 @@ func TestPanickingHandlerReleasesItsWriter(t *testing.T) {
 			panic(http.ErrAbortHandler)
 		}
 	})
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"?panic=1", nil)
-	req.Header.Set("Accept-Encoding", "gzip")
-	if resp, err := testutil.RawClient.Do(req); err == nil {
-		_, err = io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err == nil {
-			t.Error("an aborted response read as complete")
+	for _, coding := range codings {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"?panic=1", nil)
+		req.Header.Set("Accept-Encoding", coding)
+		if resp, err := testutil.RawClient.Do(req); err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil {
+				t.Errorf("%s: an aborted response read as complete", coding)
+			}
 		}
-	}
-	// The server is still serving, and compresses with a pooled writer.
-	resp, body := get(t, srv.URL, "gzip")
-	if resp.Header.Get("Content-Encoding") != "gzip" || !strings.HasPrefix(string(testutil.Gunzip(t, body)), `{"data":[`) {
-		t.Error("the response after a panic is not whole")
+		// The server is still serving, and compresses with a pooled writer.
+		resp, body := get(t, srv.URL, coding)
+		if resp.Header.Get("Content-Encoding") != coding || !strings.HasPrefix(string(testutil.Decompress(t, coding, body)), `{"data":[`) {
+			t.Errorf("%s: the response after a panic is not whole", coding)
+		}
 	}
 }
 
@@ -379,4 +426,29 @@ func TestLevelZeroLeavesResponsesAlone(t *testing.T) {
 		}
 	}()
 	Handler(srv.Config.Handler, Options{Level: 10})
+}
+
+// TestZstdWindowFitsBrowsers: browsers decode zstd windows of at most
+// 8 MB (RFC 8878 §3.1.1.1.2); a response larger than that must not ask
+// for more.
+func TestZstdWindowFitsBrowsers(t *testing.T) {
+	want := jsonBody(12 << 20)
+	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(want)
+	})
+	resp, body := get(t, srv.URL, "zstd")
+	if resp.Header.Get("Content-Encoding") != Zstd {
+		t.Fatalf("Content-Encoding = %q, want zstd", resp.Header.Get("Content-Encoding"))
+	}
+	var h zstd.Header
+	if err := h.Decode(body); err != nil {
+		t.Fatal(err)
+	}
+	if h.WindowSize == 0 || h.WindowSize > 8<<20 {
+		t.Errorf("window %d bytes: want at most 8 MB", h.WindowSize)
+	}
+	if !bytes.Equal(testutil.Decompress(t, Zstd, body), want) {
+		t.Error("the decompressed body differs")
+	}
 }
