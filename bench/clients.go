@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/tradenet/gateway/internal/httpcompress"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -31,6 +34,16 @@ type graphqlClient struct {
 }
 
 var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// zstdDecoder decodes the zstd responses; DecodeAll is safe for
+// concurrent use.
+var zstdDecoder = func() *zstd.Decoder {
+	d, err := zstd.NewReader(nil)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
 
 // get GETs u and decodes its JSON body into out.
 func (c *directClient) get(ctx context.Context, u string, out any) error {
@@ -379,7 +392,8 @@ type dataErrors struct {
 // query POSTs a query to endpoint and decodes the response. A GraphQL
 // error fails the call, except the data errors it counts: the benchmark
 // queries must otherwise succeed whole.
-func (c *graphqlClient) query(ctx context.Context, endpoint, query string, vars map[string]any) (data any, counts dataErrors, err error) {
+func (c *graphqlClient) query(ctx context.Context, g *gatewayServer, query string, vars map[string]any) (data any, counts dataErrors, err error) {
+	endpoint := g.url
 	body, err := json.Marshal(gqlRequest{Query: query, Variables: vars})
 	if err != nil {
 		return nil, counts, err
@@ -390,6 +404,9 @@ func (c *graphqlClient) query(ctx context.Context, endpoint, query string, vars 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	if g.clientCoding != "" {
+		req.Header.Set("Accept-Encoding", g.clientCoding)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, counts, err
@@ -401,14 +418,30 @@ func (c *graphqlClient) query(ctx context.Context, endpoint, query string, vars 
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return nil, counts, fmt.Errorf("POST %s: read body: %w", endpoint, err)
 	}
+	payload := buf.Bytes()
+	switch coding := resp.Header.Get("Content-Encoding"); coding {
+	case "": // as sent, or decompressed by the transport
+	case httpcompress.Zstd:
+		plain := bodyBuffers.Get().(*bytes.Buffer)
+		defer bodyBuffers.Put(plain)
+		plain.Reset()
+		out, err := zstdDecoder.DecodeAll(payload, plain.AvailableBuffer())
+		if err != nil {
+			return nil, counts, fmt.Errorf("POST %s: zstd: %w", endpoint, err)
+		}
+		plain.Grow(cap(out)) // the buffer's next use decodes in place
+		payload = out
+	default:
+		return nil, counts, fmt.Errorf("POST %s: unexpected Content-Encoding %q", endpoint, coding)
+	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, counts, fmt.Errorf("POST %s: status %d: %s", endpoint, resp.StatusCode, clip(buf.Bytes()))
+		return nil, counts, fmt.Errorf("POST %s: status %d: %s", endpoint, resp.StatusCode, clip(payload))
 	}
 	var out struct {
 		Data   any        `json:"data"`
 		Errors []gqlError `json:"errors"`
 	}
-	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+	if err := json.Unmarshal(payload, &out); err != nil {
 		return nil, counts, fmt.Errorf("POST %s: decode: %w", endpoint, err)
 	}
 	for _, e := range out.Errors {

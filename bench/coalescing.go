@@ -38,7 +38,7 @@ func coalescing(ctx context.Context, e *env, q query, n int, latencies []time.Du
 	g := e.uncached
 	// The distinct calls of one query, alone.
 	g.inflight.reset()
-	if _, _, err := e.graphql.query(ctx, g.url, q.doc, q.vars); err != nil {
+	if _, _, err := e.graphql.query(ctx, g, q.doc, q.vars); err != nil {
 		return nil, err
 	}
 	_, distinct := g.inflight.peak()
@@ -50,7 +50,7 @@ func coalescing(ctx context.Context, e *env, q query, n int, latencies []time.Du
 		for _, s := range []side{sideGateway, sideDirect} {
 			fn := e.directCall(q)
 			if s == sideGateway {
-				fn = func(ctx context.Context) error { _, _, err := e.graphql.query(ctx, g.url, q.doc, q.vars); return err }
+				fn = func(ctx context.Context) error { _, _, err := e.graphql.query(ctx, g, q.doc, q.vars); return err }
 			}
 			g.inflight.reset()
 			before := e.upstreamRequests()

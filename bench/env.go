@@ -29,6 +29,9 @@ type env struct {
 	// configuration, shared asset cache on), and the uncached gateway
 	// with compression the other way round (for the compression section).
 	uncached, cached, otherCompression *gatewayServer
+	// zstd is the compressing one of uncached and otherCompression, its
+	// client asking for zstd.
+	zstd *gatewayServer
 	// direct calls the sample service itself; graphql calls a gateway.
 	direct  *directClient
 	graphql *graphqlClient
@@ -56,9 +59,23 @@ type gatewayServer struct {
 	url      string
 	srv      *http.Server
 	inflight *inflightTracker
-	// compressed: the gateway gzips responses to clients that ask (both
-	// clients' transports ask, as browsers do).
+	// compressed: the gateway compresses responses to clients that ask.
 	compressed bool
+	// clientCoding is what the client asks of this gateway: "" for what Go's
+	// transport asks by itself (gzip, decompressed by the transport), or
+	// "zstd" (decompressed by the client, as browsers that offer it get it).
+	clientCoding string
+}
+
+// coding is the content coding of the responses the client gets.
+func (g *gatewayServer) coding() string {
+	switch {
+	case !g.compressed:
+		return ""
+	case g.clientCoding != "":
+		return g.clientCoding
+	}
+	return "gzip"
 }
 
 // wireCounters count the bytes read and written on each hop's
@@ -113,6 +130,12 @@ func newEnv(o envOptions) (*env, error) {
 			return nil, err
 		}
 	}
+	compressing := *e.uncached
+	if !compressing.compressed {
+		compressing = *e.otherCompression
+	}
+	compressing.clientCoding = httpcompress.Zstd
+	e.zstd = &compressing
 	return e, nil
 }
 

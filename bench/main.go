@@ -240,7 +240,7 @@ func runSection(ctx context.Context, o *options, section string, small, large *e
 		// The headline's queries from the same gateway with compression
 		// the other way round, next to it.
 		for _, q := range []query{transactionsQuery(50), assetsQuery(100), partyQuery(party, 50), delegationsQuery(1000)} {
-			for _, g := range []*gatewayServer{small.uncached, small.otherCompression} {
+			for _, g := range []*gatewayServer{small.uncached, small.otherCompression, small.zstd} {
 				if err := measure(small, g, q, l); err != nil {
 					return err
 				}

@@ -195,8 +195,9 @@ type cell struct {
 	Gateway stats
 	// Cached is true when the gateway kept its shared asset cache on.
 	Cached bool
-	// Compressed is true when the gateway gzipped its responses.
-	Compressed bool
+	// Coding is the content coding of the gateway's responses: "" (none),
+	// "gzip" or "zstd".
+	Coding string
 }
 
 // measureCell verifies q on both paths, warms both up, then measures them
@@ -213,7 +214,7 @@ func measureCell(ctx context.Context, e *env, g *gatewayServer, q query, l load,
 	}
 	fns := [2]func(context.Context) error{
 		e.directCall(q),
-		func(ctx context.Context) error { _, _, err := e.graphql.query(ctx, g.url, q.doc, q.vars); return err },
+		func(ctx context.Context) error { _, _, err := e.graphql.query(ctx, g, q.doc, q.vars); return err },
 	}
 	if warmup {
 		// Connections open, caches (the gateway's parsed-query cache, the
@@ -237,14 +238,14 @@ func measureCell(ctx context.Context, e *env, g *gatewayServer, q query, l load,
 		}
 	}
 	return cell{
-		Name:       q.name,
-		Rows:       rows,
-		Load:       l.String(),
-		Scale:      e.scale,
-		Direct:     recs[sideDirect].stats(sideDirect),
-		Gateway:    recs[sideGateway].stats(sideGateway),
-		Cached:     g == e.cached,
-		Compressed: g.compressed,
+		Name:    q.name,
+		Rows:    rows,
+		Load:    l.String(),
+		Scale:   e.scale,
+		Direct:  recs[sideDirect].stats(sideDirect),
+		Gateway: recs[sideGateway].stats(sideGateway),
+		Cached:  g == e.cached,
+		Coding:  g.coding(),
 	}, nil
 }
 

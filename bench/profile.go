@@ -37,7 +37,7 @@ func profile(ctx context.Context, o *options, stderr io.Writer) error {
 		return err
 	}
 	fn := func(ctx context.Context) error {
-		_, _, err := e.graphql.query(ctx, e.uncached.url, q.doc, q.vars)
+		_, _, err := e.graphql.query(ctx, e.uncached, q.doc, q.vars)
 		return err
 	}
 	if _, err := runPhase(ctx, e, fn, load{concurrency: o.profileConcurrency, duration: time.Second}); err != nil {

@@ -409,7 +409,7 @@ func verifyRows(ctx context.Context, e *env, g *gatewayServer, q query) (int, er
 			return 0, fmt.Errorf("the generic direct client found other rows or references: %d rows, refs %v; typed: %d rows, refs %v", len(g.Rows), g.Refs, len(t.Rows), assetRefs(t.Rows))
 		}
 	}
-	data, counts, err := e.graphql.query(ctx, g.url, q.doc, q.vars)
+	data, counts, err := e.graphql.query(ctx, g, q.doc, q.vars)
 	if err != nil {
 		return 0, fmt.Errorf("gateway: %w", err)
 	}

@@ -33,7 +33,7 @@ func (r *report) groups(section string) []group {
 		if c.Section != section {
 			continue
 		}
-		key := fmt.Sprintf("%s|%s|%d|%v|%v", c.Name, c.Load, c.Scale, c.Cached, c.Compressed)
+		key := fmt.Sprintf("%s|%s|%d|%v|%s", c.Name, c.Load, c.Scale, c.Cached, c.Coding)
 		i, ok := index[key]
 		if !ok {
 			i = len(out)
@@ -114,7 +114,7 @@ func (r *report) write(w io.Writer) error {
 		targets, costs bool
 	}{
 		{"headline", "Headline: the four queries, one client at a time (default dataset)", true, true},
-		{"compression", "Compression: the headline's queries from the gateway with and without gzip", false, true},
+		{"compression", "Compression: the headline's queries from the gateway uncompressed, gzipped and in zstd", false, true},
 		{"distance", "The data node at a distance: every upstream response delayed, on both paths", true, true},
 		{"pagesize", "Growth with page size (one client at a time)", false, false},
 		{"concurrency", "Growth with concurrency (identical queries)", false, true},
@@ -201,10 +201,10 @@ func rowName(c cell) string {
 		name += " (cached)"
 	}
 	if c.Section == "compression" {
-		if c.Compressed {
-			name += ", gzip"
-		} else {
+		if c.Coding == "" {
 			name += ", uncompressed"
+		} else {
+			name += ", " + c.Coding
 		}
 	}
 	return name
