@@ -10,9 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/tradenet/gateway/graph"
-	"github.com/tradenet/gateway/internal/httpcompress"
 )
 
 // profile drives the gateway with the heaviest query (the transactions page
@@ -24,7 +21,7 @@ func profile(ctx context.Context, o *options, stderr io.Writer) error {
 	// Allocations are sampled during the load only, so that setting up
 	// the dataset does not show in the profile.
 	runtime.MemProfileRate = 0
-	e, err := newEnv(envOptions{scale: 1, loaderWait: graph.DefaultLoaderConfig.Wait, genericDirect: true, compression: httpcompress.DefaultLevel})
+	e, err := newEnv(o.envOptions(1))
 	if err != nil {
 		return err
 	}
