@@ -13,11 +13,13 @@
 package httpcompress
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -169,6 +171,13 @@ const (
 // flush before the threshold sends what is held as it is. Every response
 // varies by Accept-Encoding; HEAD requests are left alone.
 //
+// The compressed bytes collect in memory and go to the connection when
+// the response ends (with their Content-Length), at a flush, or once
+// maxBuffered of them have collected. So an encoder (1–2 MB of state) is
+// held while it compresses, not for as long as a slow client takes to
+// receive the response: memory grows with the responses being compressed
+// at once, which the CPUs bound, not with the clients being served.
+//
 // It panics if o.Level is outside 0–9.
 func Handler(next http.Handler, o Options) http.Handler {
 	if o.Level == 0 {
@@ -191,7 +200,7 @@ func Handler(next http.Handler, o Options) http.Handler {
 		cw := &writer{ResponseWriter: w, opts: &o, coding: coding, pool: pools[coding]}
 		done := false
 		defer func() {
-			if !done { // next panicked: give back the writer, send nothing more
+			if !done { // next panicked: give back what is pooled, send nothing more
 				cw.release()
 			}
 		}()
@@ -200,6 +209,21 @@ func Handler(next http.Handler, o Options) http.Handler {
 		cw.finish()
 	})
 }
+
+// maxBuffered is the most compressed bytes held before they are sent: a
+// response larger than this compressed (some megabytes as written) is
+// sent as it is compressed, holding its encoder until it ends.
+const maxBuffered = 256 << 10
+
+// encodersInUse counts the encoders taken from the pools and not yet
+// given back (tests check that a response being sent holds none).
+var encodersInUse atomic.Int64
+
+// outBuffers hold compressed bodies until they are sent; ones that grew
+// past maxPooledOut are left to the garbage collector.
+var outBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledOut = 1 << 20
 
 // The writer's states: holding the body until it is large enough to
 // compress; passing it through; compressing it.
@@ -219,37 +243,28 @@ type writer struct {
 	state int
 	code  int    // the status given to WriteHeader; 0 until then
 	held  []byte // the body so far, while holding
-	zw    encoder
-	in    int64
-	out   countingWriter
-}
+	in    int64  // bytes given to the encoder
 
-// countingWriter counts the compressed bytes on their way to the client.
-type countingWriter struct {
-	w http.ResponseWriter
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	// While compressing: the encoder, the compressed bytes not yet sent,
+	// whether the status line and headers have gone out, and the
+	// compressed bytes sent.
+	zw         encoder
+	out        *bytes.Buffer
+	headerSent bool
+	sent       int64
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *writer) WriteHeader(code int) {
-	if w.state != holding {
+	switch {
+	case w.state == identity:
 		w.ResponseWriter.WriteHeader(code)
-		return
-	}
-	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+	case code >= 100 && code < 200 && code != http.StatusSwitchingProtocols:
 		w.ResponseWriter.WriteHeader(code) // informational: the final status is still to come
-		return
-	}
-	if w.code == 0 {
-		w.code = code
+	case w.code == 0:
+		w.code = code // superfluous calls are ignored, as net/http does
 	}
 }
 
@@ -295,7 +310,7 @@ func (w *writer) Flush() {
 			return
 		}
 	case compressing:
-		if w.zw.Flush() != nil {
+		if w.zw.Flush() != nil || w.send(false) != nil {
 			return
 		}
 	}
@@ -351,21 +366,64 @@ func (w *writer) status() int {
 	return w.code
 }
 
-// start sends the status and headers for state s.
+// start enters state s: passing the body through sends the status and
+// headers now; compressing sets them and takes an encoder, whose output
+// collects in w.out (send).
 func (w *writer) start(s int) {
 	w.state = s
-	if s == compressing {
-		h := w.Header()
-		h.Set("Content-Encoding", w.coding)
-		h.Del("Content-Length")
-		if etag := h.Get("ETag"); etag != "" && !strings.HasPrefix(etag, "W/") {
-			h.Set("ETag", "W/"+etag) // the same content, not the same bytes
-		}
-		w.out.w = w.ResponseWriter
-		w.zw = w.pool.Get().(encoder)
-		w.zw.Reset(&w.out)
+	if s == identity {
+		w.ResponseWriter.WriteHeader(w.status())
+		return
 	}
-	w.ResponseWriter.WriteHeader(w.status())
+	if w.code == 0 {
+		w.code = http.StatusOK // written body implies 200: a later WriteHeader is superfluous
+	}
+	h := w.Header()
+	h.Set("Content-Encoding", w.coding)
+	h.Del("Content-Length")
+	if etag := h.Get("ETag"); etag != "" && !strings.HasPrefix(etag, "W/") {
+		h.Set("ETag", "W/"+etag) // the same content, not the same bytes
+	}
+	w.out = outBuffers.Get().(*bytes.Buffer)
+	w.out.Reset()
+	w.zw = w.pool.Get().(encoder)
+	encodersInUse.Add(1)
+	w.zw.Reset(sink{w})
+}
+
+// sink receives the encoder's output into w.out, sending it once
+// maxBuffered have collected.
+type sink struct{ w *writer }
+
+func (s sink) Write(p []byte) (int, error) {
+	s.w.out.Write(p)
+	if s.w.out.Len() >= maxBuffered {
+		if err := s.w.send(false); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// send writes the compressed bytes collected so far, after the status
+// and headers if they have not gone out yet; last says the response ends
+// with these bytes, so that, if they are all of it, their length is the
+// Content-Length.
+func (w *writer) send(last bool) error {
+	if !w.headerSent {
+		if last {
+			w.Header().Set("Content-Length", strconv.Itoa(w.out.Len()))
+		}
+		w.ResponseWriter.WriteHeader(w.status())
+		w.headerSent = true
+	}
+	if w.out.Len() == 0 {
+		return nil
+	}
+	n, err := w.ResponseWriter.Write(w.out.Bytes())
+	w.sent += int64(n)
+	w.out.Reset()
+	return err
 }
 
 // writeHeld writes the body held so far.
@@ -391,19 +449,35 @@ func (w *writer) finish() {
 		_ = w.writeHeld()
 	case compressing:
 		err := w.zw.Close()
+		w.releaseEncoder() // before sending: a slow client holds only the bytes
+		if err == nil {
+			err = w.send(true)
+		}
 		w.release()
 		if err == nil && w.opts.Observe != nil {
-			w.opts.Observe(w.coding, w.in, w.out.n)
+			w.opts.Observe(w.coding, w.in, w.sent)
 		}
 	}
 }
 
-// release returns the encoder to the pool.
-func (w *writer) release() {
+// releaseEncoder returns the encoder to its pool.
+func (w *writer) releaseEncoder() {
 	if w.zw != nil {
 		w.zw.Reset(nil)
 		w.pool.Put(w.zw)
 		w.zw = nil
+		encodersInUse.Add(-1)
+	}
+}
+
+// release returns the encoder and the output buffer to their pools.
+func (w *writer) release() {
+	w.releaseEncoder()
+	if w.out != nil {
+		if w.out.Cap() <= maxPooledOut {
+			outBuffers.Put(w.out)
+		}
+		w.out = nil
 	}
 }
 

@@ -162,7 +162,7 @@ func TestLargeBodyIsCompressedForClientsThatAsk(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("%s: status = %d, want the handler's 400", tc.coding, resp.StatusCode)
 		}
-		if resp.ContentLength != -1 && resp.ContentLength != int64(len(body)) {
+		if resp.ContentLength != int64(len(body)) {
 			t.Errorf("%s: Content-Length = %d for a %d-byte compressed body", tc.coding, resp.ContentLength, len(body))
 		}
 		if got := resp.Header.Get("Vary"); got != "Accept-Encoding" {
@@ -450,5 +450,93 @@ func TestZstdWindowFitsBrowsers(t *testing.T) {
 	}
 	if !bytes.Equal(testutil.Decompress(t, Zstd, body), want) {
 		t.Error("the decompressed body differs")
+	}
+}
+
+// slowClient passes writes through once release is closed, closing
+// writing at the first: a client that receives slowly.
+type slowClient struct {
+	http.ResponseWriter
+	writing, release chan struct{}
+	once             sync.Once
+}
+
+func (s *slowClient) Write(p []byte) (int, error) {
+	s.once.Do(func() { close(s.writing) })
+	<-s.release
+	return s.ResponseWriter.Write(p)
+}
+
+// TestEncoderIsFreeWhileTheResponseIsSent: a response on its way to a
+// slow client holds its compressed bytes, not an encoder (1–2 MB each), so
+// that memory does not grow with the clients being served.
+func TestEncoderIsFreeWhileTheResponseIsSent(t *testing.T) {
+	want := jsonBody(256 << 10)
+	for _, coding := range codings {
+		slow := &slowClient{writing: make(chan struct{}), release: make(chan struct{})}
+		h := Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(want)
+		}), Options{Level: 1, MinBytes: 1024})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			slow.ResponseWriter = w
+			h.ServeHTTP(slow, r)
+		}))
+		type result struct {
+			resp *http.Response
+			body []byte
+		}
+		done := make(chan result, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+			req.Header.Set("Accept-Encoding", coding)
+			resp, body := testutil.RawDo(t, req)
+			done <- result{resp, body}
+		}()
+		<-slow.writing
+		if n := encodersInUse.Load(); n != 0 {
+			t.Errorf("%s: %d encoders held while the response is being sent, want 0", coding, n)
+		}
+		close(slow.release)
+		r := <-done
+		if r.resp.Header.Get("Content-Encoding") != coding || !bytes.Equal(testutil.Decompress(t, coding, r.body), want) {
+			t.Errorf("%s: Content-Encoding %q, or the decompressed body differs", coding, r.resp.Header.Get("Content-Encoding"))
+		}
+		srv.Close()
+	}
+}
+
+// TestLargeCompressedBodyIsSentAsItIsCompressed: past maxBuffered
+// compressed bytes, the response goes out while it is compressed
+// (chunked, without a length), whole.
+func TestLargeCompressedBodyIsSentAsItIsCompressed(t *testing.T) {
+	// Pseudo-random hex compresses to about half: several maxBuffered.
+	want := make([]byte, 0, 2<<20)
+	want = append(want, `{"data":"`...)
+	for x := uint64(1); len(want) < cap(want)-2; x = x*6364136223846793005 + 1442695040888963407 {
+		want = strconv.AppendUint(want, x>>32, 16)
+	}
+	want = append(want, `"}`...)
+	srv, obs := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(want)
+	})
+	for _, coding := range codings {
+		resp, body := get(t, srv.URL, coding)
+		if resp.Header.Get("Content-Encoding") != coding {
+			t.Fatalf("%s: not compressed", coding)
+		}
+		if len(body) <= maxBuffered {
+			t.Fatalf("%s: compressed to %d bytes, not past maxBuffered (%d): the test needs a larger body", coding, len(body), maxBuffered)
+		}
+		if resp.ContentLength != -1 {
+			t.Errorf("%s: Content-Length %d: want none, the body sent as it was compressed", coding, resp.ContentLength)
+		}
+		if !bytes.Equal(testutil.Decompress(t, coding, body), want) {
+			t.Errorf("%s: the decompressed body differs", coding)
+		}
+	}
+	if _, out := obs.calls(); len(out) != 2 {
+		t.Errorf("observed %d responses, want 2", len(out))
 	}
 }
