@@ -38,7 +38,7 @@ type config struct {
 	AssetCacheTTL   time.Duration
 	LoaderWait      time.Duration
 
-	// Response compression (internal/httpgzip).
+	// Response compression (internal/httpcompress).
 	CompressionLevel    int
 	CompressionMinBytes int
 
