@@ -540,3 +540,20 @@ func TestLargeCompressedBodyIsSentAsItIsCompressed(t *testing.T) {
 		t.Errorf("observed %d responses, want 2", len(out))
 	}
 }
+
+// FuzzNegotiate: any Accept-Encoding gives one of the codings or none,
+// without panicking, and agrees with AcceptsGzip.
+func FuzzNegotiate(f *testing.F) {
+	for _, s := range []string{"", "gzip", "gzip, deflate, br, zstd", "*;q=0.5, zstd;q=0", "gzip;q=0.001", "x-gzip;q=1.0", ";;,,q=", "zstd;q=nonsense"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		got := Negotiate([]string{header})
+		if got != "" && got != Zstd && got != Gzip {
+			t.Fatalf("Negotiate(%q) = %q", header, got)
+		}
+		if got == Gzip && !AcceptsGzip([]string{header}) {
+			t.Fatalf("Negotiate(%q) = gzip, but AcceptsGzip says no", header)
+		}
+	})
+}
