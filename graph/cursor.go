@@ -74,8 +74,11 @@ func appendVersionedHeader(b []byte, version string, list cursorList) []byte {
 // sealCursor returns the cursor of the raw form "v1:<list>:<payload>".
 func sealCursor(raw []byte) string {
 	var buf [cursorBuffer * 4 / 3]byte
-	return string(base64.RawURLEncoding.AppendEncode(buf[:0], raw))
+	return string(appendSealed(buf[:0], raw))
 }
+
+// appendSealed appends the cursor of the raw form to dst.
+func appendSealed(dst, raw []byte) []byte { return base64.RawURLEncoding.AppendEncode(dst, raw) }
 
 // appendJSONString appends s as a JSON string, exactly as encoding/json
 // writes it (HTML characters escaped). Cursor payload strings are ids and
