@@ -103,8 +103,9 @@ type Options struct {
 	// MinBytes is the smallest body compressed; smaller ones are sent as
 	// they are, with a Content-Length.
 	MinBytes int
-	// Observe, if set, is called after each compressed response with its
-	// coding and its body's size before and after compression.
+	// Observe, if set, is called for each compressed response, before its
+	// last bytes are sent, with its coding and its body's size before and
+	// after compression.
 	Observe func(coding string, in, out int64)
 }
 
@@ -451,12 +452,14 @@ func (w *writer) finish() {
 		err := w.zw.Close()
 		w.releaseEncoder() // before sending: a slow client holds only the bytes
 		if err == nil {
-			err = w.send(true)
+			// Observed before the last bytes go: once they are sent, the
+			// client may act on the response (scrape the metrics, say).
+			if w.opts.Observe != nil {
+				w.opts.Observe(w.coding, w.in, w.sent+int64(w.out.Len()))
+			}
+			_ = w.send(true)
 		}
 		w.release()
-		if err == nil && w.opts.Observe != nil {
-			w.opts.Observe(w.coding, w.in, w.sent)
-		}
 	}
 }
 
