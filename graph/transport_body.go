@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/tradenet/gateway/internal/jsonscan"
 	"github.com/tradenet/gateway/internal/swar"
 )
 
@@ -32,13 +33,13 @@ import (
 // it leaves to encoding/json: a \u escape or invalid UTF-8 in a string, a
 // syntax error.
 func fastParams(body []byte) (p graphql.RawParams, ok bool) {
-	i := skipJSONSpace(body, 0)
+	i := jsonscan.SkipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return p, false
 	}
-	i = skipJSONSpace(body, i+1)
+	i = jsonscan.SkipSpace(body, i+1)
 	if i < len(body) && body[i] == '}' {
-		return p, skipJSONSpace(body, i+1) == len(body)
+		return p, jsonscan.SkipSpace(body, i+1) == len(body)
 	}
 	var seen [4]bool
 	for {
@@ -46,11 +47,11 @@ func fastParams(body []byte) (p graphql.RawParams, ok bool) {
 		if !ok {
 			return p, false
 		}
-		i = skipJSONSpace(body, next)
+		i = jsonscan.SkipSpace(body, next)
 		if i >= len(body) || body[i] != ':' {
 			return p, false
 		}
-		i = skipJSONSpace(body, i+1)
+		i = jsonscan.SkipSpace(body, i+1)
 		var member int
 		switch string(key) {
 		case "query":
@@ -72,26 +73,19 @@ func fastParams(body []byte) (p graphql.RawParams, ok bool) {
 			return p, false
 		}
 		seen[member] = true
-		i = skipJSONSpace(body, i)
+		i = jsonscan.SkipSpace(body, i)
 		if i >= len(body) {
 			return p, false
 		}
 		switch body[i] {
 		case ',':
-			i = skipJSONSpace(body, i+1)
+			i = jsonscan.SkipSpace(body, i+1)
 		case '}':
-			return p, skipJSONSpace(body, i+1) == len(body)
+			return p, jsonscan.SkipSpace(body, i+1) == len(body)
 		default:
 			return p, false
 		}
 	}
-}
-
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // plainKey reads the key at b[i], a string of printable ASCII without

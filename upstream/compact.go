@@ -1,5 +1,7 @@
 package upstream
 
+import "github.com/tradenet/gateway/internal/jsonscan"
+
 // appendCompact appends the JSON value b with its insignificant whitespace
 // removed, as json.Compact does, and reports whether b was one valid JSON
 // value (surrounded by whitespace at most). When it reports false, dst
@@ -8,9 +10,9 @@ package upstream
 // JSON of undescribed commands is compacted on every explorer page, and
 // json.Compact was an eighth of decoding a mixed page.
 func appendCompact(dst, b []byte) ([]byte, bool) {
-	i := skipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	dst, i, ok := compactValue(dst, b, i, 0)
-	if !ok || skipSpace(b, i) != len(b) {
+	if !ok || jsonscan.SkipSpace(b, i) != len(b) {
 		return dst, false
 	}
 	return dst, true
@@ -27,7 +29,7 @@ func compactValue(dst, b []byte, i, depth int) ([]byte, int, bool) {
 	switch c := b[i]; c {
 	case '{':
 		dst = append(dst, '{')
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		if i < len(b) && b[i] == '}' {
 			return append(dst, '}'), i + 1, true
 		}
@@ -39,22 +41,22 @@ func compactValue(dst, b []byte, i, depth int) ([]byte, int, bool) {
 			if dst, i, ok = compactString(dst, b, i); !ok {
 				return dst, i, false
 			}
-			i = skipSpace(b, i)
+			i = jsonscan.SkipSpace(b, i)
 			if i >= len(b) || b[i] != ':' {
 				return dst, i, false
 			}
 			dst = append(dst, ':')
-			if dst, i, ok = compactValue(dst, b, skipSpace(b, i+1), depth+1); !ok {
+			if dst, i, ok = compactValue(dst, b, jsonscan.SkipSpace(b, i+1), depth+1); !ok {
 				return dst, i, false
 			}
-			i = skipSpace(b, i)
+			i = jsonscan.SkipSpace(b, i)
 			if i >= len(b) {
 				return dst, i, false
 			}
 			switch b[i] {
 			case ',':
 				dst = append(dst, ',')
-				i = skipSpace(b, i+1)
+				i = jsonscan.SkipSpace(b, i+1)
 			case '}':
 				return append(dst, '}'), i + 1, true
 			default:
@@ -63,7 +65,7 @@ func compactValue(dst, b []byte, i, depth int) ([]byte, int, bool) {
 		}
 	case '[':
 		dst = append(dst, '[')
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		if i < len(b) && b[i] == ']' {
 			return append(dst, ']'), i + 1, true
 		}
@@ -72,14 +74,14 @@ func compactValue(dst, b []byte, i, depth int) ([]byte, int, bool) {
 			if dst, i, ok = compactValue(dst, b, i, depth+1); !ok {
 				return dst, i, false
 			}
-			i = skipSpace(b, i)
+			i = jsonscan.SkipSpace(b, i)
 			if i >= len(b) {
 				return dst, i, false
 			}
 			switch b[i] {
 			case ',':
 				dst = append(dst, ',')
-				i = skipSpace(b, i+1)
+				i = jsonscan.SkipSpace(b, i+1)
 			case ']':
 				return append(dst, ']'), i + 1, true
 			default:

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/tradenet/gateway/internal/jsonscan"
 )
 
 // The wire encodes a one-of group as exactly one member key beside the
@@ -87,16 +89,16 @@ func (o oneOf[K]) decodeLast(b []byte, plain func(key, value []byte) (bool, erro
 	if stdOnly.Load() {
 		return member, false
 	}
-	end := len(bytes.TrimRight(b, jsonSpace))
+	end := len(bytes.TrimRight(b, jsonscan.Space))
 	if end == 0 || b[end-1] != '}' {
 		return member, false
 	}
 	end-- // at the object's closing brace
-	i := skipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i >= end || b[i] != '{' {
 		return member, false
 	}
-	for i = skipSpace(b, i+1); i < end && b[i] == '"'; {
+	for i = jsonscan.SkipSpace(b, i+1); i < end && b[i] == '"'; {
 		kend, ok := skipString(b, i)
 		if !ok {
 			return member, false
@@ -105,13 +107,13 @@ func (o oneOf[K]) decodeLast(b []byte, plain func(key, value []byte) (bool, erro
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return member, false
 		}
-		i = skipSpace(b, kend)
+		i = jsonscan.SkipSpace(b, kend)
 		if i >= end || b[i] != ':' {
 			return member, false
 		}
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		if newMember, known := o.members[string(key)]; known {
-			raw := bytes.TrimRight(b[i:end], jsonSpace)
+			raw := bytes.TrimRight(b[i:end], jsonscan.Space)
 			if len(raw) == 0 || raw[len(raw)-1] != '}' { // members are objects (and null is no member)
 				return member, false
 			}
@@ -128,17 +130,14 @@ func (o oneOf[K]) decodeLast(b []byte, plain func(key, value []byte) (bool, erro
 		if isPlain, err := plain(key, b[i:vend]); !isPlain || err != nil {
 			return member, false
 		}
-		i = skipSpace(b, vend)
+		i = jsonscan.SkipSpace(b, vend)
 		if i >= end || b[i] != ',' {
 			return member, false
 		}
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 	}
 	return member, false
 }
-
-// jsonSpace is JSON's whitespace (skipSpace's).
-const jsonSpace = " \t\r\n"
 
 // eachMember calls fn with each key of the JSON object b (unquoted) and
 // its raw value, in order. It is a light scan, not a validation: b comes
@@ -147,11 +146,11 @@ const jsonSpace = " \t\r\n"
 // value used is decoded (and so validated) by the caller. It fails on any
 // non-object.
 func eachMember(b []byte, typ reflect.Type, fn func(key, value []byte) error) error {
-	i := skipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return &json.UnmarshalTypeError{Value: describe(b), Type: typ}
 	}
-	i = skipSpace(b, i+1)
+	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return nil
 	}
@@ -171,11 +170,11 @@ func eachMember(b []byte, typ reflect.Type, fn func(key, value []byte) error) er
 			}
 			key = []byte(s)
 		}
-		i = skipSpace(b, end)
+		i = jsonscan.SkipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return errMalformedObject
 		}
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		vend, ok := skipValue(b, i)
 		if !ok {
 			return errMalformedObject
@@ -183,10 +182,10 @@ func eachMember(b []byte, typ reflect.Type, fn func(key, value []byte) error) er
 		if err := fn(key, b[i:vend]); err != nil {
 			return err
 		}
-		i = skipSpace(b, vend)
+		i = jsonscan.SkipSpace(b, vend)
 		switch {
 		case i < len(b) && b[i] == ',':
-			i = skipSpace(b, i+1)
+			i = jsonscan.SkipSpace(b, i+1)
 		case i < len(b) && b[i] == '}':
 			return nil
 		default:
@@ -196,13 +195,6 @@ func eachMember(b []byte, typ reflect.Type, fn func(key, value []byte) error) er
 }
 
 var errMalformedObject = errors.New("malformed JSON object")
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
 
 // skipString returns the index after the string starting at b[i] == '"'.
 // Its closing quote is the first quote not escaped, that is, not after an

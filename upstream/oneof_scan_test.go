@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/tradenet/gateway/internal/jsonscan"
 )
 
 // skipStringByBytes is skipString as a plain byte loop: a backslash
@@ -37,7 +39,7 @@ func FuzzSkipString(f *testing.F) {
 		}
 		if json.Valid(b) {
 			v := bytes.TrimSpace(b)
-			i := skipSpace(b, 0)
+			i := jsonscan.SkipSpace(b, 0)
 			end, ok := skipValue(b, i)
 			if !ok || end != i+len(v) {
 				t.Fatalf("skipValue(%q) = %d, %v; the value ends at %d", b, end, ok, i+len(v))
