@@ -51,28 +51,46 @@ func Negotiate(values []string) string {
 // handlers that have a body stored gzipped.
 func AcceptsGzip(values []string) bool { return weights(values).of(Gzip) > 0 }
 
-// qValues are the weights an Accept-Encoding gives the codings this
-// package knows, and "*".
-type qValues map[string]float64
+// qValues are the weights an Accept-Encoding gives zstd, gzip and "*",
+// -1 where it does not list one. (An array, not a map: every request
+// negotiates.)
+type qValues [3]float64
+
+const (
+	qZstd = iota
+	qGzip
+	qStar
+)
 
 // of is coding's weight: its own if listed, else that of "*", else 0.
 func (q qValues) of(coding string) float64 {
-	if w, ok := q[coding]; ok {
-		return w
+	own := q[qGzip]
+	if coding == Zstd {
+		own = q[qZstd]
 	}
-	return q["*"]
+	switch {
+	case own >= 0:
+		return own
+	case q[qStar] >= 0:
+		return q[qStar]
+	}
+	return 0
 }
 
 func weights(values []string) qValues {
-	q := qValues{}
+	q := qValues{-1, -1, -1}
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
 			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			coding = strings.ToLower(strings.TrimSpace(coding))
-			if coding == "x-gzip" {
-				coding = Gzip
-			}
-			if coding != Zstd && coding != Gzip && coding != "*" {
+			var at int
+			switch coding = strings.TrimSpace(coding); {
+			case strings.EqualFold(coding, Zstd):
+				at = qZstd
+			case strings.EqualFold(coding, Gzip), strings.EqualFold(coding, "x-gzip"):
+				at = qGzip
+			case coding == "*":
+				at = qStar
+			default:
 				continue
 			}
 			weight := 1.0
@@ -86,9 +104,7 @@ func weights(values []string) qValues {
 					weight = f
 				}
 			}
-			if prev, seen := q[coding]; !seen || weight > prev {
-				q[coding] = weight
-			}
+			q[at] = max(q[at], weight) // listed twice: the higher weight
 		}
 	}
 	return q

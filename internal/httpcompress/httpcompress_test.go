@@ -59,6 +59,11 @@ func TestNegotiate(t *testing.T) {
 	if got := Negotiate([]string{"br", "gzip"}); got != Gzip {
 		t.Errorf("over two header lines: %q, want gzip from the second", got)
 	}
+	// Every request negotiates: it must cost no allocation.
+	browser := []string{"gzip, deflate, br, zstd"}
+	if n := testing.AllocsPerRun(100, func() { Negotiate(browser) }); n != 0 {
+		t.Errorf("Negotiate allocates %.0f times, want 0", n)
+	}
 }
 
 // codings are the content codings Handler writes.
