@@ -3,6 +3,7 @@ package httpcompress
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -561,4 +562,71 @@ func FuzzNegotiate(f *testing.F) {
 			t.Fatalf("Negotiate(%q) = gzip, but AcceptsGzip says no", header)
 		}
 	})
+}
+
+// TestLevelSetsBothCodings: COMPRESSION_LEVEL reaches zstd as well as
+// gzip: level 9 writes fewer bytes than level 1, in either coding, on a
+// page like the gateway's (ids from a small set, varied amounts).
+func TestLevelSetsBothCodings(t *testing.T) {
+	want := delegationsLike(2000)
+	size := map[int]map[string]int{}
+	for _, level := range []int{1, 9} {
+		size[level] = map[string]int{}
+		srv := httptest.NewServer(Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(want)
+		}), Options{Level: level, MinBytes: 1024}))
+		for _, coding := range codings {
+			resp, body := get(t, srv.URL, coding)
+			if resp.Header.Get("Content-Encoding") != coding || !bytes.Equal(testutil.Decompress(t, coding, body), want) {
+				t.Fatalf("level %d, %s: not compressed, or the decompressed body differs", level, coding)
+			}
+			size[level][coding] = len(body)
+		}
+		srv.Close()
+	}
+	for _, coding := range codings {
+		if size[9][coding] >= size[1][coding] {
+			t.Errorf("%s: level 9 wrote %d bytes, level 1 %d: want fewer at 9", coding, size[9][coding], size[1][coding])
+		}
+	}
+}
+
+// TestWriteHeaderAfterBodyIsIgnored: once the body has started, a status
+// given later is superfluous, as net/http treats it, even though the
+// compressed response's status goes out only at its end.
+func TestWriteHeaderAfterBodyIsIgnored(t *testing.T) {
+	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(jsonBody(4096))
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	for _, coding := range codings {
+		resp, body := get(t, srv.URL, coding)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != coding {
+			t.Errorf("%s: status %d, Content-Encoding %q: want 200, %s", coding, resp.StatusCode, resp.Header.Get("Content-Encoding"), coding)
+		}
+		testutil.Decompress(t, coding, body)
+	}
+}
+
+// delegationsLike is a page of n rows shaped as the gateway's delegations:
+// 64-hex ids drawn from a few parties and nodes, pseudo-random amounts.
+func delegationsLike(n int) []byte {
+	x := uint64(88172645463325252)
+	next := func() uint64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
+	id := func(seed uint64) string {
+		return fmt.Sprintf("%016x%016x%016x%016x", seed*0x9e3779b97f4a7c15, seed*0xbf58476d1ce4e5b9, seed*0x94d049bb133111eb, seed+1)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"data":{"delegations":{"edges":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"node":{"party":{"id":"%s"},"nodeId":"%s","amount":"%d","epochSeq":"%d"}}`,
+			id(next()%40), id(1000+next()%12), next()%1_000_000_000_000, 1000+i/20)
+	}
+	b.WriteString(`]}}}`)
+	return b.Bytes()
 }
