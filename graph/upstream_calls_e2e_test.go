@@ -74,7 +74,9 @@ func TestLimitUpstreamCalls(t *testing.T) {
 	}
 	small.query(t, fmt.Sprintf(`{ fundingPayments(partyId: %q, first: 2) { pageInfo { endCursor } } }`, party), nil).mustData(t, &page)
 	q := `query($n: Int, $after: String) { a: asset(id: "x") { id } delegations(first: $n) { edges { node { party { fundingPayments(first: 2, after: $after) { edges { cursor } } } } } } }`
-	vars := func(n int) map[string]any { return map[string]any{"n": n, "after": page.FundingPayments.PageInfo.EndCursor} }
+	vars := func(n int) map[string]any {
+		return map[string]any{"n": n, "after": page.FundingPayments.PageInfo.EndCursor}
+	}
 	sample.Service.ResetCounters()
 	small.post(t, q, vars(7)).oneError(t, "QUERY_TOO_COMPLEX", "could make 23 data-node requests, over the limit of 22 (maximum data-node requests)")
 	noUpstreamCalls(t, sample)
