@@ -47,6 +47,7 @@ type config struct {
 	MaxCost             int
 	MaxTokens           int
 	MaxAliases          int
+	MaxUpstreamCalls    int
 	UpstreamRate        float64
 	UpstreamBurst       int
 	UpstreamRetries     int
@@ -96,6 +97,7 @@ func (c *config) settings() []setting {
 		{"max-cost", "MAX_COST", "largest query cost accepted (a connection costs 100 plus its page size times its fields; objects 1, scalars 0)", intValue(&c.MaxCost, graph.DefaultMaxCost)},
 		{"max-tokens", "MAX_TOKENS", "longest query accepted, in GraphQL tokens", intValue(&c.MaxTokens, graph.DefaultMaxTokens)},
 		{"max-aliases", "MAX_ALIASES", "most aliased fields accepted in one query", intValue(&c.MaxAliases, graph.DefaultMaxAliases)},
+		{"max-upstream-calls", "MAX_UPSTREAM_CALLS", "most data-node requests one query may make, counted before it runs; 0 derives it from the rate budget and the deadline: UPSTREAM_RATE × REQUEST_TIMEOUT (15/s × 30s = 450)", intValue(&c.MaxUpstreamCalls, 0)},
 		{"upstream-rate", "UPSTREAM_RATE", "data-node requests per second this gateway allows itself (the data node's limit is 20)", float64Value(&c.UpstreamRate, upstream.DefaultBudgetRate)},
 		{"upstream-burst", "UPSTREAM_BURST", "data-node requests this gateway may send at once within its rate (the data node's burst is 100)", intValue(&c.UpstreamBurst, upstream.DefaultBudgetBurst)},
 		{"upstream-retries", "UPSTREAM_RETRIES", "retries of an upstream call that failed with a connection error, a timeout or a 5xx (0 = none)", intValue(&c.UpstreamRetries, upstream.DefaultRetries)},

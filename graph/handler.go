@@ -97,7 +97,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	cfg.Limits = cfg.Limits.withDefaults()
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
-	srv.Use(&limitsExtension{limits: cfg.Limits, paging: cfg.Paging})
+	srv.Use(&limitsExtension{limits: cfg.Limits, paging: cfg.Paging, assetRound: assetRoundCalls(cfg.Loaders)})
 	if cfg.APQCache == nil {
 		cfg.APQCache = lru.New[string](DefaultAPQCacheSize)
 	}

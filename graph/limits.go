@@ -36,6 +36,17 @@ type Limits struct {
 	MaxAliases int
 	// MaxBodyBytes bounds a request body; 0 takes DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxUpstreamCalls bounds the data-node requests the query can make
+	// (an upper bound counted before it runs; see walker.field): what the
+	// rate budget serves within the request's deadline, so that no query
+	// holds the budget, shared by every client, for longer than its own
+	// deadline. 0 takes DefaultMaxUpstreamCalls.
+	MaxUpstreamCalls int
+	// UpstreamCallsBasis says where MaxUpstreamCalls comes from, for the
+	// error message (e.g. "what the rate budget of 15 a second serves
+	// within the 30s request deadline"); empty says "maximum data-node
+	// requests".
+	UpstreamCallsBasis string
 }
 
 // Defaults of Limits. DefaultMaxCost admits a full page (1000) of any list
@@ -48,6 +59,11 @@ const (
 	DefaultMaxAliases   = 30
 	DefaultMaxBodyBytes = 1 << 20
 )
+
+// DefaultMaxUpstreamCalls is what the default rate budget (15 data-node
+// requests a second) serves within the default request deadline (30 s).
+// The gateway derives its limit from its own settings the same way.
+const DefaultMaxUpstreamCalls = 450
 
 // Arguments beyond these sizes are refused as BAD_USER_INPUT: a list
 // filter of thousands of values or a string of megabytes only makes the
@@ -74,6 +90,8 @@ func DefaultLimits() Limits {
 		MaxTokens:    DefaultMaxTokens,
 		MaxAliases:   DefaultMaxAliases,
 		MaxBodyBytes: DefaultMaxBodyBytes,
+
+		MaxUpstreamCalls: DefaultMaxUpstreamCalls,
 	}
 }
 
@@ -94,6 +112,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxBodyBytes <= 0 {
 		l.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if l.MaxUpstreamCalls <= 0 {
+		l.MaxUpstreamCalls = d.MaxUpstreamCalls
 	}
 	return l
 }
@@ -125,7 +146,10 @@ func limitInput(format string, args ...any) *gqlerror.Error {
 type limitsExtension struct {
 	limits Limits
 	paging PagingConfig
-	schema *ast.Schema
+	// assetRound is what one round of the asset loader can cost in
+	// data-node requests (assetRoundCalls).
+	assetRound int
+	schema     *ast.Schema
 }
 
 var _ interface {
@@ -144,7 +168,7 @@ func (e *limitsExtension) MutateOperationContext(_ context.Context, opCtx *graph
 	if opCtx.Operation == nil {
 		return nil
 	}
-	m := measure(e.schema, opCtx.Operation, opCtx.Variables, e.paging)
+	m := measure(e.schema, opCtx.Operation, opCtx.Variables, e.paging, e.assetRound)
 	switch {
 	case m.err != nil:
 		return m.err
@@ -156,8 +180,30 @@ func (e *limitsExtension) MutateOperationContext(_ context.Context, opCtx *graph
 		return tooComplex("the query has %d aliased fields, over the limit of %d (maximum aliases); send several smaller queries", m.aliases, e.limits.MaxAliases)
 	case m.cost > e.limits.MaxCost:
 		return tooComplex("the query costs %s, over the limit of %d (maximum cost: each connection costs its page size times its fields); ask for smaller pages (first/last) or fewer nested lists", costString(m.cost), e.limits.MaxCost)
+	case m.calls > e.limits.MaxUpstreamCalls:
+		basis := e.limits.UpstreamCallsBasis
+		if basis == "" {
+			basis = "maximum data-node requests"
+		}
+		return tooComplex("the query could make %s data-node requests, over the limit of %s (%s); ask for smaller pages or fewer nested lists", groupDigits(m.calls), groupDigits(e.limits.MaxUpstreamCalls), basis)
 	}
 	return nil
+}
+
+// groupDigits writes n with thousands separators: 2,550.
+func groupDigits(n int) string {
+	if n >= costCap {
+		return "more than " + groupDigits(costCap-1)
+	}
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func costString(c int) string {
@@ -170,6 +216,7 @@ func costString(c int) string {
 // measurement is what measure finds in an operation.
 type measurement struct {
 	depth, cost, aliases int
+	calls                int    // data-node requests, at most
 	cycle                string // a fragment that spreads itself, if any
 	err                  *gqlerror.Error
 }
@@ -193,8 +240,12 @@ func satMul(a, b int) int {
 // fragment: each fragment's figures are computed once and reused wherever
 // it is spread, so that a document of nested, repeated spreads costs
 // linear time to measure rather than its exponential expansion.
-func measure(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any, paging PagingConfig) (m measurement) {
-	w := &walker{schema: schema, vars: vars, paging: paging, frags: map[fragKey]fragFigures{}, onPath: map[string]bool{}, counted: map[string]bool{}}
+//
+// It also bounds the data-node requests the operation can make (see
+// walker.field for the rules); assetRound is what one round of the asset
+// loader can cost (assetRoundCalls).
+func measure(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any, paging PagingConfig, assetRound int) (m measurement) {
+	w := &walker{schema: schema, vars: vars, paging: paging, assetRound: assetRound, frags: map[fragKey]fragFigures{}, onPath: map[string]bool{}, counted: map[string]bool{}}
 	defer func() {
 		// gqlparser's value conversion panics on malformed literals that
 		// validation lets through; that is the client's input.
@@ -203,7 +254,9 @@ func measure(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]an
 		}
 	}()
 	f := w.selectionSet(op.SelectionSet, false)
-	return measurement{depth: f.depth, cost: f.cost, aliases: w.aliases, cycle: w.cycle, err: w.err}
+	// Asset references outside any connection make a round of their own.
+	calls := satAdd(f.calls, satMul(f.refs, w.assetRound))
+	return measurement{depth: f.depth, cost: f.cost, calls: calls, aliases: w.aliases, cycle: w.cycle, err: w.err}
 }
 
 type fragKey struct {
@@ -211,39 +264,54 @@ type fragKey struct {
 	inList bool
 }
 
-type fragFigures struct{ depth, cost int }
+// fragFigures are a selection set's figures for one execution of it (one
+// parent object): its depth and cost; calls, the data-node requests it
+// makes; refs, the asset references it resolves (each one a loader round,
+// which the rows of one page share: counted once per run of the
+// enclosing connection, where they are turned into calls).
+type fragFigures struct{ depth, cost, calls, refs int }
+
+// add sums the figures of sibling selections (depth: the deeper).
+func (f fragFigures) add(o fragFigures) fragFigures {
+	return fragFigures{depth: max(f.depth, o.depth), cost: satAdd(f.cost, o.cost), calls: satAdd(f.calls, o.calls), refs: satAdd(f.refs, o.refs)}
+}
+
+// most keeps the larger of each figure: of a union's members, whichever
+// runs.
+func (f fragFigures) most(o fragFigures) fragFigures {
+	return fragFigures{depth: max(f.depth, o.depth), cost: max(f.cost, o.cost), calls: max(f.calls, o.calls), refs: max(f.refs, o.refs)}
+}
 
 type walker struct {
-	schema  *ast.Schema
-	vars    map[string]any
-	paging  PagingConfig
-	frags   map[fragKey]fragFigures
-	onPath  map[string]bool
-	counted map[string]bool // fragments whose aliases are counted
-	aliases int
-	cycle   string
-	err     *gqlerror.Error
+	schema     *ast.Schema
+	vars       map[string]any
+	paging     PagingConfig
+	assetRound int
+	frags      map[fragKey]fragFigures
+	onPath     map[string]bool
+	counted    map[string]bool // fragments whose aliases are counted
+	aliases    int
+	cycle      string
+	err        *gqlerror.Error
 }
 
 // selectionSet measures a selection set. inList is true under a list:
 // connections there get the nested page cap.
 func (w *walker) selectionSet(set ast.SelectionSet, inList bool) fragFigures {
-	var depth, common int
-	typed := map[string]int{} // cost of fragments on one member of an abstract type
+	var common fragFigures
+	typed := map[string]fragFigures{} // fragments on one member of an abstract type
 	add := func(cond string, parent *ast.Definition, f fragFigures) {
-		depth = max(depth, f.depth)
 		if cond == "" || parent == nil || cond == parent.Name || !w.isMemberCondition(cond, parent) {
-			common = satAdd(common, f.cost)
+			common = common.add(f)
 			return
 		}
-		typed[cond] = satAdd(typed[cond], f.cost)
+		common.depth = max(common.depth, f.depth)
+		typed[cond] = typed[cond].add(f)
 	}
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			f := w.field(s, inList)
-			depth = max(depth, f.depth)
-			common = satAdd(common, f.cost)
+			common = common.add(w.field(s, inList))
 		case *ast.InlineFragment:
 			add(s.TypeCondition, s.ObjectDefinition, w.selectionSet(s.SelectionSet, inList))
 		case *ast.FragmentSpread:
@@ -253,11 +321,11 @@ func (w *walker) selectionSet(set ast.SelectionSet, inList bool) fragFigures {
 			add(s.Definition.TypeCondition, s.ObjectDefinition, w.fragment(s.Definition, inList))
 		}
 	}
-	most := 0
-	for _, c := range typed {
-		most = max(most, c)
+	var most fragFigures
+	for _, f := range typed {
+		most = most.most(f)
 	}
-	return fragFigures{depth: depth, cost: satAdd(common, most)}
+	return common.add(most)
 }
 
 // isMemberCondition reports whether a fragment's type condition names one
@@ -298,7 +366,29 @@ func (w *walker) fragment(def *ast.FragmentDefinition, inList bool) fragFigures 
 	return f
 }
 
-// field measures one field: depth 1 plus its children's, cost per Limits.
+// field measures one field: depth 1 plus its children's, cost per Limits,
+// and an upper bound of its data-node requests, each field counted every
+// time it runs (aliases and fragment spreads included):
+//
+//   - a connection makes connectionCalls requests, plus its children's
+//     times its page size (each row runs them: a party's delegations under
+//     each of a page of transactions), plus one loader round for each
+//     asset reference below it (all the rows of one page share the round);
+//     an explorer connection makes none itself, but multiplies its
+//     children like any other;
+//   - an asset reference (assetRefs: settlementAsset, baseAsset, a
+//     transfer's asset, …) is one loader round of the connection it is
+//     under, costing what a round can (assetRoundCalls), whichever of a
+//     page's rows need it;
+//   - a root lookup (asset, node) is one request: a round of k ids costs
+//     at most k;
+//   - every other field (party, submitter, a validator node: keys, not
+//     lookups) makes no request of its own.
+//
+// Plain lists (not connections) hold no connection in this schema
+// (TestNoConnectionUnderAPlainList), so their length never multiplies
+// requests; asset references in them share their connection's round.
+// Coalesced calls and cached assets only make fewer requests.
 func (w *walker) field(f *ast.Field, inList bool) fragFigures {
 	if f.Alias != "" && f.Alias != f.Name {
 		w.aliases++
@@ -311,10 +401,77 @@ func (w *walker) field(f *ast.Field, inList bool) fragFigures {
 	isList := typ.Elem != nil
 	if pageSize, ok := w.connectionPage(f, inList); ok {
 		children := w.selectionSet(f.SelectionSet, true)
-		return fragFigures{depth: 1 + children.depth, cost: satAdd(1+connectionCost, satMul(pageSize, children.cost))}
+		calls := satAdd(w.connectionCalls(f), satAdd(satMul(pageSize, children.calls), satMul(children.refs, w.assetRound)))
+		return fragFigures{depth: 1 + children.depth, cost: satAdd(1+connectionCost, satMul(pageSize, children.cost)), calls: calls}
 	}
 	children := w.selectionSet(f.SelectionSet, inList || isList)
-	return fragFigures{depth: 1 + children.depth, cost: satAdd(1, children.cost)}
+	figures := fragFigures{depth: 1 + children.depth, cost: satAdd(1, children.cost), calls: children.calls, refs: children.refs}
+	switch {
+	case isAssetRef(f):
+		figures.refs = satAdd(figures.refs, 1)
+	case isRootLookup(f):
+		figures.calls = satAdd(figures.calls, 1)
+	}
+	return figures
+}
+
+// fundingCursorWindows is the most windows a page of funding payments
+// after (or before) a cursor takes: from the end the cursor was seen at,
+// sized to reach it; that end at full size; the other end at full size
+// (keyedPaging.from). A first page takes one.
+const fundingCursorWindows = 3
+
+// connectionCalls is the data-node requests a connection makes itself.
+func (w *walker) connectionCalls(f *ast.Field) int {
+	switch f.Definition.Type.Name() {
+	case "TransactionConnection":
+		return 0 // the block explorer, which has no rate budget
+	case "FundingPaymentConnection":
+		if w.hasArgument(f, "after") || w.hasArgument(f, "before") {
+			return fundingCursorWindows
+		}
+		return 1
+	}
+	// Assets, delegations, and any list added later until said otherwise.
+	return 1
+}
+
+// hasArgument reports whether f is given a non-null argument name,
+// variables applied.
+func (w *walker) hasArgument(f *ast.Field, name string) bool {
+	arg := f.Arguments.ForName(name)
+	if arg == nil {
+		return false
+	}
+	v, err := arg.Value.Value(w.vars)
+	return err != nil || v != nil
+}
+
+// isAssetRef reports whether f resolves an asset id through the loader.
+func isAssetRef(f *ast.Field) bool {
+	if f.ObjectDefinition == nil {
+		return false
+	}
+	for _, r := range assetRefs {
+		if r.object == f.ObjectDefinition.Name && r.field == f.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// isRootLookup reports whether f looks one asset up by id.
+func isRootLookup(f *ast.Field) bool {
+	return f.ObjectDefinition != nil && f.ObjectDefinition.Name == "Query" && (f.Name == "asset" || f.Name == "node")
+}
+
+// assetRoundCalls is what one round of the asset loader can cost in
+// data-node requests: up to cfg.FewAssets ids are looked up one by one;
+// more are served by listing every asset, one request per 5000 assets,
+// which is one on any network of today (a few dozen assets; a network
+// with more than 5000 would need this bound raised).
+func assetRoundCalls(cfg LoaderConfig) int {
+	return max(cfg.FewAssets, 1)
 }
 
 // connectionPage is the number of rows a connection field asks for: first

@@ -157,7 +157,7 @@ func measureQuery(t *testing.T, q string, vars map[string]any) measurement {
 	if errs := validator.Validate(s, doc); len(errs) > 0 {
 		t.Fatalf("validate: %v", errs)
 	}
-	return measure(s, doc.Operations[0], vars, DefaultPaging)
+	return measure(s, doc.Operations[0], vars, DefaultPaging, assetRoundCalls(DefaultLoaderConfig))
 }
 
 func TestSchemaDepthIsItsDeepestPath(t *testing.T) {

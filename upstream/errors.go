@@ -131,6 +131,48 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// CausedByRequest reports whether err is an answer to what was asked rather
+// than a failure of the service: any 4xx, and the 5xx answers the data
+// node gives to bad input (upstream-wire.md §4, §6). The service answered,
+// so such an answer is neither retried (it would answer the same again)
+// nor counted against the circuit breaker (one client's bad requests
+// would otherwise open it for everyone).
+func CausedByRequest(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.causedByRequest()
+}
+
+// The data node's 5xx answers to bad input, matched precisely: the same
+// status and detail codes also accompany real storage failures.
+const (
+	// Defect 3: invalid paging on the assets list answers 500 with detail
+	// 200001 "failed to get assets" and the validation error, a gRPC
+	// InvalidArgument, as its inner text. A 200001 whose inner text says
+	// anything else is a failure of the service.
+	detailAssetsGetAll = 200001
+	innerInvalidPaging = "code = InvalidArgument"
+	// Defect 1: any cursor on funding payments answers 500 with this
+	// detail message, whatever the cursor.
+	fundingCursorDefect = "building cursor predicate: no field matching column name funding_period_seq"
+)
+
+// causedByRequest: see CausedByRequest. Rate limiting (429, the 403 ban)
+// is included: it is the data node's answer to this gateway's pace, not a
+// fault of the service (the budget handles it; retryable decides on 429).
+func (e *Error) causedByRequest() bool {
+	switch {
+	case e.StatusCode >= 400 && e.StatusCode < 500:
+		return true
+	case e.StatusCode != http.StatusInternalServerError || e.Service != ServiceDataNode:
+		return false
+	case e.Endpoint == EndpointAssets:
+		return e.DetailCode == detailAssetsGetAll && strings.Contains(e.DetailInner, innerInvalidPaging)
+	case e.Endpoint == EndpointFundingPayments:
+		return e.DetailMessage == fundingCursorDefect || (e.DetailMessage == "" && e.Message == fundingCursorDefect)
+	}
+	return false
+}
+
 // IsNotFound reports whether err means the record does not exist: ErrNotFound,
 // or a 404 carrying the data node's error detail (such as 200002 "failed to
 // get asset for ID"). A 404 without a detail is not one: grpc-gateway

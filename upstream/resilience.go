@@ -26,7 +26,8 @@ import (
 //  4. the request itself (Client.do), bounded by Config.Timeout.
 //
 // A call that failed with a connection error, a timeout or a 5xx other
-// than 501 is retried, at most RetryConfig.Retries times, after a jittered
+// than 501 and other than an answer to bad input (CausedByRequest) is
+// retried, at most RetryConfig.Retries times, after a jittered
 // exponential backoff, and never when the wait would pass the caller's
 // deadline. A 429 pauses the budget for everyone (Ratelimit-Reset, else
 // Retry-After, else 1s) and is retried within the budget; without a budget
@@ -153,15 +154,19 @@ func (e notCounted) Unwrap() error { return e.err }
 
 // isServiceFault reports whether err means the service is failing: no
 // complete answer (refused, reset, timed out) or a 5xx other than 501 Not
-// Implemented (which says the request is wrong, not the service). These
-// are retried and count against the breaker.
+// Implemented (which says the request is wrong, not the service) and
+// other than the data node's 5xx answers to bad input (CausedByRequest).
+// These are retried and count against the breaker. Any other answer
+// counts as a success of the breaker, as a 4xx always has: the service is
+// up and answered what it was asked (a half-open breaker may close on it;
+// a real outage fails the next calls and opens it again).
 func isServiceFault(err error) bool {
 	var ue *UnavailableError
 	if errors.As(err, &ue) {
 		return !errors.Is(err, ErrCircuitOpen)
 	}
 	var e *Error
-	return errors.As(err, &e) && e.StatusCode >= 500 && e.StatusCode != http.StatusNotImplemented
+	return errors.As(err, &e) && e.StatusCode >= 500 && e.StatusCode != http.StatusNotImplemented && !e.causedByRequest()
 }
 
 // call performs one upstream GET with retries, the breaker, the
