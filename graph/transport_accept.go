@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -44,8 +45,11 @@ func setContentType(h map[string][]string, m mediaType) {
 	} else {
 		h["Content-Type"] = headerJSON
 	}
-	if _, ok := h["Vary"]; !ok {
+	switch vary, ok := h["Vary"]; {
+	case !ok:
 		h["Vary"] = headerVaryAccept
+	case !slices.Contains(vary, "Accept"):
+		h["Vary"] = append(vary, "Accept") // after Accept-Encoding, Origin
 	}
 }
 
@@ -59,8 +63,11 @@ func setContentType(h map[string][]string, m mediaType) {
 // A range with a malformed weight is ignored; mediaNone means nothing
 // acceptable.
 func negotiate(accept string) mediaType {
-	if accept == "" {
+	switch accept { // what most clients send, without parsing
+	case "", "*/*", contentTypeJSON:
 		return mediaJSON
+	case contentTypeGraphQLResponse:
+		return mediaGraphQLResponse
 	}
 	var jsonMatch, gqlMatch match // the best range matching each type
 	for rest := accept; rest != ""; {
