@@ -1,10 +1,12 @@
 package graph_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -188,5 +190,29 @@ func TestRequestErrorBeforeAnOperation(t *testing.T) {
 		if r.status != http.StatusBadRequest || r.code != "BAD_USER_INPUT" || r.hasData {
 			t.Errorf("%q: %d %q data %t: %.300s", body, r.status, r.code, r.hasData, r.body)
 		}
+	}
+}
+
+// BenchmarkPOSTByAccept: the whole handler for a small query, by Accept
+// header, to compare the cost of negotiation with the request's.
+func BenchmarkPOSTByAccept(b *testing.B) {
+	h := graph.NewHandler(graph.HandlerConfig{})
+	body := []byte(`{"query":"{ __typename }"}`)
+	for _, accept := range []string{"", "application/json", "application/graphql-response+json,application/json;q=0.9"} {
+		b.Run("Accept="+accept, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				if accept != "" {
+					req.Header.Set("Accept", accept)
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+		})
 	}
 }
