@@ -92,7 +92,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 		srv.Use(ext)
 	}
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
-	srv.AddTransport(transport.GET{})
+	srv.AddTransport(getTransport{})
 	srv.AddTransport(directPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	cfg.Limits = cfg.Limits.withDefaults()

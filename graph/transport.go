@@ -20,6 +20,9 @@ import (
 // extensions.code BAD_USER_INPUT and a message that says what to send.
 //
 //   - methods other than GET, POST and OPTIONS: 405;
+//   - an Accept header that admits neither application/json nor
+//     application/graphql-response+json: 406 (GraphQL over HTTP allows
+//     this or answering in application/json regardless);
 //   - WebSocket upgrades: 400 (no WebSocket transport is enabled: the API
 //     has no subscriptions);
 //   - POST bodies that are not application/json: 415 (which also keeps
@@ -31,44 +34,50 @@ import (
 func guardRequest(maxBody int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "" {
-			refuse(w, http.StatusBadRequest, "protocol upgrades (WebSocket) are not supported: the API has no subscriptions; send queries with POST or GET")
+			refuse(w, r, http.StatusBadRequest, "protocol upgrades (WebSocket) are not supported: the API has no subscriptions; send queries with POST or GET")
 			return
+		}
+		if r.Method == http.MethodGet || r.Method == http.MethodPost {
+			if accept := r.Header.Get("Accept"); negotiate(accept) == mediaNone {
+				refuse(w, r, http.StatusNotAcceptable, fmt.Sprintf("the Accept header %q admits no type the gateway answers in: accept application/graphql-response+json or application/json", truncate(accept, 128)))
+				return
+			}
 		}
 		switch r.Method {
 		case http.MethodGet:
 			if msg := checkGET(r.URL.RawQuery); msg != "" {
-				refuse(w, http.StatusBadRequest, msg)
+				refuse(w, r, http.StatusBadRequest, msg)
 				return
 			}
 		case http.MethodPost:
 			mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mediaType != "application/json" {
-				refuse(w, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %q: send the request as application/json ({\"query\": …, \"variables\": {…}})", truncate(r.Header.Get("Content-Type"), 64)))
+				refuse(w, r, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %q: send the request as application/json ({\"query\": …, \"variables\": {…}})", truncate(r.Header.Get("Content-Type"), 64)))
 				return
 			}
 			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 			if err != nil {
 				var tooLarge *http.MaxBytesError
 				if errors.As(err, &tooLarge) {
-					refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes (the body size limit)", tooLarge.Limit))
+					refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes (the body size limit)", tooLarge.Limit))
 					return
 				}
-				refuse(w, http.StatusBadRequest, "could not read the request body")
+				refuse(w, r, http.StatusBadRequest, "could not read the request body")
 				return
 			}
 			if int64(len(body)) > maxBody {
-				refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes (the body size limit)", maxBody))
+				refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes (the body size limit)", maxBody))
 				return
 			}
 			if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-				refuse(w, http.StatusBadRequest, "batched operations are not supported: send one operation per request, as a JSON object")
+				refuse(w, r, http.StatusBadRequest, "batched operations are not supported: send one operation per request, as a JSON object")
 				return
 			}
 			r.Body = &readBody{Reader: bytes.NewReader(body), bytes: body}
 		case http.MethodOptions:
 		default:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")
-			refuse(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: send queries with POST (application/json) or GET", r.Method))
+			refuse(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: send queries with POST (application/json) or GET", r.Method))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -95,9 +104,10 @@ func checkGET(rawQuery string) string {
 }
 
 // refuse writes a GraphQL error response with extensions.code
-// BAD_USER_INPUT.
-func refuse(w http.ResponseWriter, status int, message string) {
-	w.Header().Set("Content-Type", "application/json")
+// BAD_USER_INPUT, in the type the request accepts (application/json when
+// it accepts neither).
+func refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
+	setContentType(w.Header(), negotiate(r.Header.Get("Accept")))
 	w.WriteHeader(status)
 	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{{
 		Message:    message,

@@ -2,14 +2,12 @@ package graph
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/tradenet/gateway/internal/jsonscan"
 	"github.com/tradenet/gateway/internal/swar"
@@ -20,10 +18,9 @@ import (
 // decoding it: for the query text of a large explorer query (11 kB) a
 // tenth of a millisecond, as much as the rest of the request handling.
 // fastParams decodes the bodies clients send, to the same values, with
-// the query text unquoted in place; the transport then hands gqlgen an
-// empty object to decode, and the decoded parameters through the
-// executor (decodedParams). Any other body goes to gqlgen as it came, so
-// every error is gqlgen's.
+// the query text unquoted in place. Any other body is decoded by
+// encoding/json, as gqlgen's transport decodes it, so every decoding error
+// is encoding/json's.
 
 // fastParams decodes body as encoding/json's Decoder (numbers as
 // json.Number) decodes it into graphql.RawParams, when body is one JSON
@@ -253,22 +250,4 @@ func objectOrNull(b []byte, i int) (map[string]any, int, bool) {
 		return nil, 0, false
 	}
 	return m, i + int(d.InputOffset()), true
-}
-
-// decodedParams is the executor with the parameters fastParams decoded:
-// gqlgen's POST transport, given an empty object to decode, passes its
-// (empty) parameters to CreateOperationContext, which fills them in.
-type decodedParams struct {
-	graphql.GraphExecutor
-	params *graphql.RawParams
-	start  graphql.TraceTiming
-}
-
-func (e decodedParams) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
-	params.Query = e.params.Query
-	params.OperationName = e.params.OperationName
-	params.Variables = e.params.Variables
-	params.Extensions = e.params.Extensions
-	params.ReadTime.Start = e.start.Start // the body was read before gqlgen's transport ran
-	return e.GraphExecutor.CreateOperationContext(ctx, params)
 }

@@ -6,7 +6,8 @@
 #      (e2e/schema-gate.mjs; schema/README.md);
 #   2. relay-compiler compiles e2e/relay/src against the served schema;
 #   3. node --test e2e/test: the playground in Chromium, Apollo Client,
-#      Relay failure cases, the examples/ query set.
+#      Relay failure cases, the examples/ query set, graphql-http's
+#      GraphQL-over-HTTP server audit (every audit must be ok).
 # Exits non-zero when any step fails. Screenshots: e2e/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -91,7 +92,7 @@ step "schema: served SDL vs schema/schema.graphql, breaking changes" \
   node e2e/schema-gate.mjs --served "$work/served.graphql"
 step "relay-compiler against the served schema" \
   node e2e/relay-compile.mjs "$work/served.graphql"
-step "node --test e2e/test (playground in Chromium, Apollo, Relay, examples)" \
+step "node --test e2e/test (playground in Chromium, Apollo, Relay, examples, graphql-http audit)" \
   env E2E_GATEWAY_URL="$gateway" E2E_UPSTREAM_URL="$upstream" \
   node --test --test-concurrency=1 --test-timeout=300000 e2e/test/
 

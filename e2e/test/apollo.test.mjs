@@ -4,7 +4,7 @@
 // union fragments read every command kind and every proposal change kind.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client/core';
+import { ApolloClient, CombinedGraphQLErrors, HttpLink, InMemoryCache, gql } from '@apollo/client/core';
 import { buildSchema } from 'graphql';
 import { makeClient, walk, possibleTypesOf } from '../lib/apollo.mjs';
 import { gatewayURL, upstreamURL, getJSON, servedSDL, dataNodeList, explorerList } from '../lib/env.mjs';
@@ -264,6 +264,28 @@ test('without possibleTypes the cache drops the fields of fragments on unions (t
   assert.ok(commands.length > 0);
   assert.ok(commands.every((c) => c.__typename === 'BatchProposalSubmission' && c.terms === undefined && c.rationale === undefined),
     JSON.stringify(commands[0]));
+});
+
+test('a request error reaches Apollo as GraphQL errors, not a network error (400 in application/graphql-response+json)', async () => {
+  // Apollo Client sends Accept: application/graphql-response+json,application/json;q=0.9;
+  // the gateway answers a validation error 400 in that type, without data,
+  // and Apollo reads the body as a GraphQL result because of its type.
+  const seen = [];
+  const fetchSpy = async (url, init) => {
+    const res = await fetch(url, init);
+    seen.push({ accept: new Headers(init.headers).get('accept'), status: res.status, type: res.headers.get('content-type') });
+    return res;
+  };
+  const client = new ApolloClient({ link: new HttpLink({ uri: `${gatewayURL()}/graphql`, fetch: fetchSpy }), cache: new InMemoryCache() });
+  const error = await client.query({ query: gql`{ assets(first: 1) { edges { node { notAField } } } }` }).then(
+    () => assert.fail('the query succeeded'),
+    (e) => e,
+  );
+  assert.ok(CombinedGraphQLErrors.is(error), `${error?.name}: ${error?.message}`);
+  assert.equal(error.errors[0].extensions.code, 'BAD_USER_INPUT');
+  assert.match(error.errors[0].message, /notAField/);
+  assert.equal(error.data, undefined);
+  assert.deepEqual(seen, [{ accept: 'application/graphql-response+json,application/json;q=0.9', status: 400, type: 'application/graphql-response+json' }]);
 });
 
 test('Apollo reported no cache warnings', () => {

@@ -1,0 +1,182 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// The GET and POST transports follow GraphQL over HTTP
+// (https://graphql.github.io/graphql-over-http/draft/), where gqlgen's
+// differ: the response type is negotiated by Accept (transport_accept.go);
+// a request error (the operation did not execute: parse, validation,
+// variable coercion, a limit, an unknown persisted query) answers 200 to a
+// client that accepts application/json and 400 to one that accepts
+// application/graphql-response+json, where gqlgen answers 422 to both
+// for the errors it calls protocol errors; and a request error has no
+// "data" key (the GraphQL specification: data is absent when execution
+// did not start), where gqlgen writes "data":null. A request that is not a
+// GraphQL request at all (a body that is not JSON, no query) answers 400
+// whatever the client accepts. Every error's extensions.code is the error
+// presenter's, as before.
+
+// getTransport serves queries sent with GET (the query and its JSON
+// parameters in the URL). guardRequest has checked that variables and
+// extensions are JSON objects.
+type getTransport struct{}
+
+var _ graphql.Transport = getTransport{}
+
+func (getTransport) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
+}
+
+func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	media := negotiate(r.Header.Get("Accept"))
+	setContentType(w.Header(), media)
+	ctx := r.Context()
+	start := graphql.Now()
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{inputError("the URL query is malformed: " + err.Error())})
+		return
+	}
+	params := &graphql.RawParams{
+		Query:         query.Get("query"),
+		OperationName: query.Get("operationName"),
+		Headers:       r.Header,
+	}
+	for _, p := range [...]struct {
+		name string
+		dst  *map[string]any
+	}{{"variables", &params.Variables}, {"extensions", &params.Extensions}} {
+		if v := query.Get(p.name); v != "" {
+			if err := jsonDecode([]byte(v), p.dst); err != nil {
+				writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{inputError(fmt.Sprintf("the %s parameter must be a JSON object", p.name))})
+				return
+			}
+		}
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	execute(ctx, w, exec, media, params, true)
+}
+
+// rawParamsPool holds the POST transport's parameters, as gqlgen's
+// transport pools them: the executor copies what it keeps.
+var rawParamsPool = sync.Pool{New: func() any { return new(graphql.RawParams) }}
+
+// postDo serves a POST request: it decodes the body guardRequest read
+// (fastParams, else encoding/json as gqlgen decodes it) and executes it.
+func postDo(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	media := negotiate(r.Header.Get("Accept"))
+	setContentType(w.Header(), media)
+	ctx := r.Context()
+	start := graphql.Now()
+	var body []byte
+	if rb, ok := r.Body.(*readBody); ok && rb.Len() == len(rb.bytes) {
+		body = rb.bytes
+	} else {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			// Classified by the error presenter (requestErrorMessage).
+			writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("could not read request body: %v", err)})
+			return
+		}
+	}
+	params := rawParamsPool.Get().(*graphql.RawParams)
+	defer func() {
+		*params = graphql.RawParams{}
+		rawParamsPool.Put(params)
+	}()
+	if p, ok := fastParams(body); ok {
+		*params = p
+	} else if err := jsonDecode(body, params); err != nil {
+		// Classified by the error presenter (requestErrorMessage).
+		writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %v", err)})
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	execute(ctx, w, exec, media, params, false)
+}
+
+// execute runs the operation, or answers its request error.
+func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecutor, media mediaType, params *graphql.RawParams, queryOnly bool) {
+	// No query and no persisted query's hash: not a GraphQL request.
+	noQuery := params.Query == "" && params.Extensions["persistedQuery"] == nil
+	opCtx, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		status := http.StatusBadRequest
+		if media == mediaJSON && !noQuery {
+			status = http.StatusOK
+		}
+		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, status, errs)
+		return
+	}
+	if queryOnly && opCtx.Operation.Operation != ast.Query {
+		w.Header().Set("Allow", "POST")
+		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, http.StatusMethodNotAllowed, gqlerror.List{inputError(fmt.Sprintf("a %s cannot be sent with GET: send it with POST", opCtx.Operation.Operation))})
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, opCtx)
+	writeResponse(w, responses(ctx))
+}
+
+// requestErrorResponse is the response to a request error: no data.
+type requestErrorResponse struct {
+	Errors     gqlerror.List  `json:"errors"`
+	Extensions map[string]any `json:"extensions,omitempty"`
+}
+
+// writeRequestError answers a request whose operation did not execute,
+// its errors presented by the executor (codes, response extensions).
+func writeRequestError(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecutor, status int, errs gqlerror.List) {
+	if !graphql.HasOperationContext(ctx) {
+		// A body that did not decode has no operation; response
+		// interceptors (telemetry) still look for its context, and
+		// gqlgen's GetOperationContext panics without one.
+		ctx = graphql.WithOperationContext(ctx, &graphql.OperationContext{
+			Stats: graphql.Stats{OperationStart: graphql.GetStartTime(ctx)},
+		})
+	}
+	resp := exec.DispatchError(ctx, errs)
+	w.WriteHeader(status)
+	body, err := json.Marshal(requestErrorResponse{Errors: resp.Errors, Extensions: resp.Extensions})
+	if err != nil {
+		panic(fmt.Errorf("encode a GraphQL request error: %w", err))
+	}
+	_, _ = w.Write(body)
+}
+
+// writeResponse writes an executed operation's response (status 200).
+func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
+	body, err := json.Marshal(resp)
+	if err != nil {
+		// As gqlgen's transports: data the executor wrote is valid JSON.
+		panic(fmt.Errorf("encode a GraphQL response: %w", err))
+	}
+	_, _ = w.Write(body)
+}
+
+// inputError is a BAD_USER_INPUT request error with a message that says
+// what to send.
+func inputError(msg string) *gqlerror.Error {
+	return &gqlerror.Error{Message: msg, Err: &Error{Code: CodeBadUserInput, Message: msg}}
+}
+
+// jsonDecode decodes a JSON value as gqlgen's transports do: numbers as
+// json.Number, anything after the first value ignored.
+func jsonDecode(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
+}
