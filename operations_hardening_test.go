@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/tradenet/gateway/redisstate/redistest"
 )
 
 // The tests of the operations hardening findings: garbage bodies, APQ
@@ -71,5 +73,89 @@ func TestGarbageBodiesAreBadUserInput(t *testing.T) {
 		if strings.Contains(line, `"level":"ERROR"`) {
 			t.Errorf("logged at ERROR: %.300s", line)
 		}
+	}
+}
+
+// apqPost POSTs query with the persistedQuery extension ext.
+func apqPost(t *testing.T, base, q string, ext any) gqlResult {
+	t.Helper()
+	body := map[string]any{"extensions": map[string]any{"persistedQuery": ext}}
+	if q != "" {
+		body["query"] = q
+	}
+	return postGraphQL(t, base, body, nil)
+}
+
+// A persistedQuery extension that is wrong is the client's mistake, said
+// as such; only an unknown hash is PERSISTED_QUERY_NOT_FOUND (the code
+// Apollo clients react to by sending the query).
+func TestAPQErrorsAreBadUserInput(t *testing.T) {
+	g := startOpsGateway(t)
+	hash := sha256Hex(persistedQuery)
+	for _, tc := range []struct {
+		name, query string
+		ext         any
+		want        string // in the message
+	}{
+		{"hash of another query", persistedQuery, map[string]any{"version": 1, "sha256Hash": sha256Hex("other")}, "sha256Hash is not the SHA-256 of the query"},
+		{"version 2", persistedQuery, map[string]any{"version": 2, "sha256Hash": hash}, "version must be 1"},
+		{"version missing", persistedQuery, map[string]any{"sha256Hash": hash}, "version must be 1"},
+		{"version a string", "", map[string]any{"version": "1", "sha256Hash": hash}, "version must be 1"},
+		{"hash a number", persistedQuery, map[string]any{"version": 1, "sha256Hash": 12}, "sha256Hash must be a string"},
+		{"hash missing, hash only", "", map[string]any{"version": 1}, "sha256Hash must be a string"},
+		{"hash not hex", "", map[string]any{"version": 1, "sha256Hash": strings.Repeat("z", 64)}, "64 hex digits"},
+		{"not an object", persistedQuery, "x", "must be an object"},
+		{"a list", "", []any{1, hash}, "must be an object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := apqPost(t, g.URL, tc.query, tc.ext)
+			if fmt.Sprint(r.codes()) != "[BAD_USER_INPUT]" || r.Data != nil || !strings.Contains(r.Errors[0].Message, tc.want) {
+				t.Fatalf("status %d, errors %+v; want BAD_USER_INPUT saying %q", r.Status, r.Errors, tc.want)
+			}
+		})
+	}
+	if r := apqGet(t, g.URL, hash); fmt.Sprint(r.codes()) != "[PERSISTED_QUERY_NOT_FOUND]" || r.Errors[0].Message != "PersistedQueryNotFound" {
+		t.Fatalf("unknown hash: %+v", r)
+	}
+}
+
+// A query sent with its hash is stored only once it has parsed, validated
+// and passed the query limits; a valid one is then served by hash alone.
+// In memory and in Redis.
+func TestAPQStoresOnlyValidOperations(t *testing.T) {
+	refused := []struct {
+		name, query, code string
+	}{
+		{"unparsable", "this is not GraphQL, just text to keep", "BAD_USER_INPUT"},
+		{"invalid", "query Invalid { noSuchField }", "BAD_USER_INPUT"},
+		{"bad variables", "query Vars($n: Int!) { assets(first: $n) { edges { cursor } } }", "BAD_USER_INPUT"},
+		{"over the cost limit", "query Costly { assets(first: 1000) { edges { node { id } } } transactions(first: 1000) { edges { node { block } } } }", "QUERY_TOO_COMPLEX"},
+	}
+	for _, backend := range []string{"memory", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			var args []string
+			if backend == "redis" {
+				args = []string{"-redis-url", redistest.Start(t)}
+			}
+			g := startOpsGateway(t, append(args, "-max-cost", "1000")...)
+			for _, tc := range refused {
+				hash := sha256Hex(tc.query)
+				r := apqPost(t, g.URL, tc.query, map[string]any{"version": 1, "sha256Hash": hash})
+				if fmt.Sprint(r.codes()) != "["+tc.code+"]" {
+					t.Fatalf("%s: errors %+v, want %s", tc.name, r.Errors, tc.code)
+				}
+				if r := apqGet(t, g.URL, hash); fmt.Sprint(r.codes()) != "[PERSISTED_QUERY_NOT_FOUND]" {
+					t.Errorf("%s: stored although refused; by hash: %+v", tc.name, r)
+				}
+			}
+			registered := apqRegister(t, g.URL, persistedQuery)
+			if len(registered.Errors) > 0 || registered.Data["assets"] == nil {
+				t.Fatalf("register: %+v", registered)
+			}
+			byHash := apqGet(t, g.URL, sha256Hex(persistedQuery))
+			if len(byHash.Errors) > 0 || fmt.Sprint(byHash.Data) != fmt.Sprint(registered.Data) {
+				t.Fatalf("by hash: %+v, want %+v", byHash, registered.Data)
+			}
+		})
 	}
 }
