@@ -33,6 +33,7 @@ type opsGateway struct {
 	URL  string
 	logs *testutil.LockedBuffer
 	stop func() error
+	gw   *gateway
 }
 
 func startOpsGateway(t *testing.T, args ...string) *opsGateway {
@@ -62,7 +63,7 @@ func startOpsGateway(t *testing.T, args ...string) *opsGateway {
 		return err
 	})
 	t.Cleanup(func() { _ = stop() })
-	return &opsGateway{URL: "http://" + ln.Addr().String(), logs: logs, stop: stop}
+	return &opsGateway{URL: "http://" + ln.Addr().String(), logs: logs, stop: stop, gw: gw}
 }
 
 // testUpstream serves a sample data service through a handler that

@@ -87,10 +87,13 @@ func (g *GraphQL) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 		return nil
 	}
 	opCtx := operationContext(ctx)
-	name, kind := operationName(opCtx)
-	label := g.metrics.OperationLabel(name)
-	if kind == "" {
-		label = NoOperation
+	name, _ := operationName(opCtx)
+	span, dispatched := ctx.Value(operationSpanKey{}).(trace.Span)
+	label := NoOperation
+	if dispatched {
+		// Only an operation that parsed, validated and passed the
+		// limits takes a label of its own (OperationLabel).
+		label = g.metrics.OperationLabel(name)
 	}
 	errCodes := make([]string, 0, len(resp.Errors))
 	for _, e := range resp.Errors {
@@ -101,8 +104,7 @@ func (g *GraphQL) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	g.metrics.ObserveOperation(label, time.Since(start), errCodes)
 	RequestFrom(ctx).setOperation(name, errCodes)
 
-	span, ok := ctx.Value(operationSpanKey{}).(trace.Span)
-	if !ok {
+	if !dispatched {
 		// Refused before dispatch: a span for the request alone.
 		_, span = g.tracer.Start(ctx, "graphql request", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
 		defer span.End()
