@@ -56,6 +56,7 @@ type config struct {
 
 	// Operations: metrics, tracing, Redis, shutdown (operations.go).
 	Metrics          bool
+	MetricsAddr      string
 	RedisURL         string
 	RedisPrefix      string
 	OTLPEndpoint     string
@@ -105,6 +106,7 @@ func (c *config) settings() []setting {
 		{"log-format", "LOG_FORMAT", "text or json", stringValue(&c.LogFormat, "text")},
 		{"log-level", "LOG_LEVEL", "debug, info, warn or error", stringValue(&c.LogLevel, "info")},
 		{"metrics", "METRICS", "serve Prometheus metrics at /metrics", boolValue(&c.Metrics, true)},
+		{"metrics-addr", "METRICS_ADDR", "serve /metrics on this address only, not on the public one (recommended: 127.0.0.1:9090 or a cluster-internal port)", stringValue(&c.MetricsAddr, "")},
 		{"redis-url", "REDIS_URL", "Redis shared by every replica (redis://host:6379/0): persisted queries, asset cache, rate budget; unset keeps them in this process", stringValue(&c.RedisURL, "")},
 		{"redis-prefix", "REDIS_PREFIX", "prefix of this gateway's Redis keys (give each network's gateways their own)", stringValue(&c.RedisPrefix, "gateway:")},
 		{"otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "OpenTelemetry collector's OTLP/HTTP base URL, e.g. http://collector:4318; unset turns tracing off", stringValue(&c.OTLPEndpoint, "")},

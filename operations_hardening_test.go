@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -252,5 +253,94 @@ func TestOperationLabelsRecoverFromJunkNames(t *testing.T) {
 	run("Later") // another new name finds another idle slot
 	if got := operations("Later"); got != 1 {
 		t.Errorf("Later = %v, want its own label", got)
+	}
+}
+
+// accessControlHeaders are the response's Access-Control-* headers.
+func accessControlHeaders(h http.Header) []string {
+	var found []string
+	for k := range h {
+		if strings.HasPrefix(strings.ToLower(k), "access-control-") {
+			found = append(found, k)
+		}
+	}
+	return found
+}
+
+// /metrics never carries CORS headers: metrics are for scrapers, not for
+// pages of another origin, even one allowed to call the API.
+func TestMetricsWithoutCORS(t *testing.T) {
+	const origin = "https://app.example"
+	g := startOpsGateway(t, "-cors-origins", origin)
+	resp, body := get(t, g.URL+"/metrics", map[string]string{"Origin": origin})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "go_goroutines") {
+		t.Fatalf("GET /metrics = %d", resp.StatusCode)
+	}
+	if h := accessControlHeaders(resp.Header); len(h) > 0 {
+		t.Errorf("GET /metrics with Origin carries %v", h)
+	}
+	req, _ := http.NewRequest(http.MethodOptions, g.URL+"/metrics", nil)
+	req.Header.Set("Origin", origin)
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	pre, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre.Body.Close()
+	if h := accessControlHeaders(pre.Header); len(h) > 0 {
+		t.Errorf("a preflight of /metrics is answered with %v", h)
+	}
+	// The API still gets them.
+	resp, _ = get(t, g.URL+"/graphql?query="+urlQueryEscape("{ __typename }"), map[string]string{"Origin": origin})
+	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != origin {
+		t.Errorf("/graphql Access-Control-Allow-Origin = %q, want %q", got, origin)
+	}
+}
+
+// With METRICS_ADDR, /metrics is served on that listener only (logged,
+// and closed with the gateway), never on the public one.
+func TestMetricsOnTheirOwnAddress(t *testing.T) {
+	g := startOpsGateway(t, "-metrics-addr", "127.0.0.1:0", "-cors-origins", "https://app.example")
+	metricsURL := "http://" + g.gw.metricsLn.Addr().String()
+	if !strings.Contains(g.logs.String(), "metrics serving") || !strings.Contains(g.logs.String(), g.gw.metricsLn.Addr().String()) {
+		t.Errorf("the metrics address is not logged:\n%s", g.logs.String())
+	}
+	postGraphQL(t, g.URL, query(`query Counted { __typename }`, nil), nil)
+
+	resp, _ := get(t, g.URL+"/metrics", map[string]string{"Origin": "https://app.example"})
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("public GET /metrics = %d, want 404", resp.StatusCode)
+	}
+	if h := accessControlHeaders(resp.Header); len(h) > 0 {
+		t.Errorf("public GET /metrics carries %v", h)
+	}
+	resp, _ = get(t, metricsURL+"/metrics", map[string]string{"Origin": "https://app.example"})
+	if h := accessControlHeaders(resp.Header); len(h) > 0 {
+		t.Errorf("GET /metrics on METRICS_ADDR carries %v", h)
+	}
+	if got := metricValue(scrape(t, metricsURL), "gateway_graphql_operations_total", map[string]string{"operation": "Counted"}); got != 1 {
+		t.Errorf("operations{Counted} on METRICS_ADDR = %v, want 1", got)
+	}
+	// Only /metrics there: not the API.
+	if resp, _ := get(t, metricsURL+"/graphql?query="+urlQueryEscape("{ __typename }"), nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /graphql on METRICS_ADDR = %d, want 404", resp.StatusCode)
+	}
+	if err := g.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.Get(metricsURL + "/metrics"); err == nil {
+		resp.Body.Close()
+		t.Errorf("METRICS_ADDR still serves after shutdown (%d)", resp.StatusCode)
+	}
+}
+
+func TestMetricsAddrConfig(t *testing.T) {
+	for _, args := range [][]string{
+		{"-metrics-addr", "127.0.0.1:9090", "-metrics=false"},
+		{"-metrics-addr", ":8080", "-listen", ":8080"},
+	} {
+		if _, err := parseConfig(args, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "METRICS_ADDR") {
+			t.Errorf("%v: err = %v, want METRICS_ADDR refused", args, err)
+		}
 	}
 }

@@ -54,6 +54,9 @@ func startOpsGateway(t *testing.T, args ...string) *opsGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := gw.listenMetrics(); err != nil { // as run() does
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- gw.serve(ctx, ln) }()
 	stop := sync.OnceValue(func() error {
