@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/redisstate/redistest"
+	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/telemetry"
 )
 
@@ -342,5 +344,62 @@ func TestMetricsAddrConfig(t *testing.T) {
 		if _, err := parseConfig(args, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "METRICS_ADDR") {
 			t.Errorf("%v: err = %v, want METRICS_ADDR refused", args, err)
 		}
+	}
+}
+
+// TRACE_SAMPLE_RATIO applies to requests that continue a client's trace:
+// a sampled traceparent is continued (same trace, the client's span as
+// parent) but recorded only as the ratio says, so clients cannot have
+// every request recorded and exported.
+func TestClientTraceparentDoesNotForceSampling(t *testing.T) {
+	const clientSpan = "00f067aa0ba902b7"
+	for _, tc := range []struct {
+		name, ratio, trace string
+		recorded           bool
+	}{
+		{"ratio 0", "0", "4bf92f3577b34da6a3ce929d0e0e4736", false},
+		// A trace id whose low bits are zero passes TraceIDRatioBased at
+		// any ratio above 0: remote parents are not sampled by their id.
+		{"tiny ratio, a trace id chosen to pass", "0.000000001", "4bf92f3577b34da60000000000000000", false},
+		{"ratio 1", "1", "4bf92f3577b34da6a3ce929d0e0e4736", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rcv := startOTLPReceiver(t)
+			u := startUpstream(t, sampleservice.Config{}, nil)
+			g := startOpsGateway(t, u.args("-otel-endpoint", rcv.URL, "-trace-sample-ratio", tc.ratio)...)
+			for range 5 {
+				r := postGraphQL(t, g.URL, query(`query Traced { assets(first: 1) { edges { cursor } } }`, nil),
+					map[string]string{"traceparent": "00-" + tc.trace + "-" + clientSpan + "-01"})
+				if len(r.Errors) > 0 {
+					t.Fatalf("Traced: %+v", r.Errors)
+				}
+			}
+			if err := g.stop(); err != nil { // flushes the spans
+				t.Fatal(err)
+			}
+			rcv.mu.Lock()
+			defer rcv.mu.Unlock()
+			if !tc.recorded {
+				if len(rcv.spans) > 0 {
+					t.Fatalf("TRACE_SAMPLE_RATIO=%s, yet %d spans recorded: %v", tc.ratio, len(rcv.spans), names(rcv.spans))
+				}
+				return
+			}
+			ops := 0
+			for _, s := range rcv.spans {
+				if hex.EncodeToString(s.GetTraceId()) != tc.trace {
+					t.Errorf("span %s in trace %x, want the client's %s", s.GetName(), s.GetTraceId(), tc.trace)
+				}
+				if s.GetName() == "query Traced" {
+					ops++
+					if hex.EncodeToString(s.GetParentSpanId()) != clientSpan {
+						t.Errorf("operation span's parent %x, want the client's %s", s.GetParentSpanId(), clientSpan)
+					}
+				}
+			}
+			if ops != 5 {
+				t.Errorf("%d operation spans, want 5; spans: %v", ops, names(rcv.spans))
+			}
+		})
 	}
 }
