@@ -57,6 +57,7 @@ type config struct {
 
 	// Operations: metrics, tracing, Redis, shutdown (operations.go).
 	Metrics          bool
+	MetricsAddr      string
 	RedisURL         string
 	RedisPrefix      string
 	OTLPEndpoint     string
@@ -107,11 +108,12 @@ func (c *config) settings() []setting {
 		{"log-format", "LOG_FORMAT", "text or json", stringValue(&c.LogFormat, "text")},
 		{"log-level", "LOG_LEVEL", "debug, info, warn or error", stringValue(&c.LogLevel, "info")},
 		{"metrics", "METRICS", "serve Prometheus metrics at /metrics", boolValue(&c.Metrics, true)},
+		{"metrics-addr", "METRICS_ADDR", "serve /metrics on this address only, not on the public one (recommended: 127.0.0.1:9090 or a cluster-internal port)", stringValue(&c.MetricsAddr, "")},
 		{"redis-url", "REDIS_URL", "Redis shared by every replica (redis://host:6379/0): persisted queries, asset cache, rate budget; unset keeps them in this process", stringValue(&c.RedisURL, "")},
 		{"redis-prefix", "REDIS_PREFIX", "prefix of this gateway's Redis keys (give each network's gateways their own)", stringValue(&c.RedisPrefix, "gateway:")},
 		{"otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "OpenTelemetry collector's OTLP/HTTP base URL, e.g. http://collector:4318; unset turns tracing off", stringValue(&c.OTLPEndpoint, "")},
 		{"otel-service-name", "OTEL_SERVICE_NAME", "service name in traces", stringValue(&c.OTelServiceName, "tradenet-gateway")},
-		{"trace-sample-ratio", "TRACE_SAMPLE_RATIO", "share of new traces recorded, 0 to 1 (a request with a sampled traceparent is always recorded)", float64Value(&c.TraceSampleRatio, 1)},
+		{"trace-sample-ratio", "TRACE_SAMPLE_RATIO", "share of requests traced, 0 to 1, a client's sampled traceparent included (it is continued, but recorded only as this ratio says)", float64Value(&c.TraceSampleRatio, 1)},
 		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
 		{"shutdown-delay", "SHUTDOWN_DELAY", "on SIGTERM, how long readiness fails while requests are still served, before draining (lets load balancers stop sending)", durationValue(&c.ShutdownDelay, 0)},
 		{"sample-seed", "SAMPLE_SEED", "seed of the embedded sample data service's dataset", int64Value(&c.SampleSeed, 1)},

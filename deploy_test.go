@@ -38,7 +38,8 @@ type k8sObject struct {
 		} `yaml:"ports"`
 		Template struct {
 			Metadata struct {
-				Labels map[string]string `yaml:"labels"`
+				Labels      map[string]string `yaml:"labels"`
+				Annotations map[string]string `yaml:"annotations"`
 			} `yaml:"metadata"`
 			Spec struct {
 				TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
@@ -199,6 +200,16 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	if ports["http"] == 0 || !strings.HasSuffix(cfg.Listen, ":"+strconv.Itoa(ports["http"])) {
 		t.Errorf("LISTEN_ADDR %q is not the container port %d", cfg.Listen, ports["http"])
+	}
+	// Prometheus scrapes the metrics port, which the Service does not expose.
+	if ports["metrics"] == 0 || cfg.MetricsAddr == "" || !strings.HasSuffix(cfg.MetricsAddr, ":"+strconv.Itoa(ports["metrics"])) ||
+		gw.Spec.Template.Metadata.Annotations["prometheus.io/port"] != strconv.Itoa(ports["metrics"]) {
+		t.Errorf("METRICS_ADDR %q, the metrics port %d and the scrape annotation %q disagree", cfg.MetricsAddr, ports["metrics"], gw.Spec.Template.Metadata.Annotations["prometheus.io/port"])
+	}
+	for _, p := range objects["Service/gateway"].Spec.Ports {
+		if p.TargetPort == "metrics" || strconv.Itoa(p.Port) == strconv.Itoa(ports["metrics"]) {
+			t.Errorf("the gateway Service exposes the metrics port: %+v", p)
+		}
 	}
 	grace := time.Duration(gw.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
 	if grace <= cfg.ShutdownDelay+cfg.ShutdownTimeout {

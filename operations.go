@@ -162,6 +162,12 @@ func (c *config) validateOps() error {
 	if c.TraceSampleRatio < 0 || c.TraceSampleRatio > 1 {
 		return fmt.Errorf("TRACE_SAMPLE_RATIO=%g: want a share from 0 to 1", c.TraceSampleRatio)
 	}
+	if c.MetricsAddr != "" && !c.Metrics {
+		return fmt.Errorf("METRICS_ADDR is set with METRICS=false: unset one of them")
+	}
+	if c.MetricsAddr != "" && c.MetricsAddr == c.Listen {
+		return fmt.Errorf("METRICS_ADDR=%q is LISTEN_ADDR: give metrics an address of their own, or unset METRICS_ADDR to serve them on the public one", c.MetricsAddr)
+	}
 	if c.APQCacheSize < 0 {
 		return fmt.Errorf("APQ_CACHE_SIZE must be >= 0")
 	}

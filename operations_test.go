@@ -33,6 +33,7 @@ type opsGateway struct {
 	URL  string
 	logs *testutil.LockedBuffer
 	stop func() error
+	gw   *gateway
 }
 
 func startOpsGateway(t *testing.T, args ...string) *opsGateway {
@@ -53,6 +54,9 @@ func startOpsGateway(t *testing.T, args ...string) *opsGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := gw.listenMetrics(); err != nil { // as run() does
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- gw.serve(ctx, ln) }()
 	stop := sync.OnceValue(func() error {
@@ -62,7 +66,7 @@ func startOpsGateway(t *testing.T, args ...string) *opsGateway {
 		return err
 	})
 	t.Cleanup(func() { _ = stop() })
-	return &opsGateway{URL: "http://" + ln.Addr().String(), logs: logs, stop: stop}
+	return &opsGateway{URL: "http://" + ln.Addr().String(), logs: logs, stop: stop, gw: gw}
 }
 
 // testUpstream serves a sample data service through a handler that

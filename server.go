@@ -59,6 +59,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	if err := gw.listenMetrics(); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	logger.Info("gateway serving", "addr", ln.Addr().String(), "playground", "http://"+displayAddr(ln.Addr()), "data_node", gw.dataNodeURL, "explorer", gw.explorerURL)
 	return gw.serve(ctx, ln)
 }
@@ -74,6 +78,7 @@ type gateway struct {
 	explorerURL string
 	readiness   *readiness
 	ops         *operations
+	metricsLn   net.Listener // METRICS_ADDR's, once listenMetrics opened it
 }
 
 // newGateway builds the gateway; with no upstream configured it starts
@@ -169,7 +174,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 		}
 		writePlain(w, http.StatusOK, "ready\n")
 	})
-	if gw.ops.metrics != nil {
+	if gw.ops.metrics != nil && gw.cfg.MetricsAddr == "" {
 		mux.Handle("GET /metrics", gw.ops.metrics.Handler())
 	}
 	mux.Handle("GET /schema.graphql", gw.compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -177,7 +182,34 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write(schemaSDL)
 	})))
-	return gw.accessLog(gw.ops.tracing.Middleware(gw.cors(mux)))
+	return gw.accessLog(gw.ops.tracing.Middleware(metricsWithoutCORS(mux, gw.cors(mux))))
+}
+
+// metricsWithoutCORS sends /metrics past the CORS layer: metrics are for
+// scrapers, never for pages of another origin (design.md, Trust).
+func metricsWithoutCORS(mux, withCORS http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		withCORS.ServeHTTP(w, r)
+	})
+}
+
+// listenMetrics opens the listener of METRICS_ADDR, when it is set and
+// not yet open: /metrics is then served there (by serve) and only there.
+func (gw *gateway) listenMetrics() error {
+	if gw.cfg.MetricsAddr == "" || gw.ops.metrics == nil || gw.metricsLn != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", gw.cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (METRICS_ADDR): %w", gw.cfg.MetricsAddr, err)
+	}
+	gw.metricsLn = ln
+	gw.logger.Info("metrics serving", "addr", ln.Addr().String(), "path", "/metrics")
+	return nil
 }
 
 // compress compresses next's responses for clients that accept zstd or
@@ -210,19 +242,25 @@ func (gw *gateway) cors(next http.Handler) http.Handler {
 // serve runs the HTTP server until ctx ends, then shuts down gracefully:
 // readiness fails first, in-flight requests drain, bounded by the timeout.
 func (gw *gateway) serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           gw.handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      gw.cfg.RequestTimeout + 5*time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(gw.logger.Handler(), slog.LevelWarn),
+	if err := gw.listenMetrics(); err != nil {
+		return err
 	}
-	errc := make(chan error, 1)
+	srv := gw.server(gw.handler)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	var metricsSrv *http.Server
+	if gw.metricsLn != nil {
+		metrics := http.NewServeMux()
+		metrics.Handle("GET /metrics", gw.ops.metrics.Handler())
+		metricsSrv = gw.server(metrics)
+		go func() { errc <- metricsSrv.Serve(gw.metricsLn) }()
+	}
 	select {
 	case err := <-errc:
+		_ = srv.Close()
+		if metricsSrv != nil {
+			_ = metricsSrv.Close()
+		}
 		return err
 	case <-ctx.Done():
 	}
@@ -242,10 +280,32 @@ func (gw *gateway) serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		_ = srv.Close()
+		if metricsSrv != nil {
+			_ = metricsSrv.Close()
+		}
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	if metricsSrv != nil {
+		// Scraped until the drain ends; a scrape in flight is waited for.
+		if err := metricsSrv.Shutdown(shutdownCtx); err != nil {
+			_ = metricsSrv.Close()
+		}
 	}
 	gw.logger.Info("stopped")
 	return nil
+}
+
+// server is an HTTP server of h with the gateway's timeouts.
+func (gw *gateway) server(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      gw.cfg.RequestTimeout + 5*time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(gw.logger.Handler(), slog.LevelWarn),
+	}
 }
 
 // readiness caches the upstream check so probes do not hammer it.

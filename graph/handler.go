@@ -101,7 +101,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.APQCache == nil {
 		cfg.APQCache = lru.New[string](DefaultAPQCacheSize)
 	}
-	srv.Use(extension.AutomaticPersistedQuery{Cache: boundedAPQCache{Cache: cfg.APQCache, max: MaxPersistedQueryBytes}})
+	srv.Use(persistedQueries{cache: cfg.APQCache, max: MaxPersistedQueryBytes}) // after the limits: stores only what passed them (apq.go)
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}

@@ -35,8 +35,9 @@ func (c *APQCache) Get(ctx context.Context, hash string) (string, bool) {
 	return q, true
 }
 
-// Add registers query under hash (gqlgen has checked that hash is the
-// query's SHA-256).
+// Add registers query under hash (the gateway has checked that hash is
+// the query's SHA-256, and that the query is a valid operation within
+// the limits: graph/apq.go).
 func (c *APQCache) Add(ctx context.Context, hash, query string) {
 	if err := c.store.client.Set(ctx, c.store.key("apq", hash), query, APQTTL).Err(); err != nil {
 		c.store.errors.report(ctx, "apq", err)

@@ -52,7 +52,7 @@ type operationSpanKey struct{}
 // name ("query Assets"), from the moment the request was read, and ends
 // it once the response is complete.
 func (g *GraphQL) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	opCtx := graphql.GetOperationContext(ctx)
+	opCtx := operationContext(ctx)
 	name, kind := operationName(opCtx)
 	spanName := kind
 	if name != "" {
@@ -86,11 +86,14 @@ func (g *GraphQL) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	if resp == nil {
 		return nil
 	}
-	opCtx := graphql.GetOperationContext(ctx)
-	name, kind := operationName(opCtx)
-	label := g.metrics.OperationLabel(name)
-	if kind == "" {
-		label = NoOperation
+	opCtx := operationContext(ctx)
+	name, _ := operationName(opCtx)
+	span, dispatched := ctx.Value(operationSpanKey{}).(trace.Span)
+	label := NoOperation
+	if dispatched {
+		// Only an operation that parsed, validated and passed the
+		// limits takes a label of its own (OperationLabel).
+		label = g.metrics.OperationLabel(name)
 	}
 	errCodes := make([]string, 0, len(resp.Errors))
 	for _, e := range resp.Errors {
@@ -101,8 +104,7 @@ func (g *GraphQL) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	g.metrics.ObserveOperation(label, time.Since(start), errCodes)
 	RequestFrom(ctx).setOperation(name, errCodes)
 
-	span, ok := ctx.Value(operationSpanKey{}).(trace.Span)
-	if !ok {
+	if !dispatched {
 		// Refused before dispatch: a span for the request alone.
 		_, span = g.tracer.Start(ctx, "graphql request", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
 		defer span.End()
@@ -112,6 +114,17 @@ func (g *GraphQL) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 		span.SetStatus(codes.Error, errCodes[0])
 	}
 	return resp
+}
+
+// operationContext is ctx's operation context, or nil: gqlgen's
+// GetOperationContext panics without one, and a response to a body that
+// could not be decoded has none (the transports dispatch that error before
+// an operation context exists).
+func operationContext(ctx context.Context) *graphql.OperationContext {
+	if !graphql.HasOperationContext(ctx) {
+		return nil
+	}
+	return graphql.GetOperationContext(ctx)
 }
 
 // operationName returns the operation's name ("" when unnamed) and type

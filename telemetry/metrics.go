@@ -42,11 +42,20 @@ type Metrics struct {
 
 // MaxOperationNames bounds the distinct operation names in metric labels:
 // names are chosen by clients, so past this many the rest are counted
-// under OtherOperation. Unnamed operations are AnonymousOperation, and
-// requests refused before an operation was known (unparsable, invalid,
-// unknown persisted query) are NoOperation.
+// under OtherOperation, until a name unseen for OperationNameIdle gives
+// up its label. Unnamed operations are AnonymousOperation, and requests
+// refused before execution (unparsable, invalid, over the limits, unknown
+// persisted query) are NoOperation: only operations that were executed
+// get a label of their own.
 const (
-	MaxOperationNames  = 200
+	MaxOperationNames = 200
+	// OperationNameIdle is how long a name keeps its label unseen once
+	// the labels are all taken: its series are then deleted and its slot
+	// goes to a new name. Far longer than any scrape interval, so an
+	// active name's series never vanish between scrapes; short enough
+	// that a burst of junk names stops crowding real ones out soon after
+	// it ends.
+	OperationNameIdle  = 10 * time.Minute
 	maxOperationName   = 100
 	AnonymousOperation = "anonymous"
 	OtherOperation     = "(other)"
@@ -65,7 +74,6 @@ func NewMetrics() *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
 		registry: reg,
-		names:    &nameSet{max: MaxOperationNames, names: map[string]bool{}},
 		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_graphql_operations_total",
 			Help: "GraphQL operations answered, by operation name.",
@@ -143,7 +151,22 @@ func NewMetrics() *Metrics {
 	for _, r := range []string{"hit", "miss"} {
 		m.assetCache.WithLabelValues(r)
 	}
+	m.names = &nameSet{max: MaxOperationNames, idle: OperationNameIdle, now: time.Now, seen: map[string]time.Time{}, evict: m.deleteOperation}
 	return m
+}
+
+// SetClock replaces the clock that ages operation names (for tests).
+func (m *Metrics) SetClock(now func() time.Time) {
+	m.names.mu.Lock()
+	defer m.names.mu.Unlock()
+	m.names.now = now
+}
+
+// deleteOperation removes an operation label's series.
+func (m *Metrics) deleteOperation(name string) {
+	m.operations.DeleteLabelValues(name)
+	m.operationSeconds.DeleteLabelValues(name)
+	m.operationErrors.DeletePartialMatch(prometheus.Labels{"operation": name})
 }
 
 // Registry is the registry the metrics are on.
@@ -179,9 +202,11 @@ func (m *Metrics) ObserveOperation(operation string, d time.Duration, codes []st
 	}
 }
 
-// OperationLabel is the label of an operation name: name itself for the
-// first MaxOperationNames names seen, AnonymousOperation for "", and
-// OtherOperation for any further name or a very long one.
+// OperationLabel is the label of an executed operation's name: name
+// itself while it holds one of the MaxOperationNames labels (it takes a
+// free one, or one whose name went unseen for OperationNameIdle),
+// AnonymousOperation for "", and OtherOperation for any other name or a
+// very long one.
 func (m *Metrics) OperationLabel(name string) string {
 	if name == "" {
 		return AnonymousOperation
@@ -345,22 +370,50 @@ func (c collectorFunc) Describe(ch chan<- *prometheus.Desc) {
 
 func (c collectorFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
 
-// nameSet admits at most max distinct names.
+// nameSet admits at most max distinct names. Once full, a name unseen
+// for idle is evicted (its series deleted) when a new name needs its
+// slot; names in use keep theirs.
 type nameSet struct {
 	max   int
-	mu    sync.Mutex
-	names map[string]bool
+	idle  time.Duration
+	evict func(name string)
+
+	mu        sync.Mutex
+	now       func() time.Time
+	seen      map[string]time.Time // name → when last admitted
+	nextSweep time.Time            // no name is idle before then
 }
 
 func (s *nameSet) admit(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.names[name] {
+	now := s.now()
+	if _, ok := s.seen[name]; ok {
+		s.seen[name] = now
 		return true
 	}
-	if len(s.names) >= s.max {
+	if len(s.seen) >= s.max && !now.Before(s.nextSweep) {
+		s.sweep(now)
+	}
+	if len(s.seen) >= s.max {
 		return false
 	}
-	s.names[name] = true
+	s.seen[name] = now
 	return true
+}
+
+// sweep evicts the idle names and notes when the next one can be.
+func (s *nameSet) sweep(now time.Time) {
+	oldest := now
+	for name, at := range s.seen {
+		if now.Sub(at) >= s.idle {
+			delete(s.seen, name)
+			s.evict(name)
+			continue
+		}
+		if at.Before(oldest) {
+			oldest = at
+		}
+	}
+	s.nextSweep = oldest.Add(s.idle)
 }

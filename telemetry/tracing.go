@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -23,9 +24,10 @@ type TracingOptions struct {
 	Endpoint string
 	// ServiceName names this service in traces.
 	ServiceName string
-	// SampleRatio is the share of traces started here that are recorded,
-	// from 0 to 1 (a request that arrives with a sampled parent is always
-	// recorded).
+	// SampleRatio is the share of requests recorded, from 0 to 1, whether
+	// they start a trace or continue a client's: a client's sampled
+	// traceparent does not force recording (one whose parent is not
+	// sampled is not recorded).
 	SampleRatio float64
 }
 
@@ -67,9 +69,37 @@ func NewTracingWith(opts TracingOptions, with ...sdktrace.TracerProviderOption) 
 	ratio := min(max(opts.SampleRatio, 0), 1)
 	sdk := sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{
 		sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))),
+		sdktrace.WithSampler(sampler(ratio)),
 	}, with...)...)
 	return &Tracing{Provider: sdk, sdk: sdk}
+}
+
+// sampler records ratio of the new traces and of the requests that
+// continue a client's sampled trace; spans started inside the gateway
+// follow their parent. A client's sampled flag is a request, not an
+// order: trusting it would let any client record (and export) every
+// request past TRACE_SAMPLE_RATIO. Nor is the decision taken from the
+// trace id for remote parents, as TraceIDRatioBased would: the client
+// chooses that id, and an id with low bits of zero is sampled at any
+// ratio above 0.
+func sampler(ratio float64) sdktrace.Sampler {
+	return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio),
+		sdktrace.WithRemoteParentSampled(randomSampler{ratio: ratio}))
+}
+
+// randomSampler records a share of the spans, chosen at random.
+type randomSampler struct{ ratio float64 }
+
+func (s randomSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	decision := sdktrace.Drop
+	if s.ratio >= 1 || s.ratio > 0 && rand.Float64() < s.ratio {
+		decision = sdktrace.RecordAndSample
+	}
+	return sdktrace.SamplingResult{Decision: decision, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
+}
+
+func (s randomSampler) Description() string {
+	return fmt.Sprintf("RandomRatio{%g}", s.ratio)
 }
 
 // Shutdown exports the spans still buffered, bounded by ctx.
