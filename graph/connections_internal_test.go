@@ -19,9 +19,9 @@ func TestEncodeCursorsInHalves(t *testing.T) {
 			edges[i].Cursor = upstream.Cursor(base64.StdEncoding.EncodeToString([]byte(js)))
 		}
 		cursors := make([]string, n)
-		encodeCursors(edges, cursors, listDelegations)
+		encodeCursors(testCursorKeys, edges, cursors, listDelegations)
 		for i := range edges {
-			if want := (dataNodeCursor{C: edges[i].Cursor}).encode(listDelegations); cursors[i] != want {
+			if want := (dataNodeCursor{C: edges[i].Cursor}).encode(testCursorKeys, listDelegations); cursors[i] != want {
 				t.Fatalf("page of %d, row %d: %q, want %q", n, i, cursors[i], want)
 			}
 		}
@@ -38,7 +38,7 @@ func TestEncodeCursorsAllocatesPerRunNotPerRow(t *testing.T) {
 		edges[i].Cursor = upstream.Cursor(base64.StdEncoding.EncodeToString([]byte(js)))
 	}
 	cursors := make([]string, n)
-	allocs := testing.AllocsPerRun(20, func() { encodeCursors(edges, cursors, listDelegations) })
+	allocs := testing.AllocsPerRun(20, func() { encodeCursors(testCursorKeys, edges, cursors, listDelegations) })
 	// Each of the two runs: its buffer, its ends, its string; and the
 	// helper goroutine with its channel.
 	if allocs > 12 {
