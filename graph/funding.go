@@ -60,8 +60,8 @@ type fundingCursor struct {
 
 // encode returns the cursor: the key and the position hint in binary
 // (varints; the market and party ids, 64 lowercase hex characters on the
-// real network, as their 32 bytes), 132 characters where JSON took 290
-// (before the MAC's 11).
+// real network, as their 32 bytes): 143 characters with the MAC, where
+// JSON took 290 without it.
 func (c fundingCursor) encode(keys *CursorKeys) string {
 	var raw [cursorBuffer]byte
 	b := appendCursorHeader(raw[:0], listFundingPayments)
