@@ -22,6 +22,7 @@ type config struct {
 	UpstreamURL     string
 	ExplorerURL     string
 	CORSOrigins     []string
+	CursorKey       string
 	UpstreamTimeout time.Duration
 	RequestTimeout  time.Duration
 	ShutdownTimeout time.Duration
@@ -81,6 +82,7 @@ func (c *config) settings() []setting {
 		{"upstream", "UPSTREAM_URL", "data-node base URL, e.g. https://host; unset serves the embedded sample data service", stringValue(&c.UpstreamURL, "")},
 		{"explorer", "EXPLORER_URL", "block-explorer REST base URL, e.g. https://host/rest (default: the upstream URL)", stringValue(&c.ExplorerURL, "")},
 		{"cors-origins", "CORS_ORIGINS", "comma-separated exact origins allowed to call the API from a browser; unset = same-origin only; * = any origin, without credentials", listValue(&c.CORSOrigins)},
+		{"cursor-key", "CURSOR_KEY", "key that signs cursors, at least 32 characters (openssl rand -hex 32); several, comma-separated: the first signs, all verify (rotation); unset = a random key, cursors valid only for this process", stringValue(&c.CursorKey, "")},
 		{"upstream-timeout", "UPSTREAM_TIMEOUT", "deadline of each upstream call", durationValue(&c.UpstreamTimeout, 10*time.Second)},
 		{"request-timeout", "REQUEST_TIMEOUT", "deadline of each GraphQL request", durationValue(&c.RequestTimeout, 30*time.Second)},
 		{"shutdown-timeout", "SHUTDOWN_TIMEOUT", "how long shutdown waits for in-flight requests", durationValue(&c.ShutdownTimeout, 20*time.Second)},
@@ -173,6 +175,11 @@ func (c *config) validate() error {
 		parsed, err := url.Parse(o)
 		if err != nil || parsed.Scheme == "" || parsed.Host == "" || (parsed.Path != "" && parsed.Path != "/") || parsed.RawQuery != "" {
 			return fmt.Errorf("CORS_ORIGINS: %q is not an origin (scheme://host[:port])", o)
+		}
+	}
+	if c.CursorKey != "" {
+		if _, err := graph.NewCursorKeys(c.CursorKey); err != nil {
+			return fmt.Errorf("CURSOR_KEY: %w", err) // never quotes the key
 		}
 	}
 	if c.PageDefault < 1 || c.PageMax < 1 || c.PageDefault > c.PageMax {

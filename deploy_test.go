@@ -63,6 +63,10 @@ type k8sContainer struct {
 		ConfigMapRef struct {
 			Name string `yaml:"name"`
 		} `yaml:"configMapRef"`
+		SecretRef struct {
+			Name     string `yaml:"name"`
+			Optional bool   `yaml:"optional"`
+		} `yaml:"secretRef"`
 	} `yaml:"envFrom"`
 	Env []struct {
 		Name  string `yaml:"name"`
@@ -175,8 +179,13 @@ func TestKubernetesManifests(t *testing.T) {
 	// The ConfigMap and the container's environment are settings the
 	// gateway accepts, with values it accepts.
 	cm := objects["ConfigMap/gateway-config"]
-	if len(c.EnvFrom) != 1 || c.EnvFrom[0].ConfigMapRef.Name != "gateway-config" {
+	if len(c.EnvFrom) != 2 || c.EnvFrom[0].ConfigMapRef.Name != "gateway-config" {
 		t.Errorf("the gateway does not take its environment from gateway-config: %+v", c.EnvFrom)
+	}
+	// CURSOR_KEY, shared by the replicas, comes from an optional Secret
+	// (README, Running many replicas).
+	if len(c.EnvFrom) != 2 || c.EnvFrom[1].SecretRef.Name != "gateway-cursor-key" || !c.EnvFrom[1].SecretRef.Optional {
+		t.Errorf("the gateway does not take CURSOR_KEY from the optional Secret gateway-cursor-key: %+v", c.EnvFrom)
 	}
 	env := map[string]string{}
 	for k, v := range cm.Data {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -99,8 +100,12 @@ func TestReplicasShareStateThroughRedis(t *testing.T) {
 	}, nil)
 	// The budget is the whole fleet's: 18/s with bursts of 80, inside the
 	// data node's 20/s and 100 for both replicas together.
-	args := u.args("-redis-url", redisURL, "-upstream-rate", "18", "-upstream-burst", "80")
+	args := u.args("-redis-url", redisURL, "-upstream-rate", "18", "-upstream-burst", "80", "-cursor-key", cursorKeyA)
 	a, b := startOpsGateway(t, args...), startOpsGateway(t, args...)
+
+	t.Run("a cursor from one replica pages on the other", func(t *testing.T) {
+		pageOnOther(t, a.URL, b.URL)
+	})
 
 	t.Run("a persisted query registered on one replica runs by hash on the other", func(t *testing.T) {
 		hash := sha256Hex(persistedQuery)
@@ -228,5 +233,91 @@ func TestReplicasShareABan(t *testing.T) {
 	}
 	if banned := metricValue(scrape(t, b.URL), "gateway_upstream_budget_banned", nil); banned != 1 {
 		t.Fatalf("b's budget metrics say banned=%v", banned)
+	}
+}
+
+// Two cursor keys, as `openssl rand -hex 32` makes them.
+const (
+	cursorKeyA = "3f9c1e0b7a5d4c2e8f6a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e"
+	cursorKeyB = "b1d2c3e4f5a6978812345678909abcdef0fedcba0987654321a1b2c3d4e5f607"
+)
+
+// pageOnOther reads the first page of assets and of delegations on one
+// gateway and the next page, from its end cursor, on the other: the same
+// rows as one page of both read on the first (the first key of each
+// gateway's CURSOR_KEY must be among the other's).
+func pageOnOther(t *testing.T, from, to string) {
+	t.Helper()
+	// Rows by their identity: the cursors of gateways with different
+	// signing keys differ.
+	for list, row := range map[string]string{"assets": "id", "delegations": "nodeId epochSeq party { id }"} {
+		q := fmt.Sprintf(`query Page($n: Int, $after: String) { %s(first: $n, after: $after) { edges { node { %s } } pageInfo { endCursor } } }`, list, row)
+		first := postGraphQL(t, from, query(q, map[string]any{"n": 2}), nil)
+		both := postGraphQL(t, from, query(q, map[string]any{"n": 4}), nil)
+		end := dig(first.Data, list, "pageInfo", "endCursor")
+		next := postGraphQL(t, to, query(q, map[string]any{"n": 2, "after": end}), nil)
+		if len(first.Errors)+len(both.Errors)+len(next.Errors) > 0 || end == nil {
+			t.Fatalf("%s: %+v / %+v / %+v", list, first, both, next)
+		}
+		want := fmt.Sprint(dig(both.Data, list, "edges").([]any)[2:])
+		if got := fmt.Sprint(dig(next.Data, list, "edges")); got != want {
+			t.Fatalf("%s: next page on the other gateway %s, want %s", list, got, want)
+		}
+	}
+}
+
+// dig walks a decoded JSON value by object keys.
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+// Gateways with different cursor keys refuse each other's cursors as
+// BAD_USER_INPUT, without calling the data node; a gateway that holds the
+// other's key second in its list (rotation) accepts them; one without
+// CURSOR_KEY says in its log that its cursors are its own; no log holds
+// a key.
+func TestReplicasWithDifferentCursorKeys(t *testing.T) {
+	u := startUpstream(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}, nil)
+	a := startOpsGateway(t, u.args("-cursor-key", cursorKeyA)...)
+	b := startOpsGateway(t, u.args("-cursor-key", cursorKeyB)...)
+	rotated := startOpsGateway(t, u.args("-cursor-key", cursorKeyB+","+cursorKeyA)...)
+	unset := startOpsGateway(t, u.args()...)
+
+	const q = `query Page($after: String) { assets(first: 2, after: $after) { edges { cursor } pageInfo { endCursor } } }`
+	first := postGraphQL(t, a.URL, query(q, nil), nil)
+	end, _ := dig(first.Data, "assets", "pageInfo", "endCursor").(string)
+	if len(first.Errors) > 0 || end == "" {
+		t.Fatalf("first page on a: %+v", first)
+	}
+	for name, g := range map[string]*opsGateway{"b": b, "unset": unset} {
+		before := u.Sample.Requests(sampleservice.EndpointAssets)
+		r := postGraphQL(t, g.URL, query(q, map[string]any{"after": end}), nil)
+		if fmt.Sprint(r.codes()) != "[BAD_USER_INPUT]" || !strings.Contains(r.Errors[0].Message, "another cursor key") {
+			t.Fatalf("%s given a's cursor: %+v", name, r)
+		}
+		if after := u.Sample.Requests(sampleservice.EndpointAssets); after != before {
+			t.Fatalf("%s sent %d asset requests for a cursor it did not issue", name, after-before)
+		}
+	}
+	pageOnOther(t, a.URL, rotated.URL)
+	pageOnOther(t, rotated.URL, b.URL) // the first key signs
+
+	if !strings.Contains(unset.logs.String(), "no CURSOR_KEY configured") {
+		t.Errorf("a gateway without CURSOR_KEY does not say so:\n%s", unset.logs.String())
+	}
+	for name, g := range map[string]*opsGateway{"a": a, "b": b, "rotated": rotated} {
+		if l := g.logs.String(); strings.Contains(l, cursorKeyA) || strings.Contains(l, cursorKeyB) || strings.Contains(l, "no CURSOR_KEY") {
+			t.Errorf("%s's log:\n%s", name, l)
+		}
+	}
+	for _, bad := range []string{"short", cursorKeyA + ",short", cursorKeyA + ","} {
+		_, err := parseConfig([]string{"-cursor-key", bad}, func(string) string { return "" }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "CURSOR_KEY") || strings.Contains(err.Error(), "short") || strings.Contains(err.Error(), cursorKeyA) {
+			t.Errorf("-cursor-key %q: %v, want an error naming CURSOR_KEY and not quoting it", bad, err)
+		}
 	}
 }

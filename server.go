@@ -126,6 +126,11 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 		_, err := client.ListAssets(ctx, upstream.AssetsParams{Pagination: upstream.Pagination{First: &one}})
 		return err
 	}, ttl: 5 * time.Second}
+	cursorKeys, err := cfg.cursorKeys(logger)
+	if err != nil {
+		gw.Close()
+		return nil, err
+	}
 	handlerConfig := graph.HandlerConfig{
 		Upstream:      client,
 		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax, NestedMaxSize: cfg.PageNestedMax},
@@ -139,6 +144,7 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 		Logger:         logger,
 		Limits:         cfg.limits(),
 		RequestTimeout: cfg.RequestTimeout,
+		CursorKeys:     cursorKeys,
 	}
 	gw.ops.instrumentHandler(&handlerConfig, cfg)
 	gw.handler = gw.routes(graph.NewHandler(handlerConfig))

@@ -14,7 +14,7 @@ func (r *Resolver) listAssets(ctx context.Context, args pageArgs, newestFirst *b
 	if err != nil {
 		return nil, err
 	}
-	p, err := dataNodePagination(req, listAssets, newestFirst)
+	p, err := dataNodePagination(r.Cursors, req, listAssets, newestFirst)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func (r *Resolver) listAssets(ctx context.Context, args pageArgs, newestFirst *b
 		return nil, fmt.Errorf("list assets: %w", err)
 	}
 	recordFreshness(ctx, pg.Freshness)
-	rows := dataNodePage(req, listAssets, pg)
+	rows := dataNodePage(r.Cursors, req, listAssets, pg)
 	conn := &model.AssetConnection{Edges: make([]model.AssetEdge, len(rows.Rows)), PageInfo: pageInfo(rows.Cursors, rows.HasNextPage, rows.HasPreviousPage)}
 	for i, row := range rows.Rows {
 		conn.Edges[i] = model.AssetEdge{Cursor: rows.Cursors[i], Node: row}

@@ -1,25 +1,30 @@
 package graph
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 )
 
 // The gateway's cursors are opaque to clients: base64url (unpadded) of
-// "<version>:<list>:<payload>". The version lets the format change without
-// misreading old cursors; the list binds a cursor to the connection that
-// issued it, so a cursor given to another list is a clear BAD_USER_INPUT
-// error rather than an upstream 500. Version 1 payloads are JSON; version
-// 2 is binary: for the data-node lists the upstream cursor packed
-// (upstream.Cursor.Pack), for funding payments the sort key and position
-// (funding.go). Version 1 cursors of those lists are still read.
-const (
-	cursorVersion       = "v1"
-	packedCursorVersion = "v2"
-)
+// "<version>:<list>:<payload>" followed by its MAC (cursorkeys.go). The
+// MAC makes a cursor the gateway did not issue, or issued under another
+// key, a BAD_USER_INPUT error that is found before the payload is read,
+// and so before anything reaches an upstream (design.md, Trust). The
+// version lets the format change; the list binds a cursor to the
+// connection that issued it, so a cursor given to another list is a clear
+// BAD_USER_INPUT error rather than an upstream 500. Payloads: JSON for
+// transactions ({"b":…,"i":…}); binary for the data-node lists (the
+// upstream cursor packed, upstream.Cursor.Pack) and for funding payments
+// (the sort key and position, funding.go). Versions 1 (JSON) and 2
+// (binary) carried the same payloads unsigned; they are refused, with a
+// message of their own.
+const signedCursorVersion = "v3"
+
+// cursorEncoding is the cursors' base64: strict, so that a cursor has one
+// spelling.
+var cursorEncoding = base64.RawURLEncoding.Strict()
 
 // cursorList names the connection a cursor belongs to.
 type cursorList string
@@ -35,14 +40,14 @@ const (
 // The lists' own payloads (txCursor, dataNodeCursor, fundingCursor) encode
 // themselves (txCursor's JSON byte for byte as encoding/json would write
 // it); any other payload goes through encoding/json.
-func encodeCursor(list cursorList, payload any) string {
+func encodeCursor(keys *CursorKeys, list cursorList, payload any) string {
 	switch p := payload.(type) {
 	case txCursor:
-		return p.encode()
+		return p.encode(keys)
 	case dataNodeCursor:
-		return p.encode(list)
+		return p.encode(keys, list)
 	case fundingCursor:
-		return p.encode()
+		return p.encode(keys)
 	}
 	body, err := json.Marshal(payload)
 	if err != nil {
@@ -50,7 +55,7 @@ func encodeCursor(list cursorList, payload any) string {
 		panic(fmt.Sprintf("encode %s cursor: %v", list, err))
 	}
 	var raw [cursorBuffer]byte
-	return sealCursor(append(appendCursorHeader(raw[:0], list), body...))
+	return keys.sealCursor(append(appendCursorHeader(raw[:0], list), body...))
 }
 
 // cursorBuffer sizes the stack buffers cursors are built in: a page of
@@ -58,27 +63,19 @@ func encodeCursor(list cursorList, payload any) string {
 // data-node cursor is (a longer one spills to the heap, still correct).
 const cursorBuffer = 512
 
-// appendCursorHeader appends "v1:<list>:".
+// appendCursorHeader appends "<version>:<list>:".
 func appendCursorHeader(b []byte, list cursorList) []byte {
-	return appendVersionedHeader(b, cursorVersion, list)
-}
-
-// appendVersionedHeader appends "<version>:<list>:".
-func appendVersionedHeader(b []byte, version string, list cursorList) []byte {
-	b = append(b, version...)
+	b = append(b, signedCursorVersion...)
 	b = append(b, ':')
 	b = append(b, list...)
 	return append(b, ':')
 }
 
-// sealCursor returns the cursor of the raw form "v1:<list>:<payload>".
-func sealCursor(raw []byte) string {
-	var buf [cursorBuffer * 4 / 3]byte
-	return string(appendSealed(buf[:0], raw))
+// sealCursor returns the cursor of the raw form "<version>:<list>:<payload>".
+func (k *CursorKeys) sealCursor(raw []byte) string {
+	var buf [(cursorBuffer + cursorMACSize) * 4 / 3]byte
+	return string(k.appendSigned(buf[:0], raw))
 }
-
-// appendSealed appends the cursor of the raw form to dst.
-func appendSealed(dst, raw []byte) []byte { return base64.RawURLEncoding.AppendEncode(dst, raw) }
 
 // appendJSONString appends s as a JSON string, exactly as encoding/json
 // writes it (HTML characters escaped). Cursor payload strings are ids and
@@ -98,43 +95,52 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// decodeCursor reads a version 1 cursor issued for list into payload. arg
+// decodeCursor reads a JSON cursor issued for list into payload. arg
 // names the argument ("after" or "before") for the error message.
-func decodeCursor(arg, cursor string, list cursorList, payload any) error {
-	version, body, err := openCursor(arg, cursor, list, cursorVersion)
+func decodeCursor(keys *CursorKeys, arg, cursor string, list cursorList, payload any) error {
+	body, err := openCursor(keys, arg, cursor, list)
 	if err != nil {
 		return err
 	}
-	if version != cursorVersion || json.Unmarshal(body, payload) != nil {
-		return badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", arg, list)
+	if json.Unmarshal(body, payload) != nil {
+		return malformedCursor(arg, list)
 	}
 	return nil
 }
 
-// openCursor checks a cursor's encoding, version (one of versions) and
-// list, and returns its version and payload.
-func openCursor(arg, cursor string, list cursorList, versions ...string) (version string, body []byte, err error) {
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return "", nil, badInput("%s: %q is not a cursor issued by this gateway; pass a cursor from edges.cursor or pageInfo", arg, truncate(cursor, 64))
+// malformedCursor is the error for a signed cursor whose payload does not
+// read: only a gateway of another version could have issued it.
+func malformedCursor(arg string, list cursorList) error {
+	return badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", arg, list)
+}
+
+// openCursor checks a cursor's encoding and MAC, then its version and
+// list, and returns its payload. Nothing of the payload is read before
+// the MAC is checked, and no error quotes a cursor: a forged one's
+// content is never echoed.
+func openCursor(keys *CursorKeys, arg, cursor string, list cursorList) ([]byte, error) {
+	signed, err := cursorEncoding.DecodeString(cursor)
+	// The decoder skips newlines: insist on the one spelling.
+	if err != nil || cursorEncoding.EncodedLen(len(signed)) != len(cursor) {
+		return nil, badInput("%s: not a cursor issued by this gateway; pass a cursor from edges.cursor or pageInfo", arg)
 	}
-	version, rest, ok := strings.Cut(string(raw), ":")
-	if !ok || !slices.Contains(versions, version) {
-		return "", nil, badInput("%s: %q is not a cursor issued by this gateway (unknown format); pass a cursor from edges.cursor or pageInfo", arg, truncate(cursor, 64))
+	if bytes.HasPrefix(signed, []byte("v1:")) || bytes.HasPrefix(signed, []byte("v2:")) {
+		return nil, badInput("%s: this cursor is in the unsigned format of earlier gateway versions, no longer accepted; start again from the first page", arg)
 	}
-	owner, payload, ok := strings.Cut(rest, ":")
-	if !ok {
-		return "", nil, badInput("%s: malformed cursor; pass a cursor from edges.cursor or pageInfo", arg)
+	if !keys.verify(signed) {
+		return nil, badInput("%s: this cursor was not issued by this gateway, or was issued under another cursor key (cursors from before a key change are refused); start again from the first page", arg)
+	}
+	raw := signed[:len(signed)-cursorMACSize]
+	version, rest, ok := bytes.Cut(raw, []byte(":"))
+	owner, payload, ok2 := bytes.Cut(rest, []byte(":"))
+	if !ok || !ok2 || string(version) != signedCursorVersion {
+		return nil, malformedCursor(arg, list)
 	}
 	if cursorList(owner) != list {
-		switch cursorList(owner) {
-		case listAssets, listFundingPayments, listDelegations, listTransactions:
-			return "", nil, badInput("%s: this cursor belongs to the %s list, not to %s; cursors only page the list that issued them", arg, owner, list)
-		}
-		// Not one of ours: never echo what a forged cursor carries.
-		return "", nil, badInput("%s: malformed cursor; pass a cursor from edges.cursor or pageInfo", arg)
+		// Signed: the list is the gateway's own word, safe to quote.
+		return nil, badInput("%s: this cursor belongs to the %s list, not to %s; cursors only page the list that issued them", arg, owner, list)
 	}
-	return version, []byte(payload), nil
+	return payload, nil
 }
 
 // truncate shortens s for quoting in an error message.

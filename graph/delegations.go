@@ -30,7 +30,7 @@ func (r *Resolver) listDelegations(ctx context.Context, f delegationFilter, args
 	if err != nil {
 		return nil, err
 	}
-	p, err := dataNodePagination(req, listDelegations, newestFirst)
+	p, err := dataNodePagination(r.Cursors, req, listDelegations, newestFirst)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (r *Resolver) listDelegations(ctx context.Context, f delegationFilter, args
 		return nil, fmt.Errorf("list delegations: %w", err)
 	}
 	recordFreshness(ctx, pg.Freshness)
-	rows := dataNodePage(req, listDelegations, pg)
+	rows := dataNodePage(r.Cursors, req, listDelegations, pg)
 	conn := &model.DelegationConnection{Edges: make([]model.DelegationEdge, len(rows.Rows)), PageInfo: pageInfo(rows.Cursors, rows.HasNextPage, rows.HasPreviousPage)}
 	for i, row := range rows.Rows {
 		conn.Edges[i] = model.DelegationEdge{Cursor: rows.Cursors[i], Node: row}

@@ -10,7 +10,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/upstream"
 )
 
 var (
@@ -37,10 +39,10 @@ func TestBadUserInputIsNeverForwarded(t *testing.T) {
 		{"after with before", `{ assets(after: "x", before: "y") { edges { cursor } } }`, "pass either after (with first) or before (with last), not both"},
 		{"first with before", `{ assets(first: 2, before: "y") { edges { cursor } } }`, "first pages forwards and goes with after; to page backwards from before, use last"},
 		{"last with after", `{ assets(last: 2, after: "y") { edges { cursor } } }`, "last pages backwards and goes with before; to page forwards from after, use first"},
-		{"malformed cursor", `{ assets(after: "not a cursor") { edges { cursor } } }`, `after: "not a cursor" is not a cursor issued by this gateway; pass a cursor from edges.cursor or pageInfo`},
-		{"upstream cursor", `{ transactions(after: "34514203.2") { edges { cursor } } }`, `after: "34514203.2" is not a cursor issued by this gateway; pass a cursor from edges.cursor or pageInfo`},
+		{"malformed cursor", `{ assets(after: "not a cursor") { edges { cursor } } }`, `after: not a cursor issued by this gateway; pass a cursor from edges.cursor or pageInfo`},
+		{"upstream cursor", `{ transactions(after: "34514203.2") { edges { cursor } } }`, `after: not a cursor issued by this gateway; pass a cursor from edges.cursor or pageInfo`},
 		{"cursor of another list", fmt.Sprintf(`{ delegations(after: %q) { edges { cursor } } }`, assetCursor), "after: this cursor belongs to the assets list, not to delegations; cursors only page the list that issued them"},
-		{"unknown cursor version", fmt.Sprintf(`{ assets(after: %q) { edges { cursor } } }`, base64.RawURLEncoding.EncodeToString([]byte(`v9:assets:{}`))), `after: "djk6YXNzZXRzOnt9" is not a cursor issued by this gateway (unknown format); pass a cursor from edges.cursor or pageInfo`},
+		{"unknown cursor version", fmt.Sprintf(`{ assets(after: %q) { edges { cursor } } }`, base64.RawURLEncoding.EncodeToString([]byte(`v9:assets:{}`))), `after: this cursor was not issued by this gateway, or was issued under another cursor key (cursors from before a key change are refused); start again from the first page`},
 		{"malformed party id", `{ fundingPayments(partyId: "xyz") { edges { cursor } } }`, `partyId: "xyz" is not a party id; party ids are 64 hexadecimal characters`},
 		{"malformed market id", fmt.Sprintf(`{ fundingPayments(partyId: %q, marketId: "m&x=1") { edges { cursor } } }`, partyA), `marketId: "m&x=1" is not a market id; market ids are 64 hexadecimal characters`},
 		{"malformed node id", `{ delegations(nodeId: "n1") { edges { cursor } } }`, `nodeId: "n1" is not a node id; node ids are 64 hexadecimal characters`},
@@ -186,9 +188,12 @@ func TestParametersCannotBeInjected(t *testing.T) {
 	if len(resp.Errors) != 1 || resp.Errors[0].code() != "NOT_FOUND" {
 		t.Fatalf("errors = %+v", resp.Errors)
 	}
-	// A forged cursor whose upstream part tries the same.
+	// A forged cursor whose upstream part tries the same never leaves the
+	// gateway; signed (as by a gateway with a bug), it is escaped.
 	forged := base64.RawURLEncoding.EncodeToString([]byte(`v1:assets:{"c":"abc=&pagination.first=5000#x"}`))
 	g.query(t, `query($c: String) { assets(first: 2, after: $c) { edges { cursor } } }`, map[string]any{"c": forged})
+	signed := graph.SignedCursorForTest(graph.CursorKeysForTest(), "v3:assets:"+string(upstream.Cursor("abc=&pagination.first=5000#x").Pack()))
+	g.query(t, `query($c: String) { assets(first: 2, after: $c) { edges { cursor } } }`, map[string]any{"c": signed})
 
 	got := f.received()
 	if len(got) != 2 {

@@ -5,10 +5,34 @@ import (
 	"net/http"
 )
 
+// testCursorKeys sign the cursors of this package's tests; the test
+// harness gives them to every gateway that is not given keys of its own,
+// so that cursors built here (TxCursorAt) and golden files hold.
+var testCursorKeys = func() *CursorKeys {
+	k, err := NewCursorKeys(CursorKeyForTest)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// CursorKeyForTest is the key text of testCursorKeys.
+const CursorKeyForTest = "graph-tests-cursor-key-0123456789abcdef"
+
+// CursorKeysForTest returns testCursorKeys.
+func CursorKeysForTest() *CursorKeys { return testCursorKeys }
+
 // TxCursorAt is the gateway's cursor of the transaction at a chain
 // position, for tests that address a known transaction.
 func TxCursorAt(block uint64, index uint32) string {
-	return encodeCursor(listTransactions, txCursor{B: block, I: index})
+	return encodeCursor(testCursorKeys, listTransactions, txCursor{B: block, I: index})
+}
+
+// SignedCursorForTest signs an arbitrary raw form
+// "<version>:<list>:<payload>" with keys, as a gateway with a bug (or a
+// forger holding the key) would.
+func SignedCursorForTest(keys *CursorKeys, raw string) string {
+	return keys.sealCursor([]byte(raw))
 }
 
 // SpliceForTest writes {"data":<data>} through directPOST's splice.

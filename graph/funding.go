@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"github.com/tradenet/gateway/graph/model"
@@ -53,18 +52,19 @@ type fundingCursor struct {
 	K fundingKey `json:"k"`
 	// H and D say where the row was seen: D rows from the head (H) or the
 	// tail; a hint for the size of the next window, never trusted for
-	// position.
+	// position. The gateway only issues 0 <= D < maxFundingWindow (a row's
+	// place in one window); decoding refuses anything else.
 	H bool `json:"h"`
 	D int  `json:"d"`
 }
 
-// encode returns the cursor, version 2: the key and the position hint in
-// binary (varints; the market and party ids, 64 lowercase hex characters
-// on the real network, as their 32 bytes), 132 characters where version
-// 1's JSON took 290.
-func (c fundingCursor) encode() string {
+// encode returns the cursor: the key and the position hint in binary
+// (varints; the market and party ids, 64 lowercase hex characters on the
+// real network, as their 32 bytes): 143 characters with the MAC, where
+// JSON took 290 without it.
+func (c fundingCursor) encode(keys *CursorKeys) string {
 	var raw [cursorBuffer]byte
-	b := appendVersionedHeader(raw[:0], packedCursorVersion, listFundingPayments)
+	b := appendCursorHeader(raw[:0], listFundingPayments)
 	b = binary.AppendVarint(b, c.K.T)
 	b = appendPackedID(b, c.K.M)
 	b = binary.AppendUvarint(b, c.K.S)
@@ -75,7 +75,7 @@ func (c fundingCursor) encode() string {
 		b = append(b, 0)
 	}
 	b = binary.AppendVarint(b, int64(c.D))
-	return sealCursor(b)
+	return keys.sealCursor(b)
 }
 
 // appendPackedID appends an id: 'x' and its 32 bytes when it is 64
@@ -103,22 +103,15 @@ func isLowerHex64(s string) bool {
 	return true
 }
 
-// decodeFundingCursor reads a funding-payment cursor: version 2, or
-// version 1 (JSON) as earlier gateways issued.
-func decodeFundingCursor(arg, cursor string) (fundingCursor, error) {
-	var c fundingCursor
-	version, body, err := openCursor(arg, cursor, listFundingPayments, packedCursorVersion, cursorVersion)
+// decodeFundingCursor reads a funding-payment cursor.
+func decodeFundingCursor(keys *CursorKeys, arg, cursor string) (fundingCursor, error) {
+	body, err := openCursor(keys, arg, cursor, listFundingPayments)
 	if err != nil {
-		return c, err
+		return fundingCursor{}, err
 	}
-	ok := true
-	if version == cursorVersion {
-		ok = json.Unmarshal(body, &c) == nil
-	} else {
-		c, ok = unpackFundingCursor(body)
-	}
-	if !ok || c.D < 0 {
-		return fundingCursor{}, badInput("%s: malformed %s cursor; pass a cursor from edges.cursor or pageInfo", arg, listFundingPayments)
+	c, ok := unpackFundingCursor(body)
+	if !ok {
+		return fundingCursor{}, malformedCursor(arg, listFundingPayments)
 	}
 	return c, nil
 }
@@ -142,8 +135,9 @@ func unpackFundingCursor(b []byte) (c fundingCursor, ok bool) {
 		return c, false
 	}
 	c.H = b[0] == 1
+	// D beyond any window is refused: next windows are sized from it.
 	d, n := binary.Varint(b[1:])
-	if n <= 0 || len(b) != 1+n || d != int64(int(d)) {
+	if n <= 0 || len(b) != 1+n || d < 0 || d >= maxFundingWindow {
 		return c, false
 	}
 	c.D = int(d)
@@ -241,7 +235,7 @@ func (r *Resolver) listFundingPayments(ctx context.Context, f fundingFilter, arg
 	if req.Cursor == "" {
 		rows, pos, hasNext, hasPrev, err = paging.first(ctx, req.Backward, req.Size)
 	} else {
-		c, cerr := decodeFundingCursor(req.cursorArg(), req.Cursor)
+		c, cerr := decodeFundingCursor(r.Cursors, req.cursorArg(), req.Cursor)
 		if cerr != nil {
 			return nil, cerr
 		}
@@ -253,7 +247,7 @@ func (r *Resolver) listFundingPayments(ctx context.Context, f fundingFilter, arg
 	cursors := make([]string, len(rows))
 	conn := &model.FundingPaymentConnection{Edges: make([]model.FundingPaymentEdge, len(rows))}
 	for i := range rows {
-		cursors[i] = fundingCursor{K: keyOfFunding(&rows[i]), H: pos[i].Head, D: pos[i].Dist}.encode()
+		cursors[i] = fundingCursor{K: keyOfFunding(&rows[i]), H: pos[i].Head, D: pos[i].Dist}.encode(r.Cursors)
 		conn.Edges[i] = model.FundingPaymentEdge{Cursor: cursors[i], Node: &rows[i]}
 	}
 	conn.PageInfo = pageInfo(cursors, hasNext, hasPrev)

@@ -22,6 +22,10 @@ type HandlerConfig struct {
 	Upstream Upstream
 	// Paging sets page sizes; zero fields take DefaultPaging's.
 	Paging PagingConfig
+	// CursorKeys sign and verify cursors; nil takes a random key of this
+	// handler's own (RandomCursorKeys), whose cursors no other handler
+	// accepts.
+	CursorKeys *CursorKeys
 	// Introspection enables schema introspection (the playground's docs
 	// pane needs it).
 	Introspection bool
@@ -78,7 +82,10 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Loaders == (LoaderConfig{}) {
 		cfg.Loaders = DefaultLoaderConfig
 	}
-	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging}
+	if cfg.CursorKeys == nil {
+		cfg.CursorKeys = RandomCursorKeys()
+	}
+	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging, Cursors: cfg.CursorKeys}
 	gqlgenOnly := cfg.GqlgenExecutor
 	for _, ext := range cfg.Extensions {
 		// Field interceptors run inside gqlgen's execution of each field,

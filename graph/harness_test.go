@@ -73,6 +73,9 @@ func newGatewayWith(t *testing.T, upstreamURL string, opts gatewayOptions) *test
 		t.Fatal(err)
 	}
 	opts.Handler.Upstream = client
+	if opts.Handler.CursorKeys == nil {
+		opts.Handler.CursorKeys = graph.CursorKeysForTest()
+	}
 	opts.Handler.Introspection = !opts.NoIntrospection
 	srv := httptest.NewServer(graph.NewHandler(opts.Handler))
 	t.Cleanup(srv.Close)

@@ -219,7 +219,7 @@ func (p keyedPaging[T, K]) fetch(ctx context.Context, head bool, size int) (wind
 func (p keyedPaging[T, K]) from(ctx context.Context, c keyed[K], backward bool, size int) (rows []T, pos []windowPos, hasNext, hasPrev bool, err error) {
 	// Plan: the end the cursor was seen from, sized to reach it; that end
 	// at full size; the other end at full size.
-	near := c.Pos.Dist + size + 2
+	near := nearWindow(c.Pos.Dist, size, p.MaxWindow)
 	plans := []struct {
 		head bool
 		size int
@@ -250,6 +250,17 @@ func (p keyedPaging[T, K]) from(ctx context.Context, c keyed[K], backward bool, 
 		}
 	}
 	return nil, nil, false, false, &Error{Code: CodeUpstreamError, Message: p.Limit}
+}
+
+// nearWindow is the size of the window from the end a cursor was seen
+// from that reaches past it: its distance, the page and two rows of
+// margin, at most limit. Saturating: a distance or size however large (a
+// cursor's hint is not to be trusted) gives limit, never an overflow.
+func nearWindow(dist, size, limit int) int {
+	if dist < 0 || size < 0 || dist >= limit || size >= limit-dist-2 {
+		return limit
+	}
+	return dist + size + 2
 }
 
 // cutAfter takes the size rows following key from w, if w holds them all.

@@ -23,4 +23,7 @@ var _ Upstream = (*upstream.Client)(nil)
 type Resolver struct {
 	Upstream Upstream
 	Paging   PagingConfig
+	// Cursors sign the cursors the resolvers issue and verify those
+	// clients send back.
+	Cursors *CursorKeys
 }

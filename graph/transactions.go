@@ -23,14 +23,14 @@ type txCursor struct {
 
 // encode returns the cursor: its JSON ({"b":…,"i":…}) written without
 // reflection, in a stack buffer.
-func (c txCursor) encode() string {
+func (c txCursor) encode(keys *CursorKeys) string {
 	var raw [cursorBuffer]byte
 	b := appendCursorHeader(raw[:0], listTransactions)
 	b = append(b, `{"b":`...)
 	b = strconv.AppendUint(b, c.B, 10)
 	b = append(b, `,"i":`...)
 	b = strconv.AppendUint(b, uint64(c.I), 10)
-	return sealCursor(append(b, '}'))
+	return keys.sealCursor(append(b, '}'))
 }
 
 // maxExplorerFollowUps bounds the extra requests made when the explorer
@@ -61,7 +61,7 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 	var from *upstream.Transaction
 	if req.Cursor != "" {
 		var c txCursor
-		if err := decodeCursor(req.cursorArg(), req.Cursor, listTransactions, &c); err != nil {
+		if err := decodeCursor(r.Cursors, req.cursorArg(), req.Cursor, listTransactions, &c); err != nil {
 			return nil, err
 		}
 		from = &upstream.Transaction{Block: upstream.Uint64(c.B), Index: upstream.Int32(c.I)}
@@ -96,7 +96,7 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 	conn := &model.TransactionConnection{Edges: make([]model.TransactionEdge, len(rows))}
 	for i := range rows {
 		pos := rows[i].Position()
-		cursors[i] = txCursor{B: pos.Block, I: pos.Index}.encode()
+		cursors[i] = txCursor{B: pos.Block, I: pos.Index}.encode(r.Cursors)
 		conn.Edges[i] = model.TransactionEdge{Cursor: cursors[i], Node: &rows[i]}
 	}
 	conn.PageInfo = pageInfo(cursors, hasNext, hasPrev)
