@@ -203,9 +203,11 @@ func newHeavy(b testing.TB) *heavy {
 	}
 	stub := &pageUpstream{transactions: h.rows, assets: &assets.Assets}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h.handler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger})
-	h.gqlgenHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, GqlgenExecutor: true})
-	h.mapHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger,
+	// One key for the three, whose responses (cursors included) are compared.
+	keys := graph.RandomCursorKeys()
+	h.handler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys})
+	h.gqlgenHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys, GqlgenExecutor: true})
+	h.mapHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys,
 		Extensions: []graphql.HandlerExtension{h.capture}})
 	if h.request, err = json.Marshal(gqlRequest{Query: q.doc, Variables: q.vars}); err != nil {
 		b.Fatal(err)
