@@ -36,7 +36,7 @@ type FairBudget struct {
 	tokens   func(time.Time) float64
 
 	mu          sync.Mutex
-	busy        bool          // a caller holds the turn; callers wait only while one does
+	busy        bool // a caller holds the turn; callers wait only while one does
 	clients     map[string]*fairClient
 	ring        []*fairClient // clients with callers waiting, in turn order
 	next        int           // index in ring of the client whose caller is served next
