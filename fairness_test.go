@@ -52,6 +52,10 @@ func (c *dataNodeCounter) observe(r *http.Request) bool {
 // postAs POSTs a query as the client at addr (forwarded by a trusted
 // proxy: the test process itself, on 127.0.0.1).
 func postAs(ctx context.Context, base, addr, q string) (gqlResult, error) {
+	return postAsWith(ctx, http.DefaultClient, base, addr, q)
+}
+
+func postAsWith(ctx context.Context, client *http.Client, base, addr, q string) (gqlResult, error) {
 	body, _ := json.Marshal(query(q, nil))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/graphql", bytes.NewReader(body))
 	if err != nil {
@@ -59,7 +63,7 @@ func postAs(ctx context.Context, base, addr, q string) (gqlResult, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Forwarded-For", addr)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return gqlResult{}, err
 	}
