@@ -108,8 +108,11 @@ return {0, wait, 0, now + wait}
 // sleeping until it. KEYS: bucket. ARGV: interval (µs), the slot (µs).
 // While the slot is still in the future, the bucket's TAT moves back by
 // one interval (never below now): the slots reserved after it keep their
-// times, and the next caller gets the one freed. Returns 1 when given
-// back, 0 when the slot had come already.
+// times, and the next caller gets the last one's time again (the rate
+// holds; the burst can exceed by the slots given back while later ones
+// were reserved, one per other replica at most under FairBudget, well
+// inside the data node's 100). Returns 1 when given back, 0 when the slot
+// had come already.
 var releaseScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])

@@ -115,6 +115,8 @@ func (b *LocalBudget) Wait(ctx context.Context) error {
 		return &BudgetError{RetryAfter: delay}
 	}
 	if err := ctxwait.Sleep(ctx, delay); err != nil {
+		// The slot goes back to the bucket, whole when no later slot
+		// was reserved meanwhile (under a FairBudget, none is).
 		res.Cancel()
 		return err
 	}
