@@ -55,6 +55,8 @@ type config struct {
 	UpstreamConcurrency int
 	BreakerFailures     int
 	BreakerOpen         time.Duration
+	TrustedProxies      []string
+	trustedProxies      trustedProxies // TrustedProxies parsed by validate
 
 	// Operations: metrics, tracing, Redis, shutdown (operations.go).
 	Metrics          bool
@@ -107,6 +109,7 @@ func (c *config) settings() []setting {
 		{"upstream-concurrency", "UPSTREAM_CONCURRENCY", "most requests in flight to each upstream service", intValue(&c.UpstreamConcurrency, upstream.DefaultMaxConcurrent)},
 		{"breaker-failures", "BREAKER_FAILURES", "consecutive failed requests to a service that open its circuit breaker", intValue(&c.BreakerFailures, upstream.DefaultBreakerFailures)},
 		{"breaker-open", "BREAKER_OPEN", "how long an open circuit breaker fails calls fast before probing the service", durationValue(&c.BreakerOpen, upstream.DefaultBreakerOpenFor)},
+		{"trusted-proxies", "TRUSTED_PROXIES", "comma-separated CIDRs or IPs of proxies whose X-Forwarded-For or Forwarded names the client (for the rate budget's fair share); unset = trust none, the peer's address is the client", listValue(&c.TrustedProxies)},
 		{"log-format", "LOG_FORMAT", "text or json", stringValue(&c.LogFormat, "text")},
 		{"log-level", "LOG_LEVEL", "debug, info, warn or error", stringValue(&c.LogLevel, "info")},
 		{"metrics", "METRICS", "serve Prometheus metrics at /metrics", boolValue(&c.Metrics, true)},
@@ -215,6 +218,10 @@ func (c *config) validate() error {
 		return fmt.Errorf("ASSET_CACHE_SIZE must be >= 0, ASSET_CACHE_TTL > 0 and LOADER_WAIT >= 0")
 	}
 	if err := c.validateHardening(); err != nil {
+		return err
+	}
+	var err error
+	if c.trustedProxies, err = parseTrustedProxies(c.TrustedProxies); err != nil {
 		return err
 	}
 	if err := c.validateOps(); err != nil {

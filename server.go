@@ -115,6 +115,8 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 	}
 	cfg.resilience(&upstreamConfig, nil)
 	gw.ops.instrumentUpstream(&upstreamConfig, cfg.UpstreamRate, cfg.UpstreamBurst)
+	// Contended budget goes to clients in turn (keyed by withClientKey).
+	upstreamConfig.Budget = upstream.NewFairBudget(upstreamConfig.Budget, cfg.UpstreamRate)
 	client, err := upstream.New(upstreamConfig)
 	if err != nil {
 		gw.Close()
@@ -148,6 +150,7 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 	}
 	gw.ops.instrumentHandler(&handlerConfig, cfg)
 	gw.handler = gw.routes(graph.NewHandler(handlerConfig))
+	gw.handler = withClientKey(gw.handler, cfg.trustedProxies)
 	gw.ready.Store(true)
 	return gw, nil
 }

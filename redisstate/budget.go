@@ -21,7 +21,8 @@ import (
 // as one number: the theoretical arrival time of the next request, TAT),
 // updated by a Lua script on Redis's clock, so replicas' clocks do not
 // matter. A request reserves its slot and sleeps until it: one round trip
-// per request. While Redis fails, the budget falls back to a local one
+// per request; one that gives up meanwhile gives its slot back (a second
+// round trip). While Redis fails, the budget falls back to a local one
 // and reports the failure.
 type Budget struct {
 	store    *Store
@@ -79,14 +80,15 @@ func (s *Store) Budget(opts BudgetOptions) *Budget {
 
 // reserveScript takes one slot. KEYS: bucket, pause, ban. ARGV: interval
 // (µs), burst, the longest acceptable wait (µs, -1 for any). Returns
-// {status, µs, banned}: status 0 granted (sleep µs first), 1 paused for µs
-// (banned 1 for a ban), 2 refused: the slot is µs away, past the longest
-// acceptable wait (nothing reserved).
+// {status, µs, banned, slot}: status 0 granted (sleep µs first, until the
+// slot, a time in µs), 1 paused for µs (banned 1 for a ban), 2 refused:
+// the slot is µs away, past the longest acceptable wait (nothing
+// reserved).
 var reserveScript = redis.NewScript(`
 local ban = redis.call('PTTL', KEYS[3])
-if ban > 0 then return {1, ban * 1000, 1} end
+if ban > 0 then return {1, ban * 1000, 1, 0} end
 local pause = redis.call('PTTL', KEYS[2])
-if pause > 0 then return {1, pause * 1000, 0} end
+if pause > 0 then return {1, pause * 1000, 0, 0} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
@@ -97,9 +99,32 @@ if tat < now then tat = now end
 local newtat = tat + interval
 local wait = newtat - burst * interval - now
 if wait < 0 then wait = 0 end
-if maxwait >= 0 and wait > maxwait then return {2, wait, 0} end
+if maxwait >= 0 and wait > maxwait then return {2, wait, 0, 0} end
 redis.call('SET', KEYS[1], string.format('%.0f', newtat), 'PX', math.ceil((newtat - now) / 1000) + 1000)
-return {0, wait, 0}
+return {0, wait, 0, now + wait}
+`)
+
+// releaseScript gives back a slot reserved by a caller that gave up while
+// sleeping until it. KEYS: bucket. ARGV: interval (µs), the slot (µs).
+// While the slot is still in the future, the bucket's TAT moves back by
+// one interval (never below now): the slots reserved after it keep their
+// times, and the next caller gets the last one's time again (the rate
+// holds; the burst can exceed by the slots given back while later ones
+// were reserved, one per other replica at most under FairBudget, well
+// inside the data node's 100). Returns 1 when given back, 0 when the slot
+// had come already.
+var releaseScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local slot = tonumber(ARGV[2])
+if slot <= now then return 0 end
+local tat = tonumber(redis.call('GET', KEYS[1]) or 0)
+if tat <= now then return 0 end
+local newtat = tat - interval
+if newtat < now then newtat = now end
+redis.call('SET', KEYS[1], string.format('%.0f', newtat), 'PX', math.ceil((newtat - now) / 1000) + 1000)
+return 1
 `)
 
 // pauseScript holds every request back. KEYS: bucket, pause, ban. ARGV:
@@ -155,7 +180,7 @@ func (b *Budget) Wait(ctx context.Context) error {
 			maxWait = max(time.Until(deadline).Microseconds(), 0)
 		}
 		res, err := reserveScript.Run(ctx, b.store.client, b.keys(), b.interval.Microseconds(), b.burst, maxWait).Int64Slice()
-		if err == nil && len(res) != 3 {
+		if err == nil && len(res) != 4 {
 			err = fmt.Errorf("budget script answered %v", res)
 		}
 		if err != nil {
@@ -171,7 +196,11 @@ func (b *Budget) Wait(ctx context.Context) error {
 			if wait <= 0 {
 				return nil
 			}
-			return ctxwait.Sleep(ctx, wait)
+			if err := ctxwait.Sleep(ctx, wait); err != nil {
+				b.release(ctx, res[3])
+				return err
+			}
+			return nil
 		case 1:
 			if res[2] == 1 {
 				return &upstream.BudgetError{RetryAfter: wait, Banned: true}
@@ -185,6 +214,17 @@ func (b *Budget) Wait(ctx context.Context) error {
 		default:
 			return &upstream.BudgetError{RetryAfter: wait}
 		}
+	}
+}
+
+// release gives back the slot (µs of Redis's clock) of a caller that gave
+// up before it came, so that it is not lost to every replica.
+func (b *Budget) release(ctx context.Context, slot int64) {
+	// The caller's context has ended; the release must still reach Redis.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := releaseScript.Run(ctx, b.store.client, []string{b.bucket}, b.interval.Microseconds(), slot).Err(); err != nil {
+		b.store.errors.report(ctx, "budget", err)
 	}
 }
 

@@ -334,8 +334,11 @@ func (m *Metrics) WatchBudget(b upstream.BudgetReporter) {
 		tokens = prometheus.NewDesc("gateway_upstream_budget_tokens", "Requests the data node's rate budget allows at once now; negative while requests wait for slots reserved ahead.", nil, nil)
 		paused = prometheus.NewDesc("gateway_upstream_budget_paused_seconds", "How much longer the rate budget holds every data-node request back after a 429 or a ban.", nil, nil)
 		banned = prometheus.NewDesc("gateway_upstream_budget_banned", "1 while the data node bans this gateway's address (requests are refused), else 0.", nil, nil)
+		// Fair share (upstream.FairBudget): who waits for a turn.
+		waiting        = prometheus.NewDesc("gateway_upstream_budget_waiting", "Data-node calls of this replica waiting for their turn at the rate budget.", nil, nil)
+		waitingClients = prometheus.NewDesc("gateway_upstream_budget_waiting_clients", "Clients (addresses, IPv6 /64s) whose calls wait for their turn at the rate budget; turns go round them.", nil, nil)
 	)
-	m.registry.MustRegister(collectorFunc{desc: up, also: []*prometheus.Desc{tokens, paused, banned}, collect: func(ch chan<- prometheus.Metric) {
+	m.registry.MustRegister(collectorFunc{desc: up, also: []*prometheus.Desc{tokens, paused, banned, waiting, waitingClients}, collect: func(ch chan<- prometheus.Metric) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		st, err := b.State(ctx)
@@ -351,6 +354,8 @@ func (m *Metrics) WatchBudget(b upstream.BudgetReporter) {
 			b = 1
 		}
 		ch <- prometheus.MustNewConstMetric(banned, prometheus.GaugeValue, b)
+		ch <- prometheus.MustNewConstMetric(waiting, prometheus.GaugeValue, float64(st.Waiting))
+		ch <- prometheus.MustNewConstMetric(waitingClients, prometheus.GaugeValue, float64(st.WaitingClients))
 	}})
 }
 

@@ -194,10 +194,10 @@ func TestBudgetMetricsSayWhenTheStateCannotBeRead(t *testing.T) {
 		if fail {
 			return upstream.BudgetState{}, errors.New("redis down")
 		}
-		return upstream.BudgetState{Tokens: 12.5, PausedFor: 1500 * time.Millisecond, Banned: true}, nil
+		return upstream.BudgetState{Tokens: 12.5, PausedFor: 1500 * time.Millisecond, Banned: true, Waiting: 7, WaitingClients: 2}, nil
 	}))
 	text := gather(t, m)
-	for _, want := range []string{"gateway_upstream_budget_up 1", "gateway_upstream_budget_tokens 12.5", "gateway_upstream_budget_paused_seconds 1.5", "gateway_upstream_budget_banned 1"} {
+	for _, want := range []string{"gateway_upstream_budget_up 1", "gateway_upstream_budget_tokens 12.5", "gateway_upstream_budget_paused_seconds 1.5", "gateway_upstream_budget_banned 1", "gateway_upstream_budget_waiting 7", "gateway_upstream_budget_waiting_clients 2"} {
 		if !strings.Contains(text, want+"\n") {
 			t.Errorf("no %q in:\n%s", want, text)
 		}

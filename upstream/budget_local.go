@@ -39,6 +39,9 @@ type BudgetState struct {
 	// Banned is true while the pause is a ban: requests are refused at
 	// once rather than held back.
 	Banned bool
+	// Waiting is how many callers wait for their turn at the budget, and
+	// WaitingClients how many clients they act for (FairBudget).
+	Waiting, WaitingClients int
 }
 
 // BudgetReporter is implemented by budgets that can report their state;
@@ -112,6 +115,8 @@ func (b *LocalBudget) Wait(ctx context.Context) error {
 		return &BudgetError{RetryAfter: delay}
 	}
 	if err := ctxwait.Sleep(ctx, delay); err != nil {
+		// The slot goes back to the bucket, whole when no later slot
+		// was reserved meanwhile (under a FairBudget, none is).
 		res.Cancel()
 		return err
 	}

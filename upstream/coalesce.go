@@ -11,7 +11,9 @@ import (
 // caller starts the request and later callers wait for its result, across
 // all gateway requests. A caller that gives up (its context ends) stops
 // waiting; the request itself is cancelled only when no caller is left,
-// so one impatient caller cannot fail the others.
+// so one impatient caller cannot fail the others. The request runs with
+// the first caller's context values (its client key included: it waits
+// for the rate budget in that client's turn, see FairBudget).
 type flights struct {
 	mu    sync.Mutex
 	calls map[string]*flight

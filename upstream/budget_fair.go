@@ -1,0 +1,279 @@
+package upstream
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tradenet/gateway/internal/ctxwait"
+)
+
+// FairBudget shares a Budget between clients in turn, so that no client
+// can take the budget from others: a query making hundreds of data-node
+// calls does not make another client's one call wait behind all of them.
+//
+// Callers take turns at the inner budget, one at a time: the caller whose
+// turn it is waits in the inner budget (for a token, or its reserved slot)
+// and then hands the turn on. So the inner budget (local, or the Redis
+// one shared by every replica) never has more than one of this process's
+// callers reserved ahead, and a reservation given back by a cancelled
+// caller frees the very next slot. The turn goes round the clients with
+// callers waiting (ClientFrom of their contexts) in round-robin order,
+// first in first out within a client; a client that starts waiting joins
+// the end of the current round. A light client therefore waits for at most
+// one call of each other waiting client, however many those have queued.
+//
+// When nothing waits, Wait takes the turn at once on the caller's
+// goroutine: two mutex sections over the inner budget's own cost.
+//
+// Across replicas sharing a Redis budget, each replica keeps its own
+// queue: replicas take slots first come first served, one caller each at
+// a time, and each shares its turns fairly among its own clients.
+type FairBudget struct {
+	inner    Budget
+	interval time.Duration // 1/rate: the time a turn takes while the budget is spent
+	tokens   func(time.Time) float64
+
+	mu          sync.Mutex
+	busy        bool // a caller holds the turn; callers wait only while one does
+	clients     map[string]*fairClient
+	ring        []*fairClient // clients with callers waiting, in turn order
+	next        int           // index in ring of the client whose caller is served next
+	waiting     int           // callers waiting for the turn
+	bannedUntil time.Time
+}
+
+var (
+	_ Budget         = (*FairBudget)(nil)
+	_ BudgetReporter = (*FairBudget)(nil)
+)
+
+// fairClient is one client's queue of waiting callers, oldest first.
+type fairClient struct {
+	key     string
+	waiters []*fairWaiter
+}
+
+// fairWaiter is one waiting caller. turn is closed (and given set, under
+// FairBudget.mu) when the turn is handed to it.
+type fairWaiter struct {
+	client *fairClient
+	turn   chan struct{}
+	given  bool
+}
+
+// NewFairBudget shares inner, a budget of rate requests a second (<= 0:
+// DefaultBudgetRate), between clients in turn. rate only estimates how
+// long a caller will wait for its turn, so that one that would wait past
+// its deadline is refused at once.
+func NewFairBudget(inner Budget, rate float64) *FairBudget {
+	if rate <= 0 {
+		rate = DefaultBudgetRate
+	}
+	b := &FairBudget{
+		inner:    inner,
+		interval: time.Duration(float64(time.Second) / rate),
+		clients:  map[string]*fairClient{},
+	}
+	if local, ok := inner.(*LocalBudget); ok {
+		b.tokens = local.limiter.TokensAt
+	}
+	return b
+}
+
+// Wait blocks until one request may be sent, after the callers of other
+// clients that were waiting before, in turn (see FairBudget). It refuses
+// at once (a *BudgetError) while banned, and when the estimated wait for
+// the turn outlasts ctx's deadline; otherwise the inner budget decides.
+// A caller whose ctx ends while waiting leaves the queue having reserved
+// nothing.
+func (b *FairBudget) Wait(ctx context.Context) error {
+	now := time.Now()
+	b.mu.Lock()
+	if d := b.bannedUntil.Sub(now); d > 0 {
+		b.mu.Unlock()
+		return &BudgetError{RetryAfter: d, Banned: true}
+	}
+	if !b.busy {
+		b.busy = true
+		b.mu.Unlock()
+		return b.take(ctx)
+	}
+	key := ClientFrom(ctx)
+	c := b.clients[key]
+	if wait, ok := b.estimate(ctx, now, c); !ok {
+		b.mu.Unlock()
+		return &BudgetError{RetryAfter: wait}
+	}
+	if c == nil {
+		// A client that starts waiting is served last in the current
+		// round.
+		c = &fairClient{key: key}
+		b.clients[key] = c
+		b.ring = slices.Insert(b.ring, b.next, c)
+		b.next++
+	}
+	w := &fairWaiter{client: c, turn: make(chan struct{})}
+	c.waiters = append(c.waiters, w)
+	b.waiting++
+	b.mu.Unlock()
+
+	select {
+	case <-w.turn:
+		return b.take(ctx)
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	if w.given {
+		// The turn came as ctx ended: pass it on unused.
+		b.handOnLocked()
+		b.mu.Unlock()
+		return ctx.Err()
+	}
+	b.leaveLocked(w)
+	b.mu.Unlock()
+	return ctx.Err()
+}
+
+// take waits in the inner budget holding the turn, then hands it on.
+func (b *FairBudget) take(ctx context.Context) error {
+	defer func() {
+		b.mu.Lock()
+		b.handOnLocked()
+		b.mu.Unlock()
+	}()
+	return b.inner.Wait(ctx)
+}
+
+// handOnLocked gives the turn to the next client's oldest caller, or
+// frees it when nobody waits.
+func (b *FairBudget) handOnLocked() {
+	if len(b.ring) == 0 {
+		b.busy = false
+		return
+	}
+	if b.next >= len(b.ring) {
+		b.next = 0
+	}
+	c := b.ring[b.next]
+	w := c.waiters[0]
+	c.waiters[0] = nil
+	c.waiters = c.waiters[1:]
+	if len(c.waiters) == 0 {
+		b.dropLocked(b.next) // next now points at the following client
+	} else {
+		b.next++
+	}
+	b.waiting--
+	w.given = true
+	close(w.turn)
+}
+
+// leaveLocked takes a waiter whose context ended out of its queue.
+func (b *FairBudget) leaveLocked(w *fairWaiter) {
+	c := w.client
+	i := slices.Index(c.waiters, w)
+	if i < 0 {
+		return
+	}
+	c.waiters = slices.Delete(c.waiters, i, i+1)
+	b.waiting--
+	if len(c.waiters) == 0 {
+		b.dropLocked(slices.Index(b.ring, c))
+	}
+}
+
+// dropLocked removes the client at ring index i, which has no waiters.
+func (b *FairBudget) dropLocked(i int) {
+	delete(b.clients, b.ring[i].key)
+	b.ring = slices.Delete(b.ring, i, i+1)
+	if i < b.next {
+		b.next--
+	}
+}
+
+// estimate is how long a new caller of client c (nil: not waiting yet)
+// would wait for its turn, and whether that fits ctx's deadline with the
+// margin a request needs afterwards. Each turn ahead takes one interval
+// while the budget is spent; tokens the inner budget holds now (known for
+// a local one) shorten that.
+func (b *FairBudget) estimate(ctx context.Context, now time.Time, c *fairClient) (time.Duration, bool) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return 0, true
+	}
+	room := deadline.Sub(now) - budgetMargin
+	// The turn being taken, the turns ahead, and the caller's own (each
+	// turn waits for the slot after the previous one's). Counting every
+	// caller waiting as ahead is an upper bound, enough in the common
+	// case.
+	if time.Duration(2+b.waiting)*b.interval <= room {
+		return 0, true
+	}
+	ahead := 2 + b.turnsAhead(c)
+	if b.tokens != nil {
+		if t := int(b.tokens(now)); t > 0 {
+			ahead = max(ahead-t, 0)
+		}
+	}
+	wait := time.Duration(ahead) * b.interval
+	return wait, !ctxwait.Outlasts(ctx, now, wait+budgetMargin)
+}
+
+// turnsAhead counts the turns given before a new caller of client c
+// (nil: not waiting yet) in round-robin order: its own client's waiters,
+// and for each other waiting client as many as it has left by then.
+func (b *FairBudget) turnsAhead(c *fairClient) int {
+	if c == nil {
+		return len(b.ring) // one round: one each
+	}
+	k := len(c.waiters) // the new caller is served in round k+1
+	ahead, passed := k, false
+	for j := range b.ring {
+		o := b.ring[(b.next+j)%len(b.ring)]
+		switch {
+		case o == c:
+			passed = true
+		case passed:
+			ahead += min(len(o.waiters), k)
+		default:
+			ahead += min(len(o.waiters), k+1)
+		}
+	}
+	return ahead
+}
+
+// Pause pauses the inner budget; a ban also refuses this process's
+// callers at once, without their waiting for a turn.
+func (b *FairBudget) Pause(ctx context.Context, d time.Duration, banned bool) {
+	b.inner.Pause(ctx, d, banned)
+	if !banned {
+		return
+	}
+	if d <= 0 {
+		d = defaultRateLimitPause
+	}
+	until := time.Now().Add(d)
+	b.mu.Lock()
+	if until.After(b.bannedUntil) {
+		b.bannedUntil = until
+	}
+	b.mu.Unlock()
+}
+
+// State reports the inner budget's state (an error when it cannot
+// report), with the callers and clients waiting for a turn.
+func (b *FairBudget) State(ctx context.Context) (BudgetState, error) {
+	var s BudgetState
+	if r, ok := b.inner.(BudgetReporter); ok {
+		var err error
+		if s, err = r.State(ctx); err != nil {
+			return s, err
+		}
+	}
+	b.mu.Lock()
+	s.Waiting, s.WaitingClients = b.waiting, len(b.ring)
+	b.mu.Unlock()
+	return s, nil
+}
