@@ -54,11 +54,16 @@ func TestSoakFairShare(t *testing.T) {
 	}
 
 	// Warm up (parsed-query caches, connections), then take the heap.
-	heavy := heavyQuery(200)
+	heavy := heavyQuery(heaviestRows)
 	for _, q := range []string{heavyQuery(2), lightQuery} {
 		if r, err := post(context.Background(), "198.51.100.1", q); err != nil || len(r.Errors) > 0 {
 			t.Fatalf("warm-up: %v %+v", err, r.Errors)
 		}
+	}
+	// The heavy query is the heaviest of its shape the gateway admits:
+	// one row more is over the bound on data-node requests.
+	if r, err := post(context.Background(), "198.51.100.1", heavyQuery(heaviestRows+1)); err != nil || !slices.Equal(r.codes(), []string{"QUERY_TOO_COMPLEX"}) {
+		t.Fatalf("a heavier query: %v %+v, want QUERY_TOO_COMPLEX", err, r.Errors)
 	}
 	heapAtStart := liveHeap()
 	allocatedAtStart := totalAlloc()
