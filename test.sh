@@ -40,6 +40,15 @@ done
 log "go test"
 go test -count=1 -timeout 20m "$@" ./...
 
+# --- The race detector on hand-written concurrency ----------------------------
+# The packages whose own code shares state between goroutines (the rate
+# budget and its fair share, the Redis budget, the metrics' label set),
+# whole; and the tests that drive the cursor keys' pools and the fair
+# share through a whole gateway.
+log "go test -race"
+go test -race -count=1 -timeout 10m "$@" ./upstream/ ./redisstate/ ./telemetry/
+go test -race -count=1 -timeout 10m -run 'TestCursorMACConcurrent|TestForgedCursorsCannotOpenTheBreaker|TestLightClientIsServedWhileAHeavyOneDrainsTheBudget|TestOperationLabelsRecoverFromJunkNames' "$@" ./graph/ .
+
 # --- Checks beyond go test (browser, real clients, schema, benchmark smoke) ---
 # scripts/check-*.sh run in name order; each fails the suite on failure.
 for script in scripts/check-*.sh; do
