@@ -136,10 +136,18 @@ func (b *FairBudget) Wait(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// take waits in the inner budget holding the turn, then hands it on.
-func (b *FairBudget) take(ctx context.Context) error {
+// take waits in the inner budget holding the turn, then hands it on. A
+// ban that began while it waited for its slot refuses the call after
+// all: the data node would answer it 403, and calling while banned is
+// what prolongs a ban.
+func (b *FairBudget) take(ctx context.Context) (err error) {
 	defer func() {
 		b.mu.Lock()
+		if err == nil && !b.bannedUntil.IsZero() {
+			if d := time.Until(b.bannedUntil); d > 0 {
+				err = &BudgetError{RetryAfter: d, Banned: true}
+			}
+		}
 		b.handOnLocked()
 		b.mu.Unlock()
 	}()

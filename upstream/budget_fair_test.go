@@ -231,14 +231,21 @@ func TestFairBudgetBanRefusesAtOnce(t *testing.T) {
 			t.Fatalf("wait while banned: %v", err)
 		}
 		// A caller still waiting for its turn is refused when the turn
-		// comes, without waiting for a slot (heavy-0 had the burst and
-		// heavy-1 had reserved its slot before the ban).
+		// comes, without waiting for a slot; one that had reserved its
+		// slot before the ban (heavy-1; heavy-0 had the burst) is refused
+		// when the slot comes: it would have called the data node while
+		// banned.
 		errs := queued()
 		if time.Since(start) > time.Second {
 			t.Fatalf("queued callers took %v to be refused", time.Since(start))
 		}
-		if !errors.As(errs[2], &be) || !be.Banned {
-			t.Fatalf("queued caller: %v, want banned", errs[2])
+		if errs[0] != nil {
+			t.Fatalf("heavy-0, granted before the ban: %v", errs[0])
+		}
+		for i, err := range errs[1:] {
+			if !errors.As(err, &be) || !be.Banned {
+				t.Fatalf("heavy-%d: %v, want banned", i+1, err)
+			}
 		}
 		if s, _ := b.State(ctx); !s.Banned || s.Waiting != 0 {
 			t.Fatalf("state %+v", s)
