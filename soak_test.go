@@ -151,9 +151,7 @@ func TestSoakFairShare(t *testing.T) {
 
 	// Everything stopped, the goroutines return to where they were before
 	// the test (polled: connections close and their goroutines end a
-	// moment after). Known exception: the in-memory asset cache
-	// (golang-lru's expirable LRU) starts a purge goroutine that it
-	// never stops.
+	// moment after), with no exception.
 	if err := g.stop(); err != nil {
 		t.Error(err)
 	}
@@ -162,7 +160,7 @@ func TestSoakFairShare(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		// Find itself polls for about half a second.
-		err := goleak.Find(goroutinesAtStart, goleak.IgnoreAnyFunction("github.com/hashicorp/golang-lru/v2/expirable.NewLRU[...].func1"))
+		err := goleak.Find(goroutinesAtStart)
 		if err == nil {
 			break
 		}

@@ -2,9 +2,10 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/tradenet/gateway/upstream"
 )
@@ -38,18 +39,33 @@ func NewAssetCache(size int, ttl time.Duration) AssetCache {
 	if size <= 0 {
 		return noAssetCache{}
 	}
-	return &memoryAssetCache{lru: expirable.NewLRU[string, CachedAsset](size, nil, ttl)}
+	entries, err := lru.New[string, expiringAsset](size)
+	if err != nil {
+		panic(fmt.Sprintf("asset cache of %d entries: %v", size, err)) // size > 0 cannot fail
+	}
+	return &memoryAssetCache{lru: entries, ttl: ttl}
 }
 
-// memoryAssetCache is an expiring LRU in the process's memory.
+// memoryAssetCache is an LRU in the process's memory whose entries expire
+// ttl after they were added. Expiry is checked when an entry is read
+// (an expired one is removed then); the size bounds the entries waiting
+// to be read. golang-lru's expirable LRU would purge them on a timer, but
+// from a goroutine that nothing stops: one per handler, outliving it.
 type memoryAssetCache struct {
-	lru *expirable.LRU[string, CachedAsset]
+	lru *lru.Cache[string, expiringAsset]
+	ttl time.Duration
+}
+
+// expiringAsset is an entry with the time it stops being served.
+type expiringAsset struct {
+	CachedAsset
+	expires time.Time
 }
 
 func (c *memoryAssetCache) Get(_ context.Context, ids []string) map[string]CachedAsset {
 	found := make(map[string]CachedAsset, len(ids))
 	for _, id := range ids {
-		if e, ok := c.lru.Get(id); ok {
+		if e, ok := c.get(id); ok {
 			found[id] = e
 		}
 	}
@@ -57,9 +73,34 @@ func (c *memoryAssetCache) Get(_ context.Context, ids []string) map[string]Cache
 }
 
 func (c *memoryAssetCache) Add(_ context.Context, entries ...CachedAsset) {
+	expires := time.Now().Add(c.ttl)
 	for _, e := range entries {
-		c.lru.Add(e.ID, e)
+		c.lru.Add(e.ID, expiringAsset{CachedAsset: e, expires: expires})
 	}
+}
+
+// get returns id's entry while it is fresh, marking it recently used.
+func (c *memoryAssetCache) get(id string) (CachedAsset, bool) {
+	e, ok := c.lru.Get(id)
+	return c.fresh(id, e, ok)
+}
+
+// peek is get without marking the entry used.
+func (c *memoryAssetCache) peek(id string) (CachedAsset, bool) {
+	e, ok := c.lru.Peek(id)
+	return c.fresh(id, e, ok)
+}
+
+// fresh returns a found entry unless it has expired, which it removes.
+func (c *memoryAssetCache) fresh(id string, e expiringAsset, ok bool) (CachedAsset, bool) {
+	if !ok {
+		return CachedAsset{}, false
+	}
+	if !time.Now().Before(e.expires) {
+		c.lru.Remove(id)
+		return CachedAsset{}, false
+	}
+	return e.CachedAsset, true
 }
 
 // noAssetCache holds nothing (ASSET_CACHE_SIZE=0).

@@ -25,10 +25,7 @@ func noLeaks(t *testing.T, transports ...*http.Transport) {
 	t.Helper()
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() {
-		// The in-process asset cache (one per handler, so one per
-		// process outside tests) expires entries on a goroutine of its
-		// own that lives as long as the cache.
-		opts := []goleak.Option{ignore, goleak.IgnoreTopFunction("github.com/hashicorp/golang-lru/v2/expirable.NewLRU[...].func1")}
+		opts := []goleak.Option{ignore}
 		// A connection whose response was just read goes back to its
 		// transport's idle pool on the transport's own goroutine, a
 		// moment after the reader saw the end: close idle connections

@@ -66,7 +66,7 @@ func (l *Loaders) inLocalCache(id string) bool {
 	if !ok {
 		return false
 	}
-	_, ok = local.lru.Peek(id)
+	_, ok = local.peek(id)
 	return ok
 }
 
@@ -78,7 +78,7 @@ func (l *Loaders) cachedLocally(id string) (*upstream.Asset, error, bool) {
 	if !ok {
 		return nil, nil, false
 	}
-	hit, ok := local.lru.Get(id)
+	hit, ok := local.get(id)
 	if !ok {
 		return nil, nil, false
 	}
