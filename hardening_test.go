@@ -32,16 +32,7 @@ func TestHardeningSettings(t *testing.T) {
 	}
 	// The limits reach the handler.
 	base, _, _ := startGateway(t, "-max-aliases", "2", "-max-depth", "5")
-	post := func(q string) (int, []map[string]any) {
-		resp, err := http.Post(base+"/graphql", "application/json", strings.NewReader(`{"query":`+jsonString(q)+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out struct{ Errors []map[string]any }
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return resp.StatusCode, out.Errors
-	}
+	post := func(q string) (int, []map[string]any) { return postForErrors(t, base, q) }
 	if status, errs := post(`{ a: assets(first: 1) { edges { cursor } } b: assets(first: 2) { edges { cursor } } }`); status != 200 || len(errs) != 0 {
 		t.Fatalf("two aliases: %d %v", status, errs)
 	}
@@ -54,6 +45,20 @@ func TestHardeningSettings(t *testing.T) {
 			t.Fatalf("%s: %d %v", q, status, errs)
 		}
 	}
+}
+
+// postForErrors POSTs query q to the gateway at base and returns the
+// status and the response's errors.
+func postForErrors(t *testing.T, base, q string) (int, []map[string]any) {
+	t.Helper()
+	resp, err := http.Post(base+"/graphql", "application/json", strings.NewReader(`{"query":`+jsonString(q)+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Errors []map[string]any }
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out.Errors
 }
 
 func TestRequestBodyLimitWithoutContentLength(t *testing.T) {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -41,14 +39,8 @@ func TestMaxUpstreamCallsSetting(t *testing.T) {
 	// lookups, not three.
 	base, _, _ := startGateway(t, "-upstream-rate", "1", "-request-timeout", "2s")
 	post := func(q string) []map[string]any {
-		resp, err := http.Post(base+"/graphql", "application/json", strings.NewReader(`{"query":`+jsonString(q)+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out struct{ Errors []map[string]any }
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return out.Errors
+		_, errs := postForErrors(t, base, q)
+		return errs
 	}
 	if errs := post(`{ a: asset(id: "x") { id } b: asset(id: "y") { id } }`); len(errs) != 2 || errs[0]["extensions"].(map[string]any)["code"] != "NOT_FOUND" {
 		t.Fatalf("two lookups: %v, want two NOT_FOUND", errs)
