@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 )
 
 // The gateway's cursors are opaque to clients: base64url (unpadded) of
@@ -36,28 +35,6 @@ const (
 	listTransactions    cursorList = "transactions"
 )
 
-// encodeCursor builds the opaque cursor of a row of list from its payload.
-// The lists' own payloads (txCursor, dataNodeCursor, fundingCursor) encode
-// themselves (txCursor's JSON byte for byte as encoding/json would write
-// it); any other payload goes through encoding/json.
-func encodeCursor(keys *CursorKeys, list cursorList, payload any) string {
-	switch p := payload.(type) {
-	case txCursor:
-		return p.encode(keys)
-	case dataNodeCursor:
-		return p.encode(keys, list)
-	case fundingCursor:
-		return p.encode(keys)
-	}
-	body, err := json.Marshal(payload)
-	if err != nil {
-		// Payloads are plain structs of strings and numbers.
-		panic(fmt.Sprintf("encode %s cursor: %v", list, err))
-	}
-	var raw [cursorBuffer]byte
-	return keys.sealCursor(append(appendCursorHeader(raw[:0], list), body...))
-}
-
 // cursorBuffer sizes the stack buffers cursors are built in: a page of
 // cursors then costs one allocation each (the string), however long a
 // data-node cursor is (a longer one spills to the heap, still correct).
@@ -75,24 +52,6 @@ func appendCursorHeader(b []byte, list cursorList) []byte {
 func (k *CursorKeys) sealCursor(raw []byte) string {
 	var buf [(cursorBuffer + cursorMACSize) * 4 / 3]byte
 	return string(k.appendSigned(buf[:0], raw))
-}
-
-// appendJSONString appends s as a JSON string, exactly as encoding/json
-// writes it (HTML characters escaped). Cursor payload strings are ids and
-// base64 text, so the fast path is the only one taken in practice.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			quoted, err := json.Marshal(s)
-			if err != nil {
-				panic(fmt.Sprintf("encode cursor string: %v", err)) // cannot fail for a string
-			}
-			return append(b, quoted...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // decodeCursor reads a JSON cursor issued for list into payload. arg

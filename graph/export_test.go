@@ -2,6 +2,8 @@ package graph
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
@@ -26,6 +28,29 @@ func CursorKeysForTest() *CursorKeys { return testCursorKeys }
 // position, for tests that address a known transaction.
 func TxCursorAt(block uint64, index uint32) string {
 	return encodeCursor(testCursorKeys, listTransactions, txCursor{B: block, I: index})
+}
+
+// encodeCursor builds the opaque cursor of a row of list from its payload,
+// for tests: the resolvers call their payload's own encode.
+// The lists' own payloads (txCursor, dataNodeCursor, fundingCursor) encode
+// themselves (txCursor's JSON byte for byte as encoding/json would write
+// it); any other payload goes through encoding/json.
+func encodeCursor(keys *CursorKeys, list cursorList, payload any) string {
+	switch p := payload.(type) {
+	case txCursor:
+		return p.encode(keys)
+	case dataNodeCursor:
+		return p.encode(keys, list)
+	case fundingCursor:
+		return p.encode(keys)
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		// Payloads are plain structs of strings and numbers.
+		panic(fmt.Sprintf("encode %s cursor: %v", list, err))
+	}
+	var raw [cursorBuffer]byte
+	return keys.sealCursor(append(appendCursorHeader(raw[:0], list), body...))
 }
 
 // SignedCursorForTest signs an arbitrary raw form
