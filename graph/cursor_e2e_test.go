@@ -243,7 +243,7 @@ func TestForgedCursorsCannotOpenTheBreaker(t *testing.T) {
 	}
 	// The data node's 500 for bad asset paging is its answer to the
 	// request, not a failure of the service: it neither opens the
-	// breaker nor is retried (upstream.CausedByRequest).
+	// breaker nor is retried (upstream.Error.causedByRequest).
 	if s := g.Client.BreakerState(upstream.ServiceDataNode); s != upstream.BreakerClosed {
 		t.Fatalf("control: breaker %s after the data node's answers to bad paging, want closed", s)
 	}

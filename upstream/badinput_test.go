@@ -52,7 +52,7 @@ func TestAnswersToBadInputNeitherRetryNorOpenTheBreaker(t *testing.T) {
 	for i := range 10 {
 		_, err := c.ListAssets(ctx, AssetsParams{Pagination: Pagination{After: Cursor(fmt.Sprintf("garbage-%d", i))}})
 		var e *Error
-		if !errors.As(err, &e) || e.StatusCode != 500 || e.DetailCode != 200001 || !CausedByRequest(err) {
+		if !errors.As(err, &e) || e.StatusCode != 500 || e.DetailCode != 200001 || !causedByRequest(err) {
 			t.Fatalf("assets with a garbage cursor: %v, want the data node's 500 200001 answer to bad input", err)
 		}
 		if got := svc.Requests(sampleservice.EndpointAssets); got != int64(i+1) {
@@ -62,7 +62,7 @@ func TestAnswersToBadInputNeitherRetryNorOpenTheBreaker(t *testing.T) {
 	for i := range 10 {
 		_, err := c.ListFundingPayments(ctx, FundingPaymentsParams{PartyID: party, Pagination: Pagination{First: &first, After: cursor}})
 		var e *Error
-		if !errors.As(err, &e) || e.StatusCode != 500 || !CausedByRequest(err) {
+		if !errors.As(err, &e) || e.StatusCode != 500 || !causedByRequest(err) {
 			t.Fatalf("funding payments after a cursor: %v, want the data node's 500 cursor defect", err)
 		}
 		if got := svc.Requests(sampleservice.EndpointFundingPayments); got != int64(i+1) {
@@ -112,6 +112,13 @@ func TestGenuineServerErrorsStillRetryAndOpenTheBreaker(t *testing.T) {
 	}
 }
 
+// causedByRequest reports whether err wraps an *Error that answers what
+// was asked (Error.causedByRequest).
+func causedByRequest(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.causedByRequest()
+}
+
 // The classification of 5xx answers is precise: the same status and
 // detail code with another inner text, or another endpoint, is a fault of
 // the service.
@@ -130,6 +137,7 @@ func TestCausedByRequestMatchesOnlyTheDocumentedAnswers(t *testing.T) {
 	}{
 		{"400", &Error{Service: ServiceDataNode, Endpoint: EndpointDelegations, StatusCode: 400, DetailCode: 10028}, true},
 		{"404", &Error{Service: ServiceExplorer, Endpoint: EndpointTransactions, StatusCode: 404}, true},
+		{"501", &Error{Service: ServiceDataNode, Endpoint: EndpointAssets, StatusCode: 501}, true},
 		{"assets invalid paging", assets(200001, "rpc error: code = InvalidArgument desc = InvalidArgument error"), true},
 		{"assets storage failure", assets(200001, "rpc error: code = Internal desc = connection refused"), false},
 		{"assets other detail", assets(10000, "rpc error: code = InvalidArgument desc = x"), false},
@@ -139,8 +147,8 @@ func TestCausedByRequestMatchesOnlyTheDocumentedAnswers(t *testing.T) {
 		{"cursor message elsewhere", funding(EndpointDelegations, fundingCursorDefect), false},
 		{"explorer 500", &Error{Service: ServiceExplorer, Endpoint: EndpointTransactions, StatusCode: 500, DetailCode: 200001, DetailInner: "code = InvalidArgument"}, false},
 	} {
-		if got := CausedByRequest(fmt.Errorf("wrapped: %w", tc.err)); got != tc.want {
-			t.Errorf("%s: CausedByRequest = %v, want %v", tc.name, got, tc.want)
+		if got := causedByRequest(fmt.Errorf("wrapped: %w", tc.err)); got != tc.want {
+			t.Errorf("%s: causedByRequest = %v, want %v", tc.name, got, tc.want)
 		}
 		if got := isServiceFault(tc.err); got != (tc.err.StatusCode >= 500 && !tc.want) {
 			t.Errorf("%s: isServiceFault = %v", tc.name, got)

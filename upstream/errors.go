@@ -131,17 +131,6 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// CausedByRequest reports whether err is an answer to what was asked rather
-// than a failure of the service: any 4xx, and the 5xx answers the data
-// node gives to bad input (upstream-wire.md §4, §6). The service answered,
-// so such an answer is neither retried (it would answer the same again)
-// nor counted against the circuit breaker (one client's bad requests
-// would otherwise open it for everyone).
-func CausedByRequest(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.causedByRequest()
-}
-
 // The data node's 5xx answers to bad input, matched precisely: the same
 // status and detail codes also accompany real storage failures.
 const (
@@ -156,12 +145,19 @@ const (
 	fundingCursorDefect = "building cursor predicate: no field matching column name funding_period_seq"
 )
 
-// causedByRequest: see CausedByRequest. Rate limiting (429, the 403 ban)
-// is included: it is the data node's answer to this gateway's pace, not a
-// fault of the service (the budget handles it; retryable decides on 429).
+// causedByRequest reports whether e answers what was asked rather than
+// reporting a failure of the service: any 4xx, 501 Not Implemented (a
+// route or method the service does not serve), and the 5xx answers the
+// data node gives to bad input (upstream-wire.md §4, §6). The service
+// answered, so such an answer is neither retried (it would answer the
+// same again) nor counted against the circuit breaker (one client's bad
+// requests would otherwise open it for everyone). Rate limiting (429, the
+// 403 ban) is included: it is the data node's answer to this gateway's
+// pace, not a fault of the service (the budget handles it; retryable
+// decides on 429).
 func (e *Error) causedByRequest() bool {
 	switch {
-	case e.StatusCode >= 400 && e.StatusCode < 500:
+	case e.StatusCode >= 400 && e.StatusCode < 500, e.StatusCode == http.StatusNotImplemented:
 		return true
 	case e.StatusCode != http.StatusInternalServerError || e.Service != ServiceDataNode:
 		return false

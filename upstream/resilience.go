@@ -26,8 +26,8 @@ import (
 //  4. the request itself (Client.do), bounded by Config.Timeout.
 //
 // A call that failed with a connection error, a timeout or a 5xx other
-// than 501 and other than an answer to bad input (CausedByRequest) is
-// retried, at most RetryConfig.Retries times, after a jittered
+// than an answer to what was asked (501, the data node's answers to bad
+// input: Error.causedByRequest) is retried, at most RetryConfig.Retries times, after a jittered
 // exponential backoff, and never when the wait would pass the caller's
 // deadline. A 429 pauses the budget for everyone (Ratelimit-Reset, else
 // Retry-After, else 1s) and is retried within the budget; without a budget
@@ -153,10 +153,10 @@ func (e notCounted) Error() string { return e.err.Error() }
 func (e notCounted) Unwrap() error { return e.err }
 
 // isServiceFault reports whether err means the service is failing: no
-// complete answer (refused, reset, timed out) or a 5xx other than 501 Not
-// Implemented (which says the request is wrong, not the service) and
-// other than the data node's 5xx answers to bad input (CausedByRequest).
-// These are retried and count against the breaker. Any other answer
+// complete answer (refused, reset, timed out) or a 5xx that does not
+// answer what was asked (Error.causedByRequest: 501 Not Implemented, the
+// data node's answers to bad input). These are retried and count against
+// the breaker. Any other answer
 // counts as a success of the breaker, as a 4xx always has: the service is
 // up and answered what it was asked (a half-open breaker may close on it;
 // a real outage fails the next calls and opens it again).
@@ -166,7 +166,7 @@ func isServiceFault(err error) bool {
 		return !errors.Is(err, ErrCircuitOpen)
 	}
 	var e *Error
-	return errors.As(err, &e) && e.StatusCode >= 500 && e.StatusCode != http.StatusNotImplemented && !e.causedByRequest()
+	return errors.As(err, &e) && e.StatusCode >= 500 && !e.causedByRequest()
 }
 
 // call performs one upstream GET with retries, the breaker, the
