@@ -23,6 +23,7 @@ type config struct {
 	ExplorerURL     string
 	CORSOrigins     []string
 	CursorKey       string
+	cursorKeys      *graph.CursorKeys // CursorKey parsed by validate; nil when unset
 	UpstreamTimeout time.Duration
 	RequestTimeout  time.Duration
 	ShutdownTimeout time.Duration
@@ -181,7 +182,8 @@ func (c *config) validate() error {
 		}
 	}
 	if c.CursorKey != "" {
-		if _, err := graph.NewCursorKeys(c.CursorKey); err != nil {
+		var err error
+		if c.cursorKeys, err = graph.NewCursorKeys(c.CursorKey); err != nil {
 			return fmt.Errorf("CURSOR_KEY: %w", err) // never quotes the key
 		}
 	}

@@ -128,11 +128,6 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 		_, err := client.ListAssets(ctx, upstream.AssetsParams{Pagination: upstream.Pagination{First: &one}})
 		return err
 	}, ttl: 5 * time.Second}
-	cursorKeys, err := cfg.cursorKeys(logger)
-	if err != nil {
-		gw.Close()
-		return nil, err
-	}
 	handlerConfig := graph.HandlerConfig{
 		Upstream:      client,
 		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax, NestedMaxSize: cfg.PageNestedMax},
@@ -146,7 +141,7 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 		Logger:         logger,
 		Limits:         cfg.limits(),
 		RequestTimeout: cfg.RequestTimeout,
-		CursorKeys:     cursorKeys,
+		CursorKeys:     cfg.signingKeys(logger),
 	}
 	gw.ops.instrumentHandler(&handlerConfig, cfg)
 	gw.handler = gw.routes(graph.NewHandler(handlerConfig))
