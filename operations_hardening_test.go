@@ -303,8 +303,8 @@ func TestMetricsWithoutCORS(t *testing.T) {
 // and closed with the gateway), never on the public one.
 func TestMetricsOnTheirOwnAddress(t *testing.T) {
 	g := startOpsGateway(t, "-metrics-addr", "127.0.0.1:0", "-cors-origins", "https://app.example")
-	metricsURL := "http://" + g.gw.metricsLn.Addr().String()
-	if !strings.Contains(g.logs.String(), "metrics serving") || !strings.Contains(g.logs.String(), g.gw.metricsLn.Addr().String()) {
+	metricsURL := "http://" + g.MetricsAddr
+	if g.MetricsAddr == "" || !strings.Contains(g.logs.String(), "metrics serving") || !strings.Contains(g.logs.String(), g.MetricsAddr) {
 		t.Errorf("the metrics address is not logged:\n%s", g.logs.String())
 	}
 	postGraphQL(t, g.URL, query(`query Counted { __typename }`, nil), nil)

@@ -30,10 +30,12 @@ import (
 // opsGateway is a gateway built from flags as run() builds it, with the
 // logger its configuration asks for, writing into logs.
 type opsGateway struct {
-	URL  string
-	logs *testutil.LockedBuffer
-	stop func() error
-	gw   *gateway
+	URL string
+	// MetricsAddr is METRICS_ADDR's listener's address, when set.
+	MetricsAddr string
+	logs        *testutil.LockedBuffer
+	stop        func() error
+	gw          *gateway
 }
 
 func startOpsGateway(t *testing.T, args ...string) *opsGateway {
@@ -54,11 +56,12 @@ func startOpsGateway(t *testing.T, args ...string) *opsGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := gw.listenMetrics(); err != nil { // as run() does
+	metricsLn, err := gw.listenMetrics() // as run() does
+	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- gw.serve(ctx, ln) }()
+	go func() { done <- gw.serve(ctx, ln, metricsLn) }()
 	stop := sync.OnceValue(func() error {
 		cancel()
 		err := <-done
@@ -66,7 +69,11 @@ func startOpsGateway(t *testing.T, args ...string) *opsGateway {
 		return err
 	})
 	t.Cleanup(func() { _ = stop() })
-	return &opsGateway{URL: "http://" + ln.Addr().String(), logs: logs, stop: stop, gw: gw}
+	g := &opsGateway{URL: "http://" + ln.Addr().String(), logs: logs, stop: stop, gw: gw}
+	if metricsLn != nil {
+		g.MetricsAddr = metricsLn.Addr().String()
+	}
+	return g
 }
 
 // testUpstream serves a sample data service through a handler that

@@ -59,12 +59,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	if err := gw.listenMetrics(); err != nil {
+	metricsLn, err := gw.listenMetrics()
+	if err != nil {
 		_ = ln.Close()
 		return err
 	}
 	logger.Info("gateway serving", "addr", ln.Addr().String(), "playground", "http://"+displayAddr(ln.Addr()), "data_node", gw.dataNodeURL, "explorer", gw.explorerURL)
-	return gw.serve(ctx, ln)
+	return gw.serve(ctx, ln, metricsLn)
 }
 
 // gateway is a configured gateway, ready to serve.
@@ -78,7 +79,6 @@ type gateway struct {
 	explorerURL string
 	readiness   *readiness
 	ops         *operations
-	metricsLn   net.Listener // METRICS_ADDR's, once listenMetrics opened it
 }
 
 // newGateway builds the gateway; with no upstream configured it starts
@@ -201,19 +201,18 @@ func metricsWithoutCORS(mux, withCORS http.Handler) http.Handler {
 	})
 }
 
-// listenMetrics opens the listener of METRICS_ADDR, when it is set and
-// not yet open: /metrics is then served there (by serve) and only there.
-func (gw *gateway) listenMetrics() error {
-	if gw.cfg.MetricsAddr == "" || gw.ops.metrics == nil || gw.metricsLn != nil {
-		return nil
+// listenMetrics opens the listener of METRICS_ADDR, where serve then
+// serves /metrics (and routes does not); nil when METRICS_ADDR is unset.
+func (gw *gateway) listenMetrics() (net.Listener, error) {
+	if gw.cfg.MetricsAddr == "" || gw.ops.metrics == nil {
+		return nil, nil
 	}
 	ln, err := net.Listen("tcp", gw.cfg.MetricsAddr)
 	if err != nil {
-		return fmt.Errorf("listen on %s (METRICS_ADDR): %w", gw.cfg.MetricsAddr, err)
+		return nil, fmt.Errorf("listen on %s (METRICS_ADDR): %w", gw.cfg.MetricsAddr, err)
 	}
-	gw.metricsLn = ln
 	gw.logger.Info("metrics serving", "addr", ln.Addr().String(), "path", "/metrics")
-	return nil
+	return ln, nil
 }
 
 // compress compresses next's responses for clients that accept zstd or
@@ -243,21 +242,20 @@ func (gw *gateway) cors(next http.Handler) http.Handler {
 	}).Handler(next)
 }
 
-// serve runs the HTTP server until ctx ends, then shuts down gracefully:
-// readiness fails first, in-flight requests drain, bounded by the timeout.
-func (gw *gateway) serve(ctx context.Context, ln net.Listener) error {
-	if err := gw.listenMetrics(); err != nil {
-		return err
-	}
+// serve runs the HTTP server on ln, and /metrics on metricsLn (from
+// listenMetrics; nil for none), until ctx ends, then shuts down
+// gracefully: readiness fails first, in-flight requests drain, bounded by
+// the timeout.
+func (gw *gateway) serve(ctx context.Context, ln, metricsLn net.Listener) error {
 	srv := gw.server(gw.handler)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	var metricsSrv *http.Server
-	if gw.metricsLn != nil {
+	if metricsLn != nil {
 		metrics := http.NewServeMux()
 		metrics.Handle("GET /metrics", gw.ops.metrics.Handler())
 		metricsSrv = gw.server(metrics)
-		go func() { errc <- metricsSrv.Serve(gw.metricsLn) }()
+		go func() { errc <- metricsSrv.Serve(metricsLn) }()
 	}
 	select {
 	case err := <-errc:

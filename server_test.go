@@ -87,8 +87,12 @@ func startGateway(t *testing.T, args ...string) (url string, logs *testutil.Lock
 	if err != nil {
 		t.Fatal(err)
 	}
+	metricsLn, err := gw.listenMetrics()
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- gw.serve(ctx, ln) }()
+	go func() { done <- gw.serve(ctx, ln, metricsLn) }()
 	stopped := false
 	stop = func() error {
 		if stopped {
