@@ -52,7 +52,7 @@ type operationSpanKey struct{}
 // name ("query Assets"), from the moment the request was read, and ends
 // it once the response is complete.
 func (g *GraphQL) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	opCtx := operationContext(ctx)
+	opCtx := graphql.GetOperationContext(ctx)
 	name, kind := operationName(opCtx)
 	spanName := kind
 	if name != "" {
@@ -86,7 +86,7 @@ func (g *GraphQL) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	if resp == nil {
 		return nil
 	}
-	opCtx := operationContext(ctx)
+	opCtx := graphql.GetOperationContext(ctx)
 	name, _ := operationName(opCtx)
 	span, dispatched := ctx.Value(operationSpanKey{}).(trace.Span)
 	label := NoOperation
@@ -114,17 +114,6 @@ func (g *GraphQL) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 		span.SetStatus(codes.Error, errCodes[0])
 	}
 	return resp
-}
-
-// operationContext is ctx's operation context, or nil: gqlgen's
-// GetOperationContext panics without one, and a response to a body that
-// could not be decoded has none (the transports dispatch that error before
-// an operation context exists).
-func operationContext(ctx context.Context) *graphql.OperationContext {
-	if !graphql.HasOperationContext(ctx) {
-		return nil
-	}
-	return graphql.GetOperationContext(ctx)
 }
 
 // operationName returns the operation's name ("" when unnamed) and type
