@@ -107,10 +107,7 @@ func persistedQueryHash(raw any) (string, *gqlerror.Error) {
 		return "", apqInput("persistedQuery.version must be 1, the only version of automatic persisted queries this gateway supports")
 	}
 	hash, ok := ext["sha256Hash"].(string)
-	if !ok || len(hash) != sha256.Size*2 {
-		return "", apqInput("persistedQuery.sha256Hash must be a string: the query's SHA-256 as 64 hex digits")
-	}
-	if _, err := hex.DecodeString(hash); err != nil {
+	if !ok || !isHexID(hash) { // a SHA-256 is 64 hex digits, as ids are
 		return "", apqInput("persistedQuery.sha256Hash must be a string: the query's SHA-256 as 64 hex digits")
 	}
 	return hash, nil
