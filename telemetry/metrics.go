@@ -151,15 +151,8 @@ func NewMetrics() *Metrics {
 	for _, r := range []string{"hit", "miss"} {
 		m.assetCache.WithLabelValues(r)
 	}
-	m.names = &nameSet{max: MaxOperationNames, idle: OperationNameIdle, now: time.Now, seen: map[string]time.Time{}, evict: m.deleteOperation}
+	m.names = &nameSet{max: MaxOperationNames, idle: OperationNameIdle, seen: map[string]time.Time{}, evict: m.deleteOperation}
 	return m
-}
-
-// SetClock replaces the clock that ages operation names (for tests).
-func (m *Metrics) SetClock(now func() time.Time) {
-	m.names.mu.Lock()
-	defer m.names.mu.Unlock()
-	m.names.now = now
 }
 
 // deleteOperation removes an operation label's series.
@@ -384,7 +377,6 @@ type nameSet struct {
 	evict func(name string)
 
 	mu        sync.Mutex
-	now       func() time.Time
 	seen      map[string]time.Time // name → when last admitted
 	nextSweep time.Time            // no name is idle before then
 }
@@ -392,7 +384,7 @@ type nameSet struct {
 func (s *nameSet) admit(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
+	now := time.Now()
 	if _, ok := s.seen[name]; ok {
 		s.seen[name] = now
 		return true

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -173,6 +174,50 @@ func TestOperationLabelsAreBounded(t *testing.T) {
 			t.Errorf("no %s", want)
 		}
 	}
+}
+
+// Once the labels are all taken, a name unseen for OperationNameIdle
+// gives its label, series included, up to a new name, while a name in use
+// keeps its own. Time is the bubble's: it moves only by time.Sleep.
+func TestOperationLabelsRecoverFromIdleNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := telemetry.NewMetrics()
+		observe := func(name string) string {
+			label := m.OperationLabel(name)
+			m.ObserveOperation(label, 0, nil)
+			return label
+		}
+		for i := range telemetry.MaxOperationNames - 1 {
+			observe(fmt.Sprintf("Junk%d", i))
+		}
+		observe("Active")
+		if got := observe("Real"); got != telemetry.OtherOperation { // every label is taken
+			t.Fatalf("Real = %q while every label was taken, want %q", got, telemetry.OtherOperation)
+		}
+
+		time.Sleep(telemetry.OperationNameIdle / 2)
+		observe("Active")
+		time.Sleep(telemetry.OperationNameIdle/2 + time.Second)
+		if got := observe("Real"); got != "Real" { // the junk names are idle now; Active is not
+			t.Fatalf("Real = %q once the junk names went idle, want its own label", got)
+		}
+		text := gather(t, m)
+		for _, want := range []string{
+			`gateway_graphql_operations_total{operation="Real"} 1`,
+			`gateway_graphql_operations_total{operation="Active"} 2`, // a name in use keeps its label
+			`gateway_graphql_operations_total{operation="(other)"} 1`,
+		} {
+			if !strings.Contains(text, want+"\n") {
+				t.Errorf("no %s in:\n%s", want, text)
+			}
+		}
+		if strings.Contains(text, `operation="Junk`) {
+			t.Errorf("idle names kept their series after %v unseen:\n%s", telemetry.OperationNameIdle, text)
+		}
+		if got := observe("Later"); got != "Later" { // another new name finds another idle slot
+			t.Errorf("Later = %q, want its own label", got)
+		}
+	})
 }
 
 func gather(t *testing.T, m *telemetry.Metrics) string {

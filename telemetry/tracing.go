@@ -52,12 +52,13 @@ func NewTracing(ctx context.Context, opts TracingOptions) (*Tracing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OTLP exporter: %w", err)
 	}
-	return NewTracingWith(opts, sdktrace.WithBatcher(exporter)), nil
+	return newTracingWith(opts, sdktrace.WithBatcher(exporter)), nil
 }
 
-// NewTracingWith traces into the given span processors or exporters (a
-// span recorder in tests).
-func NewTracingWith(opts TracingOptions, with ...sdktrace.TracerProviderOption) *Tracing {
+// newTracingWith traces into the given span processors or exporters:
+// NewTracing's batching OTLP exporter, or a test's span recorder
+// (export_test.go).
+func newTracingWith(opts TracingOptions, with ...sdktrace.TracerProviderOption) *Tracing {
 	name := opts.ServiceName
 	if name == "" {
 		name = "tradenet-gateway"
