@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -15,27 +14,10 @@ import (
 // direct peer, or, when that peer is a trusted proxy (TRUSTED_PROXIES),
 // the client address the proxy forwarded.
 
-// trustedProxies is the parsed TRUSTED_PROXIES: prefixes of the proxies
-// whose forwarding headers are believed. Empty trusts none.
+// trustedProxies is the parsed TRUSTED_PROXIES (parseTrustedProxies, in
+// config.go): prefixes of the proxies whose forwarding headers are
+// believed. Empty trusts none.
 type trustedProxies []netip.Prefix
-
-// parseTrustedProxies parses comma-separated CIDRs or single addresses.
-func parseTrustedProxies(entries []string) (trustedProxies, error) {
-	var tp trustedProxies
-	for _, e := range entries {
-		if p, err := netip.ParsePrefix(e); err == nil {
-			tp = append(tp, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(e)
-		if err != nil || a.Zone() != "" {
-			return nil, fmt.Errorf("TRUSTED_PROXIES: %q is neither a CIDR (10.0.0.0/8, fd00::/8) nor an IP address", e)
-		}
-		a = a.Unmap()
-		tp = append(tp, netip.PrefixFrom(a, a.BitLen()))
-	}
-	return tp, nil
-}
 
 func (tp trustedProxies) contains(a netip.Addr) bool {
 	a = a.Unmap()

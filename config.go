@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -15,60 +17,73 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// config is the gateway's configuration. Every setting has a flag and an
-// environment variable; the flag wins (design.md, Running it).
-type config struct {
-	Listen          string
-	UpstreamURL     string
-	ExplorerURL     string
-	CORSOrigins     []string
-	CursorKey       string
-	cursorKeys      *graph.CursorKeys // CursorKey parsed by validate; nil when unset
-	UpstreamTimeout time.Duration
-	RequestTimeout  time.Duration
-	ShutdownTimeout time.Duration
-	PageDefault     int
-	PageMax         int
-	PageNestedMax   int
-	MaxBodyBytes    int64
-	Introspection   bool
-	LogFormat       string
-	LogLevel        string
-	SampleSeed      int64
-	SampleScale     int
-	AssetCacheSize  int
-	AssetCacheTTL   time.Duration
-	LoaderWait      time.Duration
+// The gateway's settings: every one has a flag and an environment
+// variable, the flag wins (design.md, Running it; the README's
+// Configuration table lists them). This file holds them all: the table
+// (settings), the parsing (parseConfig), the one validation (validate)
+// and the values derived from several settings (upstreamCalls). What
+// each setting configures is built elsewhere, from this config alone
+// (doc.go says where).
 
-	// Response compression (internal/httpcompress).
+// config is the parsed configuration, its fields grouped by what they
+// configure, as in the settings table.
+type config struct {
+	// The HTTP server.
+	Listen              string
+	CORSOrigins         []string
+	ShutdownTimeout     time.Duration
+	ShutdownDelay       time.Duration
 	CompressionLevel    int
 	CompressionMinBytes int
 
-	// Hardening: query limits, upstream resilience, the rate budget.
-	MaxDepth            int
-	MaxCost             int
-	MaxTokens           int
-	MaxAliases          int
-	MaxUpstreamCalls    int
-	UpstreamRate        float64
-	UpstreamBurst       int
+	// The upstream client: its services, deadline, retries, breakers,
+	// concurrency, the rate budget and the client key of its fair share.
+	UpstreamURL         string
+	ExplorerURL         string
+	UpstreamTimeout     time.Duration
 	UpstreamRetries     int
 	UpstreamConcurrency int
 	BreakerFailures     int
 	BreakerOpen         time.Duration
+	UpstreamRate        float64
+	UpstreamBurst       int
 	TrustedProxies      []string
 	trustedProxies      trustedProxies // TrustedProxies parsed by validate
 
-	// Operations: metrics, tracing, Redis, shutdown (operations.go).
-	Metrics          bool
-	MetricsAddr      string
+	// The GraphQL handler: deadline, query limits, paging, cursors,
+	// loaders and caches.
+	RequestTimeout   time.Duration
+	MaxBodyBytes     int64
+	Introspection    bool
+	PageDefault      int
+	PageMax          int
+	PageNestedMax    int
+	MaxDepth         int
+	MaxCost          int
+	MaxTokens        int
+	MaxAliases       int
+	MaxUpstreamCalls int
+	CursorKey        string
+	cursorKeys       *graph.CursorKeys // CursorKey parsed by validate; nil when unset
+	AssetCacheSize   int
+	AssetCacheTTL    time.Duration
+	LoaderWait       time.Duration
+	APQCacheSize     int
+
+	// Operations: Redis, metrics, tracing, logs.
 	RedisURL         string
 	RedisPrefix      string
+	Metrics          bool
+	MetricsAddr      string
 	OTLPEndpoint     string
 	OTelServiceName  string
 	TraceSampleRatio float64
-	APQCacheSize     int
-	ShutdownDelay    time.Duration
+	LogFormat        string
+	LogLevel         string
+
+	// The embedded sample data service.
+	SampleSeed  int64
+	SampleScale int
 }
 
 // setting describes one configuration entry for flags, the environment,
@@ -81,47 +96,56 @@ type setting struct {
 // settings binds c's fields to their flags and variables.
 func (c *config) settings() []setting {
 	return []setting{
+		// The HTTP server (server.go).
 		{"listen", "LISTEN_ADDR", "address to serve on", stringValue(&c.Listen, ":8080")},
+		{"cors-origins", "CORS_ORIGINS", "comma-separated exact origins allowed to call the API from a browser; unset = same-origin only; * = any origin, without credentials", listValue(&c.CORSOrigins)},
+		{"shutdown-timeout", "SHUTDOWN_TIMEOUT", "how long shutdown waits for in-flight requests", durationValue(&c.ShutdownTimeout, 20*time.Second)},
+		{"shutdown-delay", "SHUTDOWN_DELAY", "on SIGTERM, how long readiness fails while requests are still served, before draining (lets load balancers stop sending)", durationValue(&c.ShutdownDelay, 0)},
+		{"compression-level", "COMPRESSION_LEVEL", "compression of responses to clients that accept zstd or gzip, 1 (fastest) to 9 (smallest); 0 sends every response uncompressed", intValue(&c.CompressionLevel, httpcompress.DefaultLevel)},
+		{"compression-min-bytes", "COMPRESSION_MIN_BYTES", "smallest response body compressed; smaller ones are sent as they are", intValue(&c.CompressionMinBytes, httpcompress.DefaultMinBytes)},
+
+		// The upstream client (upstreamclient.go) and the client key of its fair share (clientkey.go).
 		{"upstream", "UPSTREAM_URL", "data-node base URL, e.g. https://host; unset serves the embedded sample data service", stringValue(&c.UpstreamURL, "")},
 		{"explorer", "EXPLORER_URL", "block-explorer REST base URL, e.g. https://host/rest (default: the upstream URL)", stringValue(&c.ExplorerURL, "")},
-		{"cors-origins", "CORS_ORIGINS", "comma-separated exact origins allowed to call the API from a browser; unset = same-origin only; * = any origin, without credentials", listValue(&c.CORSOrigins)},
-		{"cursor-key", "CURSOR_KEY", "key that signs cursors, at least 32 characters (openssl rand -hex 32); several, comma-separated: the first signs, all verify (rotation); unset = a random key, cursors valid only for this process", stringValue(&c.CursorKey, "")},
 		{"upstream-timeout", "UPSTREAM_TIMEOUT", "deadline of each upstream call", durationValue(&c.UpstreamTimeout, 10*time.Second)},
+		{"upstream-retries", "UPSTREAM_RETRIES", "retries of an upstream call that failed with a connection error, a timeout or a 5xx (0 = none)", intValue(&c.UpstreamRetries, upstream.DefaultRetries)},
+		{"upstream-concurrency", "UPSTREAM_CONCURRENCY", "most requests in flight to each upstream service", intValue(&c.UpstreamConcurrency, upstream.DefaultMaxConcurrent)},
+		{"breaker-failures", "BREAKER_FAILURES", "consecutive failed requests to a service that open its circuit breaker", intValue(&c.BreakerFailures, upstream.DefaultBreakerFailures)},
+		{"breaker-open", "BREAKER_OPEN", "how long an open circuit breaker fails calls fast before probing the service", durationValue(&c.BreakerOpen, upstream.DefaultBreakerOpenFor)},
+		{"upstream-rate", "UPSTREAM_RATE", "data-node requests per second this gateway allows itself (the data node's limit is 20)", float64Value(&c.UpstreamRate, upstream.DefaultBudgetRate)},
+		{"upstream-burst", "UPSTREAM_BURST", "data-node requests this gateway may send at once within its rate (the data node's burst is 100)", intValue(&c.UpstreamBurst, upstream.DefaultBudgetBurst)},
+		{"trusted-proxies", "TRUSTED_PROXIES", "comma-separated CIDRs or IPs of proxies whose X-Forwarded-For or Forwarded names the client (for the rate budget's fair share); unset = trust none, the peer's address is the client", listValue(&c.TrustedProxies)},
+
+		// The GraphQL handler (handler.go).
 		{"request-timeout", "REQUEST_TIMEOUT", "deadline of each GraphQL request", durationValue(&c.RequestTimeout, 30*time.Second)},
-		{"shutdown-timeout", "SHUTDOWN_TIMEOUT", "how long shutdown waits for in-flight requests", durationValue(&c.ShutdownTimeout, 20*time.Second)},
+		{"max-body-bytes", "MAX_BODY_BYTES", "largest GraphQL request body accepted", int64Value(&c.MaxBodyBytes, 1<<20)},
+		{"introspection", "INTROSPECTION", "allow schema introspection (the playground's docs need it)", boolValue(&c.Introspection, true)},
 		{"page-default", "PAGE_DEFAULT", "page size when a connection gets neither first nor last", intValue(&c.PageDefault, 50)},
 		{"page-max", "PAGE_MAX", "largest first or last accepted", intValue(&c.PageMax, 1000)},
 		{"page-nested-max", "PAGE_NESTED_MAX", "largest first or last in a connection nested under a list (e.g. each row's party { delegations })", intValue(&c.PageNestedMax, 100)},
-		{"max-body-bytes", "MAX_BODY_BYTES", "largest GraphQL request body accepted", int64Value(&c.MaxBodyBytes, 1<<20)},
-		{"compression-level", "COMPRESSION_LEVEL", "compression of responses to clients that accept zstd or gzip, 1 (fastest) to 9 (smallest); 0 sends every response uncompressed", intValue(&c.CompressionLevel, httpcompress.DefaultLevel)},
-		{"compression-min-bytes", "COMPRESSION_MIN_BYTES", "smallest response body compressed; smaller ones are sent as they are", intValue(&c.CompressionMinBytes, httpcompress.DefaultMinBytes)},
-		{"introspection", "INTROSPECTION", "allow schema introspection (the playground's docs need it)", boolValue(&c.Introspection, true)},
-		{"asset-cache-size", "ASSET_CACHE_SIZE", "assets kept in the cache shared by all requests (0 disables it)", intValue(&c.AssetCacheSize, 10000)},
-		{"asset-cache-ttl", "ASSET_CACHE_TTL", "how long a cached asset is served", durationValue(&c.AssetCacheTTL, 30*time.Second)},
-		{"loader-wait", "LOADER_WAIT", "how long a loader collects references before calling the upstream once for all", durationValue(&c.LoaderWait, 2*time.Millisecond)},
 		{"max-depth", "MAX_DEPTH", "deepest field nesting accepted (default: the schema's deepest path of one list, plus 2)", intValue(&c.MaxDepth, graph.DefaultLimits().MaxDepth)},
 		{"max-cost", "MAX_COST", "largest query cost accepted (a connection costs 100 plus its page size times its fields; objects 1, scalars 0)", intValue(&c.MaxCost, graph.DefaultMaxCost)},
 		{"max-tokens", "MAX_TOKENS", "longest query accepted, in GraphQL tokens", intValue(&c.MaxTokens, graph.DefaultMaxTokens)},
 		{"max-aliases", "MAX_ALIASES", "most aliased fields accepted in one query", intValue(&c.MaxAliases, graph.DefaultMaxAliases)},
 		{"max-upstream-calls", "MAX_UPSTREAM_CALLS", "most data-node requests one query may make, counted before it runs; 0 derives it from the rate budget and the deadline: UPSTREAM_RATE × REQUEST_TIMEOUT (15/s × 30s = 450)", intValue(&c.MaxUpstreamCalls, 0)},
-		{"upstream-rate", "UPSTREAM_RATE", "data-node requests per second this gateway allows itself (the data node's limit is 20)", float64Value(&c.UpstreamRate, upstream.DefaultBudgetRate)},
-		{"upstream-burst", "UPSTREAM_BURST", "data-node requests this gateway may send at once within its rate (the data node's burst is 100)", intValue(&c.UpstreamBurst, upstream.DefaultBudgetBurst)},
-		{"upstream-retries", "UPSTREAM_RETRIES", "retries of an upstream call that failed with a connection error, a timeout or a 5xx (0 = none)", intValue(&c.UpstreamRetries, upstream.DefaultRetries)},
-		{"upstream-concurrency", "UPSTREAM_CONCURRENCY", "most requests in flight to each upstream service", intValue(&c.UpstreamConcurrency, upstream.DefaultMaxConcurrent)},
-		{"breaker-failures", "BREAKER_FAILURES", "consecutive failed requests to a service that open its circuit breaker", intValue(&c.BreakerFailures, upstream.DefaultBreakerFailures)},
-		{"breaker-open", "BREAKER_OPEN", "how long an open circuit breaker fails calls fast before probing the service", durationValue(&c.BreakerOpen, upstream.DefaultBreakerOpenFor)},
-		{"trusted-proxies", "TRUSTED_PROXIES", "comma-separated CIDRs or IPs of proxies whose X-Forwarded-For or Forwarded names the client (for the rate budget's fair share); unset = trust none, the peer's address is the client", listValue(&c.TrustedProxies)},
-		{"log-format", "LOG_FORMAT", "text or json", stringValue(&c.LogFormat, "text")},
-		{"log-level", "LOG_LEVEL", "debug, info, warn or error", stringValue(&c.LogLevel, "info")},
-		{"metrics", "METRICS", "serve Prometheus metrics at /metrics", boolValue(&c.Metrics, true)},
-		{"metrics-addr", "METRICS_ADDR", "serve /metrics on this address only, not on the public one (recommended: 127.0.0.1:9090 or a cluster-internal port)", stringValue(&c.MetricsAddr, "")},
+		{"cursor-key", "CURSOR_KEY", "key that signs cursors, at least 32 characters (openssl rand -hex 32); several, comma-separated: the first signs, all verify (rotation); unset = a random key, cursors valid only for this process", stringValue(&c.CursorKey, "")},
+		{"asset-cache-size", "ASSET_CACHE_SIZE", "assets kept in the cache shared by all requests (0 disables it)", intValue(&c.AssetCacheSize, 10000)},
+		{"asset-cache-ttl", "ASSET_CACHE_TTL", "how long a cached asset is served", durationValue(&c.AssetCacheTTL, 30*time.Second)},
+		{"loader-wait", "LOADER_WAIT", "how long a loader collects references before calling the upstream once for all", durationValue(&c.LoaderWait, 2*time.Millisecond)},
+		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
+
+		// Operations: Redis (sharedstate.go), metrics and tracing (instrumentation.go), logs (logging.go).
 		{"redis-url", "REDIS_URL", "Redis shared by every replica (redis://host:6379/0): persisted queries, asset cache, rate budget; unset keeps them in this process", stringValue(&c.RedisURL, "")},
 		{"redis-prefix", "REDIS_PREFIX", "prefix of this gateway's Redis keys (give each network's gateways their own)", stringValue(&c.RedisPrefix, "gateway:")},
+		{"metrics", "METRICS", "serve Prometheus metrics at /metrics", boolValue(&c.Metrics, true)},
+		{"metrics-addr", "METRICS_ADDR", "serve /metrics on this address only, not on the public one (recommended: 127.0.0.1:9090 or a cluster-internal port)", stringValue(&c.MetricsAddr, "")},
 		{"otel-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", "OpenTelemetry collector's OTLP/HTTP base URL, e.g. http://collector:4318; unset turns tracing off", stringValue(&c.OTLPEndpoint, "")},
 		{"otel-service-name", "OTEL_SERVICE_NAME", "service name in traces", stringValue(&c.OTelServiceName, "tradenet-gateway")},
 		{"trace-sample-ratio", "TRACE_SAMPLE_RATIO", "share of requests traced, 0 to 1, a client's sampled traceparent included (it is continued, but recorded only as this ratio says)", float64Value(&c.TraceSampleRatio, 1)},
-		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
-		{"shutdown-delay", "SHUTDOWN_DELAY", "on SIGTERM, how long readiness fails while requests are still served, before draining (lets load balancers stop sending)", durationValue(&c.ShutdownDelay, 0)},
+		{"log-format", "LOG_FORMAT", "text or json", stringValue(&c.LogFormat, "text")},
+		{"log-level", "LOG_LEVEL", "debug, info, warn or error", stringValue(&c.LogLevel, "info")},
+
+		// The embedded sample data service, served when UPSTREAM_URL is unset.
 		{"sample-seed", "SAMPLE_SEED", "seed of the embedded sample data service's dataset", int64Value(&c.SampleSeed, 1)},
 		{"sample-scale", "SAMPLE_SCALE", "multiplier of the embedded sample dataset's transactions (200 = a million)", intValue(&c.SampleScale, 1)},
 	}
@@ -156,19 +180,29 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	return c, c.validate()
 }
 
+// validate checks every setting, and parses those that need it
+// (CURSOR_KEY, TRUSTED_PROXIES); its error names the setting.
 func (c *config) validate() error {
-	for _, u := range []struct{ name, value string }{{"UPSTREAM_URL", c.UpstreamURL}, {"EXPLORER_URL", c.ExplorerURL}} {
-		if u.value == "" {
-			continue
-		}
-		parsed, err := url.Parse(u.value)
-		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-			return fmt.Errorf("%s=%q: want an http(s) URL such as https://host", u.name, u.value)
+	// Settings that must be at least 1, or positive.
+	for _, l := range []struct {
+		name  string
+		value int
+	}{{"MAX_DEPTH", c.MaxDepth}, {"MAX_COST", c.MaxCost}, {"MAX_TOKENS", c.MaxTokens}, {"MAX_ALIASES", c.MaxAliases},
+		{"UPSTREAM_BURST", c.UpstreamBurst}, {"UPSTREAM_CONCURRENCY", c.UpstreamConcurrency}, {"BREAKER_FAILURES", c.BreakerFailures}} {
+		if l.value < 1 {
+			return fmt.Errorf("%s=%d: want at least 1", l.name, l.value)
 		}
 	}
-	if c.ExplorerURL != "" && c.UpstreamURL == "" {
-		return fmt.Errorf("EXPLORER_URL is set without UPSTREAM_URL: set both, or neither to use the sample data service")
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{{"UPSTREAM_TIMEOUT", c.UpstreamTimeout}, {"REQUEST_TIMEOUT", c.RequestTimeout}, {"SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"BREAKER_OPEN", c.BreakerOpen}} {
+		if d.value <= 0 {
+			return fmt.Errorf("%s must be positive", d.name)
+		}
 	}
+
+	// The HTTP server.
 	for _, o := range c.CORSOrigins {
 		if o == "*" {
 			if len(c.CORSOrigins) > 1 {
@@ -181,11 +215,43 @@ func (c *config) validate() error {
 			return fmt.Errorf("CORS_ORIGINS: %q is not an origin (scheme://host[:port])", o)
 		}
 	}
-	if c.CursorKey != "" {
-		var err error
-		if c.cursorKeys, err = graph.NewCursorKeys(c.CursorKey); err != nil {
-			return fmt.Errorf("CURSOR_KEY: %w", err) // never quotes the key
+	if c.ShutdownDelay < 0 {
+		return fmt.Errorf("SHUTDOWN_DELAY must be >= 0")
+	}
+	if c.CompressionLevel < 0 || c.CompressionLevel > 9 {
+		return fmt.Errorf("COMPRESSION_LEVEL=%d: want 1 (fastest) to 9 (smallest), or 0 to turn compression off", c.CompressionLevel)
+	}
+	if c.CompressionMinBytes < 0 {
+		return fmt.Errorf("COMPRESSION_MIN_BYTES=%d: want 0 or more", c.CompressionMinBytes)
+	}
+
+	// The upstream client.
+	for _, u := range []struct{ name, value string }{{"UPSTREAM_URL", c.UpstreamURL}, {"EXPLORER_URL", c.ExplorerURL}} {
+		if u.value == "" {
+			continue
 		}
+		parsed, err := url.Parse(u.value)
+		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			return fmt.Errorf("%s=%q: want an http(s) URL such as https://host", u.name, u.value)
+		}
+	}
+	if c.ExplorerURL != "" && c.UpstreamURL == "" {
+		return fmt.Errorf("EXPLORER_URL is set without UPSTREAM_URL: set both, or neither to use the sample data service")
+	}
+	if c.UpstreamRetries < 0 || c.UpstreamRetries > 10 {
+		return fmt.Errorf("UPSTREAM_RETRIES=%d: want 0 to 10", c.UpstreamRetries)
+	}
+	if c.UpstreamRate <= 0 {
+		return fmt.Errorf("UPSTREAM_RATE=%g: want a positive number of requests per second", c.UpstreamRate)
+	}
+	var err error
+	if c.trustedProxies, err = parseTrustedProxies(c.TrustedProxies); err != nil {
+		return err
+	}
+
+	// The GraphQL handler.
+	if c.MaxBodyBytes < 1024 {
+		return fmt.Errorf("MAX_BODY_BYTES=%d: want at least 1024", c.MaxBodyBytes)
 	}
 	if c.PageDefault < 1 || c.PageMax < 1 || c.PageDefault > c.PageMax {
 		return fmt.Errorf("page sizes: want 1 <= PAGE_DEFAULT (%d) <= PAGE_MAX (%d)", c.PageDefault, c.PageMax)
@@ -196,43 +262,83 @@ func (c *config) validate() error {
 	if c.PageMax > 5000 {
 		return fmt.Errorf("PAGE_MAX=%d: the data node serves at most 5000 rows a page", c.PageMax)
 	}
-	for _, d := range []struct {
-		name  string
-		value time.Duration
-	}{{"UPSTREAM_TIMEOUT", c.UpstreamTimeout}, {"REQUEST_TIMEOUT", c.RequestTimeout}, {"SHUTDOWN_TIMEOUT", c.ShutdownTimeout}} {
-		if d.value <= 0 {
-			return fmt.Errorf("%s must be positive", d.name)
+	if c.MaxUpstreamCalls < 0 {
+		return fmt.Errorf("MAX_UPSTREAM_CALLS=%d: want at least 1, or 0 to derive it from UPSTREAM_RATE × REQUEST_TIMEOUT", c.MaxUpstreamCalls)
+	}
+	if c.CursorKey != "" {
+		if c.cursorKeys, err = graph.NewCursorKeys(c.CursorKey); err != nil {
+			return fmt.Errorf("CURSOR_KEY: %w", err) // never quotes the key
 		}
-	}
-	if c.MaxBodyBytes < 1024 {
-		return fmt.Errorf("MAX_BODY_BYTES=%d: want at least 1024", c.MaxBodyBytes)
-	}
-	if c.CompressionLevel < 0 || c.CompressionLevel > 9 {
-		return fmt.Errorf("COMPRESSION_LEVEL=%d: want 1 (fastest) to 9 (smallest), or 0 to turn compression off", c.CompressionLevel)
-	}
-	if c.CompressionMinBytes < 0 {
-		return fmt.Errorf("COMPRESSION_MIN_BYTES=%d: want 0 or more", c.CompressionMinBytes)
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return fmt.Errorf("LOG_FORMAT=%q: want text or json", c.LogFormat)
 	}
 	if c.AssetCacheSize < 0 || c.AssetCacheTTL <= 0 || c.LoaderWait < 0 {
 		return fmt.Errorf("ASSET_CACHE_SIZE must be >= 0, ASSET_CACHE_TTL > 0 and LOADER_WAIT >= 0")
 	}
-	if err := c.validateHardening(); err != nil {
-		return err
+	if c.APQCacheSize < 0 {
+		return fmt.Errorf("APQ_CACHE_SIZE must be >= 0")
 	}
-	var err error
-	if c.trustedProxies, err = parseTrustedProxies(c.TrustedProxies); err != nil {
-		return err
+
+	// Operations.
+	if c.RedisURL != "" {
+		u, err := url.Parse(c.RedisURL)
+		if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			return fmt.Errorf("REDIS_URL: want redis://host:port/db or rediss://… (got %q)", redactedRedisURL(c.RedisURL))
+		}
 	}
-	if err := c.validateOps(); err != nil {
-		return err
+	if c.MetricsAddr != "" && !c.Metrics {
+		return fmt.Errorf("METRICS_ADDR is set with METRICS=false: unset one of them")
 	}
+	if c.MetricsAddr != "" && c.MetricsAddr == c.Listen {
+		return fmt.Errorf("METRICS_ADDR=%q is LISTEN_ADDR: give metrics an address of their own, or unset METRICS_ADDR to serve them on the public one", c.MetricsAddr)
+	}
+	if c.OTLPEndpoint != "" {
+		u, err := url.Parse(c.OTLPEndpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT=%q: want the collector's http(s) base URL, e.g. http://otel-collector:4318", c.OTLPEndpoint)
+		}
+	}
+	if c.TraceSampleRatio < 0 || c.TraceSampleRatio > 1 {
+		return fmt.Errorf("TRACE_SAMPLE_RATIO=%g: want a share from 0 to 1", c.TraceSampleRatio)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("LOG_FORMAT=%q: want text or json", c.LogFormat)
+	}
+
 	if c.SampleScale < 1 {
 		return fmt.Errorf("SAMPLE_SCALE must be at least 1")
 	}
 	return nil
+}
+
+// parseTrustedProxies parses TRUSTED_PROXIES: comma-separated CIDRs or
+// single addresses.
+func parseTrustedProxies(entries []string) (trustedProxies, error) {
+	var tp trustedProxies
+	for _, e := range entries {
+		if p, err := netip.ParsePrefix(e); err == nil {
+			tp = append(tp, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(e)
+		if err != nil || a.Zone() != "" {
+			return nil, fmt.Errorf("TRUSTED_PROXIES: %q is neither a CIDR (10.0.0.0/8, fd00::/8) nor an IP address", e)
+		}
+		a = a.Unmap()
+		tp = append(tp, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return tp, nil
+}
+
+// upstreamCalls is the bound on one query's data-node requests, and what
+// it is for the error message: MAX_UPSTREAM_CALLS when set, else what the
+// rate budget serves within the request's deadline, so that no query can
+// hold the budget every client shares for longer than its own deadline.
+func (c *config) upstreamCalls() (calls int, basis string) {
+	if c.MaxUpstreamCalls > 0 {
+		return c.MaxUpstreamCalls, "MAX_UPSTREAM_CALLS"
+	}
+	calls = max(int(math.Floor(c.UpstreamRate*c.RequestTimeout.Seconds())), 1)
+	return calls, fmt.Sprintf("what the rate budget of %s a second serves within the %s request deadline",
+		strconv.FormatFloat(c.UpstreamRate, 'f', -1, 64), c.RequestTimeout)
 }
 
 // Typed flag.Values that also set their default.

@@ -1,5 +1,3 @@
-// Command gateway serves the trading network's data service as one GraphQL
-// schema. See README.md.
 package main
 
 import (
@@ -19,7 +17,6 @@ import (
 
 	"github.com/rs/cors"
 
-	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/httpcompress"
 	"github.com/tradenet/gateway/playground"
 	"github.com/tradenet/gateway/sampleservice"
@@ -81,25 +78,15 @@ type gateway struct {
 	ops         *operations
 }
 
-// newGateway builds the gateway; with no upstream configured it starts
-// the embedded sample data service on loopback first.
+// newGateway builds the gateway from the configuration, each part in
+// its own place: the upstream services (the embedded sample service when
+// none is configured) and their client (upstreamclient.go), operations
+// (instrumentation.go, sharedstate.go), the GraphQL handler (handler.go),
+// and the routes and middleware (below).
 func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway, error) {
-	gw := &gateway{cfg: cfg, logger: logger, dataNodeURL: cfg.UpstreamURL, explorerURL: cfg.ExplorerURL}
-	if gw.dataNodeURL == "" {
-		sample, err := sampleservice.Start(sampleservice.Config{
-			Dataset: sampleservice.DatasetOptions{Seed: cfg.SampleSeed, Scale: cfg.SampleScale},
-			Defects: sampleservice.DefaultDefects(),
-		}, "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("start the embedded sample data service: %w", err)
-		}
-		gw.sample = sample
-		gw.dataNodeURL = sample.URL
-		gw.explorerURL = sample.URL + "/rest" // as on real deployments
-		logger.Info("no UPSTREAM_URL configured: serving the embedded sample data service", "url", sample.URL)
-	}
-	if gw.explorerURL == "" {
-		gw.explorerURL = gw.dataNodeURL
+	gw := &gateway{cfg: cfg, logger: logger}
+	if err := gw.startSample(); err != nil {
+		return nil, err
 	}
 	ops, err := newOperations(ctx, cfg, logger)
 	if err != nil {
@@ -107,45 +94,17 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 		return nil, err
 	}
 	gw.ops = ops
-	upstreamConfig := upstream.Config{
-		DataNodeURL: gw.dataNodeURL,
-		ExplorerURL: gw.explorerURL,
-		Timeout:     cfg.UpstreamTimeout,
-		UserAgent:   "tradenet-graphql-gateway",
-	}
-	cfg.resilience(&upstreamConfig, nil)
-	gw.ops.instrumentUpstream(&upstreamConfig, cfg.UpstreamRate, cfg.UpstreamBurst)
-	// Contended budget goes to clients in turn (keyed by withClientKey).
-	upstreamConfig.Budget = upstream.NewFairBudget(upstreamConfig.Budget, cfg.UpstreamRate)
-	client, err := upstream.New(upstreamConfig)
+	client, err := newUpstreamClient(cfg, gw.dataNodeURL, gw.explorerURL, ops)
 	if err != nil {
 		gw.Close()
 		return nil, err
 	}
-	gw.ops.watch(client, upstreamConfig.Budget)
 	gw.readiness = &readiness{check: func(ctx context.Context) error {
 		one := int32(1)
 		_, err := client.ListAssets(ctx, upstream.AssetsParams{Pagination: upstream.Pagination{First: &one}})
 		return err
 	}, ttl: 5 * time.Second}
-	handlerConfig := graph.HandlerConfig{
-		Upstream:      client,
-		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax, NestedMaxSize: cfg.PageNestedMax},
-		Introspection: cfg.Introspection,
-		Loaders: graph.LoaderConfig{
-			Wait:           cfg.LoaderWait,
-			FewAssets:      graph.DefaultLoaderConfig.FewAssets,
-			AssetCacheSize: cfg.AssetCacheSize,
-			AssetCacheTTL:  cfg.AssetCacheTTL,
-		},
-		Logger:         logger,
-		Limits:         cfg.limits(),
-		RequestTimeout: cfg.RequestTimeout,
-		CursorKeys:     cfg.signingKeys(logger),
-	}
-	gw.ops.instrumentHandler(&handlerConfig, cfg)
-	gw.handler = gw.routes(graph.NewHandler(handlerConfig))
-	gw.handler = withClientKey(gw.handler, cfg.trustedProxies)
+	gw.handler = gw.routes(newGraphQLHandler(cfg, client, ops, logger))
 	gw.ready.Store(true)
 	return gw, nil
 }
@@ -158,7 +117,8 @@ func (gw *gateway) Close() {
 	}
 }
 
-// routes mounts the gateway's routes (design.md, Running it).
+// routes mounts the gateway's routes (design.md, Running it) behind its
+// middleware: the client key, the access log, tracing, CORS.
 func (gw *gateway) routes(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playground.Handler(playground.Options{Title: "Trading network GraphQL gateway", Endpoint: "/graphql", DefaultQuery: defaultQuery}))
@@ -186,7 +146,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write(schemaSDL)
 	})))
-	return gw.accessLog(gw.ops.tracing.Middleware(metricsWithoutCORS(mux, gw.cors(mux))))
+	return withClientKey(gw.accessLog(gw.ops.tracing.Middleware(metricsWithoutCORS(mux, gw.cors(mux)))), gw.cfg.trustedProxies)
 }
 
 // metricsWithoutCORS sends /metrics past the CORS layer: metrics are for

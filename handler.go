@@ -1,0 +1,66 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/telemetry"
+	"github.com/tradenet/gateway/upstream"
+)
+
+// newGraphQLHandler is the GraphQL endpoint over client, configured here
+// in full: paging, query limits, the request deadline, cursor keys,
+// loaders, the telemetry extension and the loaders' metrics, and where
+// persisted queries and the asset cache live (Redis when configured, else
+// this process).
+func newGraphQLHandler(cfg *config, client *upstream.Client, ops *operations, logger *slog.Logger) http.Handler {
+	return graph.NewHandler(graph.HandlerConfig{
+		Upstream:      client,
+		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax, NestedMaxSize: cfg.PageNestedMax},
+		Introspection: cfg.Introspection,
+		Loaders: graph.LoaderConfig{
+			Wait:           cfg.LoaderWait,
+			FewAssets:      graph.DefaultLoaderConfig.FewAssets,
+			AssetCacheSize: cfg.AssetCacheSize,
+			AssetCacheTTL:  cfg.AssetCacheTTL,
+		},
+		Logger:         logger,
+		Limits:         cfg.limits(),
+		RequestTimeout: cfg.RequestTimeout,
+		CursorKeys:     cfg.signingKeys(logger),
+		Extensions:     []graphql.HandlerExtension{telemetry.NewGraphQL(ops.metrics, ops.tracing.Provider)},
+		Hooks:          ops.graphQLHooks(),
+		APQCache:       ops.apqCache(cfg.APQCacheSize),
+		AssetCache:     ops.assetCache(cfg.AssetCacheSize, cfg.AssetCacheTTL),
+	})
+}
+
+// limits is the handler's query limits from the configuration.
+func (c *config) limits() graph.Limits {
+	calls, basis := c.upstreamCalls()
+	return graph.Limits{
+		MaxDepth:     c.MaxDepth,
+		MaxCost:      c.MaxCost,
+		MaxTokens:    c.MaxTokens,
+		MaxAliases:   c.MaxAliases,
+		MaxBodyBytes: c.MaxBodyBytes,
+
+		MaxUpstreamCalls:   calls,
+		UpstreamCallsBasis: basis,
+	}
+}
+
+// signingKeys returns the keys that sign and verify cursors: CURSOR_KEY's
+// (parsed by validate), or, unset, a random key of this process's own,
+// which the log says (cursors then stop working across replicas and
+// restarts). The key is never logged.
+func (c *config) signingKeys(logger *slog.Logger) *graph.CursorKeys {
+	if c.cursorKeys != nil {
+		return c.cursorKeys
+	}
+	logger.Info("no CURSOR_KEY configured: cursors are signed with a random key, valid only for this process; replicas behind one address need a shared CURSOR_KEY")
+	return graph.RandomCursorKeys()
+}

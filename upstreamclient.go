@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/upstream"
+)
+
+// startSample starts the embedded sample data service on loopback when
+// no UPSTREAM_URL is set, and sets the services' URLs: the data node's,
+// and the block explorer's (EXPLORER_URL, by default the data node's).
+func (gw *gateway) startSample() error {
+	gw.dataNodeURL, gw.explorerURL = gw.cfg.UpstreamURL, gw.cfg.ExplorerURL
+	if gw.dataNodeURL == "" {
+		sample, err := sampleservice.Start(sampleservice.Config{
+			Dataset: sampleservice.DatasetOptions{Seed: gw.cfg.SampleSeed, Scale: gw.cfg.SampleScale},
+			Defects: sampleservice.DefaultDefects(),
+		}, "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("start the embedded sample data service: %w", err)
+		}
+		gw.sample = sample
+		gw.dataNodeURL = sample.URL
+		gw.explorerURL = sample.URL + "/rest" // as on real deployments
+		gw.logger.Info("no UPSTREAM_URL configured: serving the embedded sample data service", "url", sample.URL)
+	}
+	if gw.explorerURL == "" {
+		gw.explorerURL = gw.dataNodeURL
+	}
+	return nil
+}
+
+// newUpstreamClient is the client of the data node and the block
+// explorer, configured here in full: the deadline of each call, retries,
+// circuit breakers, concurrency, the data node's rate budget (shared
+// through Redis when configured, and taken by clients in turn), and the
+// metrics and tracing of every call, with the breakers and the budget
+// exported at every scrape.
+func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operations) (*upstream.Client, error) {
+	retries := cfg.UpstreamRetries
+	if retries == 0 {
+		retries = -1 // upstream.Config: 0 takes the default, negative means none
+	}
+	// Contended budget goes to clients in turn (keyed by withClientKey).
+	budget := upstream.NewFairBudget(ops.budget(cfg.UpstreamRate, cfg.UpstreamBurst), cfg.UpstreamRate)
+	c := upstream.Config{
+		DataNodeURL:    dataNodeURL,
+		ExplorerURL:    explorerURL,
+		Timeout:        cfg.UpstreamTimeout,
+		UserAgent:      "tradenet-graphql-gateway",
+		Retry:          upstream.RetryConfig{Retries: retries},
+		Breaker:        upstream.BreakerConfig{Failures: cfg.BreakerFailures, OpenFor: cfg.BreakerOpen},
+		MaxConcurrent:  cfg.UpstreamConcurrency,
+		Budget:         budget,
+		TracerProvider: ops.tracing.Provider,
+	}
+	if m := ops.metrics; m != nil {
+		c.OnResponse = m.ObserveUpstream
+		c.OnBreakerChange = m.BreakerChanged
+	}
+	client, err := upstream.New(c)
+	if err != nil {
+		return nil, err
+	}
+	ops.metrics.WatchBreakers(client.BreakerState, upstream.ServiceDataNode, upstream.ServiceExplorer)
+	ops.metrics.WatchBudget(budget)
+	return client, nil
+}
