@@ -162,9 +162,6 @@ func (m *Metrics) deleteOperation(name string) {
 	m.operationErrors.DeletePartialMatch(prometheus.Labels{"operation": name})
 }
 
-// Registry is the registry the metrics are on.
-func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
-
 // Handler serves the metrics in the Prometheus text format (or
 // OpenMetrics, when the scraper asks for it).
 func (m *Metrics) Handler() http.Handler {
