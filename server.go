@@ -85,7 +85,7 @@ type gateway struct {
 // and the routes and middleware (below).
 func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway, error) {
 	gw := &gateway{cfg: cfg, logger: logger}
-	if err := gw.startSample(); err != nil {
+	if err := gw.upstreamURLs(); err != nil {
 		return nil, err
 	}
 	ops, err := newOperations(ctx, cfg, logger)

@@ -7,10 +7,11 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// startSample starts the embedded sample data service on loopback when
-// no UPSTREAM_URL is set, and sets the services' URLs: the data node's,
-// and the block explorer's (EXPLORER_URL, by default the data node's).
-func (gw *gateway) startSample() error {
+// upstreamURLs sets the upstream services' URLs: UPSTREAM_URL for the
+// data node, EXPLORER_URL (by default the data node's) for the block
+// explorer; with neither, it starts the embedded sample data service on
+// loopback and serves that.
+func (gw *gateway) upstreamURLs() error {
 	gw.dataNodeURL, gw.explorerURL = gw.cfg.UpstreamURL, gw.cfg.ExplorerURL
 	if gw.dataNodeURL == "" {
 		sample, err := sampleservice.Start(sampleservice.Config{
