@@ -31,23 +31,15 @@ import (
 // before.
 
 // assetRef is one schema field that resolves an asset id held by an
-// upstream type. TestAssetRefsCoverTheSchema checks that the table names
-// every field whose resolver turns an object's id into an asset.
+// upstream type. The table of them, assetRefs, is generated from the
+// schema (internal/assetrefs, graph/assetrefs_gen.go), with the resolvers
+// it describes; TestAssetRefsCoverTheSchema checks that it names every
+// field whose resolver turns an object's id into an asset.
 type assetRef struct {
 	goType  reflect.Type
 	goField string // the string field holding the id
 	object  string // the GraphQL object
 	field   string // and its field
-}
-
-var assetRefs = []assetRef{
-	{reflect.TypeFor[upstream.DispatchStrategy](), "AssetForMetric", "DispatchStrategy", "assetForMetric"},
-	{reflect.TypeFor[upstream.Future](), "SettlementAsset", "Future", "settlementAsset"},
-	{reflect.TypeFor[upstream.GovernanceTransfer](), "Asset", "GovernanceTransfer", "asset"},
-	{reflect.TypeFor[upstream.Perpetual](), "SettlementAsset", "Perpetual", "settlementAsset"},
-	{reflect.TypeFor[upstream.Spot](), "BaseAsset", "Spot", "baseAsset"},
-	{reflect.TypeFor[upstream.Spot](), "QuoteAsset", "Spot", "quoteAsset"},
-	{reflect.TypeFor[upstream.UpdateAsset](), "AssetID", "UpdateAsset", "asset"},
 }
 
 // refSet is a set of assetRefs indexes.

@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/api"
 	"github.com/99designs/gqlgen/codegen/config"
 
+	"github.com/tradenet/gateway/internal/assetrefs"
 	"github.com/tradenet/gateway/internal/enumgen"
 	"github.com/tradenet/gateway/internal/fastexec"
 )
@@ -27,7 +28,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gqlgen: enums:", err)
 		os.Exit(3)
 	}
-	if err := api.Generate(cfg, api.AddPlugin(fastexec.New("graph/fastexec_gen.go"))); err != nil {
+	plugins := []api.Option{
+		api.AddPlugin(fastexec.New("graph/fastexec_gen.go")),
+		api.AddPlugin(assetrefs.New("graph/assetrefs_gen.go", "Asset", "loadAsset")),
+	}
+	if err := api.Generate(cfg, plugins...); err != nil {
 		fmt.Fprintln(os.Stderr, "gqlgen:", err)
 		os.Exit(3)
 	}
