@@ -12,7 +12,7 @@ import (
 // Asset prefetch under the direct executor. The asset references of a
 // page of transactions are all in the decoded page, but their resolvers
 // only ask for them as the writer reaches them, and their round (one
-// batch: single lookups or a listing, fxrounds.go) starts when the writer
+// batch: single lookups or a listing, assetrounds.go) starts when the writer
 // is done with the whole page. The transactions resolver knows the ids as
 // soon as the page is decoded: it starts the round then, for the ids of
 // the reference fields the operation selects, and the lookups overlap
@@ -229,7 +229,7 @@ func buildRefPlan(t reflect.Type, plans map[reflect.Type]*refPlan) *refPlan {
 
 // prefetchAssets starts the round of the asset references the operation
 // selects in rows (listTransactions), under the direct executor.
-func prefetchAssets(r *fxRounds, rows []upstream.Transaction) {
+func prefetchAssets(r *assetRounds, rows []upstream.Transaction) {
 	if r == nil || r.selected == 0 {
 		return
 	}
