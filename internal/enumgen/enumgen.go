@@ -126,6 +126,15 @@ func camel(s string) string {
 	return b.String()
 }
 
+// methods are the methods of every enum type, delegating to the generic
+// enum[E] of upstream/enums.go.
+var methods = []struct{ doc, recv, sig, call string }{
+	{"Known reports whether e is a value this package knows.", "", "Known() bool", "known(e)"},
+	{"UnmarshalJSON decodes a value name or a bare number.", "*", "UnmarshalJSON(b []byte) error", "unmarshalJSON(e, b)"},
+	{"MarshalGQLContext writes a known value's quoted name.", "", "MarshalGQLContext(_ context.Context, w io.Writer) error", "marshalGQL(w, e)"},
+	{"UnmarshalGQLContext accepts a known value's name.", "*", "UnmarshalGQLContext(_ context.Context, v any) error", "unmarshalGQL(e, v)"},
+}
+
 // Source returns the Go file declaring enums in package pkg, formatted.
 func Source(pkg, origin string, enums []Enum) ([]byte, error) {
 	var b bytes.Buffer
@@ -158,18 +167,11 @@ func Source(pkg, origin string, enums []Enum) ([]byte, error) {
 			p("\t%s,", val.GoName)
 		}
 		p(")")
-		p("")
-		p("// Known reports whether e is a value this package knows.")
-		p("func (e %s) Known() bool { return %s.known(e) }", e.Name, v)
-		p("")
-		p("// UnmarshalJSON decodes a value name or a bare number.")
-		p("func (e *%s) UnmarshalJSON(b []byte) error { return %s.unmarshalJSON(e, b) }", e.Name, v)
-		p("")
-		p("// MarshalGQLContext writes a known value's quoted name.")
-		p("func (e %s) MarshalGQLContext(_ context.Context, w io.Writer) error { return %s.marshalGQL(w, e) }", e.Name, v)
-		p("")
-		p("// UnmarshalGQLContext accepts a known value's name.")
-		p("func (e *%s) UnmarshalGQLContext(_ context.Context, v any) error { return %s.unmarshalGQL(e, v) }", e.Name, v)
+		for _, m := range methods {
+			p("")
+			p("// %s", m.doc)
+			p("func (e %s%s) %s { return %s.%s }", m.recv, e.Name, m.sig, v, m.call)
+		}
 	}
 	out, err := format.Source(b.Bytes())
 	if err != nil {
