@@ -15,11 +15,17 @@
 //  3. Generate: go generate ./... (never edit generated.go,
 //     fastexec_gen.go or models_gen.go by hand: the direct executor of
 //     fastexec.go is generated from the same bindings as gqlgen's, by
-//     internal/fastexec). If the field is a reference to resolve, or
-//     its Go shape differs, force a resolver in gqlgen.yml and implement it
-//     in schema.resolvers.go as one line that calls a helper in the
-//     domain's file (assets.go, funding.go, delegations.go,
-//     transactions.go, references.go).
+//     internal/fastexec). An asset reference (a field of type Asset
+//     whose wire field, named like it or like it plus "Id", is the asset's
+//     string id) needs nothing more: internal/assetrefs forces its
+//     resolver, writes its body and adds it to the prefetch's table
+//     (assetrefs_gen.go). A new enum needs nothing more either: its Go type
+//     is generated into upstream/enums_gen.go (internal/enumgen). If the
+//     field is another reference to resolve, or its Go shape differs,
+//     force a resolver in gqlgen.yml and implement it in
+//     schema.resolvers.go as one line that calls a helper in the domain's
+//     file (assets.go, funding.go, delegations.go, transactions.go,
+//     references.go).
 //  4. Sample data: make the generator in package sampleservice emit the
 //     field, so the tests and the playground see it.
 //  5. Test: add it to a golden query (golden_test.go; refresh with

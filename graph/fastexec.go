@@ -108,7 +108,7 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 		return nil, false // gqlgen's executor answers, no resolver run twice
 	}
 	if s := stateFor(ctx); s != nil && s.loaders != nil {
-		x.rounds = newRounds(ctx, s.loaders)
+		x.rounds = newCountedRounds(ctx, s.loaders)
 		x.rounds.selected = x.plans.assetRefs(opCtx)
 		ctx = withRounds(ctx, x.rounds)
 		defer x.rounds.wait()
@@ -174,7 +174,7 @@ type fxState struct {
 	rootFC *graphql.FieldContext
 	wg     sync.WaitGroup
 	failed atomic.Bool
-	rounds *fxRounds // nil without loaders (tests of the executor alone)
+	rounds *assetRounds // nil without loaders (tests of the executor alone)
 
 	plans *fxPlans
 
@@ -191,7 +191,7 @@ type fxError struct {
 func (x *fxState) giveUp() { x.failed.Store(true) }
 
 // enter and leave count the execution's running goroutines for the asset
-// rounds (fxrounds.go).
+// rounds (assetrounds.go).
 func (x *fxState) enter() {
 	if x.rounds != nil {
 		x.rounds.enter()

@@ -37,12 +37,13 @@ const maxAssetPages = 40
 // Loaders are the per-request batching loaders, made fresh for every
 // request so that their caches never outlive it.
 type Loaders struct {
-	// AssetsByID loads assets by id; a missing id gives a NOT_FOUND error.
-	AssetsByID *dataloader.Loader[string, *upstream.Asset]
+	// rounds loads assets by id under gqlgen's executor, in rounds of
+	// LOADER_WAIT (assetrounds.go); a missing id gives a NOT_FOUND error.
+	rounds *assetRounds
 
 	batcher *assetBatcher
-	// batch is the loader's batch function, for rounds the direct
-	// executor dispatches itself (fxrounds.go).
+	// batch is the batch function of every asset round, under either
+	// executor (assetrounds.go).
 	batch dataloader.BatchFunc[string, *upstream.Asset]
 	wait  time.Duration
 }
@@ -50,13 +51,9 @@ type Loaders struct {
 // newLoaders makes one request's loaders.
 func newLoaders(up Upstream, cache AssetCache, cfg LoaderConfig, hooks Hooks, fresh *freshness) *Loaders {
 	b := &assetBatcher{upstream: up, cache: cache, few: cfg.FewAssets, hooks: hooks, fresh: fresh}
-	batch := recoverBatch(b.load)
-	return &Loaders{
-		AssetsByID: dataloader.NewBatchedLoader(batch, dataloader.WithWait[string, *upstream.Asset](cfg.Wait)),
-		batcher:    b,
-		batch:      batch,
-		wait:       cfg.Wait,
-	}
+	l := &Loaders{batcher: b, batch: recoverBatch(b.load), wait: cfg.Wait}
+	l.rounds = newTimedRounds(l)
+	return l
 }
 
 // inLocalCache reports whether cachedLocally would serve id, without
@@ -249,9 +246,9 @@ func loadAsset(ctx context.Context, id string) (*upstream.Asset, error) {
 		return a, err
 	}
 	if r := roundsFor(ctx); r != nil {
-		return r.load(ctx, id)
+		return r.load(ctx, id) // the direct executor's
 	}
-	return s.loaders.AssetsByID.Load(ctx, id)()
+	return s.loaders.rounds.load(ctx, id)
 }
 
 // isNotFound reports a NOT_FOUND error.

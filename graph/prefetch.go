@@ -12,7 +12,7 @@ import (
 // Asset prefetch under the direct executor. The asset references of a
 // page of transactions are all in the decoded page, but their resolvers
 // only ask for them as the writer reaches them, and their round (one
-// batch: single lookups or a listing, fxrounds.go) starts when the writer
+// batch: single lookups or a listing, assetrounds.go) starts when the writer
 // is done with the whole page. The transactions resolver knows the ids as
 // soon as the page is decoded: it starts the round then, for the ids of
 // the reference fields the operation selects, and the lookups overlap
@@ -31,23 +31,15 @@ import (
 // before.
 
 // assetRef is one schema field that resolves an asset id held by an
-// upstream type. TestAssetRefsCoverTheSchema checks that the table names
-// every field whose resolver turns an object's id into an asset.
+// upstream type. The table of them, assetRefs, is generated from the
+// schema (internal/assetrefs, graph/assetrefs_gen.go), with the resolvers
+// it describes; TestAssetRefsCoverTheSchema checks that it names every
+// field whose resolver turns an object's id into an asset.
 type assetRef struct {
 	goType  reflect.Type
 	goField string // the string field holding the id
 	object  string // the GraphQL object
 	field   string // and its field
-}
-
-var assetRefs = []assetRef{
-	{reflect.TypeFor[upstream.DispatchStrategy](), "AssetForMetric", "DispatchStrategy", "assetForMetric"},
-	{reflect.TypeFor[upstream.Future](), "SettlementAsset", "Future", "settlementAsset"},
-	{reflect.TypeFor[upstream.GovernanceTransfer](), "Asset", "GovernanceTransfer", "asset"},
-	{reflect.TypeFor[upstream.Perpetual](), "SettlementAsset", "Perpetual", "settlementAsset"},
-	{reflect.TypeFor[upstream.Spot](), "BaseAsset", "Spot", "baseAsset"},
-	{reflect.TypeFor[upstream.Spot](), "QuoteAsset", "Spot", "quoteAsset"},
-	{reflect.TypeFor[upstream.UpdateAsset](), "AssetID", "UpdateAsset", "asset"},
 }
 
 // refSet is a set of assetRefs indexes.
@@ -237,7 +229,7 @@ func buildRefPlan(t reflect.Type, plans map[reflect.Type]*refPlan) *refPlan {
 
 // prefetchAssets starts the round of the asset references the operation
 // selects in rows (listTransactions), under the direct executor.
-func prefetchAssets(r *fxRounds, rows []upstream.Transaction) {
+func prefetchAssets(r *assetRounds, rows []upstream.Transaction) {
 	if r == nil || r.selected == 0 {
 		return
 	}

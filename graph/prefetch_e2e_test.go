@@ -150,3 +150,33 @@ func TestPrefetchCountsCacheHitsOnce(t *testing.T) {
 		t.Fatalf("warm cache: %d hits with the prefetch, %d without; want the same, not 0", hPrefetch, hPlain)
 	}
 }
+
+// TestGqlgenExecutorBatchesAssetRounds: under gqlgen's executor, which
+// cannot tell when a round is complete, the same scheduler makes one round
+// of LOADER_WAIT for a page's references (a second of it here: far longer
+// than gqlgen takes to reach every row), with nothing prefetched, and the
+// same ids as the direct executor.
+func TestGqlgenExecutorBatchesAssetRounds(t *testing.T) {
+	sample := startSample(t, sampleservice.Config{})
+	all := map[string]bool{}
+	for _, raw := range proposalPage(sample.Service.Dataset()) {
+		assetReferences(raw, all)
+	}
+	cfg := graph.DefaultLoaderConfig
+	cfg.Wait = time.Second
+	cfg.AssetCacheSize = 0
+	var calls loaderCalls
+	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Loaders: cfg, Hooks: calls.hooks(), GqlgenExecutor: true}})
+	resp := g.query(t, proposalAssetsQuery, map[string]any{"types": []string{"Batch Proposal"}})
+	for _, e := range resp.Errors {
+		if e.code() != "NOT_FOUND" {
+			t.Fatalf("unexpected error %+v", e)
+		}
+	}
+	if !strings.Contains(string(resp.Data), `"settlementAsset":{"id":`) {
+		t.Fatalf("no asset resolved: %.300s", resp.Data)
+	}
+	if batches, prefetch := calls.take(); !slices.Equal(batches, []int{len(all)}) || prefetch != nil {
+		t.Fatalf("batches of %v keys, prefetched %v; want [%d] and none", batches, prefetch, len(all))
+	}
+}
