@@ -1,18 +1,17 @@
 // Package httpcompress configures the gateway's response compression:
-// github.com/CAFxX/httpcompression (negotiation, the size threshold, Vary,
-// the response writer) over klauspost/compress's zstd and gzip encoders,
-// zstd (RFC 8878) for clients that accept it, as current Chrome, Edge and
+// klauspost/compress's gzhttp (negotiation, the size threshold, Vary, the
+// response writer) over the same library's zstd and gzip encoders, zstd
+// (RFC 8878) for clients that accept it, as current Chrome, Edge and
 // Firefox do, else gzip. It also tells the handlers that store their
 // bodies gzipped whether a client accepts gzip (AcceptsGzip).
 //
 // The gateway's JSON compresses well. On the benchmark machine, at the
 // fastest levels, 50 transactions with every command field (135 kB)
-// become 26 kB of zstd in 0.20 ms or 31 kB of gzip in 0.30 ms, and a page
-// of 1,000 delegations (442 kB) 19.5 kB of zstd or 31 kB of gzip, in
-// 0.32 ms either way; zstd also decodes several times faster (2.3 GB/s in
-// Go, against 0.3 GB/s for compress/gzip). Bodies smaller than a threshold
-// go out as they are: below a packet or two, compressing saves no round
-// trip.
+// become 27 kB of zstd or 32 kB of gzip in 0.3–0.4 ms, and a page of
+// 1,000 delegations (452 kB) 29 kB of zstd or 46 kB of gzip in about
+// 0.5 ms; zstd also decodes several times faster (2.3 GB/s in Go, against
+// 0.3 GB/s for compress/gzip). Bodies smaller than a threshold go out as
+// they are: below a packet or two, compressing saves no round trip.
 package httpcompress
 
 import (
@@ -24,9 +23,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/CAFxX/httpcompression"
-	cgzip "github.com/CAFxX/httpcompression/contrib/klauspost/gzip"
-	czstd "github.com/CAFxX/httpcompression/contrib/klauspost/zstd"
+	"github.com/klauspost/compress/gzhttp"
+	"github.com/klauspost/compress/gzhttp/writer"
+	"github.com/klauspost/compress/gzhttp/writer/gzkp"
+	"github.com/klauspost/compress/gzhttp/writer/zstdkp"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
@@ -58,15 +58,6 @@ type Options struct {
 	Observe func(coding string, in, out int64)
 }
 
-// compressible are the media types compressed (any parameters): what the
-// routes behind Handler send. Others (event streams, which their clients
-// read event by event; images; archives) go out as they are.
-var compressible = []string{
-	"application/json",
-	"application/graphql-response+json",
-	"text/plain",
-}
-
 // zstdLevel maps a level of 1–9 to one of zstd's speeds.
 func zstdLevel(level int) zstd.EncoderLevel {
 	switch {
@@ -80,21 +71,17 @@ func zstdLevel(level int) zstd.EncoderLevel {
 	return zstd.SpeedBestCompression
 }
 
-// zstdWindow is the largest window the zstd encoders use: browsers decode
-// windows of up to 8 MB (RFC 8878 §3.1.1.1.2's recommendation for HTTP),
-// and a smaller one keeps each pooled encoder's memory small.
-const zstdWindow = 1 << 20
-
 // Handler compresses next's responses for clients that accept zstd or
 // gzip: the coding the client weighs highest, zstd on a tie. A response
 // is compressed once its body reaches o.MinBytes, unless it already has a
-// Content-Encoding or its Content-Type is not one of compressible (one
-// left unset is sniffed from the body first). Every response varies by
-// Accept-Encoding.
+// Content-Encoding, is partial content (a Content-Range), or has a
+// Content-Type that does not compress (compressible; one left unset is
+// sniffed from the body first). Every response varies by Accept-Encoding;
+// HEAD requests are left alone.
 //
 // The compressed bytes collect in memory and go to the connection when
 // the response ends, at a flush, or once maxBuffered of them have
-// collected (collecting): an encoder (1–2 MB of state) is held while it
+// collected (collector): an encoder (about 1 MB of state) is held while it
 // compresses, not for as long as a slow client takes to receive the
 // response.
 //
@@ -106,67 +93,47 @@ func Handler(next http.Handler, o Options) http.Handler {
 	if o.Level < gzip.BestSpeed || o.Level > gzip.BestCompression {
 		panic("httpcompress: level " + strconv.Itoa(o.Level) + " is outside 0–9")
 	}
-	// One goroutine per zstd encoder (the default is one per CPU), so that
-	// each response is compressed on its handler's goroutine.
-	zstdEncoders, err := czstd.New(zstd.WithEncoderLevel(zstdLevel(o.Level)), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(zstdWindow), zstd.WithLowerEncoderMem(true))
-	if err != nil {
-		panic("httpcompress: zstd: " + err.Error()) // the options are valid
-	}
-	gzipEncoders, err := cgzip.New(cgzip.Options{Level: o.Level})
-	if err != nil {
-		panic("httpcompress: gzip: " + err.Error()) // the level is checked
-	}
-	adapter, err := httpcompression.Adapter(
-		httpcompression.Prefer(httpcompression.PreferClient), // the client's weights first, then zstd
-		httpcompression.MinSize(o.MinBytes),
-		httpcompression.ContentTypes(compressible, false),
-		httpcompression.ZstandardCompressor(&collecting{coding: Zstd, encoders: zstdEncoders, observe: o.Observe}),
-		httpcompression.GzipCompressor(&collecting{coding: Gzip, encoders: gzipEncoders, observe: o.Observe}),
+	wrap, err := gzhttp.NewWrapper(
+		gzhttp.MinSize(o.MinBytes),
+		gzhttp.ContentTypeFilter(compressible),
+		gzhttp.CompressionLevel(o.Level),
+		gzhttp.Implementation(writer.GzipWriterFactory{Levels: gzkp.Levels, New: func(w io.Writer, level int) writer.GzipWriter {
+			return collect(Gzip, w, o.Observe, func(out io.Writer) encoder { return gzkp.NewWriter(out, level) })
+		}}),
+		gzhttp.ZstdCompressionLevel(int(zstdLevel(o.Level))),
+		// zstdkp's encoders: one goroutine each, so that each response is
+		// compressed on its handler's goroutine, and a 128 kB window (a 1 MB
+		// one makes the benchmark's pages no smaller).
+		gzhttp.ZstdImplementation(writer.ZstdWriterFactory{Levels: zstdkp.Levels, New: func(w io.Writer, level int) writer.ZstdWriter {
+			return collect(Zstd, w, o.Observe, func(out io.Writer) encoder { return zstdkp.NewWriter(out, level) })
+		}}),
 	)
 	if err != nil {
-		panic("httpcompress: " + err.Error())
+		panic("httpcompress: " + err.Error()) // MinBytes < 0
 	}
-	decide := max(o.MinBytes, sniffLen)
-	return adapter(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(&deciding{ResponseWriter: w, decide: decide}, r)
-	}))
+	return wrap(next)
 }
 
-// sniffLen is as much of a body as http.DetectContentType reads.
-const sniffLen = 512
-
-// deciding gives the library's writer a body's first bytes apart from
-// the rest: the library copies what it is given into a buffer until it
-// has decided whether to compress, so a response written whole (as the
-// gateway writes its responses) would be copied whole, 135–450 kB for
-// the benchmark's pages, allocated anew each time (BENCHMARKS.md,
-// Compression). Given decide bytes first, it decides on those and the
-// rest goes straight to the encoder.
-type deciding struct {
-	http.ResponseWriter
-	decide, written int
-}
-
-func (w *deciding) Write(p []byte) (int, error) {
-	if k := w.decide - w.written; k > 0 && len(p) > k {
-		w.written = w.decide
-		n, err := w.ResponseWriter.Write(p[:k])
-		if err != nil {
-			return n, err
-		}
-		m, err := w.ResponseWriter.Write(p[k:])
-		return n + m, err
+// compressible reports whether a media type is worth compressing: text
+// and JSON, XML and JavaScript of every kind, but not event streams,
+// which their clients read event by event.
+func compressible(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	switch {
+	case mt == "text/event-stream":
+		return false
+	case strings.HasPrefix(mt, "text/"):
+		return true
+	case strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"):
+		return true
 	}
-	w.written += len(p)
-	return w.ResponseWriter.Write(p)
+	switch mt {
+	case "application/json", "application/javascript", "application/xml", "application/graphql":
+		return true
+	}
+	return false
 }
-
-// Flush and Unwrap reach the library's writer (http.Flusher,
-// http.ResponseController).
-func (w *deciding) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
-
-func (w *deciding) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // maxBuffered is the most compressed bytes held before they are sent: a
 // response larger than this compressed (some megabytes as written) is
@@ -180,40 +147,39 @@ const maxPooledOut = 1 << 20
 // check that a response being sent holds none).
 var encodersInUse atomic.Int64
 
-// collecting provides writers whose encoder's output collects in memory
-// until the response ends, is flushed, or reaches maxBuffered; the
-// encoder goes back to its pool before the last bytes are sent, so that
-// a slow client holds only the compressed bytes.
-type collecting struct {
-	coding   string
-	encoders httpcompression.CompressorProvider
-	observe  func(coding string, in, out int64)
-	writers  sync.Pool // of *collector
+// encoder is what gzhttp's writers of either coding do.
+type encoder interface {
+	Write(p []byte) (int, error)
+	Flush() error
+	Close() error
 }
 
-// Get implements httpcompression.CompressorProvider: parent is the
-// response.
-func (c *collecting) Get(parent io.Writer) io.WriteCloser {
-	w, _ := c.writers.Get().(*collector)
-	if w == nil {
-		w = &collector{c: c}
-	}
-	w.parent, w.in, w.sent = parent, 0, 0
+// collector is one response's writer: plain bytes in, to a pooled
+// encoder; compressed bytes out, collected in out and sent to the
+// response when it ends, is flushed, or reaches maxBuffered. The encoder
+// goes back to its pool before the last bytes are sent, so that a slow
+// client holds only the compressed bytes.
+type collector struct {
+	coding  string
+	parent  io.Writer // the response
+	observe func(coding string, in, out int64)
+	enc     encoder
+	out     bytes.Buffer // compressed, not yet sent
+	in      int64        // bytes given to the encoder
+	sent    int64        // compressed bytes sent
+}
+
+var collectors = sync.Pool{New: func() any { return new(collector) }}
+
+// collect returns a collector for a response (parent) whose encoder
+// newEncoder makes.
+func collect(coding string, parent io.Writer, observe func(string, int64, int64), newEncoder func(io.Writer) encoder) *collector {
+	w := collectors.Get().(*collector)
+	w.coding, w.parent, w.observe, w.in, w.sent = coding, parent, observe, 0, 0
 	w.out.Reset()
-	w.enc = c.encoders.Get((*sink)(w))
+	w.enc = newEncoder((*sink)(w))
 	encodersInUse.Add(1)
 	return w
-}
-
-// collector is one response's writer: plain bytes in, to the encoder;
-// compressed bytes out, to out and then parent.
-type collector struct {
-	c      *collecting
-	parent io.Writer
-	enc    io.WriteCloser
-	out    bytes.Buffer // compressed, not yet sent
-	in     int64        // bytes given to the encoder
-	sent   int64        // compressed bytes sent
 }
 
 func (w *collector) Write(p []byte) (int, error) {
@@ -221,13 +187,11 @@ func (w *collector) Write(p []byte) (int, error) {
 	return w.enc.Write(p)
 }
 
-// Flush sends what is compressed so far (the library then flushes the
+// Flush sends what is compressed so far (gzhttp then flushes the
 // connection).
 func (w *collector) Flush() error {
-	if f, ok := w.enc.(httpcompression.Flusher); ok {
-		if err := f.Flush(); err != nil {
-			return err
-		}
+	if err := w.enc.Flush(); err != nil {
+		return err
 	}
 	return w.send()
 }
@@ -241,14 +205,14 @@ func (w *collector) Close() error {
 	if err == nil {
 		// Observed before the last bytes go: once they are sent, the
 		// client may act on the response (scrape the metrics, say).
-		if w.c.observe != nil {
-			w.c.observe(w.c.coding, w.in, w.sent+int64(w.out.Len()))
+		if w.observe != nil {
+			w.observe(w.coding, w.in, w.sent+int64(w.out.Len()))
 		}
 		err = w.send()
 	}
-	w.parent = nil
+	w.parent, w.observe = nil, nil
 	if w.out.Cap() <= maxPooledOut {
-		w.c.writers.Put(w)
+		collectors.Put(w)
 	}
 	return err
 }

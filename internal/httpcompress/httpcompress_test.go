@@ -44,10 +44,12 @@ func TestNegotiation(t *testing.T) {
 		{"br", ""},
 		{"identity", ""},
 		{" gzip ; q=0.001 ", Gzip},
-		{"gzip;q=0, gzip", Gzip}, // listed twice: the later
-		// Where the library differs from RFC 9110 (README, Compression):
-		// "*" and "x-gzip" are not matched, so the body goes as it is,
-		// which every client accepts.
+		{"gzip;Q=0", ""},
+		{"gzip;q=2", Gzip}, // out of range: the nearest weight
+		// Where gzhttp differs from RFC 9110 (README, Compression), the
+		// body goes as it is, which every client accepts: a coding listed
+		// twice has its first weight; "*" and "x-gzip" are not matched.
+		{"gzip;q=0, gzip", ""},
 		{"*", ""},
 		{"x-gzip", ""},
 	} {
@@ -318,6 +320,12 @@ func TestResponsesLeftAlone(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.Write(big)
 		},
+		"partial content": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Range", "bytes 0-8191/9000")
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(big)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv, obs := serve(t, h)
@@ -379,8 +387,8 @@ func TestNoBodyStatuses(t *testing.T) {
 }
 
 // TestFlushStreams checks that a flush reaches the client before the
-// handler returns: compressed once the threshold was reached; an event
-// stream, never compressed, as it is from its first event.
+// handler returns: compressed, even before the threshold (the response is
+// taken to continue); an event stream, never compressed, as it is.
 func TestFlushStreams(t *testing.T) {
 	for _, coding := range codings {
 		for _, tc := range []struct {
@@ -388,6 +396,7 @@ func TestFlushStreams(t *testing.T) {
 			first             []byte
 			wantCompress      bool
 		}{
+			{"before the threshold", "application/json", []byte(`{"first":true}`), true},
 			{"event stream", "text/event-stream", []byte("data: {\"first\":true}\n\n"), false},
 			{"after the threshold", "application/json", jsonBody(4096), true},
 		} {
@@ -690,9 +699,9 @@ func delegationsLike(n int) []byte {
 
 // TestLargeBodyIsNotCopiedWhole: a response written in one piece, as the
 // gateway writes its responses, is not copied into a buffer of its size
-// on its way to the encoder (the library's writer copies what it is given
-// until it has decided to compress: Handler gives it the first bytes
-// apart).
+// on its way to the encoder (a middleware that holds what it is given
+// until it has decided to compress would: CAFxX/httpcompression does,
+// BENCHMARKS.md, Compression).
 func TestLargeBodyIsNotCopiedWhole(t *testing.T) {
 	body := delegationsLike(4000) // about 0.6 MB
 	h := Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
