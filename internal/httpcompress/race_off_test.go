@@ -1,0 +1,5 @@
+//go:build !race
+
+package httpcompress
+
+const raceEnabled = false
