@@ -31,6 +31,7 @@ var captureDir = flag.String("capture-dir", "", "TestCaptureFastPathInputs write
 // from the directory named by FASTPATH_INPUTS:
 //
 //	go test ./bench -run CaptureFastPathInputs -capture-dir /tmp/inputs
+//
 // The A/B measurements of BENCHMARKS.md ran each fast path and its
 // reference on these inputs, alternated round by round (the code of the
 // removed paths is in git history, commit i15-fast).
@@ -157,4 +158,3 @@ func gunzip(b []byte) ([]byte, error) {
 	}
 	return io.ReadAll(zr)
 }
-
