@@ -26,15 +26,12 @@ var captureDir = flag.String("capture-dir", "", "TestCaptureFastPathInputs write
 // gateway's fast paths work on (issue 15, BENCHMARKS.md "What each fast
 // path buys at 1 ms"): the request body the client sends, the response
 // body the gateway writes, and every upstream body it reads (as sent,
-// gzipped, and decompressed). The benchmarks of package upstream and
-// graph that compare each fast path with its reference path read them
-// from the directory named by FASTPATH_INPUTS:
+// gzipped, and decompressed):
 //
-//	go test ./bench -run CaptureFastPathInputs -capture-dir /tmp/inputs
+//	go test ./bench -run CaptureFastPathInputs -args -capture-dir /tmp/inputs
 //
-// The A/B measurements of BENCHMARKS.md ran each fast path and its
-// reference on these inputs, alternated round by round (the code of the
-// removed paths is in git history, commit i15-fast).
+// The A/B measurements of BENCHMARKS.md fed these inputs to each fast path
+// and its reference path, alternated call by call (the method is there).
 //
 // Without -capture-dir it still runs every query once through the
 // recording transport and checks that each made upstream calls.
