@@ -59,6 +59,7 @@ type options struct {
 	executor     string
 	directDecode string
 	compression  int
+	distances    []time.Duration
 	smoke        bool
 	out          string
 	jsonOut      string
@@ -85,6 +86,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.executor, "executor", "direct", "the gateways' executor: direct (the default: generated writers, gqlgen's executor where they give up) or gqlgen (gqlgen's alone: the before of BENCHMARKS.md)")
 	fs.IntVar(&o.compression, "compression-level", 0, "the gateways' COMPRESSION_LEVEL: gzip level of their responses, 0 for none. Both clients ask for gzip, as browsers do; the sample service's gzip is made once per response, so the direct path pays no compression, and by default neither does the gateway. The compression section measures the other setting (the gateway's default, level 1, when this is 0) beside it")
 	fs.DurationVar(&o.loaderWait, "loader-wait", graph.DefaultLoaderConfig.Wait, "the gateways' loader wait (LOADER_WAIT): how long the asset loader collects references before one upstream round")
+	distancesFlag := fs.String("distances", "1ms,5ms", "upstream latencies of the distance section, comma-separated (e.g. 1ms alone)")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
 	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
 	fs.StringVar(&o.jsonOut, "json", "", "also write every measurement (each run's cells and bursts) as JSON to this file")
@@ -105,6 +107,13 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 			return nil, fmt.Errorf("-sections: unknown section %q (want some of %s)", s, strings.Join(allSections, ", "))
 		}
 		o.sections = append(o.sections, s)
+	}
+	for s := range strings.SplitSeq(*distancesFlag, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("-distances: %q is not a positive duration", s)
+		}
+		o.distances = append(o.distances, d)
 	}
 	switch {
 	case o.duration <= 0 || o.rounds < 1 || o.runs < 1 || o.maxRequests < 1:
@@ -309,13 +318,14 @@ func runSection(ctx context.Context, o *options, section string, small, large *e
 	return nil
 }
 
-// distances are the upstream latencies of the distance section: a data
-// node in the same zone, and in the same region.
+// distances are the upstream latencies of the distance section (-distances):
+// by default a data node in the same zone, and in the same region; the
+// smoke run takes the first alone.
 func distances(o *options) []time.Duration {
 	if o.smoke {
-		return []time.Duration{time.Millisecond}
+		return o.distances[:1]
 	}
-	return []time.Duration{time.Millisecond, 5 * time.Millisecond}
+	return o.distances
 }
 
 // concurrencies are the client counts of the concurrency section; the

@@ -198,6 +198,8 @@ func TestParseOptions(t *testing.T) {
 		{"-duration", "0s"},
 		{"-runs", "0"},
 		{"-large-scale", "0"},
+		{"-distances", "1ms,soon"},
+		{"-distances", "0s"},
 		{"extra"},
 	} {
 		if _, err := parseOptions(args, &strings.Builder{}); err == nil {
@@ -210,5 +212,12 @@ func TestParseOptions(t *testing.T) {
 	}
 	if o.runs != 1 || o.duration > time.Second || len(o.sections) != len(allSections) {
 		t.Errorf("-smoke: %+v", o)
+	}
+	o, err = parseOptions([]string{"-distances", "1ms"}, &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.distances) != 1 || o.distances[0] != time.Millisecond {
+		t.Errorf("-distances 1ms: %v", o.distances)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/internal/jsonscan"
-	"github.com/tradenet/gateway/internal/swar"
 )
 
 // Decoding the POST body. gqlgen's POST transport decodes it with
@@ -167,17 +166,6 @@ func unquote(b []byte, i int) (s string, next int, ok bool) {
 		}
 	}
 	for j := start; j < len(b); {
-		// Eight bytes at a time while none needs a look.
-		for j+8 <= len(b) {
-			x := swar.Load(b, j)
-			if swar.HasLess(x, 0x20) || swar.HasByte(x, '"') || swar.HasByte(x, '\\') || x&0x8080808080808080 != 0 {
-				break
-			}
-			j += 8
-		}
-		if j >= len(b) {
-			break
-		}
 		switch c := b[j]; {
 		case c == '"':
 			if out == nil {

@@ -30,7 +30,10 @@ import (
 //
 // encoding/json stays the reference. go-json decodes as encoding/json does
 // (it says so, and TestDecoderMatchesEncodingJSON checks it on the sample
-// service's real bodies), but whenever it fails, with an error or a
+// service's real bodies, one level of documents at a time: the bodies,
+// then the one-of members inside them, each decoded by gojson.Unmarshal
+// and by json.Unmarshal directly; nothing here switches decoders for
+// tests), but whenever it fails, with an error or a
 // panic, the same bytes are decoded again by encoding/json, whose result
 // and error are the ones returned. So every error is exactly what it was
 // before go-json: its type (*json.UnmarshalTypeError, *json.SyntaxError,
@@ -46,9 +49,6 @@ import (
 // package's callers pass fresh values) and encoding/json decodes data
 // into it.
 func unmarshal(data []byte, v any) error {
-	if stdOnly.Load() {
-		return json.Unmarshal(data, v)
-	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return json.Unmarshal(data, v) // its *json.InvalidUnmarshalError
@@ -68,7 +68,7 @@ func unmarshal(data []byte, v any) error {
 	} else {
 		elem.SetZero()
 	}
-	return decodeStd(data, v)
+	return json.Unmarshal(data, v)
 }
 
 // fastUnmarshal is go-json's decode, with any panic turned into an error
@@ -79,23 +79,13 @@ func fastUnmarshal(data []byte, v any) (err error) {
 			err = fmt.Errorf("go-json panicked: %v", r)
 		}
 	}()
-	return decodeFast(data, v)
+	return gojson.Unmarshal(data, v)
 }
 
-// decodeFast and decodeStd are the two decoders; tests replace them to
-// check what a panic in either does.
-var (
-	decodeFast = gojson.Unmarshal
-	decodeStd  = json.Unmarshal
-)
-
 // fallbacks counts the decodes that go-json failed and encoding/json did
-// again: the tests check that valid input never needs it.
+// again (only on that path, never on a decode that succeeds): the tests
+// check that valid input never needs it.
 var fallbacks atomic.Int64
-
-// stdOnly makes unmarshal use encoding/json alone: the reference of the
-// differential tests and benchmarks. Never set outside tests.
-var stdOnly atomic.Bool
 
 // decodeBody decodes an upstream body into out. A panic anywhere in the
 // decoding, including in a custom UnmarshalJSON of the package, is an

@@ -15,16 +15,17 @@ import (
 	"sync"
 	"testing"
 
+	gojson "github.com/goccy/go-json"
+
 	"github.com/tradenet/gateway/sampleservice"
 )
 
-// withStdOnly runs fn with the package decoding by encoding/json alone
-// (the reference): nested one-of members and AnnounceNode included.
-func withStdOnly(fn func()) {
-	stdOnly.Store(true)
-	defer stdOnly.Store(false)
-	fn()
-}
+// decodeStdTop decodes data into v with encoding/json at the top: the
+// reference of the differential tests. The documents nested in it that
+// the package's UnmarshalJSON methods decode themselves (one-of members)
+// go through unmarshal, as in production; TestDecoderMatchesEncodingJSON
+// compares those on their own, one level down.
+func decodeStdTop(data []byte, v any) error { return json.Unmarshal(data, v) }
 
 // sampleBody is one real body of the sample service and a fresh value of
 // the type the client decodes it into.
@@ -119,7 +120,12 @@ func fetchSampleBodies() ([]sampleBody, error) {
 
 // TestDecoderMatchesEncodingJSON is the differential test of decode.go:
 // the sample service's real bodies, and the fixtures, decode to
-// reflect.DeepEqual values with go-json and with encoding/json alone.
+// reflect.DeepEqual values with the package decoder (go-json) and with
+// encoding/json; then every one-of member of the sample dataset (each
+// command and proposal change), the documents the package decodes itself,
+// decodes alike with go-json and encoding/json. Each level's nested
+// documents go through the same decoder on both sides, so go-json matching
+// encoding/json on every level is go-json matching encoding/json alone.
 func TestDecoderMatchesEncodingJSON(t *testing.T) {
 	type input struct {
 		name string
@@ -150,7 +156,7 @@ func TestDecoderMatchesEncodingJSON(t *testing.T) {
 		t.Run(in.name, func(t *testing.T) {
 			want, got := in.out(), in.out()
 			var wantErr error
-			withStdOnly(func() { wantErr = decodeBody(in.body, want) })
+			wantErr = decodeStdTop(in.body, want)
 			if wantErr != nil {
 				t.Fatalf("encoding/json: %v", wantErr)
 			}
@@ -181,6 +187,48 @@ func TestDecoderMatchesEncodingJSON(t *testing.T) {
 		if kinds[k] == 0 {
 			t.Errorf("no transaction with a %s command among the inputs (%v)", k, kinds)
 		}
+	}
+
+	commands, changes := sampleOneOfs(t)
+	members := 0
+	checkMembers := func(objects [][]byte, typ reflect.Type, newMember func(key string) any) {
+		for _, obj := range objects {
+			err := eachMember(obj, typ, func(key, value []byte) error {
+				if newMember(string(key)) == nil || isNull(value) {
+					return nil // a plain field, an unknown member or none
+				}
+				members++
+				want, got := newMember(string(key)), newMember(string(key))
+				if err := json.Unmarshal(value, want); err != nil {
+					t.Fatalf("encoding/json, member %s: %v", key, err)
+				}
+				if err := gojson.Unmarshal(value, got); err != nil {
+					t.Fatalf("go-json, member %s: %v", key, err)
+				}
+				if !reflect.DeepEqual(want, got) {
+					t.Errorf("go-json and encoding/json decode the %s member %s differently", key, value)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	checkMembers(commands, reflect.TypeFor[Command](), func(key string) any {
+		if m, ok := commandMembers.members[key]; ok {
+			return m()
+		}
+		return nil
+	})
+	checkMembers(changes, reflect.TypeFor[ProposalChange](), func(key string) any {
+		if m, ok := proposalChangeMembers.members[key]; ok {
+			return m()
+		}
+		return nil
+	})
+	if members == 0 {
+		t.Fatal("no one-of member compared")
 	}
 }
 
@@ -225,7 +273,7 @@ func TestDecoderGarbage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var want, got transactionsBody
 			var wantErr error
-			withStdOnly(func() { wantErr = decodeBody([]byte(tt.body), &want) })
+			wantErr = decodeStdTop([]byte(tt.body), &want)
 			before := fallbacks.Load()
 			gotErr := decodeBody([]byte(tt.body), &got)
 			if tt.wantErr == "" {
@@ -298,65 +346,82 @@ func TestClientGarbageIsDecodeError(t *testing.T) {
 	}
 }
 
-// TestDecoderPanics: a panic in go-json leaves the decoding to
-// encoding/json (at the top and in a nested member alike), and a panic of
-// both decoders is a *DecodeError, not a crash.
-func TestDecoderPanics(t *testing.T) {
-	body := loadSampleBodies(t)[1].body // 50 transactions
-	var want transactionsBody
-	withStdOnly(func() {
-		if err := decodeBody(body, &want); err != nil {
-			t.Fatal(err)
-		}
-	})
-	setDecoders := func(fast, std func([]byte, any) error) {
-		oldFast, oldStd := decodeFast, decodeStd
-		decodeFast, decodeStd = fast, std
-		t.Cleanup(func() { decodeFast, decodeStd = oldFast, oldStd })
-	}
-	serve := setup(t, func(w http.ResponseWriter, r *http.Request) { w.Write(body) })
+// panicky's UnmarshalJSON panics on the calls panicAt names (counting
+// from 1; every call when panicAlways), else decodes its value as a
+// string: a decoder that panics, without replacing any.
+type panicky struct{ Value string }
 
-	t.Run("go-json panics at the top", func(t *testing.T) {
-		setDecoders(func([]byte, any) error { panic("boom") }, decodeStd)
-		page, err := serve.ListTransactions(context.Background(), TransactionsParams{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(page.Transactions, *want.Transactions) {
-			t.Error("the page differs from encoding/json's")
-		}
-	})
-	t.Run("go-json panics in a member", func(t *testing.T) {
-		fast := decodeFast
-		setDecoders(func(b []byte, v any) error {
-			if _, ok := v.(*BatchMarketInstructions); ok {
-				var nilMap map[string]int
-				nilMap["x"] = 1 // a runtime panic
+var (
+	calls       int
+	panicAt     map[int]bool
+	panicAlways bool
+)
+
+func (p *panicky) UnmarshalJSON(b []byte) error {
+	calls++
+	if panicAlways || panicAt[calls] {
+		var nilMap map[string]int
+		nilMap["x"] = 1 // a runtime panic
+	}
+	return json.Unmarshal(b, &p.Value)
+}
+
+// member decodes its panicky through unmarshal, as a one-of decodes its
+// member: a nested document of its own.
+type member struct{ Inner panicky }
+
+func (m *member) UnmarshalJSON(b []byte) error { return unmarshal(b, &m.Inner) }
+
+// TestDecoderPanics: a panic while go-json decodes leaves the decoding to
+// encoding/json (in the body and in a nested document alike), and a panic
+// in both is an error of decodeBody (which the client reports as a
+// *DecodeError, TestClientGarbageIsDecodeError), not a crash.
+func TestDecoderPanics(t *testing.T) {
+	t.Cleanup(func() { calls, panicAt, panicAlways = 0, nil, false })
+	body := []byte(`{"items":["a","b"],"member":"m"}`)
+	type page struct {
+		Items  []panicky `json:"items"`
+		Member member    `json:"member"`
+	}
+	for _, tt := range []struct {
+		name      string
+		panicAt   map[int]bool
+		fallbacks int64
+	}{
+		// Calls: go-json's of "a" (then encoding/json's of "a" and
+		// "b", go-json's of the member, encoding/json's of it).
+		{"go-json panics in the body", map[int]bool{1: true}, 1},
+		{"go-json panics in the body and in the nested document", map[int]bool{1: true, 4: true}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls, panicAt = 0, tt.panicAt
+			before := fallbacks.Load()
+			var got page
+			if err := decodeBody(body, &got); err != nil {
+				t.Fatal(err)
 			}
-			return fast(b, v)
-		}, decodeStd)
-		var got transactionsBody
-		if err := decodeBody(body, &got); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Error("the page differs from encoding/json's")
-		}
-	})
+			if n := fallbacks.Load() - before; n != tt.fallbacks {
+				t.Errorf("%d fallbacks to encoding/json, want %d", n, tt.fallbacks)
+			}
+			if want := (page{Items: []panicky{{"a"}, {"b"}}, Member: member{panicky{"m"}}}); !reflect.DeepEqual(got, want) {
+				t.Errorf("decoded %+v, want %+v", got, want)
+			}
+		})
+	}
 	t.Run("both panic", func(t *testing.T) {
-		boom := func([]byte, any) error { panic("boom") }
-		setDecoders(boom, boom)
-		_, err := serve.ListTransactions(context.Background(), TransactionsParams{})
-		var de *DecodeError
-		if !errors.As(err, &de) || !strings.Contains(err.Error(), "boom") {
-			t.Errorf("error %v (%T), want a *DecodeError", err, err)
+		panicAlways = true
+		var got page
+		err := decodeBody(body, &got)
+		if err == nil || !strings.Contains(err.Error(), "assignment to entry in nil map") {
+			t.Errorf("error %v, want the panic as an error", err)
 		}
 	})
 }
 
-// BenchmarkDecodeSampleTransactions compares encoding/json (alone, as before
-// decode.go) with the package decoder on the sample service's pages of 50
-// and 1,000 transactions. allocs/tx is allocations per transaction.
+// BenchmarkDecodeSampleTransactions compares encoding/json at the top (the
+// one-of members inside still decoded by the package decoder) with the
+// package decoder on the sample service's pages of 50 and 1,000
+// transactions. allocs/tx is allocations per transaction.
 //
 //	go test -run '^$' -bench DecodeSampleTransactions -benchmem ./upstream
 func BenchmarkDecodeSampleTransactions(b *testing.B) {
@@ -371,24 +436,22 @@ func BenchmarkDecodeSampleTransactions(b *testing.B) {
 		}
 		n := len(*probe.Transactions)
 		for _, dec := range []struct {
-			name string
-			std  bool
-		}{{"encoding-json", true}, {"go-json", false}} {
+			name   string
+			decode func([]byte, any) error
+		}{{"encoding-json", decodeStdTop}, {"go-json", decodeBody}} {
 			b.Run(fmt.Sprintf("%d/%s", n, dec.name), func(b *testing.B) {
-				stdOnly.Store(dec.std)
-				defer stdOnly.Store(false)
 				b.ReportAllocs()
 				b.SetBytes(int64(len(s.body)))
 				for b.Loop() {
 					var out transactionsBody
-					if err := decodeBody(s.body, &out); err != nil {
+					if err := dec.decode(s.body, &out); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.StopTimer()
 				allocs := testing.AllocsPerRun(3, func() {
 					var out transactionsBody
-					decodeBody(s.body, &out)
+					dec.decode(s.body, &out)
 				})
 				b.ReportMetric(allocs/float64(n), "allocs/tx")
 			})

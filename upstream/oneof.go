@@ -86,9 +86,6 @@ func (o oneOf[K]) decode(obj []byte, c choice) (K, error) {
 // escape in a key, a null member, any error) returns ok false, and the
 // caller decodes b the general way, which reports every error as before.
 func (o oneOf[K]) decodeLast(b []byte, plain func(key, value []byte) (bool, error)) (member K, ok bool) {
-	if stdOnly.Load() {
-		return member, false
-	}
 	end := len(bytes.TrimRight(b, jsonscan.Space))
 	if end == 0 || b[end-1] != '}' {
 		return member, false

@@ -1,6 +1,6 @@
 // Package jsonscan holds what the gateway's hand-written JSON scanners
-// share: the upstream decoder's one-of and compaction scans (package
-// upstream) and the request body decoder (package graph).
+// share: the upstream decoder's one-of scans (package upstream) and the
+// request body decoder (package graph).
 package jsonscan
 
 // Space is JSON's whitespace, for bytes.Trim and its kin.

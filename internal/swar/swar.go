@@ -1,7 +1,9 @@
 // Package swar tests the eight bytes of a uint64 at once (SIMD within a
 // register), for the scanners that look for a few special bytes in long
-// runs of ordinary ones: JSON strings in the upstream decoder, the
-// response writers' escaping.
+// runs of ordinary ones: the JSON strings of data-node cursors
+// (upstream/cursor_pack.go) and the response writer's escaping
+// (graph/fastexec.go). BENCHMARKS.md, "What each fast path buys at 1 ms",
+// measures what each use buys.
 package swar
 
 import "encoding/binary"
