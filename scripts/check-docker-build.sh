@@ -53,11 +53,16 @@ if [ -z "$addr" ]; then
   cat "$out/log" >&2
   exit 1
 fi
-uid=$(awk '/^Uid:/ { print $2 }' "/proc/$(pgrep -P "$pid" gateway || echo "$pid")/status" 2>/dev/null || true)
+# The subshell execs env, which execs setpriv, which execs the gateway.
+uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")
+if [ "$uid" = 0 ]; then
+  echo "the gateway runs as root" >&2
+  exit 1
+fi
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/healthz")
 if [ "$code" != 200 ]; then
   echo "GET /healthz answered $code, want 200" >&2
   cat "$out/log" >&2
   exit 1
 fi
-echo "as uid:gid $user (process uid ${uid:-?}), ENV ${env_args[*]}: GET /healthz 200"
+echo "as uid:gid $user (process uid $uid), ENV ${env_args[*]}: GET /healthz 200"
