@@ -431,18 +431,10 @@ func halfOpenAfter(t *testing.T, c *Client, openFor time.Duration) {
 // to handler in memory, without sockets (a bubble cannot wait on those).
 func setupInMemory(t *testing.T, handler http.HandlerFunc, opts ...func(*Config)) *Client {
 	t.Helper()
-	cfg := Config{
+	return newTestClient(t, Config{
 		DataNodeURL: "http://upstream.test/dn/", ExplorerURL: "http://upstream.test/rest",
 		HTTPClient: &http.Client{Transport: handlerTransport{handler}},
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	}, opts...)
 }
 
 // handlerTransport answers each request by calling an http.Handler.
