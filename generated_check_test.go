@@ -20,6 +20,7 @@ func TestGeneratedCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 'go generate ./...' twice")
 	}
+	t.Parallel() // most of its time is spent in other processes
 	top := strings.TrimSpace(string(mustRun(t, ".", "git", "rev-parse", "--show-toplevel")))
 	repo := filepath.Join(t.TempDir(), "repo")
 	mustRun(t, ".", "git", "clone", "--quiet", "--local", "--shared", top, repo)
