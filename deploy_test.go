@@ -254,29 +254,3 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Errorf("HPA %+v, min %d max %d", hpa.Spec.ScaleTargetRef, hpa.Spec.MinReplicas, hpa.Spec.MaxReplicas)
 	}
 }
-
-func TestDockerfileBuildsASmallStaticNonRootImage(t *testing.T) {
-	raw, err := os.ReadFile("Dockerfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	df := string(raw)
-	var stages []string
-	for _, line := range strings.Split(df, "\n") {
-		if strings.HasPrefix(line, "FROM ") {
-			stages = append(stages, line)
-		}
-	}
-	if len(stages) < 2 {
-		t.Fatalf("not a multi-stage build: %v", stages)
-	}
-	final := stages[len(stages)-1]
-	if !strings.Contains(final, "distroless/static") && !strings.Contains(final, "scratch") {
-		t.Errorf("the final stage %q is not a static base", final)
-	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "USER 65532", "EXPOSE 8080", `ENTRYPOINT ["/gateway"]`} {
-		if !strings.Contains(df, want) {
-			t.Errorf("the Dockerfile has no %q", want)
-		}
-	}
-}

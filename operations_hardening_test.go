@@ -225,36 +225,6 @@ func accessControlHeaders(h http.Header) []string {
 	return found
 }
 
-// /metrics never carries CORS headers: metrics are for scrapers, not for
-// pages of another origin, even one allowed to call the API.
-func TestMetricsWithoutCORS(t *testing.T) {
-	const origin = "https://app.example"
-	g := startOpsGateway(t, "-cors-origins", origin)
-	resp, body := get(t, g.URL+"/metrics", map[string]string{"Origin": origin})
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "go_goroutines") {
-		t.Fatalf("GET /metrics = %d", resp.StatusCode)
-	}
-	if h := accessControlHeaders(resp.Header); len(h) > 0 {
-		t.Errorf("GET /metrics with Origin carries %v", h)
-	}
-	req, _ := http.NewRequest(http.MethodOptions, g.URL+"/metrics", nil)
-	req.Header.Set("Origin", origin)
-	req.Header.Set("Access-Control-Request-Method", "GET")
-	pre, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pre.Body.Close()
-	if h := accessControlHeaders(pre.Header); len(h) > 0 {
-		t.Errorf("a preflight of /metrics is answered with %v", h)
-	}
-	// The API still gets them.
-	resp, _ = get(t, g.URL+"/graphql?query="+urlQueryEscape("{ __typename }"), map[string]string{"Origin": origin})
-	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != origin {
-		t.Errorf("/graphql Access-Control-Allow-Origin = %q, want %q", got, origin)
-	}
-}
-
 // With METRICS_ADDR, /metrics is served on that listener only (logged,
 // and closed with the gateway), never on the public one.
 func TestMetricsOnTheirOwnAddress(t *testing.T) {

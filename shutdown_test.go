@@ -93,6 +93,10 @@ func TestGracefulShutdownFailsReadinessThenDrains(t *testing.T) {
 	if err := waitFor(t, stopped, "serve to return"); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
+	if resp, err := newConnClient.Get(g.URL + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatal("the gateway still accepts connections after serve returned")
+	}
 	logs := g.logs.String()
 	if !strings.Contains(logs, "readiness fails") || !strings.Contains(logs, "draining") || !strings.Contains(logs, "stopped") {
 		t.Errorf("the log does not tell the shutdown's steps:\n%s", logs)

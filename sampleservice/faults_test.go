@@ -5,52 +5,50 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 func TestFaults(t *testing.T) {
 	assets := "/api/v2/assets"
 
+	// The latency faults run in a synctest bubble, the handler called in
+	// memory: the delay is exact on the fake clock, whatever the machine.
 	t.Run("fault Latency delays only its endpoint", func(t *testing.T) {
-		srv := startFixture(t, Config{})
-		srv.Service.SetFault(EndpointAssets, Fault{Latency: 200 * time.Millisecond})
-		start := time.Now()
-		if r := fetch(t, srv.URL+assets); r.status != http.StatusOK {
-			t.Fatalf("status %d, want 200", r.status)
-		}
-		if d := time.Since(start); d < 200*time.Millisecond {
-			t.Errorf("answered in %s, want at least 200ms", d)
-		}
-		start = time.Now()
-		fetch(t, srv.URL+"/api/v2/delegations")
-		if d := time.Since(start); d > 150*time.Millisecond {
-			t.Errorf("another endpoint took %s", d)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			svc := newFixtureService(t, Config{})
+			svc.SetFault(EndpointAssets, Fault{Latency: 200 * time.Millisecond})
+			start := time.Now()
+			if r := serveFrom(t, svc, "127.0.0.1", assets); r.status != http.StatusOK {
+				t.Fatalf("status %d, want 200", r.status)
+			}
+			if d := time.Since(start); d != 200*time.Millisecond {
+				t.Errorf("answered in %s, want 200ms", d)
+			}
+			start = time.Now()
+			serveFrom(t, svc, "127.0.0.1", "/api/v2/delegations")
+			if d := time.Since(start); d != 0 {
+				t.Errorf("another endpoint took %s", d)
+			}
+		})
 	})
 
 	t.Run("fault Latency ends when the client gives up", func(t *testing.T) {
-		srv := startFixture(t, Config{})
-		srv.Service.SetFault(EndpointAssets, Fault{Latency: time.Minute})
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+assets, nil)
-		start := time.Now()
-		if resp, err := noGzip.Do(req); err == nil {
-			resp.Body.Close()
-			t.Fatalf("got a response (%d), want the client's timeout", resp.StatusCode)
-		}
-		shutdown, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel2()
-		// Shutdown waits for handlers: it returns promptly only if the
-		// sleeping handler noticed the cancellation.
-		if err := srv.Shutdown(shutdown); err != nil {
-			t.Errorf("shutdown: %v (handler still sleeping?)", err)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("took %s", d)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			svc := newFixtureService(t, Config{})
+			svc.SetFault(EndpointAssets, Fault{Latency: time.Minute})
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			req := httptest.NewRequestWithContext(ctx, http.MethodGet, assets, nil)
+			start := time.Now()
+			svc.Handler().ServeHTTP(httptest.NewRecorder(), req)
+			if d := time.Since(start); d != 100*time.Millisecond {
+				t.Errorf("the handler returned after %s, want when the client gave up (100ms)", d)
+			}
+		})
 	})
 
 	t.Run("fault ErrorRate 1 answers 500 with an Internal status", func(t *testing.T) {

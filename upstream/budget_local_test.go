@@ -9,10 +9,18 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
+// The local budget's tests run in synctest bubbles: its refill, pauses
+// and deadlines follow the fake clock, at once and exactly.
+
 func TestLocalBudgetWait(t *testing.T) {
+	synctest.Test(t, testLocalBudgetWait)
+}
+
+func testLocalBudgetWait(t *testing.T) {
 	b := NewLocalBudget(0.001, 3) // three tokens, then none for a long while
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -32,8 +40,16 @@ func TestLocalBudgetWait(t *testing.T) {
 	}
 	// Without a deadline it waits until the context ends.
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel2() }()
-	if err := b.Wait(ctx2); !errors.Is(err, context.Canceled) {
+	waited := make(chan error, 1)
+	go func() { waited <- b.Wait(ctx2) }()
+	synctest.Wait()
+	select {
+	case err := <-waited:
+		t.Fatalf("wait without deadline returned %v before its context ended", err)
+	default:
+	}
+	cancel2()
+	if err := <-waited; !errors.Is(err, context.Canceled) {
 		t.Fatalf("wait without deadline: %v, want context.Canceled", err)
 	}
 	s, _ := b.State(ctx)
@@ -43,6 +59,10 @@ func TestLocalBudgetWait(t *testing.T) {
 }
 
 func TestLocalBudgetPause(t *testing.T) {
+	synctest.Test(t, testLocalBudgetPause)
+}
+
+func testLocalBudgetPause(t *testing.T) {
 	b := NewLocalBudget(1000, 100)
 	ctx := context.Background()
 	b.Pause(ctx, time.Second, false)
@@ -60,8 +80,12 @@ func TestLocalBudgetPause(t *testing.T) {
 	// ...a longer one waits for the pause to end.
 	long, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	start := time.Now()
 	if err := b.Wait(long); err != nil {
 		t.Fatalf("wait past the pause: %v", err)
+	}
+	if waited := time.Since(start); waited != time.Second {
+		t.Fatalf("waited %v for a pause of 1s", waited)
 	}
 	if s, _ := b.State(ctx); s.PausedFor != 0 {
 		t.Fatalf("still paused: %+v", s)

@@ -33,7 +33,12 @@ func setup(t *testing.T, handler http.HandlerFunc, opts ...func(*Config)) *Clien
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	cfg := Config{DataNodeURL: srv.URL + "/dn/", ExplorerURL: srv.URL + "/rest"}
+	return newTestClient(t, Config{DataNodeURL: srv.URL + "/dn/", ExplorerURL: srv.URL + "/rest"}, opts...)
+}
+
+// newTestClient is New(cfg) after opts adjusted cfg.
+func newTestClient(t *testing.T, cfg Config, opts ...func(*Config)) *Client {
+	t.Helper()
 	for _, o := range opts {
 		o(&cfg)
 	}

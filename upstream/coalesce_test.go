@@ -7,10 +7,18 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 )
 
+// The flights tests run in synctest bubbles: synctest.Wait returns once
+// every caller is blocked (joined, or left), with no sleep to guess how
+// long that takes.
+
 func TestFlightsShareOneCall(t *testing.T) {
+	synctest.Test(t, testFlightsShareOneCall)
+}
+
+func testFlightsShareOneCall(t *testing.T) {
 	var f flights
 	var calls atomic.Int32
 	release := make(chan struct{})
@@ -31,7 +39,7 @@ func TestFlightsShareOneCall(t *testing.T) {
 			results[i] = res
 		}()
 	}
-	time.Sleep(50 * time.Millisecond) // let every caller join
+	synctest.Wait() // every caller joined the one call
 	close(release)
 	wg.Wait()
 	if n := calls.Load(); n != 1 {
@@ -45,6 +53,10 @@ func TestFlightsShareOneCall(t *testing.T) {
 }
 
 func TestFlightsCallerLeavingDoesNotFailOthers(t *testing.T) {
+	synctest.Test(t, testFlightsCallerLeavingDoesNotFailOthers)
+}
+
+func testFlightsCallerLeavingDoesNotFailOthers(t *testing.T) {
 	var f flights
 	started := make(chan struct{})
 	release := make(chan struct{})
@@ -69,7 +81,7 @@ func TestFlightsCallerLeavingDoesNotFailOthers(t *testing.T) {
 		}
 		patient <- res
 	}()
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait() // the patient caller joined
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the impatient caller got %v", err)
@@ -81,23 +93,28 @@ func TestFlightsCallerLeavingDoesNotFailOthers(t *testing.T) {
 }
 
 func TestFlightsCancelWhenEveryCallerLeft(t *testing.T) {
-	var f flights
-	cancelled := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err, _ := f.do(ctx, "k", func(ctx context.Context) (flightResult, error) {
-		<-ctx.Done()
-		close(cancelled)
-		return flightResult{}, ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		var f flights
+		started := make(chan struct{})
+		cancelled := make(chan struct{})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-started; cancel() }()
+		_, err, _ := f.do(ctx, "k", func(ctx context.Context) (flightResult, error) {
+			close(started)
+			<-ctx.Done()
+			close(cancelled)
+			return flightResult{}, ctx.Err()
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+		synctest.Wait() // the call ran on as far as it could
+		select {
+		case <-cancelled:
+		default:
+			t.Fatal("the call went on with no caller left")
+		}
 	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v", err)
-	}
-	select {
-	case <-cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the call went on with no caller left")
-	}
 }
 
 func TestFlightsPanicBecomesAnError(t *testing.T) {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -226,41 +228,44 @@ func TestRetriesNeverOutliveTheCallersDeadline(t *testing.T) {
 }
 
 func TestCoalescedCallIsRetriedOnceForAll(t *testing.T) {
-	var c *Client
-	noLeaks(t, func() *Client { return c })
-	release := make(chan struct{})
-	s := &scripted{answer: func(w http.ResponseWriter, r *http.Request, n int) {
-		if n <= 2 {
-			<-release // every caller joins the first flight
-			status(w, 500, internal)
-			return
-		}
-		writeOK(w, r)
-	}}
-	c = setup(t, s.ServeHTTP, fastRetries)
-	var wg sync.WaitGroup
-	var failed atomic.Int32
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := c.ListAssets(context.Background(), AssetsParams{}); err != nil {
-				failed.Add(1)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		s := &scripted{answer: func(w http.ResponseWriter, r *http.Request, n int) {
+			if n <= 2 {
+				<-release // every caller joins the first flight
+				status(w, 500, internal)
+				return
 			}
-		}()
-	}
-	waitFor(t, func() bool { return s.requests(assetsPath) == 1 })
-	time.Sleep(50 * time.Millisecond) // the other callers join
-	close(release)
-	wg.Wait()
-	if n := s.requests(assetsPath); n != 3 || failed.Load() != 0 {
-		t.Fatalf("%d requests and %d failed callers, want 3 requests (one retried call) and none", n, failed.Load())
-	}
+			writeOK(w, r)
+		}}
+		c := setupInMemory(t, s.ServeHTTP, fastRetries)
+		var wg sync.WaitGroup
+		var failed atomic.Int32
+		for range 20 {
+			wg.Go(func() {
+				if _, err := c.ListAssets(context.Background(), AssetsParams{}); err != nil {
+					failed.Add(1)
+				}
+			})
+		}
+		synctest.Wait() // one request in the handler, every caller joined it
+		if n := s.requests(assetsPath); n != 1 {
+			t.Fatalf("%d requests for 20 identical callers, want 1", n)
+		}
+		close(release)
+		wg.Wait()
+		if n := s.requests(assetsPath); n != 3 || failed.Load() != 0 {
+			t.Fatalf("%d requests and %d failed callers, want 3 requests (one retried call) and none", n, failed.Load())
+		}
+	})
 }
 
+// In a bubble: the breaker's OpenFor passes on the fake clock, at once.
 func TestBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
-	var c *Client
-	noLeaks(t, func() *Client { return c })
+	synctest.Test(t, testBreakerOpensFailsFastAndClosesAfterAProbe)
+}
+
+func testBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
 	s := &scripted{answer: func(w http.ResponseWriter, r *http.Request, n int) {
@@ -272,7 +277,7 @@ func TestBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 	}}
 	var mu sync.Mutex
 	var changes []string
-	c = setup(t, s.ServeHTTP, func(cfg *Config) {
+	c := setupInMemory(t, s.ServeHTTP, func(cfg *Config) {
 		cfg.Retry.Retries = -1
 		cfg.Breaker = BreakerConfig{Failures: 3, OpenFor: 2 * time.Second}
 		cfg.OnBreakerChange = func(service Service, from, to string) {
@@ -307,7 +312,7 @@ func TestBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 	}
 
 	// A failed probe opens it again.
-	waitFor(t, func() bool { return c.BreakerState(ServiceDataNode) == BreakerHalfOpen })
+	halfOpenAfter(t, c, 2*time.Second)
 	if _, err := c.ListAssets(ctx, AssetsParams{}); err == nil || errors.Is(err, ErrCircuitOpen) {
 		t.Fatalf("probe: %v, want the upstream's 500", err)
 	}
@@ -316,7 +321,7 @@ func TestBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 	}
 	// A successful probe closes it.
 	failing.Store(false)
-	waitFor(t, func() bool { return c.BreakerState(ServiceDataNode) == BreakerHalfOpen })
+	halfOpenAfter(t, c, 2*time.Second)
 	if _, err := c.ListAssets(ctx, AssetsParams{}); err != nil {
 		t.Fatalf("probe: %v", err)
 	}
@@ -354,8 +359,10 @@ func TestBreakerIgnoresClientErrorsAndRateLimits(t *testing.T) {
 }
 
 func TestConcurrencyTowardsAServiceIsBounded(t *testing.T) {
-	var c *Client
-	noLeaks(t, func() *Client { return c })
+	synctest.Test(t, testConcurrencyTowardsAServiceIsBounded)
+}
+
+func testConcurrencyTowardsAServiceIsBounded(t *testing.T) {
 	var inFlight, most atomic.Int32
 	release := make(chan struct{})
 	s := &scripted{answer: func(w http.ResponseWriter, r *http.Request, n int) {
@@ -370,18 +377,18 @@ func TestConcurrencyTowardsAServiceIsBounded(t *testing.T) {
 		inFlight.Add(-1)
 		writeOK(w, r)
 	}}
-	c = setup(t, s.ServeHTTP, func(cfg *Config) { cfg.MaxConcurrent = 3 })
+	c := setupInMemory(t, s.ServeHTTP, func(cfg *Config) { cfg.MaxConcurrent = 3 })
 	var wg sync.WaitGroup
 	errs := make([]error, 10)
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, errs[i] = c.ListDelegations(context.Background(), DelegationsParams{EpochID: fmt.Sprint(i)}) // distinct: no coalescing
-		}()
+		})
 	}
-	waitFor(t, func() bool { return inFlight.Load() == 3 })
-	time.Sleep(100 * time.Millisecond) // time for more to arrive, if the bound leaked
+	synctest.Wait() // every caller is in the handler or waits for a slot
+	if n := inFlight.Load(); n != 3 {
+		t.Fatalf("%d requests in flight, want 3", n)
+	}
 
 	// A caller whose context ends while waiting for a slot gives up
 	// without sending anything.
@@ -406,14 +413,37 @@ func TestConcurrencyTowardsAServiceIsBounded(t *testing.T) {
 	}
 }
 
-// waitFor polls cond for up to 10 seconds.
-func waitFor(t *testing.T, cond func() bool) {
+// halfOpenAfter lets openFor pass on a bubble's clock and checks that the
+// data node's breaker is half-open just after it, not just before.
+func halfOpenAfter(t *testing.T, c *Client, openFor time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
+	time.Sleep(openFor - time.Millisecond)
+	if got := c.BreakerState(ServiceDataNode); got != BreakerOpen {
+		t.Fatalf("the breaker is %s before OpenFor passed, want open", got)
 	}
+	time.Sleep(2 * time.Millisecond)
+	if got := c.BreakerState(ServiceDataNode); got != BreakerHalfOpen {
+		t.Fatalf("the breaker is %s once OpenFor passed, want half-open", got)
+	}
+}
+
+// setupInMemory is setup for a synctest bubble: the client's requests go
+// to handler in memory, without sockets (a bubble cannot wait on those).
+func setupInMemory(t *testing.T, handler http.HandlerFunc, opts ...func(*Config)) *Client {
+	t.Helper()
+	return newTestClient(t, Config{
+		DataNodeURL: "http://upstream.test/dn/", ExplorerURL: "http://upstream.test/rest",
+		HTTPClient: &http.Client{Transport: handlerTransport{handler}},
+	}, opts...)
+}
+
+// handlerTransport answers each request by calling an http.Handler.
+type handlerTransport struct{ handler http.Handler }
+
+func (h handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	h.handler.ServeHTTP(rec, r)
+	resp := rec.Result()
+	resp.Request = r
+	return resp, nil
 }
