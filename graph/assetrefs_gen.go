@@ -19,5 +19,7 @@ var assetRefs = []assetRef{
 	{reflect.TypeFor[upstream.Perpetual](), "SettlementAsset", "Perpetual", "settlementAsset"},
 	{reflect.TypeFor[upstream.Spot](), "BaseAsset", "Spot", "baseAsset"},
 	{reflect.TypeFor[upstream.Spot](), "QuoteAsset", "Spot", "quoteAsset"},
+	{reflect.TypeFor[upstream.TransferFunds](), "Asset", "TransferFunds", "asset"},
 	{reflect.TypeFor[upstream.UpdateAsset](), "AssetID", "UpdateAsset", "asset"},
+	{reflect.TypeFor[upstream.WithdrawSubmission](), "Asset", "WithdrawSubmission", "asset"},
 }

@@ -577,6 +577,38 @@ func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, w *fxWalk
 	return true
 }
 
+func (x *fxState) fxo_CancelTransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransferFunds) bool {
+	fields, ok := x.plan(w, sel, cancelTransferFundsImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("CancelTransferFunds")
+		case "transferId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_CompositePriceConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CompositePriceConfiguration) bool {
 	fields, ok := x.plan(w, sel, compositePriceConfigurationImplementors)
 	if !ok {
@@ -677,6 +709,100 @@ func (x *fxState) fxo_Condition(ctx context.Context, w *fxWalk, sel ast.Selectio
 		case "value":
 			{
 				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_CreateReferralSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSet) bool {
+	fields, ok := x.plan(w, sel, createReferralSetImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("CreateReferralSet")
+		case "isTeam":
+			{
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
+					return false
+				}
+			}
+		case "team":
+			{
+				if !x.fxmarshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_CreateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSetTeam) bool {
+	fields, ok := x.plan(w, sel, createReferralSetTeamImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("CreateReferralSetTeam")
+		case "name":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+					return false
+				}
+			}
+		case "teamUrl":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
+					return false
+				}
+			}
+		case "avatarUrl":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
+					return false
+				}
+			}
+		case "closed":
+			{
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.Closed) {
+					return false
+				}
+			}
+		case "allowList":
+			{
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
 					return false
 				}
 			}
@@ -975,6 +1101,50 @@ func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, w *f
 		case "settlementScheduleProperty":
 			{
 				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SettlementScheduleProperty) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_DelegateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DelegateSubmission) bool {
+	fields, ok := x.plan(w, sel, delegateSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("DelegateSubmission")
+		case "nodeId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+					return false
+				}
+			}
+		case "node":
+			{
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
@@ -1303,6 +1473,38 @@ func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.Selecti
 		case "address":
 			{
 				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Address) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_Erc20WithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Erc20WithdrawExt) bool {
+	fields, ok := x.plan(w, sel, erc20WithdrawExtImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("Erc20WithdrawExt")
+		case "receiverAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReceiverAddress) {
 					return false
 				}
 			}
@@ -1953,6 +2155,38 @@ func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
+func (x *fxState) fxo_JoinTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.JoinTeam) bool {
+	fields, ok := x.plan(w, sel, joinTeamImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("JoinTeam")
+		case "id":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) bool {
 	fields, ok := x.plan(w, sel, liquidationStrategyImplementors)
 	if !ok {
@@ -2085,6 +2319,138 @@ func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, w *fxWa
 	return true
 }
 
+func (x *fxState) fxo_LiquidityProvisionAmendment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionAmendment) bool {
+	fields, ok := x.plan(w, sel, liquidityProvisionAmendmentImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("LiquidityProvisionAmendment")
+		case "marketId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+					return false
+				}
+			}
+		case "commitmentAmount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
+					return false
+				}
+			}
+		case "fee":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
+					return false
+				}
+			}
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_LiquidityProvisionCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionCancellation) bool {
+	fields, ok := x.plan(w, sel, liquidityProvisionCancellationImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("LiquidityProvisionCancellation")
+		case "marketId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_LiquidityProvisionSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionSubmission) bool {
+	fields, ok := x.plan(w, sel, liquidityProvisionSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("LiquidityProvisionSubmission")
+		case "marketId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+					return false
+				}
+			}
+		case "commitmentAmount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
+					return false
+				}
+			}
+		case "fee":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
+					return false
+				}
+			}
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) bool {
 	fields, ok := x.plan(w, sel, logNormalModelParamsImplementors)
 	if !ok {
@@ -2161,6 +2527,44 @@ func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast
 		case "tau":
 			{
 				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Tau) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_Metadata(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Metadata) bool {
+	fields, ok := x.plan(w, sel, metadataImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("Metadata")
+		case "key":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
+					return false
+				}
+			}
+		case "value":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -3722,6 +4126,56 @@ func (x *fxState) fxo_RecurringTransfer(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
+func (x *fxState) fxo_RecurringTransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.RecurringTransferFunds) bool {
+	fields, ok := x.plan(w, sel, recurringTransferFundsImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("RecurringTransferFunds")
+		case "startEpoch":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.StartEpoch) {
+					return false
+				}
+			}
+		case "endEpoch":
+			{
+				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.EndEpoch) {
+					return false
+				}
+			}
+		case "factor":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Factor) {
+					return false
+				}
+			}
+		case "dispatchStrategy":
+			{
+				if !x.fxmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, w, f.Selections, obj.DispatchStrategy) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
 	fields, ok := x.plan(w, sel, signatureImplementors)
 	if !ok {
@@ -4456,6 +4910,146 @@ func (x *fxState) fxo_TransactionEdge(ctx context.Context, w *fxWalk, sel ast.Se
 	return true
 }
 
+func (x *fxState) fxo_TransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.TransferFunds) bool {
+	fields, ok := x.plan(w, sel, transferFundsImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("TransferFunds")
+		case "fromAccountType":
+			{
+				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.FromAccountType) {
+					return false
+				}
+			}
+		case "to":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.To) {
+					return false
+				}
+			}
+		case "toAccountType":
+			{
+				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.ToAccountType) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "TransferFunds", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.TransferFunds().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		case "oneOff":
+			{
+				if !x.fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, w, f.Selections, obj.OneOff) {
+					return false
+				}
+			}
+		case "recurring":
+			{
+				if !x.fxmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx, w, f.Selections, obj.Recurring) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UndelegateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UndelegateSubmission) bool {
+	fields, ok := x.plan(w, sel, undelegateSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UndelegateSubmission")
+		case "nodeId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+					return false
+				}
+			}
+		case "node":
+			{
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "method":
+			{
+				if !x.fxmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx, w, f.Selections, obj.Method) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_UnknownCommand(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UnknownCommand) bool {
 	fields, ok := x.plan(w, sel, unknownCommandImplementors)
 	if !ok {
@@ -5062,6 +5656,44 @@ func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
+func (x *fxState) fxo_UpdatePartyProfile(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdatePartyProfile) bool {
+	fields, ok := x.plan(w, sel, updatePartyProfileImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdatePartyProfile")
+		case "alias":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Alias) {
+					return false
+				}
+			}
+		case "metadata":
+			{
+				if !x.fxmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx, w, f.Selections, obj.Metadata) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) bool {
 	fields, ok := x.plan(w, sel, updatePerpetualProductImplementors)
 	if !ok {
@@ -5160,6 +5792,106 @@ func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
+func (x *fxState) fxo_UpdateReferralSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) bool {
+	fields, ok := x.plan(w, sel, updateReferralSetImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateReferralSet")
+		case "id":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+					return false
+				}
+			}
+		case "isTeam":
+			{
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
+					return false
+				}
+			}
+		case "team":
+			{
+				if !x.fxmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UpdateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSetTeam) bool {
+	fields, ok := x.plan(w, sel, updateReferralSetTeamImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateReferralSetTeam")
+		case "name":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Name) {
+					return false
+				}
+			}
+		case "teamUrl":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
+					return false
+				}
+			}
+		case "avatarUrl":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
+					return false
+				}
+			}
+		case "closed":
+			{
+				if !x.fxmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.Closed) {
+					return false
+				}
+			}
+		case "allowList":
+			{
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
 	fields, ok := x.plan(w, sel, validatorNodeImplementors)
 	if !ok {
@@ -5217,15 +5949,240 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
+func (x *fxState) fxo_VoteSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VoteSubmission) bool {
+	fields, ok := x.plan(w, sel, voteSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("VoteSubmission")
+		case "proposalId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ProposalID) {
+					return false
+				}
+			}
+		case "value":
+			{
+				if !x.fxmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_WithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.WithdrawExt) bool {
+	fields, ok := x.plan(w, sel, withdrawExtImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("WithdrawExt")
+		case "erc20":
+			{
+				if !x.fxmarshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx, w, f.Selections, obj.Erc20) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_WithdrawSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.WithdrawSubmission) bool {
+	fields, ok := x.plan(w, sel, withdrawSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("WithdrawSubmission")
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "WithdrawSubmission", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.WithdrawSubmission().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "ext":
+			{
+				if !x.fxmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx, w, f.Selections, obj.Ext) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj upstream.CommandKind) bool {
 	switch obj := (obj).(type) {
 	case nil:
 		return false
+	case *upstream.WithdrawSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_WithdrawSubmission(ctx, w, sel, obj)
+	case *upstream.VoteSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_VoteSubmission(ctx, w, sel, obj)
+	case *upstream.UpdateReferralSet:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateReferralSet(ctx, w, sel, obj)
+	case *upstream.UpdatePartyProfile:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdatePartyProfile(ctx, w, sel, obj)
+	case *upstream.UpdateMarginMode:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateMarginMode(ctx, w, sel, obj)
 	case *upstream.UnknownCommand:
 		if obj == nil {
 			return false
 		}
 		return x.fxo_UnknownCommand(ctx, w, sel, obj)
+	case *upstream.UndelegateSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UndelegateSubmission(ctx, w, sel, obj)
+	case *upstream.TransferFunds:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_TransferFunds(ctx, w, sel, obj)
+	case *upstream.StopOrdersSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_StopOrdersSubmission(ctx, w, sel, obj)
+	case *upstream.StopOrderCancellation:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_StopOrderCancellation(ctx, w, sel, obj)
+	case *upstream.OrderSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_OrderSubmission(ctx, w, sel, obj)
+	case *upstream.OrderCancellation:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_OrderCancellation(ctx, w, sel, obj)
+	case *upstream.OrderAmendment:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_OrderAmendment(ctx, w, sel, obj)
+	case *upstream.LiquidityProvisionSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_LiquidityProvisionSubmission(ctx, w, sel, obj)
+	case *upstream.LiquidityProvisionCancellation:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_LiquidityProvisionCancellation(ctx, w, sel, obj)
+	case *upstream.LiquidityProvisionAmendment:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_LiquidityProvisionAmendment(ctx, w, sel, obj)
+	case *upstream.JoinTeam:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_JoinTeam(ctx, w, sel, obj)
+	case *upstream.DelegateSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_DelegateSubmission(ctx, w, sel, obj)
+	case *upstream.CreateReferralSet:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_CreateReferralSet(ctx, w, sel, obj)
+	case *upstream.CancelTransferFunds:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_CancelTransferFunds(ctx, w, sel, obj)
 	case *upstream.BatchProposalSubmission:
 		if obj == nil {
 			return false
@@ -5580,6 +6537,24 @@ func (x *fxState) fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstream
 		if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, sel, v[i]) {
 			return false
 		}
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
+func (x *fxState) fxmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Metadata) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_Metadata(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
@@ -5942,6 +6917,18 @@ func (x *fxState) fxmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgate
 	return x.fxo_BatchProposalTerms(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOBoolean2ᚖbool(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *bool) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	_ = sel
+	o.bool(*v)
+	return true
+}
+
 func (x *fxState) fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAsset) bool {
 	o := w.o
 	_ = o
@@ -6002,6 +6989,16 @@ func (x *fxState) fxmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgateway�
 		return x.fieldError(w, err, false, false)
 	}
 	return true
+}
+
+func (x *fxState) fxmarshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.CreateReferralSetTeam) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_CreateReferralSetTeam(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinition) bool {
@@ -6155,6 +7152,16 @@ func (x *fxState) fxmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupst
 		return x.fieldError(w, err, false, false)
 	}
 	return true
+}
+
+func (x *fxState) fxmarshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Erc20WithdrawExt) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_Erc20WithdrawExt(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthCallSpec) bool {
@@ -6537,6 +7544,16 @@ func (x *fxState) fxmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatew
 	return x.fxo_RecurringTransfer(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.RecurringTransferFunds) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_RecurringTransferFunds(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Side) bool {
 	o := w.o
 	_ = o
@@ -6799,6 +7816,17 @@ func (x *fxState) fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
+func (x *fxState) fxmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.UndelegateMethod) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
 func (x *fxState) fxmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateAssetConfiguration) bool {
 	o := w.o
 	_ = o
@@ -6867,4 +7895,35 @@ func (x *fxState) fxmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋ
 		return true
 	}
 	return x.fxo_UpdatePerpetualProduct(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateReferralSetTeam) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_UpdateReferralSetTeam(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.VoteValue) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *fxState) fxmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.WithdrawExt) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_WithdrawExt(ctx, w, sel, v)
 }

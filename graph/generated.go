@@ -36,8 +36,10 @@ type ResolverRoot interface {
 	Perpetual() PerpetualResolver
 	Query() QueryResolver
 	Spot() SpotResolver
+	TransferFunds() TransferFundsResolver
 	UpdateAsset() UpdateAssetResolver
 	ValidatorNode() ValidatorNodeResolver
+	WithdrawSubmission() WithdrawSubmissionResolver
 }
 
 type DirectiveRoot struct {
@@ -122,6 +124,10 @@ type ComplexityRoot struct {
 		TransferID func(childComplexity int) int
 	}
 
+	CancelTransferFunds struct {
+		TransferID func(childComplexity int) int
+	}
+
 	CompositePriceConfiguration struct {
 		CashAmount               func(childComplexity int) int
 		CompositePriceType       func(childComplexity int) int
@@ -136,6 +142,19 @@ type ComplexityRoot struct {
 	Condition struct {
 		Operator func(childComplexity int) int
 		Value    func(childComplexity int) int
+	}
+
+	CreateReferralSet struct {
+		IsTeam func(childComplexity int) int
+		Team   func(childComplexity int) int
+	}
+
+	CreateReferralSetTeam struct {
+		AllowList func(childComplexity int) int
+		AvatarURL func(childComplexity int) int
+		Closed    func(childComplexity int) int
+		Name      func(childComplexity int) int
+		TeamURL   func(childComplexity int) int
 	}
 
 	DataSourceDefinition struct {
@@ -175,6 +194,12 @@ type ComplexityRoot struct {
 	DataSourceSpecToPerpetualBinding struct {
 		SettlementDataProperty     func(childComplexity int) int
 		SettlementScheduleProperty func(childComplexity int) int
+	}
+
+	DelegateSubmission struct {
+		Amount  func(childComplexity int) int
+		NodeID  func(childComplexity int) int
+		NodeRef func(childComplexity int) int
 	}
 
 	Delegation struct {
@@ -219,6 +244,10 @@ type ComplexityRoot struct {
 
 	ETHAddress struct {
 		Address func(childComplexity int) int
+	}
+
+	Erc20WithdrawExt struct {
+		ReceiverAddress func(childComplexity int) int
 	}
 
 	EthCallSpec struct {
@@ -306,6 +335,10 @@ type ComplexityRoot struct {
 		Initial func(childComplexity int) int
 	}
 
+	JoinTeam struct {
+		ID func(childComplexity int) int
+	}
+
 	LiquidationStrategy struct {
 		DisposalFraction    func(childComplexity int) int
 		DisposalTimeStep    func(childComplexity int) int
@@ -324,6 +357,24 @@ type ComplexityRoot struct {
 		TriggeringRatio       func(childComplexity int) int
 	}
 
+	LiquidityProvisionAmendment struct {
+		CommitmentAmount func(childComplexity int) int
+		Fee              func(childComplexity int) int
+		MarketID         func(childComplexity int) int
+		Reference        func(childComplexity int) int
+	}
+
+	LiquidityProvisionCancellation struct {
+		MarketID func(childComplexity int) int
+	}
+
+	LiquidityProvisionSubmission struct {
+		CommitmentAmount func(childComplexity int) int
+		Fee              func(childComplexity int) int
+		MarketID         func(childComplexity int) int
+		Reference        func(childComplexity int) int
+	}
+
 	LogNormalModelParams struct {
 		Mu    func(childComplexity int) int
 		R     func(childComplexity int) int
@@ -334,6 +385,11 @@ type ComplexityRoot struct {
 		Params                func(childComplexity int) int
 		RiskAversionParameter func(childComplexity int) int
 		Tau                   func(childComplexity int) int
+	}
+
+	Metadata struct {
+		Key   func(childComplexity int) int
+		Value func(childComplexity int) int
 	}
 
 	NetworkParameter struct {
@@ -522,6 +578,13 @@ type ComplexityRoot struct {
 		StartEpoch       func(childComplexity int) int
 	}
 
+	RecurringTransferFunds struct {
+		DispatchStrategy func(childComplexity int) int
+		EndEpoch         func(childComplexity int) int
+		Factor           func(childComplexity int) int
+		StartEpoch       func(childComplexity int) int
+	}
+
 	Signature struct {
 		Algo    func(childComplexity int) int
 		Value   func(childComplexity int) int
@@ -619,6 +682,24 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	TransferFunds struct {
+		Amount          func(childComplexity int) int
+		Asset           func(childComplexity int) int
+		FromAccountType func(childComplexity int) int
+		OneOff          func(childComplexity int) int
+		Recurring       func(childComplexity int) int
+		Reference       func(childComplexity int) int
+		To              func(childComplexity int) int
+		ToAccountType   func(childComplexity int) int
+	}
+
+	UndelegateSubmission struct {
+		Amount  func(childComplexity int) int
+		Method  func(childComplexity int) int
+		NodeID  func(childComplexity int) int
+		NodeRef func(childComplexity int) int
+	}
+
 	UnknownCommand struct {
 		Name func(childComplexity int) int
 		Raw  func(childComplexity int) int
@@ -700,6 +781,11 @@ type ComplexityRoot struct {
 		Changes func(childComplexity int) int
 	}
 
+	UpdatePartyProfile struct {
+		Alias    func(childComplexity int) int
+		Metadata func(childComplexity int) int
+	}
+
 	UpdatePerpetualProduct struct {
 		ClampLowerBound                     func(childComplexity int) int
 		ClampUpperBound                     func(childComplexity int) int
@@ -715,9 +801,38 @@ type ComplexityRoot struct {
 		QuoteName                           func(childComplexity int) int
 	}
 
+	UpdateReferralSet struct {
+		ID     func(childComplexity int) int
+		IsTeam func(childComplexity int) int
+		Team   func(childComplexity int) int
+	}
+
+	UpdateReferralSetTeam struct {
+		AllowList func(childComplexity int) int
+		AvatarURL func(childComplexity int) int
+		Closed    func(childComplexity int) int
+		Name      func(childComplexity int) int
+		TeamURL   func(childComplexity int) int
+	}
+
 	ValidatorNode struct {
 		Delegations func(childComplexity int, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		ID          func(childComplexity int) int
+	}
+
+	VoteSubmission struct {
+		ProposalID func(childComplexity int) int
+		Value      func(childComplexity int) int
+	}
+
+	WithdrawExt struct {
+		Erc20 func(childComplexity int) int
+	}
+
+	WithdrawSubmission struct {
+		Amount func(childComplexity int) int
+		Asset  func(childComplexity int) int
+		Ext    func(childComplexity int) int
 	}
 }
 
@@ -757,11 +872,17 @@ type SpotResolver interface {
 
 	QuoteAsset(ctx context.Context, obj *upstream.Spot) (*upstream.Asset, error)
 }
+type TransferFundsResolver interface {
+	Asset(ctx context.Context, obj *upstream.TransferFunds) (*upstream.Asset, error)
+}
 type UpdateAssetResolver interface {
 	Asset(ctx context.Context, obj *upstream.UpdateAsset) (*upstream.Asset, error)
 }
 type ValidatorNodeResolver interface {
 	Delegations(ctx context.Context, obj *upstream.ValidatorNode, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
+}
+type WithdrawSubmissionResolver interface {
+	Asset(ctx context.Context, obj *upstream.WithdrawSubmission) (*upstream.Asset, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1046,6 +1167,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CancelTransferConfiguration.TransferID(childComplexity), true
 
+	case "CancelTransferFunds.transferId":
+		if e.ComplexityRoot.CancelTransferFunds.TransferID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CancelTransferFunds.TransferID(childComplexity), true
+
 	case "CompositePriceConfiguration.cashAmount":
 		if e.ComplexityRoot.CompositePriceConfiguration.CashAmount == nil {
 			break
@@ -1107,6 +1235,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Condition.Value(childComplexity), true
+
+	case "CreateReferralSet.isTeam":
+		if e.ComplexityRoot.CreateReferralSet.IsTeam == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSet.IsTeam(childComplexity), true
+	case "CreateReferralSet.team":
+		if e.ComplexityRoot.CreateReferralSet.Team == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSet.Team(childComplexity), true
+
+	case "CreateReferralSetTeam.allowList":
+		if e.ComplexityRoot.CreateReferralSetTeam.AllowList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.AllowList(childComplexity), true
+	case "CreateReferralSetTeam.avatarUrl":
+		if e.ComplexityRoot.CreateReferralSetTeam.AvatarURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.AvatarURL(childComplexity), true
+	case "CreateReferralSetTeam.closed":
+		if e.ComplexityRoot.CreateReferralSetTeam.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.Closed(childComplexity), true
+	case "CreateReferralSetTeam.name":
+		if e.ComplexityRoot.CreateReferralSetTeam.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.Name(childComplexity), true
+	case "CreateReferralSetTeam.teamUrl":
+		if e.ComplexityRoot.CreateReferralSetTeam.TeamURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.TeamURL(childComplexity), true
 
 	case "DataSourceDefinition.external":
 		if e.ComplexityRoot.DataSourceDefinition.External == nil {
@@ -1205,6 +1377,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DataSourceSpecToPerpetualBinding.SettlementScheduleProperty(childComplexity), true
+
+	case "DelegateSubmission.amount":
+		if e.ComplexityRoot.DelegateSubmission.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DelegateSubmission.Amount(childComplexity), true
+	case "DelegateSubmission.nodeId":
+		if e.ComplexityRoot.DelegateSubmission.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DelegateSubmission.NodeID(childComplexity), true
+	case "DelegateSubmission.node":
+		if e.ComplexityRoot.DelegateSubmission.NodeRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DelegateSubmission.NodeRef(childComplexity), true
 
 	case "Delegation.amount":
 		if e.ComplexityRoot.Delegation.Amount == nil {
@@ -1367,6 +1558,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ETHAddress.Address(childComplexity), true
+
+	case "Erc20WithdrawExt.receiverAddress":
+		if e.ComplexityRoot.Erc20WithdrawExt.ReceiverAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Erc20WithdrawExt.ReceiverAddress(childComplexity), true
 
 	case "EthCallSpec.abi":
 		if e.ComplexityRoot.EthCallSpec.ABI == nil {
@@ -1674,6 +1872,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.InternalTimeTrigger.Initial(childComplexity), true
 
+	case "JoinTeam.id":
+		if e.ComplexityRoot.JoinTeam.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinTeam.ID(childComplexity), true
+
 	case "LiquidationStrategy.disposalFraction":
 		if e.ComplexityRoot.LiquidationStrategy.DisposalFraction == nil {
 			break
@@ -1731,6 +1936,63 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LiquidityMonitoringParameters.TriggeringRatio(childComplexity), true
 
+	case "LiquidityProvisionAmendment.commitmentAmount":
+		if e.ComplexityRoot.LiquidityProvisionAmendment.CommitmentAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionAmendment.CommitmentAmount(childComplexity), true
+	case "LiquidityProvisionAmendment.fee":
+		if e.ComplexityRoot.LiquidityProvisionAmendment.Fee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionAmendment.Fee(childComplexity), true
+	case "LiquidityProvisionAmendment.marketId":
+		if e.ComplexityRoot.LiquidityProvisionAmendment.MarketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionAmendment.MarketID(childComplexity), true
+	case "LiquidityProvisionAmendment.reference":
+		if e.ComplexityRoot.LiquidityProvisionAmendment.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionAmendment.Reference(childComplexity), true
+
+	case "LiquidityProvisionCancellation.marketId":
+		if e.ComplexityRoot.LiquidityProvisionCancellation.MarketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionCancellation.MarketID(childComplexity), true
+
+	case "LiquidityProvisionSubmission.commitmentAmount":
+		if e.ComplexityRoot.LiquidityProvisionSubmission.CommitmentAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionSubmission.CommitmentAmount(childComplexity), true
+	case "LiquidityProvisionSubmission.fee":
+		if e.ComplexityRoot.LiquidityProvisionSubmission.Fee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionSubmission.Fee(childComplexity), true
+	case "LiquidityProvisionSubmission.marketId":
+		if e.ComplexityRoot.LiquidityProvisionSubmission.MarketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionSubmission.MarketID(childComplexity), true
+	case "LiquidityProvisionSubmission.reference":
+		if e.ComplexityRoot.LiquidityProvisionSubmission.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionSubmission.Reference(childComplexity), true
+
 	case "LogNormalModelParams.mu":
 		if e.ComplexityRoot.LogNormalModelParams.Mu == nil {
 			break
@@ -1768,6 +2030,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogNormalRiskModel.Tau(childComplexity), true
+
+	case "Metadata.key":
+		if e.ComplexityRoot.Metadata.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metadata.Key(childComplexity), true
+	case "Metadata.value":
+		if e.ComplexityRoot.Metadata.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metadata.Value(childComplexity), true
 
 	case "NetworkParameter.key":
 		if e.ComplexityRoot.NetworkParameter.Key == nil {
@@ -2499,6 +2774,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RecurringTransfer.StartEpoch(childComplexity), true
 
+	case "RecurringTransferFunds.dispatchStrategy":
+		if e.ComplexityRoot.RecurringTransferFunds.DispatchStrategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecurringTransferFunds.DispatchStrategy(childComplexity), true
+	case "RecurringTransferFunds.endEpoch":
+		if e.ComplexityRoot.RecurringTransferFunds.EndEpoch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecurringTransferFunds.EndEpoch(childComplexity), true
+	case "RecurringTransferFunds.factor":
+		if e.ComplexityRoot.RecurringTransferFunds.Factor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecurringTransferFunds.Factor(childComplexity), true
+	case "RecurringTransferFunds.startEpoch":
+		if e.ComplexityRoot.RecurringTransferFunds.StartEpoch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecurringTransferFunds.StartEpoch(childComplexity), true
+
 	case "Signature.algo":
 		if e.ComplexityRoot.Signature.Algo == nil {
 			break
@@ -2826,6 +3126,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TransactionEdge.Node(childComplexity), true
 
+	case "TransferFunds.amount":
+		if e.ComplexityRoot.TransferFunds.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.Amount(childComplexity), true
+	case "TransferFunds.asset":
+		if e.ComplexityRoot.TransferFunds.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.Asset(childComplexity), true
+	case "TransferFunds.fromAccountType":
+		if e.ComplexityRoot.TransferFunds.FromAccountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.FromAccountType(childComplexity), true
+	case "TransferFunds.oneOff":
+		if e.ComplexityRoot.TransferFunds.OneOff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.OneOff(childComplexity), true
+	case "TransferFunds.recurring":
+		if e.ComplexityRoot.TransferFunds.Recurring == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.Recurring(childComplexity), true
+	case "TransferFunds.reference":
+		if e.ComplexityRoot.TransferFunds.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.Reference(childComplexity), true
+	case "TransferFunds.to":
+		if e.ComplexityRoot.TransferFunds.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.To(childComplexity), true
+	case "TransferFunds.toAccountType":
+		if e.ComplexityRoot.TransferFunds.ToAccountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.ToAccountType(childComplexity), true
+
+	case "UndelegateSubmission.amount":
+		if e.ComplexityRoot.UndelegateSubmission.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UndelegateSubmission.Amount(childComplexity), true
+	case "UndelegateSubmission.method":
+		if e.ComplexityRoot.UndelegateSubmission.Method == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UndelegateSubmission.Method(childComplexity), true
+	case "UndelegateSubmission.nodeId":
+		if e.ComplexityRoot.UndelegateSubmission.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UndelegateSubmission.NodeID(childComplexity), true
+	case "UndelegateSubmission.node":
+		if e.ComplexityRoot.UndelegateSubmission.NodeRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UndelegateSubmission.NodeRef(childComplexity), true
+
 	case "UnknownCommand.name":
 		if e.ComplexityRoot.UnknownCommand.Name == nil {
 			break
@@ -3091,6 +3465,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateNetworkParameter.Changes(childComplexity), true
 
+	case "UpdatePartyProfile.alias":
+		if e.ComplexityRoot.UpdatePartyProfile.Alias == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdatePartyProfile.Alias(childComplexity), true
+	case "UpdatePartyProfile.metadata":
+		if e.ComplexityRoot.UpdatePartyProfile.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdatePartyProfile.Metadata(childComplexity), true
+
 	case "UpdatePerpetualProduct.clampLowerBound":
 		if e.ComplexityRoot.UpdatePerpetualProduct.ClampLowerBound == nil {
 			break
@@ -3164,6 +3551,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdatePerpetualProduct.QuoteName(childComplexity), true
 
+	case "UpdateReferralSet.id":
+		if e.ComplexityRoot.UpdateReferralSet.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSet.ID(childComplexity), true
+	case "UpdateReferralSet.isTeam":
+		if e.ComplexityRoot.UpdateReferralSet.IsTeam == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSet.IsTeam(childComplexity), true
+	case "UpdateReferralSet.team":
+		if e.ComplexityRoot.UpdateReferralSet.Team == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSet.Team(childComplexity), true
+
+	case "UpdateReferralSetTeam.allowList":
+		if e.ComplexityRoot.UpdateReferralSetTeam.AllowList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.AllowList(childComplexity), true
+	case "UpdateReferralSetTeam.avatarUrl":
+		if e.ComplexityRoot.UpdateReferralSetTeam.AvatarURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.AvatarURL(childComplexity), true
+	case "UpdateReferralSetTeam.closed":
+		if e.ComplexityRoot.UpdateReferralSetTeam.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.Closed(childComplexity), true
+	case "UpdateReferralSetTeam.name":
+		if e.ComplexityRoot.UpdateReferralSetTeam.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.Name(childComplexity), true
+	case "UpdateReferralSetTeam.teamUrl":
+		if e.ComplexityRoot.UpdateReferralSetTeam.TeamURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.TeamURL(childComplexity), true
+
 	case "ValidatorNode.delegations":
 		if e.ComplexityRoot.ValidatorNode.Delegations == nil {
 			break
@@ -3181,6 +3618,45 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ValidatorNode.ID(childComplexity), true
+
+	case "VoteSubmission.proposalId":
+		if e.ComplexityRoot.VoteSubmission.ProposalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VoteSubmission.ProposalID(childComplexity), true
+	case "VoteSubmission.value":
+		if e.ComplexityRoot.VoteSubmission.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VoteSubmission.Value(childComplexity), true
+
+	case "WithdrawExt.erc20":
+		if e.ComplexityRoot.WithdrawExt.Erc20 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawExt.Erc20(childComplexity), true
+
+	case "WithdrawSubmission.amount":
+		if e.ComplexityRoot.WithdrawSubmission.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawSubmission.Amount(childComplexity), true
+	case "WithdrawSubmission.asset":
+		if e.ComplexityRoot.WithdrawSubmission.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawSubmission.Asset(childComplexity), true
+	case "WithdrawSubmission.ext":
+		if e.ComplexityRoot.WithdrawSubmission.Ext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawSubmission.Ext(childComplexity), true
 
 	}
 	return 0, false
@@ -3264,6 +3740,11 @@ var sources = []*ast.Source{
 #   error, and the other fields of the response still resolve.
 # - A reference named ` + "`" + `…Id` + "`" + ` keeps its string and gains a sibling object named without the
 #   suffix; a reference named without the suffix is the object itself.
+# - Command types are named after their wire member in PascalCase (` + "`" + `orderSubmission` + "`" + ` is
+#   OrderSubmission). Where a governance shape already has the name, a party's own transfer
+#   family is named after the explorer's type "Transfer Funds": TransferFunds (` + "`" + `transfer` + "`" + `),
+#   CancelTransferFunds (` + "`" + `cancelTransfer` + "`" + `), RecurringTransferFunds (its ` + "`" + `recurring` + "`" + `);
+#   OneOffTransfer serves both.
 
 # ---------------------------------------------------------------------------------------------
 # Scalars
@@ -3824,14 +4305,35 @@ type ProofOfWork {
 }
 
 """
-The network command carried by a transaction, by kind. Kinds this schema does not describe yet
-(order submission, transfer and the rest) arrive as UnknownCommand with their raw JSON.
+The network command carried by a transaction, by kind: each member is named after its wire
+member (` + "`" + `orderSubmission` + "`" + ` is OrderSubmission), except where the schema header says otherwise.
+Kinds this schema does not describe (those a later network version adds, or a command the
+explorer sent without its member) arrive as UnknownCommand with their raw JSON.
 """
 union Command =
   | AnnounceNode
   | ApplyReferralCode
   | BatchMarketInstructions
   | BatchProposalSubmission
+  | CancelTransferFunds
+  | CreateReferralSet
+  | DelegateSubmission
+  | JoinTeam
+  | LiquidityProvisionAmendment
+  | LiquidityProvisionCancellation
+  | LiquidityProvisionSubmission
+  | OrderAmendment
+  | OrderCancellation
+  | OrderSubmission
+  | StopOrderCancellation
+  | StopOrdersSubmission
+  | TransferFunds
+  | UndelegateSubmission
+  | UpdateMarginMode
+  | UpdatePartyProfile
+  | UpdateReferralSet
+  | VoteSubmission
+  | WithdrawSubmission
   | UnknownCommand
 
 """
@@ -3900,7 +4402,7 @@ type BatchMarketInstructions {
 }
 
 """
-Amends an order. Size rules: a size below the current size keeps the order's queue position; a
+Amends an order (wire member ` + "`" + `orderAmendment` + "`" + `, and an element of a batch). Size rules: a size below the current size keeps the order's queue position; a
 size above the current size removes the order and reinserts it at the back of its price level;
 a size that brings the remaining part to zero cancels the order.
 """
@@ -3928,15 +4430,15 @@ type OrderAmendment {
   timeInForce: TimeInForce
 }
 
-"Cancels orders."
+"Cancels orders (wire member ` + "`" + `orderCancellation` + "`" + `, and an element of a batch)."
 type OrderCancellation {
-  "Restricts the cancellation to that market. With neither field set, all orders across all markets are cancelled."
+  "Restricts the cancellation to that market; empty when not set. With neither field set, all orders across all markets are cancelled."
   marketId: ID!
-  "Restricts the cancellation to one order; when set, ` + "`" + `marketId` + "`" + ` must also be given."
+  "Restricts the cancellation to one order, empty when not set; when set, ` + "`" + `marketId` + "`" + ` must also be given."
   orderId: ID!
 }
 
-"Cancels stop orders."
+"Cancels stop orders (wire member ` + "`" + `stopOrdersCancellation` + "`" + `, and an element of a batch)."
 type StopOrderCancellation {
   "Restricts the cancellation to that market; when unset (null), all stop orders across all markets are cancelled."
   marketId: ID
@@ -3944,7 +4446,7 @@ type StopOrderCancellation {
   stopOrderId: ID
 }
 
-"Submits stop orders: one or both directions."
+"Submits stop orders: one or both directions (wire member ` + "`" + `stopOrdersSubmission` + "`" + `, and an element of a batch)."
 type StopOrdersSubmission {
   "Triggers when the price falls below the trigger price."
   fallsBelow: StopOrderSetup
@@ -3953,8 +4455,8 @@ type StopOrdersSubmission {
 }
 
 """
-One stop order. Its trigger is a one-of: exactly one of ` + "`" + `price` + "`" + ` and ` + "`" + `trailingPercentOffset` + "`" + ` is
-non-null.
+One stop order. Its trigger is a one-of: at most one of ` + "`" + `price` + "`" + ` and ` + "`" + `trailingPercentOffset` + "`" + ` is
+non-null (both are null when the wire sent no trigger).
 """
 type StopOrderSetup {
   "Expiry (Unix nanoseconds on the wire; served as RFC 3339); if unset (null) the stop order never expires."
@@ -3982,7 +4484,7 @@ type SizeOverrideValue {
   percentage: String!
 }
 
-"Submits an order."
+"Submits an order (wire member ` + "`" + `orderSubmission` + "`" + `, and an element of a batch or a stop order)."
 type OrderSubmission {
   "Expiry (Unix nanoseconds on the wire; served as RFC 3339); settable only when ` + "`" + `timeInForce` + "`" + ` is GTT, null when unset."
   expiresAt: Timestamp
@@ -4032,7 +4534,7 @@ type PeggedOrder {
   reference: PeggedReference
 }
 
-"Changes a party's margin mode on a market."
+"Changes a party's margin mode on a market (wire member ` + "`" + `updateMarginMode` + "`" + `, and an element of a batch)."
 type UpdateMarginMode {
   "Multiplier for the margin set aside in isolated mode, as a decimal string; null outside isolated mode."
   marginFactor: String
@@ -4040,6 +4542,238 @@ type UpdateMarginMode {
   marketId: ID!
   "New margin mode."
   mode: MarginMode
+}
+
+# ---------------------------------------------------------------------------------------------
+# Party commands (commands-v0.74.md §2). The order, stop-order and margin-mode kinds are the
+# batch element types above, members of the Command union too.
+# ---------------------------------------------------------------------------------------------
+
+"Withdraws funds from the party's general account to a foreign chain."
+type WithdrawSubmission {
+  "Amount to withdraw: integer scaled to the asset's decimal places."
+  amount: String!
+  "Asset withdrawn (its ` + "`" + `id` + "`" + ` is the wire asset ID); null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Details for the foreign chain; null when the wire sent none."
+  ext: WithdrawExt
+}
+
+"""
+Foreign-chain details of a withdrawal: a one-of with the single member ` + "`" + `erc20` + "`" + `, which is null
+when the wire sent no member (` + "`" + `{}` + "`" + `).
+"""
+type WithdrawExt {
+  "Details of a withdrawal to an Ethereum (ERC-20) bridge."
+  erc20: Erc20WithdrawExt
+}
+
+"Details of a withdrawal through the ERC-20 bridge."
+type Erc20WithdrawExt {
+  "Ethereum address to which the bridge releases the funds."
+  receiverAddress: String!
+}
+
+"Votes on a governance proposal."
+type VoteSubmission {
+  "Proposal voted on; for a batch proposal, the batch's ID."
+  proposalId: ID!
+  "The vote."
+  value: VoteValue
+}
+
+"Value of a vote on a governance proposal."
+enum VoteValue {
+  "Default value; always invalid."
+  VALUE_UNSPECIFIED
+  "A vote against the proposal."
+  VALUE_NO
+  "A vote for the proposal."
+  VALUE_YES
+}
+
+"Commits liquidity to a market."
+type LiquidityProvisionSubmission {
+  "Market the liquidity is committed to."
+  marketId: ID!
+  "Amount committed: integer scaled to the settlement asset's decimal places."
+  commitmentAmount: String!
+  "Nominated liquidity fee factor, as a decimal string."
+  fee: String!
+  "Reference copied to the orders the commitment creates."
+  reference: String!
+}
+
+"Amends the party's liquidity commitment on a market; an empty or zero field means unchanged."
+type LiquidityProvisionAmendment {
+  "Market of the commitment."
+  marketId: ID!
+  "New amount committed: integer scaled to the settlement asset's decimal places; empty or ` + "`" + `0` + "`" + ` when unchanged."
+  commitmentAmount: String!
+  "New nominated liquidity fee factor, as a decimal string; empty when unchanged."
+  fee: String!
+  "New reference copied to the orders the commitment creates; empty when unchanged."
+  reference: String!
+}
+
+"Cancels the party's liquidity commitment on a market."
+type LiquidityProvisionCancellation {
+  "Market of the commitment."
+  marketId: ID!
+}
+
+"Delegates stake to a validator node."
+type DelegateSubmission {
+  "Validator node delegated to."
+  nodeId: ID!
+  "The validator node delegated to."
+  node: ValidatorNode!
+  "Amount delegated: integer scaled to the governance asset's decimal places."
+  amount: String!
+}
+
+"Removes stake delegated to a validator node."
+type UndelegateSubmission {
+  "Validator node undelegated from."
+  nodeId: ID!
+  "The validator node undelegated from."
+  node: ValidatorNode!
+  "Amount undelegated: integer scaled to the governance asset's decimal places; empty means all the stake delegated to the node."
+  amount: String!
+  "When the stake is removed."
+  method: UndelegateMethod
+}
+
+"When undelegated stake is removed."
+enum UndelegateMethod {
+  "Default value; not set."
+  METHOD_UNSPECIFIED
+  "At once, forfeiting the current epoch's rewards."
+  METHOD_NOW
+  "When the epoch ends, keeping its rewards."
+  METHOD_AT_END_OF_EPOCH
+}
+
+"""
+A party's transfer of funds between accounts (wire member ` + "`" + `transfer` + "`" + `, explorer type "Transfer
+Funds"); not a governance transfer (GovernanceTransfer). Its kind is a one-of: exactly one of
+` + "`" + `oneOff` + "`" + ` and ` + "`" + `recurring` + "`" + ` is non-null.
+"""
+type TransferFunds {
+  "Type of the sender's source account."
+  fromAccountType: AccountType
+  """
+  Public key of the receiving party (64 hex characters; all zeros for a network-wide account
+  such as a reward pool). Look the party up with ` + "`" + `party(id:)` + "`" + `.
+  """
+  to: String!
+  "Type of the destination account."
+  toAccountType: AccountType
+  "Asset transferred (its ` + "`" + `id` + "`" + ` is the wire asset ID); null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Amount transferred: integer scaled to the asset's decimal places."
+  amount: String!
+  "Free reference."
+  reference: String!
+  "A transfer made once."
+  oneOff: OneOffTransfer
+  "A transfer repeated every epoch."
+  recurring: RecurringTransferFunds
+}
+
+"""
+The recurring kind of a party's transfer. Unlike the governance RecurringTransfer it has a
+` + "`" + `factor` + "`" + `.
+"""
+type RecurringTransferFunds {
+  "First epoch paid."
+  startEpoch: Uint64!
+  "Last epoch paid; null when the transfer has no end epoch."
+  endEpoch: Uint64
+  """
+  Factor applied to the amount at each epoch, as a decimal string: 1000 with a factor of 0.5
+  pays 1000, 500, 250, …
+  """
+  factor: String!
+  "How the transfer is dispatched as rewards; null for a plain recurring transfer."
+  dispatchStrategy: DispatchStrategy
+}
+
+"""
+Stops one of the party's recurring transfers (wire member ` + "`" + `cancelTransfer` + "`" + `, explorer type
+"Cancel Transfer Funds"); not the governance change CancelTransfer.
+"""
+type CancelTransferFunds {
+  "The party's recurring transfer to stop."
+  transferId: ID!
+}
+
+"Creates a referral set, which may also be a team."
+type CreateReferralSet {
+  "Whether the set is also a team."
+  isTeam: Boolean!
+  "Team details; null when the set is not a team."
+  team: CreateReferralSetTeam
+}
+
+"The team of a new referral set."
+type CreateReferralSetTeam {
+  "Team name."
+  name: String!
+  "Team homepage; null when not given."
+  teamUrl: String
+  "Team avatar URL; null when not given."
+  avatarUrl: String
+  "Whether the team is closed to new members except those on the allow list."
+  closed: Boolean!
+  "Public keys allowed to join the team when it is closed."
+  allowList: [String!]!
+}
+
+"Updates a referral set the party created."
+type UpdateReferralSet {
+  "Referral set updated."
+  id: ID!
+  "Whether the set is also a team."
+  isTeam: Boolean!
+  "Team update; null when not given."
+  team: UpdateReferralSetTeam
+}
+
+"The team update of a referral set: a null field is left unchanged."
+type UpdateReferralSetTeam {
+  "New team name; null when unchanged."
+  name: String
+  "New team homepage; null when unchanged."
+  teamUrl: String
+  "New team avatar URL; null when unchanged."
+  avatarUrl: String
+  "Whether the team is closed to new members except those on the allow list; null when unchanged."
+  closed: Boolean
+  "Public keys allowed to join the team when it is closed."
+  allowList: [String!]!
+}
+
+"Joins a team."
+type JoinTeam {
+  "Team to join, equal to the referral code of the team's referral set."
+  id: ID!
+}
+
+"Replaces the party's profile: fields left out are removed."
+type UpdatePartyProfile {
+  "Alias of the party, unique across the network."
+  alias: String!
+  "Free key-value metadata of the profile (at most 10 entries)."
+  metadata: [Metadata!]!
+}
+
+"A key-value entry of a party's profile."
+type Metadata {
+  "Key of the entry."
+  key: String!
+  "Value of the entry."
+  value: String!
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -5245,6 +5979,22 @@ func (ec *executionContext) childFields_Condition(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type Condition", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateReferralSetTeam(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_CreateReferralSetTeam_name(ctx, field)
+	case "teamUrl":
+		return ec.fieldContext_CreateReferralSetTeam_teamUrl(ctx, field)
+	case "avatarUrl":
+		return ec.fieldContext_CreateReferralSetTeam_avatarUrl(ctx, field)
+	case "closed":
+		return ec.fieldContext_CreateReferralSetTeam_closed(ctx, field)
+	case "allowList":
+		return ec.fieldContext_CreateReferralSetTeam_allowList(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateReferralSetTeam", field.Name)
+}
+
 func (ec *executionContext) childFields_DataSourceDefinition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "internal":
@@ -5409,6 +6159,14 @@ func (ec *executionContext) childFields_ETHAddress(ctx context.Context, field gr
 		return ec.fieldContext_ETHAddress_address(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ETHAddress", field.Name)
+}
+
+func (ec *executionContext) childFields_Erc20WithdrawExt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "receiverAddress":
+		return ec.fieldContext_Erc20WithdrawExt_receiverAddress(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Erc20WithdrawExt", field.Name)
 }
 
 func (ec *executionContext) childFields_EthCallSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5639,6 +6397,16 @@ func (ec *executionContext) childFields_LogNormalRiskModel(ctx context.Context, 
 		return ec.fieldContext_LogNormalRiskModel_tau(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LogNormalRiskModel", field.Name)
+}
+
+func (ec *executionContext) childFields_Metadata(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_Metadata_key(ctx, field)
+	case "value":
+		return ec.fieldContext_Metadata_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Metadata", field.Name)
 }
 
 func (ec *executionContext) childFields_NetworkParameter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5957,6 +6725,20 @@ func (ec *executionContext) childFields_RecurringTransfer(ctx context.Context, f
 		return ec.fieldContext_RecurringTransfer_startEpoch(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecurringTransfer", field.Name)
+}
+
+func (ec *executionContext) childFields_RecurringTransferFunds(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "startEpoch":
+		return ec.fieldContext_RecurringTransferFunds_startEpoch(ctx, field)
+	case "endEpoch":
+		return ec.fieldContext_RecurringTransferFunds_endEpoch(ctx, field)
+	case "factor":
+		return ec.fieldContext_RecurringTransferFunds_factor(ctx, field)
+	case "dispatchStrategy":
+		return ec.fieldContext_RecurringTransferFunds_dispatchStrategy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecurringTransferFunds", field.Name)
 }
 
 func (ec *executionContext) childFields_Signature(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6287,6 +7069,22 @@ func (ec *executionContext) childFields_UpdatePerpetualProduct(ctx context.Conte
 	return nil, fmt.Errorf("no field named %q was found under type UpdatePerpetualProduct", field.Name)
 }
 
+func (ec *executionContext) childFields_UpdateReferralSetTeam(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_UpdateReferralSetTeam_name(ctx, field)
+	case "teamUrl":
+		return ec.fieldContext_UpdateReferralSetTeam_teamUrl(ctx, field)
+	case "avatarUrl":
+		return ec.fieldContext_UpdateReferralSetTeam_avatarUrl(ctx, field)
+	case "closed":
+		return ec.fieldContext_UpdateReferralSetTeam_closed(ctx, field)
+	case "allowList":
+		return ec.fieldContext_UpdateReferralSetTeam_allowList(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateReferralSetTeam", field.Name)
+}
+
 func (ec *executionContext) childFields_ValidatorNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6295,6 +7093,14 @@ func (ec *executionContext) childFields_ValidatorNode(ctx context.Context, field
 		return ec.fieldContext_ValidatorNode_delegations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ValidatorNode", field.Name)
+}
+
+func (ec *executionContext) childFields_WithdrawExt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "erc20":
+		return ec.fieldContext_WithdrawExt_erc20(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WithdrawExt", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8166,6 +8972,29 @@ func (ec *executionContext) fieldContext_CancelTransferConfiguration_transferId(
 	return graphql.NewScalarFieldContext("CancelTransferConfiguration", field, false, false, "ID")
 }
 
+func (ec *executionContext) _CancelTransferFunds_transferId(ctx context.Context, field graphql.CollectedField, obj *upstream.CancelTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CancelTransferFunds_transferId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TransferID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CancelTransferFunds_transferId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CancelTransferFunds", field, false, false, "ID")
+}
+
 func (ec *executionContext) _CompositePriceConfiguration_cashAmount(ctx context.Context, field graphql.CollectedField, obj *upstream.CompositePriceConfiguration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8412,6 +9241,176 @@ func (ec *executionContext) _Condition_value(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Condition_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Condition", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateReferralSet_isTeam(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSet_isTeam(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsTeam, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSet_isTeam(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSet", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CreateReferralSet_team(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSet_team(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Team, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.CreateReferralSetTeam) graphql.Marshaler {
+			return ec.marshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSet_team(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateReferralSet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateReferralSetTeam(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_name(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_teamUrl(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_teamUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_teamUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_avatarUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvatarURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_avatarUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_closed(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_closed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Closed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_closed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_allowList(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_allowList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AllowList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_allowList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "String")
 }
 
 func (ec *executionContext) _DataSourceDefinition_internal(ctx context.Context, field graphql.CollectedField, obj *upstream.DataSourceDefinition) (ret graphql.Marshaler) {
@@ -8856,6 +9855,84 @@ func (ec *executionContext) _DataSourceSpecToPerpetualBinding_settlementSchedule
 }
 func (ec *executionContext) fieldContext_DataSourceSpecToPerpetualBinding_settlementScheduleProperty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DataSourceSpecToPerpetualBinding", field, false, false, "String")
+}
+
+func (ec *executionContext) _DelegateSubmission_nodeId(ctx context.Context, field graphql.CollectedField, obj *upstream.DelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DelegateSubmission_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DelegateSubmission_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DelegateSubmission", field, false, false, "ID")
+}
+
+func (ec *executionContext) _DelegateSubmission_node(ctx context.Context, field graphql.CollectedField, obj *upstream.DelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DelegateSubmission_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DelegateSubmission_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DelegateSubmission",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidatorNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DelegateSubmission_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.DelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DelegateSubmission_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DelegateSubmission_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DelegateSubmission", field, false, false, "String")
 }
 
 func (ec *executionContext) _Delegation_party(ctx context.Context, field graphql.CollectedField, obj *upstream.Delegation) (ret graphql.Marshaler) {
@@ -9517,6 +10594,29 @@ func (ec *executionContext) _ETHAddress_address(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_ETHAddress_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ETHAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _Erc20WithdrawExt_receiverAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.Erc20WithdrawExt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Erc20WithdrawExt_receiverAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceiverAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Erc20WithdrawExt_receiverAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Erc20WithdrawExt", field, false, false, "String")
 }
 
 func (ec *executionContext) _EthCallSpec_address(ctx context.Context, field graphql.CollectedField, obj *upstream.EthCallSpec) (ret graphql.Marshaler) {
@@ -10826,6 +11926,29 @@ func (ec *executionContext) fieldContext_InternalTimeTrigger_every(_ context.Con
 	return graphql.NewScalarFieldContext("InternalTimeTrigger", field, false, false, "Int64")
 }
 
+func (ec *executionContext) _JoinTeam_id(ctx context.Context, field graphql.CollectedField, obj *upstream.JoinTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JoinTeam_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JoinTeam_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JoinTeam", field, false, false, "ID")
+}
+
 func (ec *executionContext) _LiquidationStrategy_disposalFraction(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidationStrategy) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11042,6 +12165,213 @@ func (ec *executionContext) fieldContext_LiquidityMonitoringParameters_triggerin
 	return graphql.NewScalarFieldContext("LiquidityMonitoringParameters", field, false, false, "String")
 }
 
+func (ec *executionContext) _LiquidityProvisionAmendment_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionAmendment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionAmendment_marketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MarketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionAmendment_marketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionAmendment", field, false, false, "ID")
+}
+
+func (ec *executionContext) _LiquidityProvisionAmendment_commitmentAmount(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionAmendment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionAmendment_commitmentAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommitmentAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionAmendment_commitmentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionAmendment", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionAmendment_fee(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionAmendment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionAmendment_fee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionAmendment_fee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionAmendment", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionAmendment_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionAmendment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionAmendment_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionAmendment_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionAmendment", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionCancellation_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionCancellation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionCancellation_marketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MarketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionCancellation_marketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionCancellation", field, false, false, "ID")
+}
+
+func (ec *executionContext) _LiquidityProvisionSubmission_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionSubmission_marketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MarketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionSubmission_marketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionSubmission", field, false, false, "ID")
+}
+
+func (ec *executionContext) _LiquidityProvisionSubmission_commitmentAmount(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionSubmission_commitmentAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommitmentAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionSubmission_commitmentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionSubmission_fee(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionSubmission_fee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionSubmission_fee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionSubmission_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionSubmission_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionSubmission_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionSubmission", field, false, false, "String")
+}
+
 func (ec *executionContext) _LogNormalModelParams_mu(ctx context.Context, field graphql.CollectedField, obj *upstream.LogNormalModelParams) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11187,6 +12517,52 @@ func (ec *executionContext) _LogNormalRiskModel_tau(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_LogNormalRiskModel_tau(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LogNormalRiskModel", field, false, false, "Float")
+}
+
+func (ec *executionContext) _Metadata_key(ctx context.Context, field graphql.CollectedField, obj *upstream.Metadata) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metadata_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metadata_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metadata", field, false, false, "String")
+}
+
+func (ec *executionContext) _Metadata_value(ctx context.Context, field graphql.CollectedField, obj *upstream.Metadata) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metadata_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metadata_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metadata", field, false, false, "String")
 }
 
 func (ec *executionContext) _NetworkParameter_key(ctx context.Context, field graphql.CollectedField, obj *upstream.NetworkParameter) (ret graphql.Marshaler) {
@@ -14241,6 +15617,107 @@ func (ec *executionContext) fieldContext_RecurringTransfer_startEpoch(_ context.
 	return graphql.NewScalarFieldContext("RecurringTransfer", field, false, false, "Uint64")
 }
 
+func (ec *executionContext) _RecurringTransferFunds_startEpoch(ctx context.Context, field graphql.CollectedField, obj *upstream.RecurringTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecurringTransferFunds_startEpoch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartEpoch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecurringTransferFunds_startEpoch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecurringTransferFunds", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _RecurringTransferFunds_endEpoch(ctx context.Context, field graphql.CollectedField, obj *upstream.RecurringTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecurringTransferFunds_endEpoch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndEpoch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Uint64) graphql.Marshaler {
+			return ec.marshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RecurringTransferFunds_endEpoch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecurringTransferFunds", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _RecurringTransferFunds_factor(ctx context.Context, field graphql.CollectedField, obj *upstream.RecurringTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecurringTransferFunds_factor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Factor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecurringTransferFunds_factor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecurringTransferFunds", field, false, false, "String")
+}
+
+func (ec *executionContext) _RecurringTransferFunds_dispatchStrategy(ctx context.Context, field graphql.CollectedField, obj *upstream.RecurringTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecurringTransferFunds_dispatchStrategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DispatchStrategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.DispatchStrategy) graphql.Marshaler {
+			return ec.marshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RecurringTransferFunds_dispatchStrategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecurringTransferFunds",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DispatchStrategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Signature_value(ctx context.Context, field graphql.CollectedField, obj *upstream.Signature) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15563,6 +17040,318 @@ func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _TransferFunds_fromAccountType(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_fromAccountType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromAccountType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.AccountType) graphql.Marshaler {
+			return ec.marshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_fromAccountType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "AccountType")
+}
+
+func (ec *executionContext) _TransferFunds_to(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "String")
+}
+
+func (ec *executionContext) _TransferFunds_toAccountType(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_toAccountType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToAccountType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.AccountType) graphql.Marshaler {
+			return ec.marshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_toAccountType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "AccountType")
+}
+
+func (ec *executionContext) _TransferFunds_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TransferFunds().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransferFunds",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TransferFunds_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "String")
+}
+
+func (ec *executionContext) _TransferFunds_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "String")
+}
+
+func (ec *executionContext) _TransferFunds_oneOff(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_oneOff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OneOff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.OneOffTransfer) graphql.Marshaler {
+			return ec.marshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_oneOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransferFunds",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OneOffTransfer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TransferFunds_recurring(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_recurring(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recurring, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.RecurringTransferFunds) graphql.Marshaler {
+			return ec.marshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_recurring(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransferFunds",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecurringTransferFunds(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UndelegateSubmission_nodeId(ctx context.Context, field graphql.CollectedField, obj *upstream.UndelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UndelegateSubmission_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UndelegateSubmission_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UndelegateSubmission", field, false, false, "ID")
+}
+
+func (ec *executionContext) _UndelegateSubmission_node(ctx context.Context, field graphql.CollectedField, obj *upstream.UndelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UndelegateSubmission_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UndelegateSubmission_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UndelegateSubmission",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidatorNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UndelegateSubmission_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.UndelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UndelegateSubmission_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UndelegateSubmission_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UndelegateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _UndelegateSubmission_method(ctx context.Context, field graphql.CollectedField, obj *upstream.UndelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UndelegateSubmission_method(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Method, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UndelegateMethod) graphql.Marshaler {
+			return ec.marshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UndelegateSubmission_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UndelegateSubmission", field, false, false, "UndelegateMethod")
+}
+
 func (ec *executionContext) _UnknownCommand_name(ctx context.Context, field graphql.CollectedField, obj *upstream.UnknownCommand) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16709,6 +18498,61 @@ func (ec *executionContext) fieldContext_UpdateNetworkParameter_changes(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _UpdatePartyProfile_alias(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdatePartyProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdatePartyProfile_alias(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alias, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdatePartyProfile_alias(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdatePartyProfile", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdatePartyProfile_metadata(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdatePartyProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdatePartyProfile_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.Metadata) graphql.Marshaler {
+			return ec.marshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdatePartyProfile_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdatePartyProfile",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metadata(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UpdatePerpetualProduct_clampLowerBound(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdatePerpetualProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17021,6 +18865,199 @@ func (ec *executionContext) fieldContext_UpdatePerpetualProduct_quoteName(_ cont
 	return graphql.NewScalarFieldContext("UpdatePerpetualProduct", field, false, false, "String")
 }
 
+func (ec *executionContext) _UpdateReferralSet_id(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSet_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSet", field, false, false, "ID")
+}
+
+func (ec *executionContext) _UpdateReferralSet_isTeam(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSet_isTeam(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsTeam, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSet_isTeam(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSet", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _UpdateReferralSet_team(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSet_team(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Team, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.UpdateReferralSetTeam) graphql.Marshaler {
+			return ec.marshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSet_team(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateReferralSet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateReferralSetTeam(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_name(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_teamUrl(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_teamUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_teamUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_avatarUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvatarURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_avatarUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_closed(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_closed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Closed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_closed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_allowList(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_allowList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AllowList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_allowList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "String")
+}
+
 func (ec *executionContext) _ValidatorNode_id(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17084,6 +19121,171 @@ func (ec *executionContext) fieldContext_ValidatorNode_delegations(ctx context.C
 	if fc.Args, err = ec.field_ValidatorNode_delegations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VoteSubmission_proposalId(ctx context.Context, field graphql.CollectedField, obj *upstream.VoteSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VoteSubmission_proposalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProposalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VoteSubmission_proposalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VoteSubmission", field, false, false, "ID")
+}
+
+func (ec *executionContext) _VoteSubmission_value(ctx context.Context, field graphql.CollectedField, obj *upstream.VoteSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VoteSubmission_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.VoteValue) graphql.Marshaler {
+			return ec.marshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VoteSubmission_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VoteSubmission", field, false, false, "VoteValue")
+}
+
+func (ec *executionContext) _WithdrawExt_erc20(ctx context.Context, field graphql.CollectedField, obj *upstream.WithdrawExt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawExt_erc20(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Erc20, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Erc20WithdrawExt) graphql.Marshaler {
+			return ec.marshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawExt_erc20(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawExt",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Erc20WithdrawExt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WithdrawSubmission_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.WithdrawSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawSubmission_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawSubmission_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _WithdrawSubmission_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.WithdrawSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawSubmission_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WithdrawSubmission().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawSubmission_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawSubmission",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WithdrawSubmission_ext(ctx context.Context, field graphql.CollectedField, obj *upstream.WithdrawSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawSubmission_ext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.WithdrawExt) graphql.Marshaler {
+			return ec.marshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawSubmission_ext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawSubmission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WithdrawExt(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -18169,11 +20371,106 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case *upstream.WithdrawSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WithdrawSubmission(ctx, sel, obj)
+	case *upstream.VoteSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._VoteSubmission(ctx, sel, obj)
+	case *upstream.UpdateReferralSet:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateReferralSet(ctx, sel, obj)
+	case *upstream.UpdatePartyProfile:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdatePartyProfile(ctx, sel, obj)
+	case *upstream.UpdateMarginMode:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateMarginMode(ctx, sel, obj)
 	case *upstream.UnknownCommand:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._UnknownCommand(ctx, sel, obj)
+	case *upstream.UndelegateSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UndelegateSubmission(ctx, sel, obj)
+	case *upstream.TransferFunds:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TransferFunds(ctx, sel, obj)
+	case *upstream.StopOrdersSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._StopOrdersSubmission(ctx, sel, obj)
+	case *upstream.StopOrderCancellation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._StopOrderCancellation(ctx, sel, obj)
+	case *upstream.OrderSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OrderSubmission(ctx, sel, obj)
+	case *upstream.OrderCancellation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OrderCancellation(ctx, sel, obj)
+	case *upstream.OrderAmendment:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OrderAmendment(ctx, sel, obj)
+	case *upstream.LiquidityProvisionSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._LiquidityProvisionSubmission(ctx, sel, obj)
+	case *upstream.LiquidityProvisionCancellation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._LiquidityProvisionCancellation(ctx, sel, obj)
+	case *upstream.LiquidityProvisionAmendment:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._LiquidityProvisionAmendment(ctx, sel, obj)
+	case *upstream.JoinTeam:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._JoinTeam(ctx, sel, obj)
+	case *upstream.DelegateSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._DelegateSubmission(ctx, sel, obj)
+	case *upstream.CreateReferralSet:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CreateReferralSet(ctx, sel, obj)
+	case *upstream.CancelTransferFunds:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CancelTransferFunds(ctx, sel, obj)
 	case *upstream.BatchProposalSubmission:
 		if obj == nil {
 			return graphql.Null
@@ -18836,6 +21133,39 @@ func (ec *executionContext) _CancelTransferConfiguration(ctx context.Context, se
 	return out
 }
 
+var cancelTransferFundsImplementors = []string{"CancelTransferFunds", "Command"}
+
+func (ec *executionContext) _CancelTransferFunds(ctx context.Context, sel ast.SelectionSet, obj *upstream.CancelTransferFunds) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cancelTransferFundsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CancelTransferFunds")
+		case "transferId":
+			out.Values[i] = ec._CancelTransferFunds_transferId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var compositePriceConfigurationImplementors = []string{"CompositePriceConfiguration"}
 
 func (ec *executionContext) _CompositePriceConfiguration(ctx context.Context, sel ast.SelectionSet, obj *upstream.CompositePriceConfiguration) graphql.Marshaler {
@@ -18922,6 +21252,97 @@ func (ec *executionContext) _Condition(ctx context.Context, sel ast.SelectionSet
 			}
 		case "value":
 			out.Values[i] = ec._Condition_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var createReferralSetImplementors = []string{"CreateReferralSet", "Command"}
+
+func (ec *executionContext) _CreateReferralSet(ctx context.Context, sel ast.SelectionSet, obj *upstream.CreateReferralSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createReferralSetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateReferralSet")
+		case "isTeam":
+			out.Values[i] = ec._CreateReferralSet_isTeam(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "team":
+			out.Values[i] = ec._CreateReferralSet_team(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var createReferralSetTeamImplementors = []string{"CreateReferralSetTeam"}
+
+func (ec *executionContext) _CreateReferralSetTeam(ctx context.Context, sel ast.SelectionSet, obj *upstream.CreateReferralSetTeam) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createReferralSetTeamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateReferralSetTeam")
+		case "name":
+			out.Values[i] = ec._CreateReferralSetTeam_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "teamUrl":
+			out.Values[i] = ec._CreateReferralSetTeam_teamUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "avatarUrl":
+			out.Values[i] = ec._CreateReferralSetTeam_avatarUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "closed":
+			out.Values[i] = ec._CreateReferralSetTeam_closed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "allowList":
+			out.Values[i] = ec._CreateReferralSetTeam_allowList(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -19241,6 +21662,49 @@ func (ec *executionContext) _DataSourceSpecToPerpetualBinding(ctx context.Contex
 	return out
 }
 
+var delegateSubmissionImplementors = []string{"DelegateSubmission", "Command"}
+
+func (ec *executionContext) _DelegateSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.DelegateSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, delegateSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DelegateSubmission")
+		case "nodeId":
+			out.Values[i] = ec._DelegateSubmission_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._DelegateSubmission_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._DelegateSubmission_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var delegationImplementors = []string{"Delegation"}
 
 func (ec *executionContext) _Delegation(ctx context.Context, sel ast.SelectionSet, obj *upstream.Delegation) graphql.Marshaler {
@@ -19520,6 +21984,39 @@ func (ec *executionContext) _ETHAddress(ctx context.Context, sel ast.SelectionSe
 			out.Values[i] = graphql.MarshalString("ETHAddress")
 		case "address":
 			out.Values[i] = ec._ETHAddress_address(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var erc20WithdrawExtImplementors = []string{"Erc20WithdrawExt"}
+
+func (ec *executionContext) _Erc20WithdrawExt(ctx context.Context, sel ast.SelectionSet, obj *upstream.Erc20WithdrawExt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, erc20WithdrawExtImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Erc20WithdrawExt")
+		case "receiverAddress":
+			out.Values[i] = ec._Erc20WithdrawExt_receiverAddress(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20123,6 +22620,39 @@ func (ec *executionContext) _InternalTimeTrigger(ctx context.Context, sel ast.Se
 	return out
 }
 
+var joinTeamImplementors = []string{"JoinTeam", "Command"}
+
+func (ec *executionContext) _JoinTeam(ctx context.Context, sel ast.SelectionSet, obj *upstream.JoinTeam) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, joinTeamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JoinTeam")
+		case "id":
+			out.Values[i] = ec._JoinTeam_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var liquidationStrategyImplementors = []string{"LiquidationStrategy"}
 
 func (ec *executionContext) _LiquidationStrategy(ctx context.Context, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) graphql.Marshaler {
@@ -20252,6 +22782,135 @@ func (ec *executionContext) _LiquidityMonitoringParameters(ctx context.Context, 
 	return out
 }
 
+var liquidityProvisionAmendmentImplementors = []string{"LiquidityProvisionAmendment", "Command"}
+
+func (ec *executionContext) _LiquidityProvisionAmendment(ctx context.Context, sel ast.SelectionSet, obj *upstream.LiquidityProvisionAmendment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liquidityProvisionAmendmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiquidityProvisionAmendment")
+		case "marketId":
+			out.Values[i] = ec._LiquidityProvisionAmendment_marketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "commitmentAmount":
+			out.Values[i] = ec._LiquidityProvisionAmendment_commitmentAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fee":
+			out.Values[i] = ec._LiquidityProvisionAmendment_fee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reference":
+			out.Values[i] = ec._LiquidityProvisionAmendment_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var liquidityProvisionCancellationImplementors = []string{"LiquidityProvisionCancellation", "Command"}
+
+func (ec *executionContext) _LiquidityProvisionCancellation(ctx context.Context, sel ast.SelectionSet, obj *upstream.LiquidityProvisionCancellation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liquidityProvisionCancellationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiquidityProvisionCancellation")
+		case "marketId":
+			out.Values[i] = ec._LiquidityProvisionCancellation_marketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var liquidityProvisionSubmissionImplementors = []string{"LiquidityProvisionSubmission", "Command"}
+
+func (ec *executionContext) _LiquidityProvisionSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.LiquidityProvisionSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liquidityProvisionSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiquidityProvisionSubmission")
+		case "marketId":
+			out.Values[i] = ec._LiquidityProvisionSubmission_marketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "commitmentAmount":
+			out.Values[i] = ec._LiquidityProvisionSubmission_commitmentAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fee":
+			out.Values[i] = ec._LiquidityProvisionSubmission_fee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reference":
+			out.Values[i] = ec._LiquidityProvisionSubmission_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var logNormalModelParamsImplementors = []string{"LogNormalModelParams"}
 
 func (ec *executionContext) _LogNormalModelParams(ctx context.Context, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) graphql.Marshaler {
@@ -20318,6 +22977,44 @@ func (ec *executionContext) _LogNormalRiskModel(ctx context.Context, sel ast.Sel
 			}
 		case "tau":
 			out.Values[i] = ec._LogNormalRiskModel_tau(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var metadataImplementors = []string{"Metadata"}
+
+func (ec *executionContext) _Metadata(ctx context.Context, sel ast.SelectionSet, obj *upstream.Metadata) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, metadataImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Metadata")
+		case "key":
+			out.Values[i] = ec._Metadata_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._Metadata_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20765,7 +23462,7 @@ func (ec *executionContext) _OneOffTransfer(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var orderAmendmentImplementors = []string{"OrderAmendment"}
+var orderAmendmentImplementors = []string{"OrderAmendment", "Command"}
 
 func (ec *executionContext) _OrderAmendment(ctx context.Context, sel ast.SelectionSet, obj *upstream.OrderAmendment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderAmendmentImplementors)
@@ -20838,7 +23535,7 @@ func (ec *executionContext) _OrderAmendment(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var orderCancellationImplementors = []string{"OrderCancellation"}
+var orderCancellationImplementors = []string{"OrderCancellation", "Command"}
 
 func (ec *executionContext) _OrderCancellation(ctx context.Context, sel ast.SelectionSet, obj *upstream.OrderCancellation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderCancellationImplementors)
@@ -20876,7 +23573,7 @@ func (ec *executionContext) _OrderCancellation(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var orderSubmissionImplementors = []string{"OrderSubmission"}
+var orderSubmissionImplementors = []string{"OrderSubmission", "Command"}
 
 func (ec *executionContext) _OrderSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.OrderSubmission) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderSubmissionImplementors)
@@ -21640,6 +24337,54 @@ func (ec *executionContext) _RecurringTransfer(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var recurringTransferFundsImplementors = []string{"RecurringTransferFunds"}
+
+func (ec *executionContext) _RecurringTransferFunds(ctx context.Context, sel ast.SelectionSet, obj *upstream.RecurringTransferFunds) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recurringTransferFundsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecurringTransferFunds")
+		case "startEpoch":
+			out.Values[i] = ec._RecurringTransferFunds_startEpoch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endEpoch":
+			out.Values[i] = ec._RecurringTransferFunds_endEpoch(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "factor":
+			out.Values[i] = ec._RecurringTransferFunds_factor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dispatchStrategy":
+			out.Values[i] = ec._RecurringTransferFunds_dispatchStrategy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var signatureImplementors = []string{"Signature"}
 
 func (ec *executionContext) _Signature(ctx context.Context, sel ast.SelectionSet, obj *upstream.Signature) graphql.Marshaler {
@@ -21933,7 +24678,7 @@ func (ec *executionContext) _Spot(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
-var stopOrderCancellationImplementors = []string{"StopOrderCancellation"}
+var stopOrderCancellationImplementors = []string{"StopOrderCancellation", "Command"}
 
 func (ec *executionContext) _StopOrderCancellation(ctx context.Context, sel ast.SelectionSet, obj *upstream.StopOrderCancellation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, stopOrderCancellationImplementors)
@@ -22034,7 +24779,7 @@ func (ec *executionContext) _StopOrderSetup(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var stopOrdersSubmissionImplementors = []string{"StopOrdersSubmission"}
+var stopOrdersSubmissionImplementors = []string{"StopOrdersSubmission", "Command"}
 
 func (ec *executionContext) _StopOrdersSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.StopOrdersSubmission) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, stopOrdersSubmissionImplementors)
@@ -22303,6 +25048,123 @@ func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.Select
 		case "node":
 			out.Values[i] = ec._TransactionEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var transferFundsImplementors = []string{"TransferFunds", "Command"}
+
+func (ec *executionContext) _TransferFunds(ctx context.Context, sel ast.SelectionSet, obj *upstream.TransferFunds) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, transferFundsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TransferFunds")
+		case "fromAccountType":
+			out.Values[i] = ec._TransferFunds_fromAccountType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "to":
+			out.Values[i] = ec._TransferFunds_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toAccountType":
+			out.Values[i] = ec._TransferFunds_toAccountType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._TransferFunds_asset(ctx, field, obj)
+				})
+		case "amount":
+			out.Values[i] = ec._TransferFunds_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reference":
+			out.Values[i] = ec._TransferFunds_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "oneOff":
+			out.Values[i] = ec._TransferFunds_oneOff(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "recurring":
+			out.Values[i] = ec._TransferFunds_recurring(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var undelegateSubmissionImplementors = []string{"UndelegateSubmission", "Command"}
+
+func (ec *executionContext) _UndelegateSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.UndelegateSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, undelegateSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UndelegateSubmission")
+		case "nodeId":
+			out.Values[i] = ec._UndelegateSubmission_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._UndelegateSubmission_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._UndelegateSubmission_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "method":
+			out.Values[i] = ec._UndelegateSubmission_method(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -22614,7 +25476,7 @@ func (ec *executionContext) _UpdateInstrumentConfiguration(ctx context.Context, 
 	return out
 }
 
-var updateMarginModeImplementors = []string{"UpdateMarginMode"}
+var updateMarginModeImplementors = []string{"UpdateMarginMode", "Command"}
 
 func (ec *executionContext) _UpdateMarginMode(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateMarginMode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateMarginModeImplementors)
@@ -22897,6 +25759,44 @@ func (ec *executionContext) _UpdateNetworkParameter(ctx context.Context, sel ast
 	return out
 }
 
+var updatePartyProfileImplementors = []string{"UpdatePartyProfile", "Command"}
+
+func (ec *executionContext) _UpdatePartyProfile(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdatePartyProfile) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updatePartyProfileImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdatePartyProfile")
+		case "alias":
+			out.Values[i] = ec._UpdatePartyProfile_alias(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._UpdatePartyProfile_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var updatePerpetualProductImplementors = []string{"UpdatePerpetualProduct"}
 
 func (ec *executionContext) _UpdatePerpetualProduct(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) graphql.Marshaler {
@@ -22985,6 +25885,102 @@ func (ec *executionContext) _UpdatePerpetualProduct(ctx context.Context, sel ast
 	return out
 }
 
+var updateReferralSetImplementors = []string{"UpdateReferralSet", "Command"}
+
+func (ec *executionContext) _UpdateReferralSet(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateReferralSetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateReferralSet")
+		case "id":
+			out.Values[i] = ec._UpdateReferralSet_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isTeam":
+			out.Values[i] = ec._UpdateReferralSet_isTeam(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "team":
+			out.Values[i] = ec._UpdateReferralSet_team(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var updateReferralSetTeamImplementors = []string{"UpdateReferralSetTeam"}
+
+func (ec *executionContext) _UpdateReferralSetTeam(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateReferralSetTeam) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateReferralSetTeamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateReferralSetTeam")
+		case "name":
+			out.Values[i] = ec._UpdateReferralSetTeam_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "teamUrl":
+			out.Values[i] = ec._UpdateReferralSetTeam_teamUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "avatarUrl":
+			out.Values[i] = ec._UpdateReferralSetTeam_avatarUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "closed":
+			out.Values[i] = ec._UpdateReferralSetTeam_closed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "allowList":
+			out.Values[i] = ec._UpdateReferralSetTeam_allowList(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var validatorNodeImplementors = []string{"ValidatorNode"}
 
 func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.SelectionSet, obj *upstream.ValidatorNode) graphql.Marshaler {
@@ -23007,6 +26003,121 @@ func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.Selectio
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ValidatorNode_delegations(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var voteSubmissionImplementors = []string{"VoteSubmission", "Command"}
+
+func (ec *executionContext) _VoteSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.VoteSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, voteSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VoteSubmission")
+		case "proposalId":
+			out.Values[i] = ec._VoteSubmission_proposalId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._VoteSubmission_value(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var withdrawExtImplementors = []string{"WithdrawExt"}
+
+func (ec *executionContext) _WithdrawExt(ctx context.Context, sel ast.SelectionSet, obj *upstream.WithdrawExt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, withdrawExtImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WithdrawExt")
+		case "erc20":
+			out.Values[i] = ec._WithdrawExt_erc20(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var withdrawSubmissionImplementors = []string{"WithdrawSubmission", "Command"}
+
+func (ec *executionContext) _WithdrawSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.WithdrawSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, withdrawSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WithdrawSubmission")
+		case "amount":
+			out.Values[i] = ec._WithdrawSubmission_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WithdrawSubmission_asset(ctx, field, obj)
+				})
+		case "ext":
+			out.Values[i] = ec._WithdrawSubmission_ext(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23688,6 +26799,26 @@ func (ec *executionContext) marshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋ
 	return ret
 }
 
+func (ec *executionContext) marshalNMetadata2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadata(ctx context.Context, sel ast.SelectionSet, v upstream.Metadata) graphql.Marshaler {
+	return ec._Metadata(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.Metadata) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMetadata2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadata(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNNormaliser2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliser(ctx context.Context, sel ast.SelectionSet, v upstream.Normaliser) graphql.Marshaler {
 	return ec._Normaliser(ctx, sel, &v)
 }
@@ -24294,6 +27425,13 @@ func (ec *executionContext) marshalOConditionOperator2githubᚗcomᚋtradenetᚋ
 	return graphql.WrapContextMarshaler(ctx, v)
 }
 
+func (ec *executionContext) marshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx context.Context, sel ast.SelectionSet, v *upstream.CreateReferralSetTeam) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CreateReferralSetTeam(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx context.Context, sel ast.SelectionSet, v *upstream.DataSourceDefinition) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -24406,6 +27544,13 @@ func (ec *executionContext) unmarshalOEntityScope2githubᚗcomᚋtradenetᚋgate
 
 func (ec *executionContext) marshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx context.Context, sel ast.SelectionSet, v upstream.EntityScope) graphql.Marshaler {
 	return graphql.WrapContextMarshaler(ctx, v)
+}
+
+func (ec *executionContext) marshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx context.Context, sel ast.SelectionSet, v *upstream.Erc20WithdrawExt) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Erc20WithdrawExt(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx context.Context, sel ast.SelectionSet, v *upstream.EthCallSpec) graphql.Marshaler {
@@ -24755,6 +27900,13 @@ func (ec *executionContext) marshalORecurringTransfer2ᚖgithubᚗcomᚋtradenet
 	return ec._RecurringTransfer(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx context.Context, sel ast.SelectionSet, v *upstream.RecurringTransferFunds) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RecurringTransferFunds(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, v any) (upstream.Side, error) {
 	var res upstream.Side
 	err := res.UnmarshalGQLContext(ctx, v)
@@ -25033,6 +28185,16 @@ func (ec *executionContext) marshalOUint642ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return graphql.WrapContextMarshaler(ctx, v)
 }
 
+func (ec *executionContext) unmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx context.Context, v any) (upstream.UndelegateMethod, error) {
+	var res upstream.UndelegateMethod
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx context.Context, sel ast.SelectionSet, v upstream.UndelegateMethod) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
 func (ec *executionContext) marshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx context.Context, sel ast.SelectionSet, v *upstream.UpdateAssetConfiguration) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -25080,6 +28242,30 @@ func (ec *executionContext) marshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtra
 		return graphql.Null
 	}
 	return ec._UpdatePerpetualProduct(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx context.Context, sel ast.SelectionSet, v *upstream.UpdateReferralSetTeam) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UpdateReferralSetTeam(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, v any) (upstream.VoteValue, error) {
+	var res upstream.VoteValue
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, sel ast.SelectionSet, v upstream.VoteValue) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
+func (ec *executionContext) marshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx context.Context, sel ast.SelectionSet, v *upstream.WithdrawExt) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WithdrawExt(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

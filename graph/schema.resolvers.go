@@ -98,6 +98,11 @@ func (r *spotResolver) QuoteAsset(ctx context.Context, obj *upstream.Spot) (*ups
 }
 
 // Asset is the resolver for the asset field.
+func (r *transferFundsResolver) Asset(ctx context.Context, obj *upstream.TransferFunds) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.Asset)
+}
+
+// Asset is the resolver for the asset field.
 func (r *updateAssetResolver) Asset(ctx context.Context, obj *upstream.UpdateAsset) (*upstream.Asset, error) {
 	return loadAsset(ctx, obj.AssetID)
 }
@@ -105,6 +110,11 @@ func (r *updateAssetResolver) Asset(ctx context.Context, obj *upstream.UpdateAss
 // Delegations is the resolver for the delegations field.
 func (r *validatorNodeResolver) Delegations(ctx context.Context, obj *upstream.ValidatorNode, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error) {
 	return r.listDelegations(ctx, delegationFilter{PartyID: partyID, NodeID: &obj.ID, EpochID: epochID}, pageArgs{first, last, after, before}, newestFirst)
+}
+
+// Asset is the resolver for the asset field.
+func (r *withdrawSubmissionResolver) Asset(ctx context.Context, obj *upstream.WithdrawSubmission) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.Asset)
 }
 
 // DispatchStrategy returns DispatchStrategyResolver implementation.
@@ -130,11 +140,19 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // Spot returns SpotResolver implementation.
 func (r *Resolver) Spot() SpotResolver { return &spotResolver{r} }
 
+// TransferFunds returns TransferFundsResolver implementation.
+func (r *Resolver) TransferFunds() TransferFundsResolver { return &transferFundsResolver{r} }
+
 // UpdateAsset returns UpdateAssetResolver implementation.
 func (r *Resolver) UpdateAsset() UpdateAssetResolver { return &updateAssetResolver{r} }
 
 // ValidatorNode returns ValidatorNodeResolver implementation.
 func (r *Resolver) ValidatorNode() ValidatorNodeResolver { return &validatorNodeResolver{r} }
+
+// WithdrawSubmission returns WithdrawSubmissionResolver implementation.
+func (r *Resolver) WithdrawSubmission() WithdrawSubmissionResolver {
+	return &withdrawSubmissionResolver{r}
+}
 
 type (
 	dispatchStrategyResolver   struct{ *Resolver }
@@ -144,6 +162,8 @@ type (
 	perpetualResolver          struct{ *Resolver }
 	queryResolver              struct{ *Resolver }
 	spotResolver               struct{ *Resolver }
+	transferFundsResolver      struct{ *Resolver }
 	updateAssetResolver        struct{ *Resolver }
 	validatorNodeResolver      struct{ *Resolver }
+	withdrawSubmissionResolver struct{ *Resolver }
 )

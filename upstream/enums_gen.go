@@ -89,6 +89,82 @@ func (e *TransactionVersion) UnmarshalGQLContext(_ context.Context, v any) error
 	return transactionVersionEnum.unmarshalGQL(e, v)
 }
 
+// VoteValue is the enum VoteValue of the GraphQL schema.
+//
+// Value of a vote on a governance proposal.
+type VoteValue string
+
+// VoteValue values.
+const (
+	// Default value; always invalid.
+	VoteValueUnspecified VoteValue = "VALUE_UNSPECIFIED"
+	// A vote against the proposal.
+	VoteValueNo VoteValue = "VALUE_NO"
+	// A vote for the proposal.
+	VoteValueYes VoteValue = "VALUE_YES"
+)
+
+var voteValueEnum = newEnum("VoteValue",
+	VoteValueUnspecified,
+	VoteValueNo,
+	VoteValueYes,
+)
+
+// Known reports whether e is a value this package knows.
+func (e VoteValue) Known() bool { return voteValueEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *VoteValue) UnmarshalJSON(b []byte) error { return voteValueEnum.unmarshalJSON(e, b) }
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e VoteValue) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return voteValueEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *VoteValue) UnmarshalGQLContext(_ context.Context, v any) error {
+	return voteValueEnum.unmarshalGQL(e, v)
+}
+
+// UndelegateMethod is the enum UndelegateMethod of the GraphQL schema.
+//
+// When undelegated stake is removed.
+type UndelegateMethod string
+
+// UndelegateMethod values.
+const (
+	// Default value; not set.
+	UndelegateMethodUnspecified UndelegateMethod = "METHOD_UNSPECIFIED"
+	// At once, forfeiting the current epoch's rewards.
+	UndelegateMethodNow UndelegateMethod = "METHOD_NOW"
+	// When the epoch ends, keeping its rewards.
+	UndelegateMethodAtEndOfEpoch UndelegateMethod = "METHOD_AT_END_OF_EPOCH"
+)
+
+var undelegateMethodEnum = newEnum("UndelegateMethod",
+	UndelegateMethodUnspecified,
+	UndelegateMethodNow,
+	UndelegateMethodAtEndOfEpoch,
+)
+
+// Known reports whether e is a value this package knows.
+func (e UndelegateMethod) Known() bool { return undelegateMethodEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *UndelegateMethod) UnmarshalJSON(b []byte) error {
+	return undelegateMethodEnum.unmarshalJSON(e, b)
+}
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e UndelegateMethod) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return undelegateMethodEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *UndelegateMethod) UnmarshalGQLContext(_ context.Context, v any) error {
+	return undelegateMethodEnum.unmarshalGQL(e, v)
+}
+
 // PeggedReference is the enum PeggedReference of the GraphQL schema.
 //
 // Price point a pegged order is pegged to.
