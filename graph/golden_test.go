@@ -322,7 +322,6 @@ func commandCases() []goldenCase {
 			"orderSubmission":      "command.orderSubmission",
 			"transfer":             "command.transfer",
 			"stopOrdersSubmission": "command.stopOrdersSubmission",
-			"proposalSubmission":   "proposal.newAsset",
 			"nodeVote":             "command.nodeVote",
 		}, func(t *testing.T, r gqlResponse) {
 			expectErrorCount(t, r, 0)
@@ -330,7 +329,6 @@ func commandCases() []goldenCase {
 				"orderSubmission":      "orderSubmission",
 				"transfer":             "transfer",
 				"stopOrdersSubmission": "stopOrdersSubmission",
-				"proposalSubmission":   "proposalSubmission",
 				"nodeVote":             "nodeVote",
 			} {
 				expectData(t, r, "UnknownCommand", txNode(alias, "command", "__typename")...)
@@ -377,16 +375,6 @@ func changeCases() []goldenCase {
 			}
 		}
 	}
-	unknown := func(member string) func(*testing.T, gqlResponse) {
-		return func(t *testing.T, r gqlResponse) {
-			t.Helper()
-			typename("UnknownProposalChange")(t, r)
-			expectData(t, r, member, txNode("tx", "command", "terms", "changes", 0, "change", "name")...)
-			if _, ok := dataAt(t, r, txNode("tx", "command", "terms", "changes", 0, "change", "raw")...).(map[string]any); !ok {
-				t.Errorf("raw is not a JSON object")
-			}
-		}
-	}
 	return []goldenCase{
 		oneTx("change.cancelTransfer", txCommand, "change.cancelTransfer", typename("CancelTransfer")),
 		oneTx("change.newFreeform", txCommand, "change.newFreeform", typename("NewFreeform")),
@@ -409,9 +397,6 @@ func changeCases() []goldenCase {
 		oneTx("change.updateMarket", txCommand, "change.updateMarket", typename("UpdateMarket")),
 		oneTx("change.updateMarketState", txCommand, "change.updateMarketState", typename("UpdateMarketState")),
 		oneTx("change.updateNetworkParameter", txCommand, "change.updateNetworkParameter", typename("UpdateNetworkParameter")),
-		oneTx("change.updateSpotMarket", txCommand, "change.updateSpotMarket", unknown("updateSpotMarket")),
-		oneTx("change.updateReferralProgram", txCommand, "change.updateReferralProgram", unknown("updateReferralProgram")),
-		oneTx("change.updateVolumeDiscountProgram", txCommand, "change.updateVolumeDiscountProgram", unknown("updateVolumeDiscountProgram")),
 		// A future: simple risk model, oracle settlement signed by a key and
 		// an address, termination on the network clock, a successor.
 		oneTx("market.future", txCommand, "market.future", func(t *testing.T, r gqlResponse) {

@@ -68,8 +68,8 @@ type Command struct {
 	Nonce       Uint64 `json:"nonce"`
 	BlockHeight Uint64 `json:"blockHeight"`
 	// Kind is the command's member: *AnnounceNode, *ApplyReferralCode,
-	// *BatchMarketInstructions, *BatchProposalSubmission, or *UnknownCommand
-	// for any other. It is nil only when the command itself was null.
+	// *BatchMarketInstructions, *BatchProposalSubmission, *ProposalSubmission,
+	// or *UnknownCommand for any other. It is nil only when the command itself was null.
 	Kind CommandKind `json:"-"`
 }
 
@@ -94,6 +94,7 @@ var commandMembers = oneOf[CommandKind]{
 		"applyReferralCode":       func() CommandKind { return new(ApplyReferralCode) },
 		"batchMarketInstructions": func() CommandKind { return new(BatchMarketInstructions) },
 		"batchProposalSubmission": func() CommandKind { return new(BatchProposalSubmission) },
+		"proposalSubmission":      func() CommandKind { return new(ProposalSubmission) },
 	},
 	unknown: func(name string, raw RawJSON) CommandKind {
 		return &UnknownCommand{Name: name, Raw: raw}
@@ -168,6 +169,8 @@ func (c Command) MarshalJSON() ([]byte, error) {
 		fields["batchMarketInstructions"] = k
 	case *BatchProposalSubmission:
 		fields["batchProposalSubmission"] = k
+	case *ProposalSubmission:
+		fields["proposalSubmission"] = k
 	case *UnknownCommand:
 		if k.Name == "" {
 			return k.Raw.MarshalJSON()
