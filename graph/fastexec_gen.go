@@ -481,6 +481,56 @@ func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
+func (x *fxState) fxo_BenefitTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BenefitTier) bool {
+	fields, ok := x.plan(w, sel, benefitTierImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("BenefitTier")
+		case "minimumRunningNotionalTakerVolume":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
+					return false
+				}
+			}
+		case "minimumEpochs":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumEpochs) {
+					return false
+				}
+			}
+		case "referralRewardFactor":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardFactor) {
+					return false
+				}
+			}
+		case "referralDiscountFactor":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralDiscountFactor) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAsset) bool {
 	fields, ok := x.plan(w, sel, builtinAssetImplementors)
 	if !ok {
@@ -2470,19 +2520,19 @@ func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel a
 			o.str("LogNormalModelParams")
 		case "mu":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Mu) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Mu) {
 					return false
 				}
 			}
 		case "r":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.R) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.R) {
 					return false
 				}
 			}
 		case "sigma":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Sigma) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Sigma) {
 					return false
 				}
 			}
@@ -2520,13 +2570,13 @@ func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast
 			}
 		case "riskAversionParameter":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.RiskAversionParameter) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.RiskAversionParameter) {
 					return false
 				}
 			}
 		case "tau":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Tau) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Tau) {
 					return false
 				}
 			}
@@ -2603,6 +2653,38 @@ func (x *fxState) fxo_NetworkParameter(ctx context.Context, w *fxWalk, sel ast.S
 		case "value":
 			{
 				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_NewAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewAsset) bool {
+	fields, ok := x.plan(w, sel, newAssetImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("NewAsset")
+		case "changes":
+			{
+				if !x.fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -2714,7 +2796,7 @@ func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, w *fxWalk, sel 
 			}
 		case "lpPriceRange":
 			{
-				if !x.fxmarshalOString2string(ctx, w, f.Selections, obj.LpPriceRange) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
 					return false
 				}
 			}
@@ -3786,6 +3868,100 @@ func (x *fxState) fxo_ProposalRationale(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
+func (x *fxState) fxo_ProposalSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalSubmission) bool {
+	fields, ok := x.plan(w, sel, proposalSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ProposalSubmission")
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		case "terms":
+			{
+				if !x.fxmarshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx, w, f.Selections, obj.Terms) {
+					return false
+				}
+			}
+		case "rationale":
+			{
+				if !x.fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, w, f.Selections, obj.Rationale) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalTerms) bool {
+	fields, ok := x.plan(w, sel, proposalTermsImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ProposalTerms")
+		case "closingTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ClosingTimestamp) {
+					return false
+				}
+			}
+		case "enactmentTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EnactmentTimestamp) {
+					return false
+				}
+			}
+		case "validationTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ValidationTimestamp) {
+					return false
+				}
+			}
+		case "change":
+			{
+				if !x.fxmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, w, f.Selections, obj.Change) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_PubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PubKey) bool {
 	fields, ok := x.plan(w, sel, pubKeyImplementors)
 	if !ok {
@@ -4176,6 +4352,56 @@ func (x *fxState) fxo_RecurringTransferFunds(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
+func (x *fxState) fxo_ReferralProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ReferralProgramChanges) bool {
+	fields, ok := x.plan(w, sel, referralProgramChangesImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ReferralProgramChanges")
+		case "benefitTiers":
+			{
+				if !x.fxmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
+					return false
+				}
+			}
+		case "endOfProgramTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
+					return false
+				}
+			}
+		case "windowLength":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
+					return false
+				}
+			}
+		case "stakingTiers":
+			{
+				if !x.fxmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx, w, f.Selections, obj.StakingTiers) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
 	fields, ok := x.plan(w, sel, signatureImplementors)
 	if !ok {
@@ -4277,31 +4503,31 @@ func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.Se
 			o.str("SimpleRiskModel")
 		case "factorLong":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.FactorLong) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorLong) {
 					return false
 				}
 			}
 		case "factorShort":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.FactorShort) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorShort) {
 					return false
 				}
 			}
 		case "maxMoveUp":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.MaxMoveUp) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MaxMoveUp) {
 					return false
 				}
 			}
 		case "minMoveDown":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.MinMoveDown) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MinMoveDown) {
 					return false
 				}
 			}
 		case "probabilityOfTrading":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.ProbabilityOfTrading) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ProbabilityOfTrading) {
 					return false
 				}
 			}
@@ -4494,6 +4720,44 @@ func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet,
 				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StakingTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakingTier) bool {
+	fields, ok := x.plan(w, sel, stakingTierImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakingTier")
+		case "minimumStakedTokens":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumStakedTokens) {
+					return false
+				}
+			}
+		case "referralRewardMultiplier":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardMultiplier) {
+					return false
+				}
 			}
 		default:
 			return false
@@ -4705,7 +4969,7 @@ func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, w *fxWalk, sel 
 			o.str("TargetStakeParameters")
 		case "scalingFactor":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.ScalingFactor) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ScalingFactor) {
 					return false
 				}
 			}
@@ -5505,7 +5769,7 @@ func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast
 			}
 		case "lpPriceRange":
 			{
-				if !x.fxmarshalOString2string(ctx, w, f.Selections, obj.LpPriceRange) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
 					return false
 				}
 			}
@@ -5792,6 +6056,38 @@ func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
+func (x *fxState) fxo_UpdateReferralProgram(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralProgram) bool {
+	fields, ok := x.plan(w, sel, updateReferralProgramImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateReferralProgram")
+		case "changes":
+			{
+				if !x.fxmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx, w, f.Selections, obj.Changes) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_UpdateReferralSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) bool {
 	fields, ok := x.plan(w, sel, updateReferralSetImplementors)
 	if !ok {
@@ -5892,6 +6188,144 @@ func (x *fxState) fxo_UpdateReferralSetTeam(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
+func (x *fxState) fxo_UpdateSpotMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarket) bool {
+	fields, ok := x.plan(w, sel, updateSpotMarketImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateSpotMarket")
+		case "marketId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+					return false
+				}
+			}
+		case "changes":
+			{
+				if !x.fxmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx, w, f.Selections, obj.Changes) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UpdateSpotMarketConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarketConfiguration) bool {
+	fields, ok := x.plan(w, sel, updateSpotMarketConfigurationImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateSpotMarketConfiguration")
+		case "metadata":
+			{
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
+					return false
+				}
+			}
+		case "priceMonitoringParameters":
+			{
+				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
+					return false
+				}
+			}
+		case "targetStakeParameters":
+			{
+				if !x.fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
+					return false
+				}
+			}
+		case "simple":
+			{
+				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
+					return false
+				}
+			}
+		case "logNormal":
+			{
+				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
+					return false
+				}
+			}
+		case "slaParams":
+			{
+				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.SlaParams) {
+					return false
+				}
+			}
+		case "liquidityFeeSettings":
+			{
+				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UpdateVolumeDiscountProgram(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateVolumeDiscountProgram) bool {
+	fields, ok := x.plan(w, sel, updateVolumeDiscountProgramImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateVolumeDiscountProgram")
+		case "changes":
+			{
+				if !x.fxmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx, w, f.Selections, obj.Changes) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
 	fields, ok := x.plan(w, sel, validatorNodeImplementors)
 	if !ok {
@@ -5939,6 +6373,88 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.Sele
 				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_VolumeBenefitTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VolumeBenefitTier) bool {
+	fields, ok := x.plan(w, sel, volumeBenefitTierImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("VolumeBenefitTier")
+		case "minimumRunningNotionalTakerVolume":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
+					return false
+				}
+			}
+		case "volumeDiscountFactor":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VolumeDiscountFactor) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_VolumeDiscountProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VolumeDiscountProgramChanges) bool {
+	fields, ok := x.plan(w, sel, volumeDiscountProgramChangesImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("VolumeDiscountProgramChanges")
+		case "benefitTiers":
+			{
+				if !x.fxmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
+					return false
+				}
+			}
+		case "endOfProgramTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
+					return false
+				}
+			}
+		case "windowLength":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
+					return false
+				}
 			}
 		default:
 			return false
@@ -6133,6 +6649,11 @@ func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionS
 			return false
 		}
 		return x.fxo_StopOrderCancellation(ctx, w, sel, obj)
+	case *upstream.ProposalSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_ProposalSubmission(ctx, w, sel, obj)
 	case *upstream.OrderSubmission:
 		if obj == nil {
 			return false
@@ -6236,6 +6757,21 @@ func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, w *fxWalk, sel ast
 	switch obj := (obj).(type) {
 	case nil:
 		return false
+	case *upstream.UpdateVolumeDiscountProgram:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateVolumeDiscountProgram(ctx, w, sel, obj)
+	case *upstream.UpdateSpotMarket:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateSpotMarket(ctx, w, sel, obj)
+	case *upstream.UpdateReferralProgram:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateReferralProgram(ctx, w, sel, obj)
 	case *upstream.UpdateNetworkParameter:
 		if obj == nil {
 			return false
@@ -6281,6 +6817,11 @@ func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, w *fxWalk, sel ast
 			return false
 		}
 		return x.fxo_NewFreeform(ctx, w, sel, obj)
+	case *upstream.NewAsset:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_NewAsset(ctx, w, sel, obj)
 	case *upstream.CancelTransfer:
 		if obj == nil {
 			return false
@@ -6314,6 +6855,24 @@ func (x *fxState) fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgra
 		}
 		w.pushIndex(i)
 		if !x.fxo_AssetEdge(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
+func (x *fxState) fxmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.BenefitTier) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_BenefitTier(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -6411,11 +6970,12 @@ func (x *fxState) fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
-func (x *fxState) fxmarshalNFloat2float64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v float64) bool {
+func (x *fxState) fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Float64) bool {
 	o := w.o
 	_ = o
-	_ = sel
-	if err := o.float(float64(v)); err != nil {
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
 		return x.fieldError(w, err, false, true)
 	}
 	return true
@@ -6740,6 +7300,24 @@ func (x *fxState) fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtrade
 	return true
 }
 
+func (x *fxState) fxmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.StakingTier) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_StakingTier(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
 func (x *fxState) fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.StopOrderCancellation) bool {
 	o := w.o
 	_ = o
@@ -6865,6 +7443,24 @@ func (x *fxState) fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return x.fxo_ValidatorNode(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.VolumeBenefitTier) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_VolumeBenefitTier(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
 func (x *fxState) fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.AccountType) bool {
 	o := w.o
 	_ = o
@@ -6894,6 +7490,16 @@ func (x *fxState) fxmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgateway
 		return true
 	}
 	return x.fxo_AssetConnection(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.AssetDetails) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_AssetDetails(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.AssetStatus) bool {
@@ -7524,6 +8130,16 @@ func (x *fxState) fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatew
 	return x.fxo_ProposalRationale(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ProposalTerms) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ProposalTerms(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PubKey) bool {
 	o := w.o
 	_ = o
@@ -7552,6 +8168,16 @@ func (x *fxState) fxmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋ
 		return true
 	}
 	return x.fxo_RecurringTransferFunds(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ReferralProgramChanges) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ReferralProgramChanges(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Side) bool {
@@ -7653,14 +8279,6 @@ func (x *fxState) fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgateway�
 		return true
 	}
 	return x.fxo_StopOrderSetup(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOString2string(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v string) bool {
-	o := w.o
-	_ = o
-	_ = sel
-	o.str(v)
-	return true
 }
 
 func (x *fxState) fxmarshalOString2ᚖstring(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *string) bool {
@@ -7905,6 +8523,26 @@ func (x *fxState) fxmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋg
 		return true
 	}
 	return x.fxo_UpdateReferralSetTeam(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateSpotMarketConfiguration) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_UpdateSpotMarketConfiguration(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_VolumeDiscountProgramChanges(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.VoteValue) bool {

@@ -112,6 +112,13 @@ type ComplexityRoot struct {
 		ClosingTimestamp func(childComplexity int) int
 	}
 
+	BenefitTier struct {
+		MinimumEpochs                     func(childComplexity int) int
+		MinimumRunningNotionalTakerVolume func(childComplexity int) int
+		ReferralDiscountFactor            func(childComplexity int) int
+		ReferralRewardFactor              func(childComplexity int) int
+	}
+
 	BuiltinAsset struct {
 		MaxFaucetAmountMint func(childComplexity int) int
 	}
@@ -397,6 +404,10 @@ type ComplexityRoot struct {
 		Value func(childComplexity int) int
 	}
 
+	NewAsset struct {
+		Changes func(childComplexity int) int
+	}
+
 	NewFreeform struct {
 		Raw func(childComplexity int) int
 	}
@@ -552,6 +563,19 @@ type ComplexityRoot struct {
 		Title       func(childComplexity int) int
 	}
 
+	ProposalSubmission struct {
+		Rationale func(childComplexity int) int
+		Reference func(childComplexity int) int
+		Terms     func(childComplexity int) int
+	}
+
+	ProposalTerms struct {
+		Change              func(childComplexity int) int
+		ClosingTimestamp    func(childComplexity int) int
+		EnactmentTimestamp  func(childComplexity int) int
+		ValidationTimestamp func(childComplexity int) int
+	}
+
 	PubKey struct {
 		Key func(childComplexity int) int
 	}
@@ -583,6 +607,13 @@ type ComplexityRoot struct {
 		EndEpoch         func(childComplexity int) int
 		Factor           func(childComplexity int) int
 		StartEpoch       func(childComplexity int) int
+	}
+
+	ReferralProgramChanges struct {
+		BenefitTiers          func(childComplexity int) int
+		EndOfProgramTimestamp func(childComplexity int) int
+		StakingTiers          func(childComplexity int) int
+		WindowLength          func(childComplexity int) int
 	}
 
 	Signature struct {
@@ -623,6 +654,11 @@ type ComplexityRoot struct {
 		BaseAsset  func(childComplexity int) int
 		Name       func(childComplexity int) int
 		QuoteAsset func(childComplexity int) int
+	}
+
+	StakingTier struct {
+		MinimumStakedTokens      func(childComplexity int) int
+		ReferralRewardMultiplier func(childComplexity int) int
 	}
 
 	StopOrderCancellation struct {
@@ -801,6 +837,10 @@ type ComplexityRoot struct {
 		QuoteName                           func(childComplexity int) int
 	}
 
+	UpdateReferralProgram struct {
+		Changes func(childComplexity int) int
+	}
+
 	UpdateReferralSet struct {
 		ID     func(childComplexity int) int
 		IsTeam func(childComplexity int) int
@@ -815,9 +855,39 @@ type ComplexityRoot struct {
 		TeamURL   func(childComplexity int) int
 	}
 
+	UpdateSpotMarket struct {
+		Changes  func(childComplexity int) int
+		MarketID func(childComplexity int) int
+	}
+
+	UpdateSpotMarketConfiguration struct {
+		LiquidityFeeSettings      func(childComplexity int) int
+		LogNormal                 func(childComplexity int) int
+		Metadata                  func(childComplexity int) int
+		PriceMonitoringParameters func(childComplexity int) int
+		Simple                    func(childComplexity int) int
+		SlaParams                 func(childComplexity int) int
+		TargetStakeParameters     func(childComplexity int) int
+	}
+
+	UpdateVolumeDiscountProgram struct {
+		Changes func(childComplexity int) int
+	}
+
 	ValidatorNode struct {
 		Delegations func(childComplexity int, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		ID          func(childComplexity int) int
+	}
+
+	VolumeBenefitTier struct {
+		MinimumRunningNotionalTakerVolume func(childComplexity int) int
+		VolumeDiscountFactor              func(childComplexity int) int
+	}
+
+	VolumeDiscountProgramChanges struct {
+		BenefitTiers          func(childComplexity int) int
+		EndOfProgramTimestamp func(childComplexity int) int
+		WindowLength          func(childComplexity int) int
 	}
 
 	VoteSubmission struct {
@@ -1145,6 +1215,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BatchProposalTerms.ClosingTimestamp(childComplexity), true
+
+	case "BenefitTier.minimumEpochs":
+		if e.ComplexityRoot.BenefitTier.MinimumEpochs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitTier.MinimumEpochs(childComplexity), true
+	case "BenefitTier.minimumRunningNotionalTakerVolume":
+		if e.ComplexityRoot.BenefitTier.MinimumRunningNotionalTakerVolume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitTier.MinimumRunningNotionalTakerVolume(childComplexity), true
+	case "BenefitTier.referralDiscountFactor":
+		if e.ComplexityRoot.BenefitTier.ReferralDiscountFactor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitTier.ReferralDiscountFactor(childComplexity), true
+	case "BenefitTier.referralRewardFactor":
+		if e.ComplexityRoot.BenefitTier.ReferralRewardFactor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitTier.ReferralRewardFactor(childComplexity), true
 
 	case "BuiltinAsset.maxFaucetAmountMint":
 		if e.ComplexityRoot.BuiltinAsset.MaxFaucetAmountMint == nil {
@@ -2057,6 +2152,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NetworkParameter.Value(childComplexity), true
 
+	case "NewAsset.changes":
+		if e.ComplexityRoot.NewAsset.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewAsset.Changes(childComplexity), true
+
 	case "NewFreeform.raw":
 		if e.ComplexityRoot.NewFreeform.Raw == nil {
 			break
@@ -2645,6 +2747,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProposalRationale.Title(childComplexity), true
 
+	case "ProposalSubmission.rationale":
+		if e.ComplexityRoot.ProposalSubmission.Rationale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalSubmission.Rationale(childComplexity), true
+	case "ProposalSubmission.reference":
+		if e.ComplexityRoot.ProposalSubmission.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalSubmission.Reference(childComplexity), true
+	case "ProposalSubmission.terms":
+		if e.ComplexityRoot.ProposalSubmission.Terms == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalSubmission.Terms(childComplexity), true
+
+	case "ProposalTerms.change":
+		if e.ComplexityRoot.ProposalTerms.Change == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalTerms.Change(childComplexity), true
+	case "ProposalTerms.closingTimestamp":
+		if e.ComplexityRoot.ProposalTerms.ClosingTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalTerms.ClosingTimestamp(childComplexity), true
+	case "ProposalTerms.enactmentTimestamp":
+		if e.ComplexityRoot.ProposalTerms.EnactmentTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalTerms.EnactmentTimestamp(childComplexity), true
+	case "ProposalTerms.validationTimestamp":
+		if e.ComplexityRoot.ProposalTerms.ValidationTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalTerms.ValidationTimestamp(childComplexity), true
+
 	case "PubKey.key":
 		if e.ComplexityRoot.PubKey.Key == nil {
 			break
@@ -2799,6 +2945,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RecurringTransferFunds.StartEpoch(childComplexity), true
 
+	case "ReferralProgramChanges.benefitTiers":
+		if e.ComplexityRoot.ReferralProgramChanges.BenefitTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralProgramChanges.BenefitTiers(childComplexity), true
+	case "ReferralProgramChanges.endOfProgramTimestamp":
+		if e.ComplexityRoot.ReferralProgramChanges.EndOfProgramTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralProgramChanges.EndOfProgramTimestamp(childComplexity), true
+	case "ReferralProgramChanges.stakingTiers":
+		if e.ComplexityRoot.ReferralProgramChanges.StakingTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralProgramChanges.StakingTiers(childComplexity), true
+	case "ReferralProgramChanges.windowLength":
+		if e.ComplexityRoot.ReferralProgramChanges.WindowLength == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralProgramChanges.WindowLength(childComplexity), true
+
 	case "Signature.algo":
 		if e.ComplexityRoot.Signature.Algo == nil {
 			break
@@ -2919,6 +3090,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Spot.QuoteAsset(childComplexity), true
+
+	case "StakingTier.minimumStakedTokens":
+		if e.ComplexityRoot.StakingTier.MinimumStakedTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingTier.MinimumStakedTokens(childComplexity), true
+	case "StakingTier.referralRewardMultiplier":
+		if e.ComplexityRoot.StakingTier.ReferralRewardMultiplier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingTier.ReferralRewardMultiplier(childComplexity), true
 
 	case "StopOrderCancellation.marketId":
 		if e.ComplexityRoot.StopOrderCancellation.MarketID == nil {
@@ -3551,6 +3735,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdatePerpetualProduct.QuoteName(childComplexity), true
 
+	case "UpdateReferralProgram.changes":
+		if e.ComplexityRoot.UpdateReferralProgram.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralProgram.Changes(childComplexity), true
+
 	case "UpdateReferralSet.id":
 		if e.ComplexityRoot.UpdateReferralSet.ID == nil {
 			break
@@ -3601,6 +3792,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateReferralSetTeam.TeamURL(childComplexity), true
 
+	case "UpdateSpotMarket.changes":
+		if e.ComplexityRoot.UpdateSpotMarket.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarket.Changes(childComplexity), true
+	case "UpdateSpotMarket.marketId":
+		if e.ComplexityRoot.UpdateSpotMarket.MarketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarket.MarketID(childComplexity), true
+
+	case "UpdateSpotMarketConfiguration.liquidityFeeSettings":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.LiquidityFeeSettings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.LiquidityFeeSettings(childComplexity), true
+	case "UpdateSpotMarketConfiguration.logNormal":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.LogNormal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.LogNormal(childComplexity), true
+	case "UpdateSpotMarketConfiguration.metadata":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.Metadata(childComplexity), true
+	case "UpdateSpotMarketConfiguration.priceMonitoringParameters":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.PriceMonitoringParameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.PriceMonitoringParameters(childComplexity), true
+	case "UpdateSpotMarketConfiguration.simple":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.Simple == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.Simple(childComplexity), true
+	case "UpdateSpotMarketConfiguration.slaParams":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.SlaParams == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.SlaParams(childComplexity), true
+	case "UpdateSpotMarketConfiguration.targetStakeParameters":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.TargetStakeParameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.TargetStakeParameters(childComplexity), true
+
+	case "UpdateVolumeDiscountProgram.changes":
+		if e.ComplexityRoot.UpdateVolumeDiscountProgram.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateVolumeDiscountProgram.Changes(childComplexity), true
+
 	case "ValidatorNode.delegations":
 		if e.ComplexityRoot.ValidatorNode.Delegations == nil {
 			break
@@ -3618,6 +3872,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ValidatorNode.ID(childComplexity), true
+
+	case "VolumeBenefitTier.minimumRunningNotionalTakerVolume":
+		if e.ComplexityRoot.VolumeBenefitTier.MinimumRunningNotionalTakerVolume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeBenefitTier.MinimumRunningNotionalTakerVolume(childComplexity), true
+	case "VolumeBenefitTier.volumeDiscountFactor":
+		if e.ComplexityRoot.VolumeBenefitTier.VolumeDiscountFactor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeBenefitTier.VolumeDiscountFactor(childComplexity), true
+
+	case "VolumeDiscountProgramChanges.benefitTiers":
+		if e.ComplexityRoot.VolumeDiscountProgramChanges.BenefitTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeDiscountProgramChanges.BenefitTiers(childComplexity), true
+	case "VolumeDiscountProgramChanges.endOfProgramTimestamp":
+		if e.ComplexityRoot.VolumeDiscountProgramChanges.EndOfProgramTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeDiscountProgramChanges.EndOfProgramTimestamp(childComplexity), true
+	case "VolumeDiscountProgramChanges.windowLength":
+		if e.ComplexityRoot.VolumeDiscountProgramChanges.WindowLength == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeDiscountProgramChanges.WindowLength(childComplexity), true
 
 	case "VoteSubmission.proposalId":
 		if e.ComplexityRoot.VoteSubmission.ProposalID == nil {
@@ -3734,6 +4020,9 @@ var sources = []*ast.Source{
 # - 64-bit integers are the string-serialized scalars Int64 and Uint64, never Int.
 # - Amounts, prices and sizes typed string upstream stay the exact decimal strings it sent.
 # - Every time is a Timestamp (RFC 3339 UTC); an upstream zero meaning "unset" is null.
+# - Floats are the upstream's doubles. NaN and ±Infinity, which the upstream can send and GraphQL
+#   cannot express, make that field an UPSTREAM_ERROR naming the value (null propagates to the
+#   nearest nullable field).
 # - Every enum-typed field is nullable: a value this schema does not know becomes null plus an
 #   error naming the value, and the rest of the response is intact.
 # - Every list (connection) field is nullable: a list whose upstream call fails is null plus an
@@ -4325,6 +4614,7 @@ union Command =
   | OrderAmendment
   | OrderCancellation
   | OrderSubmission
+  | ProposalSubmission
   | StopOrderCancellation
   | StopOrdersSubmission
   | TransferFunds
@@ -4780,6 +5070,44 @@ type Metadata {
 # Proposals
 # ---------------------------------------------------------------------------------------------
 
+"""
+Submits a governance proposal of a single change (the explorer's type "Proposal"). A batch of
+changes voted on together is a BatchProposalSubmission.
+"""
+type ProposalSubmission {
+  "Human-readable reference."
+  reference: String!
+  "Terms of the proposal: its times and its change; null when the wire sends none."
+  terms: ProposalTerms
+  "Rationale of the proposal; null when the wire sends none."
+  rationale: ProposalRationale
+}
+
+"""
+Terms of a single proposal: when voting closes, when the change is enacted, and the change. Batch
+proposals have BatchProposalTerms instead (one closing time, an enactment time per change, no
+validation time).
+"""
+type ProposalTerms {
+  "When voting closes (Unix seconds on the wire; served as RFC 3339)."
+  closingTimestamp: Timestamp
+  """
+  When the change is enacted if the vote passes (Unix seconds on the wire; served as RFC 3339);
+  null for a freeform proposal, which changes nothing.
+  """
+  enactmentTimestamp: Timestamp
+  """
+  When the external validation of a new asset ends, before voting closes (Unix seconds on the
+  wire; served as RFC 3339); null for every change but ` + "`" + `NewAsset` + "`" + `.
+  """
+  validationTimestamp: Timestamp
+  """
+  The change, by kind. Kinds this schema does not describe arrive as UnknownProposalChange (with
+  an empty name and the whole terms object when the terms carry no change the explorer knows).
+  """
+  change: ProposalChangeKind
+}
+
 "Submits a batch of governance changes voted on together."
 type BatchProposalSubmission {
   "Rationale of the proposal."
@@ -4818,12 +5146,13 @@ type ProposalChange {
 }
 
 """
-The kind of a proposal change. Kinds this schema does not describe yet (updateSpotMarket,
-updateReferralProgram, updateVolumeDiscountProgram, anything new) arrive as
-UnknownProposalChange with their raw JSON.
+The kind of a proposal change, in single proposals (ProposalTerms) and batches (ProposalChange)
+alike; ` + "`" + `NewAsset` + "`" + ` occurs in single proposals only. Kinds this schema does not describe yet (added
+by a later network version) arrive as UnknownProposalChange with their raw JSON.
 """
 union ProposalChangeKind =
   | CancelTransfer
+  | NewAsset
   | NewFreeform
   | NewMarket
   | NewSpotMarket
@@ -4832,6 +5161,9 @@ union ProposalChangeKind =
   | UpdateMarket
   | UpdateMarketState
   | UpdateNetworkParameter
+  | UpdateReferralProgram
+  | UpdateSpotMarket
+  | UpdateVolumeDiscountProgram
   | UnknownProposalChange
 
 """
@@ -4843,6 +5175,15 @@ type UnknownProposalChange {
   name: String!
   "The member's JSON as sent."
   raw: JSON!
+}
+
+"""
+Proposes a new asset (single proposals only). The asset has no ID yet: once the proposal is
+enacted, the proposal's ID becomes the asset's, so there is no asset to reference here.
+"""
+type NewAsset {
+  "Definition of the proposed asset: name, symbol, decimals, quantum and its source."
+  changes: AssetDetails
 }
 
 "Cancels a governance transfer."
@@ -4915,6 +5256,14 @@ type UpdateMarket {
   changes: UpdateMarketConfig
 }
 
+"Updates an existing spot market."
+type UpdateSpotMarket {
+  "Spot market to update."
+  marketId: ID!
+  "New configuration of the spot market."
+  changes: UpdateSpotMarketConfiguration
+}
+
 "Changes the state of a market (terminate, suspend, resume)."
 type UpdateMarketState {
   "The state change."
@@ -4972,7 +5321,7 @@ type NewFutureMarketConfig {
   logNormal: LogNormalRiskModel
   """
   DEPRECATED, use liquidity SLA parameters. Percentage move up and down from the mid price
-  defining the range for automated liquidity provision.
+  defining the range for automated liquidity provision; null when unset (the key is optional).
   """
   lpPriceRange: String @deprecated(reason: "Deprecated upstream; use liquidity SLA parameters (` + "`" + `liquiditySlaParameters.priceRange` + "`" + `).")
   "How the mark price is computed."
@@ -5039,7 +5388,7 @@ type UpdateMarketConfig {
   logNormal: LogNormalRiskModel
   """
   DEPRECATED, use liquidity SLA parameters. Percentage move up and down from the mid price
-  defining the range for automated liquidity provision.
+  defining the range for automated liquidity provision; null when unset (the key is optional).
   """
   lpPriceRange: String @deprecated(reason: "Deprecated upstream; use liquidity SLA parameters (` + "`" + `liquiditySlaParameters.priceRange` + "`" + `).")
   "How the mark price is computed."
@@ -5333,6 +5682,99 @@ type SpecBindingForCompositePrice {
   priceSourceProperty: String!
 }
 
+"""
+New configuration of an existing spot market: no instrument and no decimal places, which cannot
+be updated. The risk model is a one-of: exactly one of ` + "`" + `simple` + "`" + ` and ` + "`" + `logNormal` + "`" + ` is non-null.
+"""
+type UpdateSpotMarketConfiguration {
+  "Optional tags."
+  metadata: [String!]!
+  "Price monitoring parameters."
+  priceMonitoringParameters: PriceMonitoringParameters
+  "Target stake parameters."
+  targetStakeParameters: TargetStakeParameters
+  "Simple risk model."
+  simple: SimpleRiskModel
+  "Log-normal risk model."
+  logNormal: LogNormalRiskModel
+  "Liquidity SLA parameters."
+  slaParams: SlaParameters
+  "How liquidity fees are set."
+  liquidityFeeSettings: LiquidityFeeSettings
+}
+
+# ---------------------------------------------------------------------------------------------
+# Reward programs (proposal changes updateReferralProgram, updateVolumeDiscountProgram)
+# ---------------------------------------------------------------------------------------------
+
+"Proposes new terms for the referral program."
+type UpdateReferralProgram {
+  "The program's new terms."
+  changes: ReferralProgramChanges
+}
+
+"Proposed terms of the referral program."
+type ReferralProgramChanges {
+  "Benefit tiers, in increasing order; the first is tier 1."
+  benefitTiers: [BenefitTier!]!
+  """
+  End of the program: it ends when the epoch running at this time ends (Unix seconds on the wire;
+  served as RFC 3339).
+  """
+  endOfProgramTimestamp: Timestamp
+  "Number of epochs over which a referral set's running taker volume is measured."
+  windowLength: Uint64!
+  "Tiers by the referrer's stake, in increasing order."
+  stakingTiers: [StakingTier!]!
+}
+
+"A benefit tier of the referral program."
+type BenefitTier {
+  "Running notional taker volume a referral set needs for the tier, an integer string in quantum units."
+  minimumRunningNotionalTakerVolume: String!
+  "Epochs of membership in the set a referee needs for the tier, an integer sent as a string."
+  minimumEpochs: String!
+  "Share of the referee's taker fees paid to the referrer, as a decimal string."
+  referralRewardFactor: String!
+  "Share of the referee's taker fees discounted, as a decimal string."
+  referralDiscountFactor: String!
+}
+
+"A staking tier of the referral program: the referrer's reward grows with its stake."
+type StakingTier {
+  "Governance tokens the referrer must stake for the tier, an integer string."
+  minimumStakedTokens: String!
+  "Multiplier of the referral reward, as a decimal string."
+  referralRewardMultiplier: String!
+}
+
+"Proposes new terms for the volume discount program."
+type UpdateVolumeDiscountProgram {
+  "The program's new terms."
+  changes: VolumeDiscountProgramChanges
+}
+
+"Proposed terms of the volume discount program."
+type VolumeDiscountProgramChanges {
+  "Benefit tiers, in increasing order."
+  benefitTiers: [VolumeBenefitTier!]!
+  """
+  End of the program: it ends when the epoch running at this time ends (Unix seconds on the wire;
+  served as RFC 3339).
+  """
+  endOfProgramTimestamp: Timestamp
+  "Number of epochs over which a party's running taker volume is measured."
+  windowLength: Uint64!
+}
+
+"A benefit tier of the volume discount program."
+type VolumeBenefitTier {
+  "Running notional taker volume a party needs for the tier, an integer string in quantum units."
+  minimumRunningNotionalTakerVolume: String!
+  "Share of the party's taker fees discounted, as a decimal string."
+  volumeDiscountFactor: String!
+}
+
 # ---------------------------------------------------------------------------------------------
 # Data sources
 # ---------------------------------------------------------------------------------------------
@@ -5568,7 +6010,7 @@ type DispatchStrategy {
   windowLength: Uint64!
 }
 
-"An entry of a rank table."
+"An entry of a rank table. Both numbers are 32-bit unsigned on the wire (JSON numbers)."
 type RankTable {
   "First rank of this entry."
   startRank: Int64!
@@ -5929,6 +6371,20 @@ func (ec *executionContext) childFields_BatchProposalTerms(ctx context.Context, 
 		return ec.fieldContext_BatchProposalTerms_changes(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BatchProposalTerms", field.Name)
+}
+
+func (ec *executionContext) childFields_BenefitTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minimumRunningNotionalTakerVolume":
+		return ec.fieldContext_BenefitTier_minimumRunningNotionalTakerVolume(ctx, field)
+	case "minimumEpochs":
+		return ec.fieldContext_BenefitTier_minimumEpochs(ctx, field)
+	case "referralRewardFactor":
+		return ec.fieldContext_BenefitTier_referralRewardFactor(ctx, field)
+	case "referralDiscountFactor":
+		return ec.fieldContext_BenefitTier_referralDiscountFactor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitTier", field.Name)
 }
 
 func (ec *executionContext) childFields_BuiltinAsset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6697,6 +7153,20 @@ func (ec *executionContext) childFields_ProposalRationale(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ProposalRationale", field.Name)
 }
 
+func (ec *executionContext) childFields_ProposalTerms(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "closingTimestamp":
+		return ec.fieldContext_ProposalTerms_closingTimestamp(ctx, field)
+	case "enactmentTimestamp":
+		return ec.fieldContext_ProposalTerms_enactmentTimestamp(ctx, field)
+	case "validationTimestamp":
+		return ec.fieldContext_ProposalTerms_validationTimestamp(ctx, field)
+	case "change":
+		return ec.fieldContext_ProposalTerms_change(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProposalTerms", field.Name)
+}
+
 func (ec *executionContext) childFields_PubKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "key":
@@ -6739,6 +7209,20 @@ func (ec *executionContext) childFields_RecurringTransferFunds(ctx context.Conte
 		return ec.fieldContext_RecurringTransferFunds_dispatchStrategy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecurringTransferFunds", field.Name)
+}
+
+func (ec *executionContext) childFields_ReferralProgramChanges(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "benefitTiers":
+		return ec.fieldContext_ReferralProgramChanges_benefitTiers(ctx, field)
+	case "endOfProgramTimestamp":
+		return ec.fieldContext_ReferralProgramChanges_endOfProgramTimestamp(ctx, field)
+	case "windowLength":
+		return ec.fieldContext_ReferralProgramChanges_windowLength(ctx, field)
+	case "stakingTiers":
+		return ec.fieldContext_ReferralProgramChanges_stakingTiers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReferralProgramChanges", field.Name)
 }
 
 func (ec *executionContext) childFields_Signature(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6819,6 +7303,16 @@ func (ec *executionContext) childFields_Spot(ctx context.Context, field graphql.
 		return ec.fieldContext_Spot_quoteAsset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Spot", field.Name)
+}
+
+func (ec *executionContext) childFields_StakingTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minimumStakedTokens":
+		return ec.fieldContext_StakingTier_minimumStakedTokens(ctx, field)
+	case "referralRewardMultiplier":
+		return ec.fieldContext_StakingTier_referralRewardMultiplier(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakingTier", field.Name)
 }
 
 func (ec *executionContext) childFields_StopOrderCancellation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7085,6 +7579,26 @@ func (ec *executionContext) childFields_UpdateReferralSetTeam(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type UpdateReferralSetTeam", field.Name)
 }
 
+func (ec *executionContext) childFields_UpdateSpotMarketConfiguration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "metadata":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_metadata(ctx, field)
+	case "priceMonitoringParameters":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_priceMonitoringParameters(ctx, field)
+	case "targetStakeParameters":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_targetStakeParameters(ctx, field)
+	case "simple":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_simple(ctx, field)
+	case "logNormal":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_logNormal(ctx, field)
+	case "slaParams":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_slaParams(ctx, field)
+	case "liquidityFeeSettings":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_liquidityFeeSettings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateSpotMarketConfiguration", field.Name)
+}
+
 func (ec *executionContext) childFields_ValidatorNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -7093,6 +7607,28 @@ func (ec *executionContext) childFields_ValidatorNode(ctx context.Context, field
 		return ec.fieldContext_ValidatorNode_delegations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ValidatorNode", field.Name)
+}
+
+func (ec *executionContext) childFields_VolumeBenefitTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minimumRunningNotionalTakerVolume":
+		return ec.fieldContext_VolumeBenefitTier_minimumRunningNotionalTakerVolume(ctx, field)
+	case "volumeDiscountFactor":
+		return ec.fieldContext_VolumeBenefitTier_volumeDiscountFactor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VolumeBenefitTier", field.Name)
+}
+
+func (ec *executionContext) childFields_VolumeDiscountProgramChanges(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "benefitTiers":
+		return ec.fieldContext_VolumeDiscountProgramChanges_benefitTiers(ctx, field)
+	case "endOfProgramTimestamp":
+		return ec.fieldContext_VolumeDiscountProgramChanges_endOfProgramTimestamp(ctx, field)
+	case "windowLength":
+		return ec.fieldContext_VolumeDiscountProgramChanges_windowLength(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VolumeDiscountProgramChanges", field.Name)
 }
 
 func (ec *executionContext) childFields_WithdrawExt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8892,6 +9428,98 @@ func (ec *executionContext) fieldContext_BatchProposalTerms_changes(_ context.Co
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _BenefitTier_minimumRunningNotionalTakerVolume(ctx context.Context, field graphql.CollectedField, obj *upstream.BenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitTier_minimumRunningNotionalTakerVolume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumRunningNotionalTakerVolume, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitTier_minimumRunningNotionalTakerVolume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _BenefitTier_minimumEpochs(ctx context.Context, field graphql.CollectedField, obj *upstream.BenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitTier_minimumEpochs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumEpochs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitTier_minimumEpochs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _BenefitTier_referralRewardFactor(ctx context.Context, field graphql.CollectedField, obj *upstream.BenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitTier_referralRewardFactor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferralRewardFactor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitTier_referralRewardFactor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _BenefitTier_referralDiscountFactor(ctx context.Context, field graphql.CollectedField, obj *upstream.BenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitTier_referralDiscountFactor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferralDiscountFactor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitTier_referralDiscountFactor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitTier", field, false, false, "String")
 }
 
 func (ec *executionContext) _BuiltinAsset_maxFaucetAmountMint(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAsset) (ret graphql.Marshaler) {
@@ -12384,8 +13012,8 @@ func (ec *executionContext) _LogNormalModelParams_mu(ctx context.Context, field 
 			return obj.Mu, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12407,8 +13035,8 @@ func (ec *executionContext) _LogNormalModelParams_r(ctx context.Context, field g
 			return obj.R, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12430,8 +13058,8 @@ func (ec *executionContext) _LogNormalModelParams_sigma(ctx context.Context, fie
 			return obj.Sigma, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12485,8 +13113,8 @@ func (ec *executionContext) _LogNormalRiskModel_riskAversionParameter(ctx contex
 			return obj.RiskAversionParameter, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12508,8 +13136,8 @@ func (ec *executionContext) _LogNormalRiskModel_tau(ctx context.Context, field g
 			return obj.Tau, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12609,6 +13237,38 @@ func (ec *executionContext) _NetworkParameter_value(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_NetworkParameter_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NetworkParameter", field, false, false, "String")
+}
+
+func (ec *executionContext) _NewAsset_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.NewAsset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NewAsset_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.AssetDetails) graphql.Marshaler {
+			return ec.marshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NewAsset_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NewAsset",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AssetDetails(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _NewFreeform_raw(ctx context.Context, field graphql.CollectedField, obj *upstream.NewFreeform) (ret graphql.Marshaler) {
@@ -12884,8 +13544,8 @@ func (ec *executionContext) _NewFutureMarketConfig_lpPriceRange(ctx context.Cont
 			return obj.LpPriceRange, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
@@ -15042,6 +15702,185 @@ func (ec *executionContext) fieldContext_ProposalRationale_title(_ context.Conte
 	return graphql.NewScalarFieldContext("ProposalRationale", field, false, false, "String")
 }
 
+func (ec *executionContext) _ProposalSubmission_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalSubmission_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalSubmission_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProposalSubmission_terms(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalSubmission_terms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Terms, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ProposalTerms) graphql.Marshaler {
+			return ec.marshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalSubmission_terms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProposalSubmission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProposalTerms(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProposalSubmission_rationale(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalSubmission_rationale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rationale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ProposalRationale) graphql.Marshaler {
+			return ec.marshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalSubmission_rationale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProposalSubmission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProposalRationale(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProposalTerms_closingTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalTerms) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalTerms_closingTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosingTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalTerms_closingTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalTerms", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ProposalTerms_enactmentTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalTerms) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalTerms_enactmentTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EnactmentTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalTerms_enactmentTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalTerms", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ProposalTerms_validationTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalTerms) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalTerms_validationTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidationTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalTerms_validationTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalTerms", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ProposalTerms_change(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalTerms) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalTerms_change(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.ProposalChangeKind) graphql.Marshaler {
+			return ec.marshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalTerms_change(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalTerms", field, false, false, "ProposalChangeKind")
+}
+
 func (ec *executionContext) _PubKey_key(ctx context.Context, field graphql.CollectedField, obj *upstream.PubKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15718,6 +16557,116 @@ func (ec *executionContext) fieldContext_RecurringTransferFunds_dispatchStrategy
 	return fc, nil
 }
 
+func (ec *executionContext) _ReferralProgramChanges_benefitTiers(ctx context.Context, field graphql.CollectedField, obj *upstream.ReferralProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferralProgramChanges_benefitTiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BenefitTiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.BenefitTier) graphql.Marshaler {
+			return ec.marshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferralProgramChanges_benefitTiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReferralProgramChanges",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BenefitTier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReferralProgramChanges_endOfProgramTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.ReferralProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferralProgramChanges_endOfProgramTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndOfProgramTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReferralProgramChanges_endOfProgramTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralProgramChanges", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ReferralProgramChanges_windowLength(ctx context.Context, field graphql.CollectedField, obj *upstream.ReferralProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferralProgramChanges_windowLength(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WindowLength, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferralProgramChanges_windowLength(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralProgramChanges", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ReferralProgramChanges_stakingTiers(ctx context.Context, field graphql.CollectedField, obj *upstream.ReferralProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferralProgramChanges_stakingTiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StakingTiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.StakingTier) graphql.Marshaler {
+			return ec.marshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferralProgramChanges_stakingTiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReferralProgramChanges",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakingTier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Signature_value(ctx context.Context, field graphql.CollectedField, obj *upstream.Signature) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15863,8 +16812,8 @@ func (ec *executionContext) _SimpleRiskModel_factorLong(ctx context.Context, fie
 			return obj.FactorLong, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15886,8 +16835,8 @@ func (ec *executionContext) _SimpleRiskModel_factorShort(ctx context.Context, fi
 			return obj.FactorShort, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15909,8 +16858,8 @@ func (ec *executionContext) _SimpleRiskModel_maxMoveUp(ctx context.Context, fiel
 			return obj.MaxMoveUp, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15932,8 +16881,8 @@ func (ec *executionContext) _SimpleRiskModel_minMoveDown(ctx context.Context, fi
 			return obj.MinMoveDown, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15955,8 +16904,8 @@ func (ec *executionContext) _SimpleRiskModel_probabilityOfTrading(ctx context.Co
 			return obj.ProbabilityOfTrading, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16189,6 +17138,52 @@ func (ec *executionContext) fieldContext_Spot_quoteAsset(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _StakingTier_minimumStakedTokens(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingTier_minimumStakedTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumStakedTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakingTier_minimumStakedTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakingTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakingTier_referralRewardMultiplier(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingTier_referralRewardMultiplier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferralRewardMultiplier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakingTier_referralRewardMultiplier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakingTier", field, false, false, "String")
 }
 
 func (ec *executionContext) _StopOrderCancellation_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.StopOrderCancellation) (ret graphql.Marshaler) {
@@ -16538,8 +17533,8 @@ func (ec *executionContext) _TargetStakeParameters_scalingFactor(ctx context.Con
 			return obj.ScalingFactor, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18212,8 +19207,8 @@ func (ec *executionContext) _UpdateMarketConfig_lpPriceRange(ctx context.Context
 			return obj.LpPriceRange, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
@@ -18865,6 +19860,38 @@ func (ec *executionContext) fieldContext_UpdatePerpetualProduct_quoteName(_ cont
 	return graphql.NewScalarFieldContext("UpdatePerpetualProduct", field, false, false, "String")
 }
 
+func (ec *executionContext) _UpdateReferralProgram_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralProgram) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralProgram_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ReferralProgramChanges) graphql.Marshaler {
+			return ec.marshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralProgram_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateReferralProgram",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReferralProgramChanges(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UpdateReferralSet_id(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSet) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19058,6 +20085,308 @@ func (ec *executionContext) fieldContext_UpdateReferralSetTeam_allowList(_ conte
 	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "String")
 }
 
+func (ec *executionContext) _UpdateSpotMarket_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarket_marketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MarketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarket_marketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateSpotMarket", field, false, false, "ID")
+}
+
+func (ec *executionContext) _UpdateSpotMarket_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarket_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.UpdateSpotMarketConfiguration) graphql.Marshaler {
+			return ec.marshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarket_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarket",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateSpotMarketConfiguration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_metadata(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateSpotMarketConfiguration", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_priceMonitoringParameters(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_priceMonitoringParameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PriceMonitoringParameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.PriceMonitoringParameters) graphql.Marshaler {
+			return ec.marshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_priceMonitoringParameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PriceMonitoringParameters(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_targetStakeParameters(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_targetStakeParameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetStakeParameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.TargetStakeParameters) graphql.Marshaler {
+			return ec.marshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_targetStakeParameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TargetStakeParameters(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_simple(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_simple(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Simple, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.SimpleRiskModel) graphql.Marshaler {
+			return ec.marshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_simple(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SimpleRiskModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_logNormal(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_logNormal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LogNormal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.LogNormalRiskModel) graphql.Marshaler {
+			return ec.marshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_logNormal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LogNormalRiskModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_slaParams(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_slaParams(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SlaParams, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.SlaParameters) graphql.Marshaler {
+			return ec.marshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_slaParams(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SlaParameters(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_liquidityFeeSettings(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_liquidityFeeSettings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LiquidityFeeSettings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.LiquidityFeeSettings) graphql.Marshaler {
+			return ec.marshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_liquidityFeeSettings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiquidityFeeSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateVolumeDiscountProgram_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateVolumeDiscountProgram) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateVolumeDiscountProgram_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) graphql.Marshaler {
+			return ec.marshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateVolumeDiscountProgram_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateVolumeDiscountProgram",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VolumeDiscountProgramChanges(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ValidatorNode_id(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19123,6 +20452,130 @@ func (ec *executionContext) fieldContext_ValidatorNode_delegations(ctx context.C
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _VolumeBenefitTier_minimumRunningNotionalTakerVolume(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeBenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeBenefitTier_minimumRunningNotionalTakerVolume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumRunningNotionalTakerVolume, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeBenefitTier_minimumRunningNotionalTakerVolume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VolumeBenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _VolumeBenefitTier_volumeDiscountFactor(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeBenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeBenefitTier_volumeDiscountFactor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VolumeDiscountFactor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeBenefitTier_volumeDiscountFactor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VolumeBenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _VolumeDiscountProgramChanges_benefitTiers(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeDiscountProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeDiscountProgramChanges_benefitTiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BenefitTiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.VolumeBenefitTier) graphql.Marshaler {
+			return ec.marshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeDiscountProgramChanges_benefitTiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VolumeDiscountProgramChanges",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VolumeBenefitTier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VolumeDiscountProgramChanges_endOfProgramTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeDiscountProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeDiscountProgramChanges_endOfProgramTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndOfProgramTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeDiscountProgramChanges_endOfProgramTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VolumeDiscountProgramChanges", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _VolumeDiscountProgramChanges_windowLength(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeDiscountProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeDiscountProgramChanges_windowLength(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WindowLength, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeDiscountProgramChanges_windowLength(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VolumeDiscountProgramChanges", field, false, false, "Uint64")
 }
 
 func (ec *executionContext) _VoteSubmission_proposalId(ctx context.Context, field graphql.CollectedField, obj *upstream.VoteSubmission) (ret graphql.Marshaler) {
@@ -20421,6 +21874,11 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._StopOrderCancellation(ctx, sel, obj)
+	case *upstream.ProposalSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ProposalSubmission(ctx, sel, obj)
 	case *upstream.OrderSubmission:
 		if obj == nil {
 			return graphql.Null
@@ -20524,6 +21982,21 @@ func (ec *executionContext) _ProposalChangeKind(ctx context.Context, sel ast.Sel
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case *upstream.UpdateVolumeDiscountProgram:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateVolumeDiscountProgram(ctx, sel, obj)
+	case *upstream.UpdateSpotMarket:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateSpotMarket(ctx, sel, obj)
+	case *upstream.UpdateReferralProgram:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateReferralProgram(ctx, sel, obj)
 	case *upstream.UpdateNetworkParameter:
 		if obj == nil {
 			return graphql.Null
@@ -20569,6 +22042,11 @@ func (ec *executionContext) _ProposalChangeKind(ctx context.Context, sel ast.Sel
 			return graphql.Null
 		}
 		return ec._NewFreeform(ctx, sel, obj)
+	case *upstream.NewAsset:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._NewAsset(ctx, sel, obj)
 	case *upstream.CancelTransfer:
 		if obj == nil {
 			return graphql.Null
@@ -21014,6 +22492,54 @@ func (ec *executionContext) _BatchProposalTerms(ctx context.Context, sel ast.Sel
 			}
 		case "changes":
 			out.Values[i] = ec._BatchProposalTerms_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var benefitTierImplementors = []string{"BenefitTier"}
+
+func (ec *executionContext) _BenefitTier(ctx context.Context, sel ast.SelectionSet, obj *upstream.BenefitTier) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, benefitTierImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BenefitTier")
+		case "minimumRunningNotionalTakerVolume":
+			out.Values[i] = ec._BenefitTier_minimumRunningNotionalTakerVolume(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minimumEpochs":
+			out.Values[i] = ec._BenefitTier_minimumEpochs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "referralRewardFactor":
+			out.Values[i] = ec._BenefitTier_referralRewardFactor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "referralDiscountFactor":
+			out.Values[i] = ec._BenefitTier_referralDiscountFactor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23073,6 +24599,39 @@ func (ec *executionContext) _NetworkParameter(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var newAssetImplementors = []string{"NewAsset", "ProposalChangeKind"}
+
+func (ec *executionContext) _NewAsset(ctx context.Context, sel ast.SelectionSet, obj *upstream.NewAsset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, newAssetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NewAsset")
+		case "changes":
+			out.Values[i] = ec._NewAsset_changes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var newFreeformImplementors = []string{"NewFreeform", "ProposalChangeKind"}
 
 func (ec *executionContext) _NewFreeform(ctx context.Context, sel ast.SelectionSet, obj *upstream.NewFreeform) graphql.Marshaler {
@@ -24125,6 +25684,97 @@ func (ec *executionContext) _ProposalRationale(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var proposalSubmissionImplementors = []string{"ProposalSubmission", "Command"}
+
+func (ec *executionContext) _ProposalSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.ProposalSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, proposalSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProposalSubmission")
+		case "reference":
+			out.Values[i] = ec._ProposalSubmission_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "terms":
+			out.Values[i] = ec._ProposalSubmission_terms(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rationale":
+			out.Values[i] = ec._ProposalSubmission_rationale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var proposalTermsImplementors = []string{"ProposalTerms"}
+
+func (ec *executionContext) _ProposalTerms(ctx context.Context, sel ast.SelectionSet, obj *upstream.ProposalTerms) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, proposalTermsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProposalTerms")
+		case "closingTimestamp":
+			out.Values[i] = ec._ProposalTerms_closingTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "enactmentTimestamp":
+			out.Values[i] = ec._ProposalTerms_enactmentTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validationTimestamp":
+			out.Values[i] = ec._ProposalTerms_validationTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "change":
+			out.Values[i] = ec._ProposalTerms_change(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var pubKeyImplementors = []string{"PubKey"}
 
 func (ec *executionContext) _PubKey(ctx context.Context, sel ast.SelectionSet, obj *upstream.PubKey) graphql.Marshaler {
@@ -24366,6 +26016,54 @@ func (ec *executionContext) _RecurringTransferFunds(ctx context.Context, sel ast
 		case "dispatchStrategy":
 			out.Values[i] = ec._RecurringTransferFunds_dispatchStrategy(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var referralProgramChangesImplementors = []string{"ReferralProgramChanges"}
+
+func (ec *executionContext) _ReferralProgramChanges(ctx context.Context, sel ast.SelectionSet, obj *upstream.ReferralProgramChanges) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, referralProgramChangesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReferralProgramChanges")
+		case "benefitTiers":
+			out.Values[i] = ec._ReferralProgramChanges_benefitTiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endOfProgramTimestamp":
+			out.Values[i] = ec._ReferralProgramChanges_endOfProgramTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "windowLength":
+			out.Values[i] = ec._ReferralProgramChanges_windowLength(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stakingTiers":
+			out.Values[i] = ec._ReferralProgramChanges_stakingTiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -24661,6 +26359,44 @@ func (ec *executionContext) _Spot(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Spot_quoteAsset(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stakingTierImplementors = []string{"StakingTier"}
+
+func (ec *executionContext) _StakingTier(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakingTier) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakingTierImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakingTier")
+		case "minimumStakedTokens":
+			out.Values[i] = ec._StakingTier_minimumStakedTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "referralRewardMultiplier":
+			out.Values[i] = ec._StakingTier_referralRewardMultiplier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25885,6 +27621,39 @@ func (ec *executionContext) _UpdatePerpetualProduct(ctx context.Context, sel ast
 	return out
 }
 
+var updateReferralProgramImplementors = []string{"UpdateReferralProgram", "ProposalChangeKind"}
+
+func (ec *executionContext) _UpdateReferralProgram(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateReferralProgram) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateReferralProgramImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateReferralProgram")
+		case "changes":
+			out.Values[i] = ec._UpdateReferralProgram_changes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var updateReferralSetImplementors = []string{"UpdateReferralSet", "Command"}
 
 func (ec *executionContext) _UpdateReferralSet(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) graphql.Marshaler {
@@ -25981,6 +27750,140 @@ func (ec *executionContext) _UpdateReferralSetTeam(ctx context.Context, sel ast.
 	return out
 }
 
+var updateSpotMarketImplementors = []string{"UpdateSpotMarket", "ProposalChangeKind"}
+
+func (ec *executionContext) _UpdateSpotMarket(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateSpotMarket) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateSpotMarketImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateSpotMarket")
+		case "marketId":
+			out.Values[i] = ec._UpdateSpotMarket_marketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._UpdateSpotMarket_changes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var updateSpotMarketConfigurationImplementors = []string{"UpdateSpotMarketConfiguration"}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateSpotMarketConfiguration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateSpotMarketConfigurationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateSpotMarketConfiguration")
+		case "metadata":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "priceMonitoringParameters":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_priceMonitoringParameters(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "targetStakeParameters":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_targetStakeParameters(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "simple":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_simple(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "logNormal":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_logNormal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "slaParams":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_slaParams(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "liquidityFeeSettings":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_liquidityFeeSettings(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var updateVolumeDiscountProgramImplementors = []string{"UpdateVolumeDiscountProgram", "ProposalChangeKind"}
+
+func (ec *executionContext) _UpdateVolumeDiscountProgram(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateVolumeDiscountProgram) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateVolumeDiscountProgramImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateVolumeDiscountProgram")
+		case "changes":
+			out.Values[i] = ec._UpdateVolumeDiscountProgram_changes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var validatorNodeImplementors = []string{"ValidatorNode"}
 
 func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.SelectionSet, obj *upstream.ValidatorNode) graphql.Marshaler {
@@ -26003,6 +27906,87 @@ func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.Selectio
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ValidatorNode_delegations(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var volumeBenefitTierImplementors = []string{"VolumeBenefitTier"}
+
+func (ec *executionContext) _VolumeBenefitTier(ctx context.Context, sel ast.SelectionSet, obj *upstream.VolumeBenefitTier) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, volumeBenefitTierImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VolumeBenefitTier")
+		case "minimumRunningNotionalTakerVolume":
+			out.Values[i] = ec._VolumeBenefitTier_minimumRunningNotionalTakerVolume(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "volumeDiscountFactor":
+			out.Values[i] = ec._VolumeBenefitTier_volumeDiscountFactor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var volumeDiscountProgramChangesImplementors = []string{"VolumeDiscountProgramChanges"}
+
+func (ec *executionContext) _VolumeDiscountProgramChanges(ctx context.Context, sel ast.SelectionSet, obj *upstream.VolumeDiscountProgramChanges) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, volumeDiscountProgramChangesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VolumeDiscountProgramChanges")
+		case "benefitTiers":
+			out.Values[i] = ec._VolumeDiscountProgramChanges_benefitTiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endOfProgramTimestamp":
+			out.Values[i] = ec._VolumeDiscountProgramChanges_endOfProgramTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "windowLength":
+			out.Values[i] = ec._VolumeDiscountProgramChanges_windowLength(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26529,6 +28513,26 @@ func (ec *executionContext) marshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatew
 	return ret
 }
 
+func (ec *executionContext) marshalNBenefitTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTier(ctx context.Context, sel ast.SelectionSet, v upstream.BenefitTier) graphql.Marshaler {
+	return ec._BenefitTier(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.BenefitTier) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBenefitTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTier(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -26631,18 +28635,14 @@ func (ec *executionContext) marshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgateway�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
-	res, err := graphql.UnmarshalFloatContext(ctx, v)
+func (ec *executionContext) unmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx context.Context, v any) (upstream.Float64, error) {
+	var res upstream.Float64
+	err := res.UnmarshalGQLContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalFloatContext(v)
-	if res == graphql.Null {
-		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
-	}
-	return graphql.WrapContextMarshaler(ctx, res)
+func (ec *executionContext) marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx context.Context, sel ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
 }
 
 func (ec *executionContext) marshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx context.Context, sel ast.SelectionSet, v *upstream.FundingPayment) graphql.Marshaler {
@@ -27015,6 +29015,26 @@ func (ec *executionContext) marshalNSpecBindingForCompositePrice2ᚕgithubᚗcom
 	return ret
 }
 
+func (ec *executionContext) marshalNStakingTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTier(ctx context.Context, sel ast.SelectionSet, v upstream.StakingTier) graphql.Marshaler {
+	return ec._StakingTier(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.StakingTier) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStakingTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTier(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNStopOrderCancellation2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellation(ctx context.Context, sel ast.SelectionSet, v upstream.StopOrderCancellation) graphql.Marshaler {
 	return ec._StopOrderCancellation(ctx, sel, &v)
 }
@@ -27162,6 +29182,26 @@ func (ec *executionContext) marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋg
 		return graphql.Null
 	}
 	return ec._ValidatorNode(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNVolumeBenefitTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTier(ctx context.Context, sel ast.SelectionSet, v upstream.VolumeBenefitTier) graphql.Marshaler {
+	return ec._VolumeBenefitTier(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.VolumeBenefitTier) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNVolumeBenefitTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTier(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -27328,6 +29368,13 @@ func (ec *executionContext) marshalOAssetConnection2ᚖgithubᚗcomᚋtradenet�
 		return graphql.Null
 	}
 	return ec._AssetConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, sel ast.SelectionSet, v *upstream.AssetDetails) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AssetDetails(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, v any) (upstream.AssetStatus, error) {
@@ -27886,6 +29933,13 @@ func (ec *executionContext) marshalOProposalRationale2ᚖgithubᚗcomᚋtradenet
 	return ec._ProposalRationale(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx context.Context, sel ast.SelectionSet, v *upstream.ProposalTerms) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProposalTerms(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx context.Context, sel ast.SelectionSet, v *upstream.PubKey) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -27905,6 +29959,13 @@ func (ec *executionContext) marshalORecurringTransferFunds2ᚖgithubᚗcomᚋtra
 		return graphql.Null
 	}
 	return ec._RecurringTransferFunds(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx context.Context, sel ast.SelectionSet, v *upstream.ReferralProgramChanges) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ReferralProgramChanges(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, v any) (upstream.Side, error) {
@@ -27989,18 +30050,6 @@ func (ec *executionContext) marshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋ
 		return graphql.Null
 	}
 	return ec._StopOrderSetup(ctx, sel, v)
-}
-
-func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(v)
-	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -28249,6 +30298,20 @@ func (ec *executionContext) marshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtrad
 		return graphql.Null
 	}
 	return ec._UpdateReferralSetTeam(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx context.Context, sel ast.SelectionSet, v *upstream.UpdateSpotMarketConfiguration) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UpdateSpotMarketConfiguration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx context.Context, sel ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._VolumeDiscountProgramChanges(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, v any) (upstream.VoteValue, error) {

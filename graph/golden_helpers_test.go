@@ -108,6 +108,7 @@ func runGolden(t *testing.T, cases []goldenCase) {
 	}
 }
 
+
 // checkOrphans reports golden files that no case writes (a case renamed or
 // removed), and deletes them under -update.
 func checkOrphans(t *testing.T, names map[string]bool) {

@@ -266,7 +266,7 @@ func TestDecodeProposalChanges(t *testing.T) {
 	want := []string{"NewMarket", "NewMarket", "NewSpotMarket", "UpdateMarket", "UpdateMarket",
 		"NewTransfer", "NewTransfer", "NewTransfer", "CancelTransfer", "NewFreeform", "UpdateAsset",
 		"UpdateMarketState", "UpdateMarketState", "UpdateNetworkParameter",
-		"unknown:updateSpotMarket", "unknown:updateReferralProgram", "unknown:updateVolumeDiscountProgram"}
+		"UpdateSpotMarket", "UpdateReferralProgram", "UpdateVolumeDiscountProgram"}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Fatalf("change kinds (-want +got)\n%s", diff)
 	}
@@ -364,37 +364,18 @@ func TestDecodeProposalChanges(t *testing.T) {
 	if diff := cmp.Diff(wantState, misc[6].Change); diff != "" {
 		t.Errorf("updateMarketState (-want +got)\n%s", diff)
 	}
-	wantSpot := &UnknownProposalChange{Name: "updateSpotMarket",
-		Raw: RawJSON(`{"marketId":"e63a37edae8b74f1e5ebc6fd55dd5f2e8c7f5b3b0c1d2e3f4a5b6c7d8e9f4d13","changes":{"metadata":["x"],"targetStakeParameters":{"timeWindow":"3600","scalingFactor":0.25}}}`)}
+	wantSpot := &UpdateSpotMarket{MarketID: "e63a37edae8b74f1e5ebc6fd55dd5f2e8c7f5b3b0c1d2e3f4a5b6c7d8e9f4d13",
+		Changes: &UpdateSpotMarketConfiguration{Metadata: []string{"x"}, TargetStakeParameters: &TargetStakeParameters{TimeWindow: 3600, ScalingFactor: 0.25}}}
 	if diff := cmp.Diff(wantSpot, misc[9].Change); diff != "" {
 		t.Errorf("updateSpotMarket (-want +got)\n%s", diff)
 	}
 }
 
 func reflectName(v any) string {
-	switch v.(type) {
-	case *CancelTransfer:
-		return "CancelTransfer"
-	case *NewFreeform:
-		return "NewFreeform"
-	case *NewMarket:
-		return "NewMarket"
-	case *NewSpotMarket:
-		return "NewSpotMarket"
-	case *NewTransfer:
-		return "NewTransfer"
-	case *UpdateAsset:
-		return "UpdateAsset"
-	case *UpdateMarket:
-		return "UpdateMarket"
-	case *UpdateMarketState:
-		return "UpdateMarketState"
-	case *UpdateNetworkParameter:
-		return "UpdateNetworkParameter"
-	case nil:
+	if v == nil {
 		return "nil"
 	}
-	return "?"
+	return reflect.TypeOf(v).Elem().Name()
 }
 
 // Nulls anywhere, omitted optionals, integers as numbers, unknown fields,
@@ -419,7 +400,7 @@ func TestDecodeEdgeCases(t *testing.T) {
 						}},
 					}}},
 					{EnactmentTimestamp: 1735689600, Change: &UnknownProposalChange{
-						Name: "updateSpotMarket", Raw: RawJSON(`{"marketId":"e63a","changes":{"metadata":["a","b"]}}`)}},
+						Name: "newProtocolAutomatedPurchase", Raw: RawJSON(`{"marketId":"e63a","changes":{"metadata":["a","b"]}}`)}},
 					{EnactmentTimestamp: 1735689601, Change: &UnknownProposalChange{Raw: RawJSON(`{"enactmentTimestamp":"1735689601"}`)}},
 					{EnactmentTimestamp: 1735689602, Change: &NewFreeform{Raw: RawJSON(`{"note":"kept as sent"}`)}},
 					// A null member is no member.

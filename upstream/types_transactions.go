@@ -105,6 +105,7 @@ var commandMembers = oneOf[CommandKind]{
 		"orderAmendment":                 func() CommandKind { return new(OrderAmendment) },
 		"orderCancellation":              func() CommandKind { return new(OrderCancellation) },
 		"orderSubmission":                func() CommandKind { return new(OrderSubmission) },
+		"proposalSubmission":             func() CommandKind { return new(ProposalSubmission) },
 		"stopOrdersCancellation":         func() CommandKind { return new(StopOrderCancellation) },
 		"stopOrdersSubmission":           func() CommandKind { return new(StopOrdersSubmission) },
 		"transfer":                       func() CommandKind { return new(TransferFunds) },
