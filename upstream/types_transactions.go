@@ -67,9 +67,9 @@ type ProofOfWork struct {
 type Command struct {
 	Nonce       Uint64 `json:"nonce"`
 	BlockHeight Uint64 `json:"blockHeight"`
-	// Kind is the command's member: *AnnounceNode, *ApplyReferralCode,
-	// *BatchMarketInstructions, *BatchProposalSubmission, or *UnknownCommand
-	// for any other. It is nil only when the command itself was null.
+	// Kind is the command's member: the type commandMembers gives for its
+	// wire name (*NodeVote for nodeVote, …), or *UnknownCommand for any
+	// other. It is nil only when the command itself was null.
 	Kind CommandKind `json:"-"`
 }
 
@@ -94,11 +94,32 @@ var commandMembers = oneOf[CommandKind]{
 		"applyReferralCode":       func() CommandKind { return new(ApplyReferralCode) },
 		"batchMarketInstructions": func() CommandKind { return new(BatchMarketInstructions) },
 		"batchProposalSubmission": func() CommandKind { return new(BatchProposalSubmission) },
+		// Validator and oracle commands: types_commands_validator.go,
+		// types_chainevents.go.
+		"chainEvent":                  func() CommandKind { return new(ChainEvent) },
+		"ethereumKeyRotateSubmission": func() CommandKind { return new(EthereumKeyRotateSubmission) },
+		"issueSignatures":             func() CommandKind { return new(IssueSignatures) },
+		"keyRotateSubmission":         func() CommandKind { return new(KeyRotateSubmission) },
+		"nodeSignature":               func() CommandKind { return new(NodeSignature) },
+		"nodeVote":                    func() CommandKind { return new(NodeVote) },
+		"oracleDataSubmission":        func() CommandKind { return new(OracleDataSubmission) },
+		"protocolUpgradeProposal":     func() CommandKind { return new(ProtocolUpgradeProposal) },
+		"stateVariableProposal":       func() CommandKind { return new(StateVariableProposal) },
+		"validatorHeartbeat":          func() CommandKind { return new(ValidatorHeartbeat) },
 	},
 	unknown: func(name string, raw RawJSON) CommandKind {
 		return &UnknownCommand{Name: name, Raw: raw}
 	},
 }
+
+// commandNames is the wire name of each member type of commandMembers.
+var commandNames = func() map[reflect.Type]string {
+	names := make(map[reflect.Type]string, len(commandMembers.members))
+	for name, newKind := range commandMembers.members {
+		names[reflect.TypeOf(newKind())] = name
+	}
+	return names
+}()
 
 // UnmarshalJSON decodes nonce, blockHeight and the command's member.
 func (c *Command) UnmarshalJSON(b []byte) error {
@@ -160,19 +181,13 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	fields := map[string]any{"nonce": c.Nonce, "blockHeight": c.BlockHeight}
 	switch k := c.Kind.(type) {
 	case nil:
-	case *AnnounceNode:
-		fields["announceNode"] = k
-	case *ApplyReferralCode:
-		fields["applyReferralCode"] = k
-	case *BatchMarketInstructions:
-		fields["batchMarketInstructions"] = k
-	case *BatchProposalSubmission:
-		fields["batchProposalSubmission"] = k
 	case *UnknownCommand:
 		if k.Name == "" {
 			return k.Raw.MarshalJSON()
 		}
 		fields[k.Name] = k.Raw
+	default:
+		fields[commandNames[reflect.TypeOf(k)]] = k
 	}
 	return json.Marshal(fields)
 }
