@@ -323,7 +323,6 @@ func commandCases() []goldenCase {
 			"transfer":             "command.transfer",
 			"stopOrdersSubmission": "command.stopOrdersSubmission",
 			"proposalSubmission":   "proposal.newAsset",
-			"nodeVote":             "command.nodeVote",
 		}, func(t *testing.T, r gqlResponse) {
 			expectErrorCount(t, r, 0)
 			for alias, name := range map[string]string{
@@ -331,7 +330,6 @@ func commandCases() []goldenCase {
 				"transfer":             "transfer",
 				"stopOrdersSubmission": "stopOrdersSubmission",
 				"proposalSubmission":   "proposalSubmission",
-				"nodeVote":             "nodeVote",
 			} {
 				expectData(t, r, "UnknownCommand", txNode(alias, "command", "__typename")...)
 				expectData(t, r, name, txNode(alias, "command", "name")...)
