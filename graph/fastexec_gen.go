@@ -563,6 +563,188 @@ func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.Selec
 	return true
 }
 
+func (x *fxState) fxo_BuiltinAssetDeposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetDeposit) bool {
+	fields, ok := x.plan(w, sel, builtinAssetDepositImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("BuiltinAssetDeposit")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "BuiltinAssetDeposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.BuiltinAssetDeposit().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "partyId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
+					return false
+				}
+			}
+		case "party":
+			{
+				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_BuiltinAssetEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetEvent) bool {
+	fields, ok := x.plan(w, sel, builtinAssetEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("BuiltinAssetEvent")
+		case "deposit":
+			{
+				if !x.fxmarshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx, w, f.Selections, obj.Deposit) {
+					return false
+				}
+			}
+		case "withdrawal":
+			{
+				if !x.fxmarshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx, w, f.Selections, obj.Withdrawal) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_BuiltinAssetWithdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetWithdrawal) bool {
+	fields, ok := x.plan(w, sel, builtinAssetWithdrawalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("BuiltinAssetWithdrawal")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "BuiltinAssetWithdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.BuiltinAssetWithdrawal().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "partyId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
+					return false
+				}
+			}
+		case "party":
+			{
+				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_CancelTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransfer) bool {
 	fields, ok := x.plan(w, sel, cancelTransferImplementors)
 	if !ok {
@@ -647,6 +829,74 @@ func (x *fxState) fxo_CancelTransferFunds(ctx context.Context, w *fxWalk, sel as
 		case "transferId":
 			{
 				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ChainEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ChainEvent) bool {
+	fields, ok := x.plan(w, sel, chainEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ChainEvent")
+		case "txId":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TxID) {
+					return false
+				}
+			}
+		case "nonce":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Nonce) {
+					return false
+				}
+			}
+		case "builtin":
+			{
+				if !x.fxmarshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx, w, f.Selections, obj.Builtin) {
+					return false
+				}
+			}
+		case "erc20":
+			{
+				if !x.fxmarshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx, w, f.Selections, obj.ERC20) {
+					return false
+				}
+			}
+		case "stakingEvent":
+			{
+				if !x.fxmarshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx, w, f.Selections, obj.StakingEvent) {
+					return false
+				}
+			}
+		case "erc20Multisig":
+			{
+				if !x.fxmarshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx, w, f.Selections, obj.ERC20Multisig) {
+					return false
+				}
+			}
+		case "contractCall":
+			{
+				if !x.fxmarshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx, w, f.Selections, obj.ContractCall) {
 					return false
 				}
 			}
@@ -1503,6 +1753,604 @@ func (x *fxState) fxo_ERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 	return true
 }
 
+func (x *fxState) fxo_ERC20AssetDelist(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetDelist) bool {
+	fields, ok := x.plan(w, sel, eRC20AssetDelistImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20AssetDelist")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20AssetDelist", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20AssetDelist().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20AssetLimitsUpdated(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetLimitsUpdated) bool {
+	fields, ok := x.plan(w, sel, eRC20AssetLimitsUpdatedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20AssetLimitsUpdated")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20AssetLimitsUpdated", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20AssetLimitsUpdated().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "sourceEthereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
+					return false
+				}
+			}
+		case "lifetimeLimits":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimits) {
+					return false
+				}
+			}
+		case "withdrawThreshold":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20AssetList(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetList) bool {
+	fields, ok := x.plan(w, sel, eRC20AssetListImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20AssetList")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20AssetList", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20AssetList().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "assetSource":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.AssetSource) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20Deposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20Deposit) bool {
+	fields, ok := x.plan(w, sel, eRC20DepositImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20Deposit")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20Deposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20Deposit().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "sourceEthereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
+					return false
+				}
+			}
+		case "targetPartyId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TargetPartyID) {
+					return false
+				}
+			}
+		case "targetParty":
+			{
+				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.TargetPartyRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20Event(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20Event) bool {
+	fields, ok := x.plan(w, sel, eRC20EventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20Event")
+		case "index":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
+					return false
+				}
+			}
+		case "block":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+					return false
+				}
+			}
+		case "assetList":
+			{
+				if !x.fxmarshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx, w, f.Selections, obj.AssetList) {
+					return false
+				}
+			}
+		case "assetDelist":
+			{
+				if !x.fxmarshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx, w, f.Selections, obj.AssetDelist) {
+					return false
+				}
+			}
+		case "deposit":
+			{
+				if !x.fxmarshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx, w, f.Selections, obj.Deposit) {
+					return false
+				}
+			}
+		case "withdrawal":
+			{
+				if !x.fxmarshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx, w, f.Selections, obj.Withdrawal) {
+					return false
+				}
+			}
+		case "assetLimitsUpdated":
+			{
+				if !x.fxmarshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx, w, f.Selections, obj.AssetLimitsUpdated) {
+					return false
+				}
+			}
+		case "bridgeStopped":
+			{
+				if !x.fxmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeStopped) {
+					return false
+				}
+			}
+		case "bridgeResumed":
+			{
+				if !x.fxmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeResumed) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20MultiSigEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20MultiSigEvent) bool {
+	fields, ok := x.plan(w, sel, eRC20MultiSigEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20MultiSigEvent")
+		case "index":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
+					return false
+				}
+			}
+		case "block":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+					return false
+				}
+			}
+		case "signerAdded":
+			{
+				if !x.fxmarshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx, w, f.Selections, obj.SignerAdded) {
+					return false
+				}
+			}
+		case "signerRemoved":
+			{
+				if !x.fxmarshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx, w, f.Selections, obj.SignerRemoved) {
+					return false
+				}
+			}
+		case "thresholdSet":
+			{
+				if !x.fxmarshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx, w, f.Selections, obj.ThresholdSet) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20SignerAdded(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerAdded) bool {
+	fields, ok := x.plan(w, sel, eRC20SignerAddedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20SignerAdded")
+		case "newSigner":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NewSigner) {
+					return false
+				}
+			}
+		case "nonce":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20SignerRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerRemoved) bool {
+	fields, ok := x.plan(w, sel, eRC20SignerRemovedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20SignerRemoved")
+		case "oldSigner":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.OldSigner) {
+					return false
+				}
+			}
+		case "nonce":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20ThresholdSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20ThresholdSet) bool {
+	fields, ok := x.plan(w, sel, eRC20ThresholdSetImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20ThresholdSet")
+		case "newThreshold":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewThreshold) {
+					return false
+				}
+			}
+		case "nonce":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20Withdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20Withdrawal) bool {
+	fields, ok := x.plan(w, sel, eRC20WithdrawalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20Withdrawal")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20Withdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20Withdrawal().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "targetEthereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TargetEthereumAddress) {
+					return false
+				}
+			}
+		case "referenceNonce":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferenceNonce) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ETHAddress) bool {
 	fields, ok := x.plan(w, sel, eTHAddressImplementors)
 	if !ok {
@@ -1679,6 +2527,68 @@ func (x *fxState) fxo_EthCallTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
+func (x *fxState) fxo_EthContractCallEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthContractCallEvent) bool {
+	fields, ok := x.plan(w, sel, ethContractCallEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("EthContractCallEvent")
+		case "specId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.SpecID) {
+					return false
+				}
+			}
+		case "blockHeight":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.BlockHeight) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		case "result":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Result) {
+					return false
+				}
+			}
+		case "error":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Error) {
+					return false
+				}
+			}
+		case "sourceChainId":
+			{
+				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.SourceChainID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) bool {
 	fields, ok := x.plan(w, sel, ethTimeTriggerImplementors)
 	if !ok {
@@ -1711,6 +2621,62 @@ func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 		case "until":
 			{
 				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Until) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_EthereumKeyRotateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthereumKeyRotateSubmission) bool {
+	fields, ok := x.plan(w, sel, ethereumKeyRotateSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("EthereumKeyRotateSubmission")
+		case "targetBlock":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
+					return false
+				}
+			}
+		case "newAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NewAddress) {
+					return false
+				}
+			}
+		case "currentAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CurrentAddress) {
+					return false
+				}
+			}
+		case "submitterAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SubmitterAddress) {
+					return false
+				}
+			}
+		case "ethereumSignature":
+			{
+				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
 					return false
 				}
 			}
@@ -2205,6 +3171,56 @@ func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
+func (x *fxState) fxo_IssueSignatures(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.IssueSignatures) bool {
+	fields, ok := x.plan(w, sel, issueSignaturesImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("IssueSignatures")
+		case "submitter":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Submitter) {
+					return false
+				}
+			}
+		case "kind":
+			{
+				if !x.fxmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
+					return false
+				}
+			}
+		case "validatorNodeId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ValidatorNodeID) {
+					return false
+				}
+			}
+		case "validatorNode":
+			{
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.ValidatorNodeRef()) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_JoinTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.JoinTeam) bool {
 	fields, ok := x.plan(w, sel, joinTeamImplementors)
 	if !ok {
@@ -2225,6 +3241,100 @@ func (x *fxState) fxo_JoinTeam(ctx context.Context, w *fxWalk, sel ast.Selection
 		case "id":
 			{
 				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_KeyRotateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.KeyRotateSubmission) bool {
+	fields, ok := x.plan(w, sel, keyRotateSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("KeyRotateSubmission")
+		case "newPubKeyIndex":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewPubKeyIndex) {
+					return false
+				}
+			}
+		case "targetBlock":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
+					return false
+				}
+			}
+		case "newPubKey":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NewPubKey) {
+					return false
+				}
+			}
+		case "currentPubKeyHash":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CurrentPubKeyHash) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_KeyValueBundle(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.KeyValueBundle) bool {
+	fields, ok := x.plan(w, sel, keyValueBundleImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("KeyValueBundle")
+		case "key":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
+					return false
+				}
+			}
+		case "tolerance":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Tolerance) {
+					return false
+				}
+			}
+		case "value":
+			{
+				if !x.fxmarshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -2577,6 +3687,38 @@ func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast
 		case "tau":
 			{
 				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Tau) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_MatrixValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.MatrixValue) bool {
+	fields, ok := x.plan(w, sel, matrixValueImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("MatrixValue")
+		case "value":
+			{
+				if !x.fxmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -3033,6 +4175,88 @@ func (x *fxState) fxo_NewTransfer(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
+func (x *fxState) fxo_NodeSignature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NodeSignature) bool {
+	fields, ok := x.plan(w, sel, nodeSignatureImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("NodeSignature")
+		case "id":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+					return false
+				}
+			}
+		case "sig":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Sig) {
+					return false
+				}
+			}
+		case "kind":
+			{
+				if !x.fxmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_NodeVote(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NodeVote) bool {
+	fields, ok := x.plan(w, sel, nodeVoteImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("NodeVote")
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		case "type":
+			{
+				if !x.fxmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx, w, f.Selections, obj.Type) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_Normaliser(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Normaliser) bool {
 	fields, ok := x.plan(w, sel, normaliserImplementors)
 	if !ok {
@@ -3091,6 +4315,50 @@ func (x *fxState) fxo_OneOffTransfer(ctx context.Context, w *fxWalk, sel ast.Sel
 		case "deliverOn":
 			{
 				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.DeliverOn) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_OracleDataSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OracleDataSubmission) bool {
+	fields, ok := x.plan(w, sel, oracleDataSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("OracleDataSubmission")
+		case "source":
+			{
+				if !x.fxmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx, w, f.Selections, obj.Source) {
+					return false
+				}
+			}
+		case "payload":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Payload) {
+					return false
+				}
+			}
+		case "payloadJson":
+			{
+				if !x.fxmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.PayloadJSON()) {
 					return false
 				}
 			}
@@ -3962,6 +5230,44 @@ func (x *fxState) fxo_ProposalTerms(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
+func (x *fxState) fxo_ProtocolUpgradeProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProtocolUpgradeProposal) bool {
+	fields, ok := x.plan(w, sel, protocolUpgradeProposalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ProtocolUpgradeProposal")
+		case "upgradeBlockHeight":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.UpgradeBlockHeight) {
+					return false
+				}
+			}
+		case "vegaReleaseTag":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VegaReleaseTag) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_PubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PubKey) bool {
 	fields, ok := x.plan(w, sel, pubKeyImplementors)
 	if !ok {
@@ -4402,6 +5708,38 @@ func (x *fxState) fxo_ReferralProgramChanges(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
+func (x *fxState) fxo_ScalarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ScalarValue) bool {
+	fields, ok := x.plan(w, sel, scalarValueImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ScalarValue")
+		case "value":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
 	fields, ok := x.plan(w, sel, signatureImplementors)
 	if !ok {
@@ -4730,6 +6068,200 @@ func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet,
 	return true
 }
 
+func (x *fxState) fxo_StakeDeposited(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakeDeposited) bool {
+	fields, ok := x.plan(w, sel, stakeDepositedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakeDeposited")
+		case "ethereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
+					return false
+				}
+			}
+		case "vegaPublicKey":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StakeRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakeRemoved) bool {
+	fields, ok := x.plan(w, sel, stakeRemovedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakeRemoved")
+		case "ethereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
+					return false
+				}
+			}
+		case "vegaPublicKey":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StakeTotalSupply(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakeTotalSupply) bool {
+	fields, ok := x.plan(w, sel, stakeTotalSupplyImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakeTotalSupply")
+		case "tokenAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TokenAddress) {
+					return false
+				}
+			}
+		case "totalSupply":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TotalSupply) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StakingEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakingEvent) bool {
+	fields, ok := x.plan(w, sel, stakingEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakingEvent")
+		case "index":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
+					return false
+				}
+			}
+		case "block":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+					return false
+				}
+			}
+		case "stakeDeposited":
+			{
+				if !x.fxmarshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx, w, f.Selections, obj.StakeDeposited) {
+					return false
+				}
+			}
+		case "stakeRemoved":
+			{
+				if !x.fxmarshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx, w, f.Selections, obj.StakeRemoved) {
+					return false
+				}
+			}
+		case "totalSupply":
+			{
+				if !x.fxmarshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx, w, f.Selections, obj.TotalSupply) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_StakingTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakingTier) bool {
 	fields, ok := x.plan(w, sel, stakingTierImplementors)
 	if !ok {
@@ -4756,6 +6288,126 @@ func (x *fxState) fxo_StakingTier(ctx context.Context, w *fxWalk, sel ast.Select
 		case "referralRewardMultiplier":
 			{
 				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardMultiplier) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StateValueProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StateValueProposal) bool {
+	fields, ok := x.plan(w, sel, stateValueProposalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StateValueProposal")
+		case "stateVarId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.StateVarID) {
+					return false
+				}
+			}
+		case "eventId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.EventID) {
+					return false
+				}
+			}
+		case "kvb":
+			{
+				if !x.fxmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx, w, f.Selections, obj.Kvb) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StateVarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StateVarValue) bool {
+	fields, ok := x.plan(w, sel, stateVarValueImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StateVarValue")
+		case "scalarVal":
+			{
+				if !x.fxmarshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx, w, f.Selections, obj.ScalarVal) {
+					return false
+				}
+			}
+		case "vectorVal":
+			{
+				if !x.fxmarshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx, w, f.Selections, obj.VectorVal) {
+					return false
+				}
+			}
+		case "matrixVal":
+			{
+				if !x.fxmarshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx, w, f.Selections, obj.MatrixVal) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StateVariableProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StateVariableProposal) bool {
+	fields, ok := x.plan(w, sel, stateVariableProposalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StateVariableProposal")
+		case "proposal":
+			{
+				if !x.fxmarshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx, w, f.Selections, obj.Proposal) {
 					return false
 				}
 			}
@@ -6326,6 +7978,62 @@ func (x *fxState) fxo_UpdateVolumeDiscountProgram(ctx context.Context, w *fxWalk
 	return true
 }
 
+func (x *fxState) fxo_ValidatorHeartbeat(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorHeartbeat) bool {
+	fields, ok := x.plan(w, sel, validatorHeartbeatImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ValidatorHeartbeat")
+		case "nodeId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+					return false
+				}
+			}
+		case "node":
+			{
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+					return false
+				}
+			}
+		case "ethereumSignature":
+			{
+				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
+					return false
+				}
+			}
+		case "vegaSignature":
+			{
+				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.VegaSignature) {
+					return false
+				}
+			}
+		case "message":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Message) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
 	fields, ok := x.plan(w, sel, validatorNodeImplementors)
 	if !ok {
@@ -6373,6 +8081,38 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.Sele
 				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_VectorValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VectorValue) bool {
+	fields, ok := x.plan(w, sel, vectorValueImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("VectorValue")
+		case "value":
+			{
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
 			}
 		default:
 			return false
@@ -6609,6 +8349,11 @@ func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionS
 			return false
 		}
 		return x.fxo_VoteSubmission(ctx, w, sel, obj)
+	case *upstream.ValidatorHeartbeat:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_ValidatorHeartbeat(ctx, w, sel, obj)
 	case *upstream.UpdateReferralSet:
 		if obj == nil {
 			return false
@@ -6649,6 +8394,16 @@ func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionS
 			return false
 		}
 		return x.fxo_StopOrderCancellation(ctx, w, sel, obj)
+	case *upstream.StateVariableProposal:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_StateVariableProposal(ctx, w, sel, obj)
+	case *upstream.ProtocolUpgradeProposal:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_ProtocolUpgradeProposal(ctx, w, sel, obj)
 	case *upstream.ProposalSubmission:
 		if obj == nil {
 			return false
@@ -6669,6 +8424,21 @@ func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionS
 			return false
 		}
 		return x.fxo_OrderAmendment(ctx, w, sel, obj)
+	case *upstream.OracleDataSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_OracleDataSubmission(ctx, w, sel, obj)
+	case *upstream.NodeVote:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_NodeVote(ctx, w, sel, obj)
+	case *upstream.NodeSignature:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_NodeSignature(ctx, w, sel, obj)
 	case *upstream.LiquidityProvisionSubmission:
 		if obj == nil {
 			return false
@@ -6684,11 +8454,26 @@ func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionS
 			return false
 		}
 		return x.fxo_LiquidityProvisionAmendment(ctx, w, sel, obj)
+	case *upstream.KeyRotateSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_KeyRotateSubmission(ctx, w, sel, obj)
 	case *upstream.JoinTeam:
 		if obj == nil {
 			return false
 		}
 		return x.fxo_JoinTeam(ctx, w, sel, obj)
+	case *upstream.IssueSignatures:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_IssueSignatures(ctx, w, sel, obj)
+	case *upstream.EthereumKeyRotateSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_EthereumKeyRotateSubmission(ctx, w, sel, obj)
 	case *upstream.DelegateSubmission:
 		if obj == nil {
 			return false
@@ -6699,6 +8484,11 @@ func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionS
 			return false
 		}
 		return x.fxo_CreateReferralSet(ctx, w, sel, obj)
+	case *upstream.ChainEvent:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_ChainEvent(ctx, w, sel, obj)
 	case *upstream.CancelTransferFunds:
 		if obj == nil {
 			return false
@@ -7102,6 +8892,24 @@ func (x *fxState) fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstream
 	return true
 }
 
+func (x *fxState) fxmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.KeyValueBundle) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_KeyValueBundle(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
 func (x *fxState) fxmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Metadata) bool {
 	o := w.o
 	_ = o
@@ -7443,6 +9251,24 @@ func (x *fxState) fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return x.fxo_ValidatorNode(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.VectorValue) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_VectorValue(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
 func (x *fxState) fxmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.VolumeBenefitTier) bool {
 	o := w.o
 	_ = o
@@ -7543,6 +9369,36 @@ func (x *fxState) fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋ
 		return true
 	}
 	return x.fxo_BuiltinAsset(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetDeposit) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_BuiltinAssetDeposit(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetEvent) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_BuiltinAssetEvent(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetWithdrawal) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_BuiltinAssetWithdrawal(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.CancelTransferConfiguration) bool {
@@ -7739,6 +9595,106 @@ func (x *fxState) fxmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstrea
 	return x.fxo_ERC20(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20AssetDelist) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20AssetDelist(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20AssetLimitsUpdated) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20AssetLimitsUpdated(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20AssetList) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20AssetList(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20Deposit) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20Deposit(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20Event) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20Event(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20MultiSigEvent) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20MultiSigEvent(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20SignerAdded) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20SignerAdded(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20SignerRemoved) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20SignerRemoved(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20ThresholdSet) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20ThresholdSet(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20Withdrawal) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20Withdrawal(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ETHAddress) bool {
 	o := w.o
 	_ = o
@@ -7788,6 +9744,16 @@ func (x *fxState) fxmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgateway�
 		return true
 	}
 	return x.fxo_EthCallTrigger(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthContractCallEvent) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_EthContractCallEvent(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthTimeTrigger) bool {
@@ -7884,6 +9850,21 @@ func (x *fxState) fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋup
 	return x.fxo_Instrument(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.RawJSON) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
 func (x *fxState) fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LiquidationStrategy) bool {
 	o := w.o
 	_ = o
@@ -7967,6 +9948,16 @@ func (x *fxState) fxmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgate
 	return true
 }
 
+func (x *fxState) fxmarshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.MatrixValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_MatrixValue(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.NetworkParameter) bool {
 	o := w.o
 	_ = o
@@ -8007,6 +9998,28 @@ func (x *fxState) fxmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmod
 	return x.fxo_Node(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.NodeSignatureKind) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *fxState) fxmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.NodeVoteType) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
 func (x *fxState) fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.OneOffTransfer) bool {
 	o := w.o
 	_ = o
@@ -8015,6 +10028,17 @@ func (x *fxState) fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgateway�
 		return true
 	}
 	return x.fxo_OneOffTransfer(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.OracleSource) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
 }
 
 func (x *fxState) fxmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.OrderSubmission) bool {
@@ -8180,6 +10204,16 @@ func (x *fxState) fxmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋ
 	return x.fxo_ReferralProgramChanges(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ScalarValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ScalarValue(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Side) bool {
 	o := w.o
 	_ = o
@@ -8254,6 +10288,66 @@ func (x *fxState) fxmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstream
 		return true
 	}
 	return x.fxo_Spot(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakeDeposited) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StakeDeposited(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakeRemoved) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StakeRemoved(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakeTotalSupply) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StakeTotalSupply(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakingEvent) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StakingEvent(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StateValueProposal) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StateValueProposal(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StateVarValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StateVarValue(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StopOrderExpiryStrategy) bool {
@@ -8533,6 +10627,16 @@ func (x *fxState) fxmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtrad
 		return true
 	}
 	return x.fxo_UpdateSpotMarketConfiguration(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.VectorValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_VectorValue(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) bool {

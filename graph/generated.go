@@ -29,7 +29,14 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	BuiltinAssetDeposit() BuiltinAssetDepositResolver
+	BuiltinAssetWithdrawal() BuiltinAssetWithdrawalResolver
 	DispatchStrategy() DispatchStrategyResolver
+	ERC20AssetDelist() ERC20AssetDelistResolver
+	ERC20AssetLimitsUpdated() ERC20AssetLimitsUpdatedResolver
+	ERC20AssetList() ERC20AssetListResolver
+	ERC20Deposit() ERC20DepositResolver
+	ERC20Withdrawal() ERC20WithdrawalResolver
 	Future() FutureResolver
 	GovernanceTransfer() GovernanceTransferResolver
 	Party() PartyResolver
@@ -123,6 +130,27 @@ type ComplexityRoot struct {
 		MaxFaucetAmountMint func(childComplexity int) int
 	}
 
+	BuiltinAssetDeposit struct {
+		Amount      func(childComplexity int) int
+		Asset       func(childComplexity int) int
+		PartyID     func(childComplexity int) int
+		PartyRef    func(childComplexity int) int
+		VegaAssetID func(childComplexity int) int
+	}
+
+	BuiltinAssetEvent struct {
+		Deposit    func(childComplexity int) int
+		Withdrawal func(childComplexity int) int
+	}
+
+	BuiltinAssetWithdrawal struct {
+		Amount      func(childComplexity int) int
+		Asset       func(childComplexity int) int
+		PartyID     func(childComplexity int) int
+		PartyRef    func(childComplexity int) int
+		VegaAssetID func(childComplexity int) int
+	}
+
 	CancelTransfer struct {
 		Changes func(childComplexity int) int
 	}
@@ -133,6 +161,16 @@ type ComplexityRoot struct {
 
 	CancelTransferFunds struct {
 		TransferID func(childComplexity int) int
+	}
+
+	ChainEvent struct {
+		Builtin       func(childComplexity int) int
+		ContractCall  func(childComplexity int) int
+		ERC20         func(childComplexity int) int
+		ERC20Multisig func(childComplexity int) int
+		Nonce         func(childComplexity int) int
+		StakingEvent  func(childComplexity int) int
+		TxID          func(childComplexity int) int
 	}
 
 	CompositePriceConfiguration struct {
@@ -249,6 +287,79 @@ type ComplexityRoot struct {
 		WithdrawThreshold func(childComplexity int) int
 	}
 
+	ERC20AssetDelist struct {
+		Asset       func(childComplexity int) int
+		VegaAssetID func(childComplexity int) int
+	}
+
+	ERC20AssetLimitsUpdated struct {
+		Asset                 func(childComplexity int) int
+		LifetimeLimits        func(childComplexity int) int
+		SourceEthereumAddress func(childComplexity int) int
+		VegaAssetID           func(childComplexity int) int
+		WithdrawThreshold     func(childComplexity int) int
+	}
+
+	ERC20AssetList struct {
+		Asset       func(childComplexity int) int
+		AssetSource func(childComplexity int) int
+		VegaAssetID func(childComplexity int) int
+	}
+
+	ERC20Deposit struct {
+		Amount                func(childComplexity int) int
+		Asset                 func(childComplexity int) int
+		SourceEthereumAddress func(childComplexity int) int
+		TargetPartyID         func(childComplexity int) int
+		TargetPartyRef        func(childComplexity int) int
+		VegaAssetID           func(childComplexity int) int
+	}
+
+	ERC20Event struct {
+		AssetDelist        func(childComplexity int) int
+		AssetLimitsUpdated func(childComplexity int) int
+		AssetList          func(childComplexity int) int
+		Block              func(childComplexity int) int
+		BridgeResumed      func(childComplexity int) int
+		BridgeStopped      func(childComplexity int) int
+		Deposit            func(childComplexity int) int
+		Index              func(childComplexity int) int
+		Withdrawal         func(childComplexity int) int
+	}
+
+	ERC20MultiSigEvent struct {
+		Block         func(childComplexity int) int
+		Index         func(childComplexity int) int
+		SignerAdded   func(childComplexity int) int
+		SignerRemoved func(childComplexity int) int
+		ThresholdSet  func(childComplexity int) int
+	}
+
+	ERC20SignerAdded struct {
+		BlockTime func(childComplexity int) int
+		NewSigner func(childComplexity int) int
+		Nonce     func(childComplexity int) int
+	}
+
+	ERC20SignerRemoved struct {
+		BlockTime func(childComplexity int) int
+		Nonce     func(childComplexity int) int
+		OldSigner func(childComplexity int) int
+	}
+
+	ERC20ThresholdSet struct {
+		BlockTime    func(childComplexity int) int
+		NewThreshold func(childComplexity int) int
+		Nonce        func(childComplexity int) int
+	}
+
+	ERC20Withdrawal struct {
+		Asset                 func(childComplexity int) int
+		ReferenceNonce        func(childComplexity int) int
+		TargetEthereumAddress func(childComplexity int) int
+		VegaAssetID           func(childComplexity int) int
+	}
+
 	ETHAddress struct {
 		Address func(childComplexity int) int
 	}
@@ -273,10 +384,27 @@ type ComplexityRoot struct {
 		TimeTrigger func(childComplexity int) int
 	}
 
+	EthContractCallEvent struct {
+		BlockHeight   func(childComplexity int) int
+		BlockTime     func(childComplexity int) int
+		Error         func(childComplexity int) int
+		Result        func(childComplexity int) int
+		SourceChainID func(childComplexity int) int
+		SpecID        func(childComplexity int) int
+	}
+
 	EthTimeTrigger struct {
 		Every   func(childComplexity int) int
 		Initial func(childComplexity int) int
 		Until   func(childComplexity int) int
+	}
+
+	EthereumKeyRotateSubmission struct {
+		CurrentAddress    func(childComplexity int) int
+		EthereumSignature func(childComplexity int) int
+		NewAddress        func(childComplexity int) int
+		SubmitterAddress  func(childComplexity int) int
+		TargetBlock       func(childComplexity int) int
 	}
 
 	Filter struct {
@@ -342,8 +470,28 @@ type ComplexityRoot struct {
 		Initial func(childComplexity int) int
 	}
 
+	IssueSignatures struct {
+		Kind             func(childComplexity int) int
+		Submitter        func(childComplexity int) int
+		ValidatorNodeID  func(childComplexity int) int
+		ValidatorNodeRef func(childComplexity int) int
+	}
+
 	JoinTeam struct {
 		ID func(childComplexity int) int
+	}
+
+	KeyRotateSubmission struct {
+		CurrentPubKeyHash func(childComplexity int) int
+		NewPubKey         func(childComplexity int) int
+		NewPubKeyIndex    func(childComplexity int) int
+		TargetBlock       func(childComplexity int) int
+	}
+
+	KeyValueBundle struct {
+		Key       func(childComplexity int) int
+		Tolerance func(childComplexity int) int
+		Value     func(childComplexity int) int
 	}
 
 	LiquidationStrategy struct {
@@ -392,6 +540,10 @@ type ComplexityRoot struct {
 		Params                func(childComplexity int) int
 		RiskAversionParameter func(childComplexity int) int
 		Tau                   func(childComplexity int) int
+	}
+
+	MatrixValue struct {
+		Value func(childComplexity int) int
 	}
 
 	Metadata struct {
@@ -456,6 +608,17 @@ type ComplexityRoot struct {
 		Changes func(childComplexity int) int
 	}
 
+	NodeSignature struct {
+		ID   func(childComplexity int) int
+		Kind func(childComplexity int) int
+		Sig  func(childComplexity int) int
+	}
+
+	NodeVote struct {
+		Reference func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
 	Normaliser struct {
 		Expression func(childComplexity int) int
 		Name       func(childComplexity int) int
@@ -463,6 +626,12 @@ type ComplexityRoot struct {
 
 	OneOffTransfer struct {
 		DeliverOn func(childComplexity int) int
+	}
+
+	OracleDataSubmission struct {
+		Payload     func(childComplexity int) int
+		PayloadJSON func(childComplexity int) int
+		Source      func(childComplexity int) int
 	}
 
 	OrderAmendment struct {
@@ -576,6 +745,11 @@ type ComplexityRoot struct {
 		ValidationTimestamp func(childComplexity int) int
 	}
 
+	ProtocolUpgradeProposal struct {
+		UpgradeBlockHeight func(childComplexity int) int
+		VegaReleaseTag     func(childComplexity int) int
+	}
+
 	PubKey struct {
 		Key func(childComplexity int) int
 	}
@@ -614,6 +788,10 @@ type ComplexityRoot struct {
 		EndOfProgramTimestamp func(childComplexity int) int
 		StakingTiers          func(childComplexity int) int
 		WindowLength          func(childComplexity int) int
+	}
+
+	ScalarValue struct {
+		Value func(childComplexity int) int
 	}
 
 	Signature struct {
@@ -656,9 +834,52 @@ type ComplexityRoot struct {
 		QuoteAsset func(childComplexity int) int
 	}
 
+	StakeDeposited struct {
+		Amount          func(childComplexity int) int
+		BlockTime       func(childComplexity int) int
+		EthereumAddress func(childComplexity int) int
+		VegaPublicKey   func(childComplexity int) int
+	}
+
+	StakeRemoved struct {
+		Amount          func(childComplexity int) int
+		BlockTime       func(childComplexity int) int
+		EthereumAddress func(childComplexity int) int
+		VegaPublicKey   func(childComplexity int) int
+	}
+
+	StakeTotalSupply struct {
+		TokenAddress func(childComplexity int) int
+		TotalSupply  func(childComplexity int) int
+	}
+
+	StakingEvent struct {
+		Block          func(childComplexity int) int
+		Index          func(childComplexity int) int
+		StakeDeposited func(childComplexity int) int
+		StakeRemoved   func(childComplexity int) int
+		TotalSupply    func(childComplexity int) int
+	}
+
 	StakingTier struct {
 		MinimumStakedTokens      func(childComplexity int) int
 		ReferralRewardMultiplier func(childComplexity int) int
+	}
+
+	StateValueProposal struct {
+		EventID    func(childComplexity int) int
+		Kvb        func(childComplexity int) int
+		StateVarID func(childComplexity int) int
+	}
+
+	StateVarValue struct {
+		MatrixVal func(childComplexity int) int
+		ScalarVal func(childComplexity int) int
+		VectorVal func(childComplexity int) int
+	}
+
+	StateVariableProposal struct {
+		Proposal func(childComplexity int) int
 	}
 
 	StopOrderCancellation struct {
@@ -874,9 +1095,21 @@ type ComplexityRoot struct {
 		Changes func(childComplexity int) int
 	}
 
+	ValidatorHeartbeat struct {
+		EthereumSignature func(childComplexity int) int
+		Message           func(childComplexity int) int
+		NodeID            func(childComplexity int) int
+		NodeRef           func(childComplexity int) int
+		VegaSignature     func(childComplexity int) int
+	}
+
 	ValidatorNode struct {
 		Delegations func(childComplexity int, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		ID          func(childComplexity int) int
+	}
+
+	VectorValue struct {
+		Value func(childComplexity int) int
 	}
 
 	VolumeBenefitTier struct {
@@ -910,8 +1143,29 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type BuiltinAssetDepositResolver interface {
+	Asset(ctx context.Context, obj *upstream.BuiltinAssetDeposit) (*upstream.Asset, error)
+}
+type BuiltinAssetWithdrawalResolver interface {
+	Asset(ctx context.Context, obj *upstream.BuiltinAssetWithdrawal) (*upstream.Asset, error)
+}
 type DispatchStrategyResolver interface {
 	AssetForMetric(ctx context.Context, obj *upstream.DispatchStrategy) (*upstream.Asset, error)
+}
+type ERC20AssetDelistResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20AssetDelist) (*upstream.Asset, error)
+}
+type ERC20AssetLimitsUpdatedResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20AssetLimitsUpdated) (*upstream.Asset, error)
+}
+type ERC20AssetListResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20AssetList) (*upstream.Asset, error)
+}
+type ERC20DepositResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20Deposit) (*upstream.Asset, error)
+}
+type ERC20WithdrawalResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20Withdrawal) (*upstream.Asset, error)
 }
 type FutureResolver interface {
 	SettlementAsset(ctx context.Context, obj *upstream.Future) (*upstream.Asset, error)
@@ -1248,6 +1502,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BuiltinAsset.MaxFaucetAmountMint(childComplexity), true
 
+	case "BuiltinAssetDeposit.amount":
+		if e.ComplexityRoot.BuiltinAssetDeposit.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.Amount(childComplexity), true
+	case "BuiltinAssetDeposit.asset":
+		if e.ComplexityRoot.BuiltinAssetDeposit.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.Asset(childComplexity), true
+	case "BuiltinAssetDeposit.partyId":
+		if e.ComplexityRoot.BuiltinAssetDeposit.PartyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.PartyID(childComplexity), true
+	case "BuiltinAssetDeposit.party":
+		if e.ComplexityRoot.BuiltinAssetDeposit.PartyRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.PartyRef(childComplexity), true
+	case "BuiltinAssetDeposit.vegaAssetId":
+		if e.ComplexityRoot.BuiltinAssetDeposit.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.VegaAssetID(childComplexity), true
+
+	case "BuiltinAssetEvent.deposit":
+		if e.ComplexityRoot.BuiltinAssetEvent.Deposit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetEvent.Deposit(childComplexity), true
+	case "BuiltinAssetEvent.withdrawal":
+		if e.ComplexityRoot.BuiltinAssetEvent.Withdrawal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetEvent.Withdrawal(childComplexity), true
+
+	case "BuiltinAssetWithdrawal.amount":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.Amount(childComplexity), true
+	case "BuiltinAssetWithdrawal.asset":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.Asset(childComplexity), true
+	case "BuiltinAssetWithdrawal.partyId":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.PartyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.PartyID(childComplexity), true
+	case "BuiltinAssetWithdrawal.party":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.PartyRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.PartyRef(childComplexity), true
+	case "BuiltinAssetWithdrawal.vegaAssetId":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.VegaAssetID(childComplexity), true
+
 	case "CancelTransfer.changes":
 		if e.ComplexityRoot.CancelTransfer.Changes == nil {
 			break
@@ -1268,6 +1597,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CancelTransferFunds.TransferID(childComplexity), true
+
+	case "ChainEvent.builtin":
+		if e.ComplexityRoot.ChainEvent.Builtin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.Builtin(childComplexity), true
+	case "ChainEvent.contractCall":
+		if e.ComplexityRoot.ChainEvent.ContractCall == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.ContractCall(childComplexity), true
+	case "ChainEvent.erc20":
+		if e.ComplexityRoot.ChainEvent.ERC20 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.ERC20(childComplexity), true
+	case "ChainEvent.erc20Multisig":
+		if e.ComplexityRoot.ChainEvent.ERC20Multisig == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.ERC20Multisig(childComplexity), true
+	case "ChainEvent.nonce":
+		if e.ComplexityRoot.ChainEvent.Nonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.Nonce(childComplexity), true
+	case "ChainEvent.stakingEvent":
+		if e.ComplexityRoot.ChainEvent.StakingEvent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.StakingEvent(childComplexity), true
+	case "ChainEvent.txId":
+		if e.ComplexityRoot.ChainEvent.TxID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.TxID(childComplexity), true
 
 	case "CompositePriceConfiguration.cashAmount":
 		if e.ComplexityRoot.CompositePriceConfiguration.CashAmount == nil {
@@ -1647,6 +2019,274 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ERC20.WithdrawThreshold(childComplexity), true
 
+	case "ERC20AssetDelist.asset":
+		if e.ComplexityRoot.ERC20AssetDelist.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetDelist.Asset(childComplexity), true
+	case "ERC20AssetDelist.vegaAssetId":
+		if e.ComplexityRoot.ERC20AssetDelist.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetDelist.VegaAssetID(childComplexity), true
+
+	case "ERC20AssetLimitsUpdated.asset":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.Asset(childComplexity), true
+	case "ERC20AssetLimitsUpdated.lifetimeLimits":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.LifetimeLimits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.LifetimeLimits(childComplexity), true
+	case "ERC20AssetLimitsUpdated.sourceEthereumAddress":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.SourceEthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.SourceEthereumAddress(childComplexity), true
+	case "ERC20AssetLimitsUpdated.vegaAssetId":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.VegaAssetID(childComplexity), true
+	case "ERC20AssetLimitsUpdated.withdrawThreshold":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.WithdrawThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.WithdrawThreshold(childComplexity), true
+
+	case "ERC20AssetList.asset":
+		if e.ComplexityRoot.ERC20AssetList.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetList.Asset(childComplexity), true
+	case "ERC20AssetList.assetSource":
+		if e.ComplexityRoot.ERC20AssetList.AssetSource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetList.AssetSource(childComplexity), true
+	case "ERC20AssetList.vegaAssetId":
+		if e.ComplexityRoot.ERC20AssetList.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetList.VegaAssetID(childComplexity), true
+
+	case "ERC20Deposit.amount":
+		if e.ComplexityRoot.ERC20Deposit.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.Amount(childComplexity), true
+	case "ERC20Deposit.asset":
+		if e.ComplexityRoot.ERC20Deposit.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.Asset(childComplexity), true
+	case "ERC20Deposit.sourceEthereumAddress":
+		if e.ComplexityRoot.ERC20Deposit.SourceEthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.SourceEthereumAddress(childComplexity), true
+	case "ERC20Deposit.targetPartyId":
+		if e.ComplexityRoot.ERC20Deposit.TargetPartyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.TargetPartyID(childComplexity), true
+	case "ERC20Deposit.targetParty":
+		if e.ComplexityRoot.ERC20Deposit.TargetPartyRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.TargetPartyRef(childComplexity), true
+	case "ERC20Deposit.vegaAssetId":
+		if e.ComplexityRoot.ERC20Deposit.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.VegaAssetID(childComplexity), true
+
+	case "ERC20Event.assetDelist":
+		if e.ComplexityRoot.ERC20Event.AssetDelist == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.AssetDelist(childComplexity), true
+	case "ERC20Event.assetLimitsUpdated":
+		if e.ComplexityRoot.ERC20Event.AssetLimitsUpdated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.AssetLimitsUpdated(childComplexity), true
+	case "ERC20Event.assetList":
+		if e.ComplexityRoot.ERC20Event.AssetList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.AssetList(childComplexity), true
+	case "ERC20Event.block":
+		if e.ComplexityRoot.ERC20Event.Block == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.Block(childComplexity), true
+	case "ERC20Event.bridgeResumed":
+		if e.ComplexityRoot.ERC20Event.BridgeResumed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.BridgeResumed(childComplexity), true
+	case "ERC20Event.bridgeStopped":
+		if e.ComplexityRoot.ERC20Event.BridgeStopped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.BridgeStopped(childComplexity), true
+	case "ERC20Event.deposit":
+		if e.ComplexityRoot.ERC20Event.Deposit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.Deposit(childComplexity), true
+	case "ERC20Event.index":
+		if e.ComplexityRoot.ERC20Event.Index == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.Index(childComplexity), true
+	case "ERC20Event.withdrawal":
+		if e.ComplexityRoot.ERC20Event.Withdrawal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.Withdrawal(childComplexity), true
+
+	case "ERC20MultiSigEvent.block":
+		if e.ComplexityRoot.ERC20MultiSigEvent.Block == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.Block(childComplexity), true
+	case "ERC20MultiSigEvent.index":
+		if e.ComplexityRoot.ERC20MultiSigEvent.Index == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.Index(childComplexity), true
+	case "ERC20MultiSigEvent.signerAdded":
+		if e.ComplexityRoot.ERC20MultiSigEvent.SignerAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.SignerAdded(childComplexity), true
+	case "ERC20MultiSigEvent.signerRemoved":
+		if e.ComplexityRoot.ERC20MultiSigEvent.SignerRemoved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.SignerRemoved(childComplexity), true
+	case "ERC20MultiSigEvent.thresholdSet":
+		if e.ComplexityRoot.ERC20MultiSigEvent.ThresholdSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.ThresholdSet(childComplexity), true
+
+	case "ERC20SignerAdded.blockTime":
+		if e.ComplexityRoot.ERC20SignerAdded.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerAdded.BlockTime(childComplexity), true
+	case "ERC20SignerAdded.newSigner":
+		if e.ComplexityRoot.ERC20SignerAdded.NewSigner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerAdded.NewSigner(childComplexity), true
+	case "ERC20SignerAdded.nonce":
+		if e.ComplexityRoot.ERC20SignerAdded.Nonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerAdded.Nonce(childComplexity), true
+
+	case "ERC20SignerRemoved.blockTime":
+		if e.ComplexityRoot.ERC20SignerRemoved.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerRemoved.BlockTime(childComplexity), true
+	case "ERC20SignerRemoved.nonce":
+		if e.ComplexityRoot.ERC20SignerRemoved.Nonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerRemoved.Nonce(childComplexity), true
+	case "ERC20SignerRemoved.oldSigner":
+		if e.ComplexityRoot.ERC20SignerRemoved.OldSigner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerRemoved.OldSigner(childComplexity), true
+
+	case "ERC20ThresholdSet.blockTime":
+		if e.ComplexityRoot.ERC20ThresholdSet.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20ThresholdSet.BlockTime(childComplexity), true
+	case "ERC20ThresholdSet.newThreshold":
+		if e.ComplexityRoot.ERC20ThresholdSet.NewThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20ThresholdSet.NewThreshold(childComplexity), true
+	case "ERC20ThresholdSet.nonce":
+		if e.ComplexityRoot.ERC20ThresholdSet.Nonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20ThresholdSet.Nonce(childComplexity), true
+
+	case "ERC20Withdrawal.asset":
+		if e.ComplexityRoot.ERC20Withdrawal.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Withdrawal.Asset(childComplexity), true
+	case "ERC20Withdrawal.referenceNonce":
+		if e.ComplexityRoot.ERC20Withdrawal.ReferenceNonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Withdrawal.ReferenceNonce(childComplexity), true
+	case "ERC20Withdrawal.targetEthereumAddress":
+		if e.ComplexityRoot.ERC20Withdrawal.TargetEthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Withdrawal.TargetEthereumAddress(childComplexity), true
+	case "ERC20Withdrawal.vegaAssetId":
+		if e.ComplexityRoot.ERC20Withdrawal.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Withdrawal.VegaAssetID(childComplexity), true
+
 	case "ETHAddress.address":
 		if e.ComplexityRoot.ETHAddress.Address == nil {
 			break
@@ -1723,6 +2363,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EthCallTrigger.TimeTrigger(childComplexity), true
 
+	case "EthContractCallEvent.blockHeight":
+		if e.ComplexityRoot.EthContractCallEvent.BlockHeight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.BlockHeight(childComplexity), true
+	case "EthContractCallEvent.blockTime":
+		if e.ComplexityRoot.EthContractCallEvent.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.BlockTime(childComplexity), true
+	case "EthContractCallEvent.error":
+		if e.ComplexityRoot.EthContractCallEvent.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.Error(childComplexity), true
+	case "EthContractCallEvent.result":
+		if e.ComplexityRoot.EthContractCallEvent.Result == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.Result(childComplexity), true
+	case "EthContractCallEvent.sourceChainId":
+		if e.ComplexityRoot.EthContractCallEvent.SourceChainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.SourceChainID(childComplexity), true
+	case "EthContractCallEvent.specId":
+		if e.ComplexityRoot.EthContractCallEvent.SpecID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.SpecID(childComplexity), true
+
 	case "EthTimeTrigger.every":
 		if e.ComplexityRoot.EthTimeTrigger.Every == nil {
 			break
@@ -1741,6 +2418,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EthTimeTrigger.Until(childComplexity), true
+
+	case "EthereumKeyRotateSubmission.currentAddress":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.CurrentAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.CurrentAddress(childComplexity), true
+	case "EthereumKeyRotateSubmission.ethereumSignature":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.EthereumSignature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.EthereumSignature(childComplexity), true
+	case "EthereumKeyRotateSubmission.newAddress":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.NewAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.NewAddress(childComplexity), true
+	case "EthereumKeyRotateSubmission.submitterAddress":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.SubmitterAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.SubmitterAddress(childComplexity), true
+	case "EthereumKeyRotateSubmission.targetBlock":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.TargetBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.TargetBlock(childComplexity), true
 
 	case "Filter.conditions":
 		if e.ComplexityRoot.Filter.Conditions == nil {
@@ -1967,12 +2675,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.InternalTimeTrigger.Initial(childComplexity), true
 
+	case "IssueSignatures.kind":
+		if e.ComplexityRoot.IssueSignatures.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSignatures.Kind(childComplexity), true
+	case "IssueSignatures.submitter":
+		if e.ComplexityRoot.IssueSignatures.Submitter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSignatures.Submitter(childComplexity), true
+	case "IssueSignatures.validatorNodeId":
+		if e.ComplexityRoot.IssueSignatures.ValidatorNodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSignatures.ValidatorNodeID(childComplexity), true
+	case "IssueSignatures.validatorNode":
+		if e.ComplexityRoot.IssueSignatures.ValidatorNodeRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSignatures.ValidatorNodeRef(childComplexity), true
+
 	case "JoinTeam.id":
 		if e.ComplexityRoot.JoinTeam.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.JoinTeam.ID(childComplexity), true
+
+	case "KeyRotateSubmission.currentPubKeyHash":
+		if e.ComplexityRoot.KeyRotateSubmission.CurrentPubKeyHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyRotateSubmission.CurrentPubKeyHash(childComplexity), true
+	case "KeyRotateSubmission.newPubKey":
+		if e.ComplexityRoot.KeyRotateSubmission.NewPubKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyRotateSubmission.NewPubKey(childComplexity), true
+	case "KeyRotateSubmission.newPubKeyIndex":
+		if e.ComplexityRoot.KeyRotateSubmission.NewPubKeyIndex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyRotateSubmission.NewPubKeyIndex(childComplexity), true
+	case "KeyRotateSubmission.targetBlock":
+		if e.ComplexityRoot.KeyRotateSubmission.TargetBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyRotateSubmission.TargetBlock(childComplexity), true
+
+	case "KeyValueBundle.key":
+		if e.ComplexityRoot.KeyValueBundle.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyValueBundle.Key(childComplexity), true
+	case "KeyValueBundle.tolerance":
+		if e.ComplexityRoot.KeyValueBundle.Tolerance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyValueBundle.Tolerance(childComplexity), true
+	case "KeyValueBundle.value":
+		if e.ComplexityRoot.KeyValueBundle.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyValueBundle.Value(childComplexity), true
 
 	case "LiquidationStrategy.disposalFraction":
 		if e.ComplexityRoot.LiquidationStrategy.DisposalFraction == nil {
@@ -2125,6 +2902,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogNormalRiskModel.Tau(childComplexity), true
+
+	case "MatrixValue.value":
+		if e.ComplexityRoot.MatrixValue.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MatrixValue.Value(childComplexity), true
 
 	case "Metadata.key":
 		if e.ComplexityRoot.Metadata.Key == nil {
@@ -2345,6 +3129,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NewTransfer.Changes(childComplexity), true
 
+	case "NodeSignature.id":
+		if e.ComplexityRoot.NodeSignature.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeSignature.ID(childComplexity), true
+	case "NodeSignature.kind":
+		if e.ComplexityRoot.NodeSignature.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeSignature.Kind(childComplexity), true
+	case "NodeSignature.sig":
+		if e.ComplexityRoot.NodeSignature.Sig == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeSignature.Sig(childComplexity), true
+
+	case "NodeVote.reference":
+		if e.ComplexityRoot.NodeVote.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeVote.Reference(childComplexity), true
+	case "NodeVote.type":
+		if e.ComplexityRoot.NodeVote.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeVote.Type(childComplexity), true
+
 	case "Normaliser.expression":
 		if e.ComplexityRoot.Normaliser.Expression == nil {
 			break
@@ -2364,6 +3180,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OneOffTransfer.DeliverOn(childComplexity), true
+
+	case "OracleDataSubmission.payload":
+		if e.ComplexityRoot.OracleDataSubmission.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OracleDataSubmission.Payload(childComplexity), true
+	case "OracleDataSubmission.payloadJson":
+		if e.ComplexityRoot.OracleDataSubmission.PayloadJSON == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OracleDataSubmission.PayloadJSON(childComplexity), true
+	case "OracleDataSubmission.source":
+		if e.ComplexityRoot.OracleDataSubmission.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OracleDataSubmission.Source(childComplexity), true
 
 	case "OrderAmendment.expiresAt":
 		if e.ComplexityRoot.OrderAmendment.ExpiresAt == nil {
@@ -2791,6 +3626,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProposalTerms.ValidationTimestamp(childComplexity), true
 
+	case "ProtocolUpgradeProposal.upgradeBlockHeight":
+		if e.ComplexityRoot.ProtocolUpgradeProposal.UpgradeBlockHeight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProtocolUpgradeProposal.UpgradeBlockHeight(childComplexity), true
+	case "ProtocolUpgradeProposal.vegaReleaseTag":
+		if e.ComplexityRoot.ProtocolUpgradeProposal.VegaReleaseTag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProtocolUpgradeProposal.VegaReleaseTag(childComplexity), true
+
 	case "PubKey.key":
 		if e.ComplexityRoot.PubKey.Key == nil {
 			break
@@ -2970,6 +3818,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReferralProgramChanges.WindowLength(childComplexity), true
 
+	case "ScalarValue.value":
+		if e.ComplexityRoot.ScalarValue.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScalarValue.Value(childComplexity), true
+
 	case "Signature.algo":
 		if e.ComplexityRoot.Signature.Algo == nil {
 			break
@@ -3091,6 +3946,100 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Spot.QuoteAsset(childComplexity), true
 
+	case "StakeDeposited.amount":
+		if e.ComplexityRoot.StakeDeposited.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeDeposited.Amount(childComplexity), true
+	case "StakeDeposited.blockTime":
+		if e.ComplexityRoot.StakeDeposited.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeDeposited.BlockTime(childComplexity), true
+	case "StakeDeposited.ethereumAddress":
+		if e.ComplexityRoot.StakeDeposited.EthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeDeposited.EthereumAddress(childComplexity), true
+	case "StakeDeposited.vegaPublicKey":
+		if e.ComplexityRoot.StakeDeposited.VegaPublicKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeDeposited.VegaPublicKey(childComplexity), true
+
+	case "StakeRemoved.amount":
+		if e.ComplexityRoot.StakeRemoved.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeRemoved.Amount(childComplexity), true
+	case "StakeRemoved.blockTime":
+		if e.ComplexityRoot.StakeRemoved.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeRemoved.BlockTime(childComplexity), true
+	case "StakeRemoved.ethereumAddress":
+		if e.ComplexityRoot.StakeRemoved.EthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeRemoved.EthereumAddress(childComplexity), true
+	case "StakeRemoved.vegaPublicKey":
+		if e.ComplexityRoot.StakeRemoved.VegaPublicKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeRemoved.VegaPublicKey(childComplexity), true
+
+	case "StakeTotalSupply.tokenAddress":
+		if e.ComplexityRoot.StakeTotalSupply.TokenAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeTotalSupply.TokenAddress(childComplexity), true
+	case "StakeTotalSupply.totalSupply":
+		if e.ComplexityRoot.StakeTotalSupply.TotalSupply == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeTotalSupply.TotalSupply(childComplexity), true
+
+	case "StakingEvent.block":
+		if e.ComplexityRoot.StakingEvent.Block == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.Block(childComplexity), true
+	case "StakingEvent.index":
+		if e.ComplexityRoot.StakingEvent.Index == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.Index(childComplexity), true
+	case "StakingEvent.stakeDeposited":
+		if e.ComplexityRoot.StakingEvent.StakeDeposited == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.StakeDeposited(childComplexity), true
+	case "StakingEvent.stakeRemoved":
+		if e.ComplexityRoot.StakingEvent.StakeRemoved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.StakeRemoved(childComplexity), true
+	case "StakingEvent.totalSupply":
+		if e.ComplexityRoot.StakingEvent.TotalSupply == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.TotalSupply(childComplexity), true
+
 	case "StakingTier.minimumStakedTokens":
 		if e.ComplexityRoot.StakingTier.MinimumStakedTokens == nil {
 			break
@@ -3103,6 +4052,51 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StakingTier.ReferralRewardMultiplier(childComplexity), true
+
+	case "StateValueProposal.eventId":
+		if e.ComplexityRoot.StateValueProposal.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateValueProposal.EventID(childComplexity), true
+	case "StateValueProposal.kvb":
+		if e.ComplexityRoot.StateValueProposal.Kvb == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateValueProposal.Kvb(childComplexity), true
+	case "StateValueProposal.stateVarId":
+		if e.ComplexityRoot.StateValueProposal.StateVarID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateValueProposal.StateVarID(childComplexity), true
+
+	case "StateVarValue.matrixVal":
+		if e.ComplexityRoot.StateVarValue.MatrixVal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateVarValue.MatrixVal(childComplexity), true
+	case "StateVarValue.scalarVal":
+		if e.ComplexityRoot.StateVarValue.ScalarVal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateVarValue.ScalarVal(childComplexity), true
+	case "StateVarValue.vectorVal":
+		if e.ComplexityRoot.StateVarValue.VectorVal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateVarValue.VectorVal(childComplexity), true
+
+	case "StateVariableProposal.proposal":
+		if e.ComplexityRoot.StateVariableProposal.Proposal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateVariableProposal.Proposal(childComplexity), true
 
 	case "StopOrderCancellation.marketId":
 		if e.ComplexityRoot.StopOrderCancellation.MarketID == nil {
@@ -3855,6 +4849,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateVolumeDiscountProgram.Changes(childComplexity), true
 
+	case "ValidatorHeartbeat.ethereumSignature":
+		if e.ComplexityRoot.ValidatorHeartbeat.EthereumSignature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.EthereumSignature(childComplexity), true
+	case "ValidatorHeartbeat.message":
+		if e.ComplexityRoot.ValidatorHeartbeat.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.Message(childComplexity), true
+	case "ValidatorHeartbeat.nodeId":
+		if e.ComplexityRoot.ValidatorHeartbeat.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.NodeID(childComplexity), true
+	case "ValidatorHeartbeat.node":
+		if e.ComplexityRoot.ValidatorHeartbeat.NodeRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.NodeRef(childComplexity), true
+	case "ValidatorHeartbeat.vegaSignature":
+		if e.ComplexityRoot.ValidatorHeartbeat.VegaSignature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.VegaSignature(childComplexity), true
+
 	case "ValidatorNode.delegations":
 		if e.ComplexityRoot.ValidatorNode.Delegations == nil {
 			break
@@ -3872,6 +4897,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ValidatorNode.ID(childComplexity), true
+
+	case "VectorValue.value":
+		if e.ComplexityRoot.VectorValue.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VectorValue.Value(childComplexity), true
 
 	case "VolumeBenefitTier.minimumRunningNotionalTakerVolume":
 		if e.ComplexityRoot.VolumeBenefitTier.MinimumRunningNotionalTakerVolume == nil {
@@ -4605,16 +5637,25 @@ union Command =
   | BatchMarketInstructions
   | BatchProposalSubmission
   | CancelTransferFunds
+  | ChainEvent
   | CreateReferralSet
   | DelegateSubmission
+  | EthereumKeyRotateSubmission
+  | IssueSignatures
   | JoinTeam
+  | KeyRotateSubmission
   | LiquidityProvisionAmendment
   | LiquidityProvisionCancellation
   | LiquidityProvisionSubmission
+  | NodeSignature
+  | NodeVote
+  | OracleDataSubmission
   | OrderAmendment
   | OrderCancellation
   | OrderSubmission
   | ProposalSubmission
+  | ProtocolUpgradeProposal
+  | StateVariableProposal
   | StopOrderCancellation
   | StopOrdersSubmission
   | TransferFunds
@@ -4622,6 +5663,7 @@ union Command =
   | UpdateMarginMode
   | UpdatePartyProfile
   | UpdateReferralSet
+  | ValidatorHeartbeat
   | VoteSubmission
   | WithdrawSubmission
   | UnknownCommand
@@ -5064,6 +6106,515 @@ type Metadata {
   key: String!
   "Value of the entry."
   value: String!
+}
+
+# Validator and oracle commands
+# ---------------------------------------------------------------------------------------------
+
+"""
+A validator's vote that an external resource it was asked to verify exists (a deposit, a stake,
+a signer change…). Sent automatically by validators.
+"""
+type NodeVote {
+  "Reference of the external resource verified."
+  reference: String!
+  "What the vote is about."
+  type: NodeVoteType
+}
+
+"Subject of a validator's vote."
+enum NodeVoteType {
+  "Default value; not a valid vote type."
+  TYPE_UNSPECIFIED
+  "A stake deposit."
+  TYPE_STAKE_DEPOSITED
+  "A stake removal."
+  TYPE_STAKE_REMOVED
+  "A collateral deposit."
+  TYPE_FUNDS_DEPOSITED
+  "A signer added to the bridge's multisig contract."
+  TYPE_SIGNER_ADDED
+  "A signer removed from the bridge's multisig contract."
+  TYPE_SIGNER_REMOVED
+  "The bridge was stopped."
+  TYPE_BRIDGE_STOPPED
+  "The bridge was resumed."
+  TYPE_BRIDGE_RESUMED
+  "An asset was listed."
+  TYPE_ASSET_LISTED
+  "An asset's limits were updated."
+  TYPE_LIMITS_UPDATED
+  "The staking token's total supply."
+  TYPE_STAKE_TOTAL_SUPPLY
+  "A change of the multisig contract's signature threshold."
+  TYPE_SIGNER_THRESHOLD_SET
+  "The asset of a new-asset governance proposal."
+  TYPE_GOVERNANCE_VALIDATE_ASSET
+  "An Ethereum contract call's result."
+  TYPE_ETHEREUM_CONTRACT_CALL_RESULT
+}
+
+"""
+A validator's signature of a resource (a withdrawal, an asset, a multisig change), to be
+submitted to the external chain. Sent automatically by validators.
+"""
+type NodeSignature {
+  "ID of the resource signed (a withdrawal, an asset, …)."
+  id: ID!
+  """
+  The raw signature as base64 (standard alphabet, padded), not hex like ` + "`" + `Signature.value` + "`" + `; null
+  when empty.
+  """
+  sig: String
+  "Kind of resource signed."
+  kind: NodeSignatureKind
+}
+
+"Kind of resource a node signature is for."
+enum NodeSignatureKind {
+  "Default value; not a valid kind."
+  NODE_SIGNATURE_KIND_UNSPECIFIED
+  "Allow-listing of a new asset on the bridge."
+  NODE_SIGNATURE_KIND_ASSET_NEW
+  "A withdrawal."
+  NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL
+  "A signer added to the bridge's multisig contract."
+  NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED
+  "A signer removed from the bridge's multisig contract."
+  NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED
+  "An update of an asset on the bridge."
+  NODE_SIGNATURE_KIND_ASSET_UPDATE
+}
+
+"A node operator rotates the validator's network key, from a given block."
+type KeyRotateSubmission {
+  """
+  Key derivation index of the new key (a u32 on the wire; served as Uint64 because values of
+  2^31 or more do not fit a GraphQL Int).
+  """
+  newPubKeyIndex: Uint64!
+  "Network block height at which the rotation applies."
+  targetBlock: Uint64!
+  "The new public key."
+  newPubKey: String!
+  "Hash of the current public key."
+  currentPubKeyHash: String!
+}
+
+"""
+A validator's proposed value of a state variable (a market's probability of trading, its bid
+and ask offsets…), computed at an event. Sent automatically by validators.
+"""
+type StateVariableProposal {
+  "The proposed value."
+  proposal: StateValueProposal
+}
+
+"A proposed value of a state variable: key, tolerance and value triples."
+type StateValueProposal {
+  "ID of the state variable."
+  stateVarId: ID!
+  "ID of the event at which the value was computed."
+  eventId: ID!
+  "The variable's keys, each with its tolerance and value."
+  kvb: [KeyValueBundle!]!
+}
+
+"One key of a state variable, with its value and tolerance."
+type KeyValueBundle {
+  "Name of the key."
+  key: String!
+  "Tolerance within which validators' values count as agreeing, as a decimal string."
+  tolerance: String!
+  "The value."
+  value: StateVarValue
+}
+
+"""
+A state variable's value: a scalar, a vector or a matrix. Exactly one field is non-null (all
+are null if the upstream sent none).
+"""
+type StateVarValue {
+  "A single value."
+  scalarVal: ScalarValue
+  "A list of values."
+  vectorVal: VectorValue
+  "A list of rows of values."
+  matrixVal: MatrixValue
+}
+
+"A single value of a state variable."
+type ScalarValue {
+  "The value, as a decimal string."
+  value: String!
+}
+
+"A vector value of a state variable."
+type VectorValue {
+  "The values, as decimal strings."
+  value: [String!]!
+}
+
+"A matrix value of a state variable."
+type MatrixValue {
+  "The rows, each a vector of decimal strings."
+  value: [VectorValue!]!
+}
+
+"""
+A validator's proof that it still controls its keys: one message signed with its Ethereum key
+and its network key. Sent automatically by validators.
+"""
+type ValidatorHeartbeat {
+  "The validator (its node ID)."
+  nodeId: ID!
+  "The validator."
+  node: ValidatorNode!
+  "Signature of the message made with the node's Ethereum key."
+  ethereumSignature: Signature
+  "Signature of the message made with the node's network key."
+  vegaSignature: Signature
+  "The signed message."
+  message: String!
+}
+
+"A node operator rotates the validator's Ethereum key, from a given block."
+type EthereumKeyRotateSubmission {
+  "Network block height at which the rotation applies."
+  targetBlock: Uint64!
+  "Ethereum address rotated to."
+  newAddress: String!
+  "Current Ethereum address."
+  currentAddress: String!
+  "Ethereum address used as submitter for automatic signature generation."
+  submitterAddress: String!
+  "Signature made by the new key, proving its ownership."
+  ethereumSignature: Signature
+}
+
+"""
+A node operator's proposal to upgrade the network's software at a block height (unrelated to
+governance proposals).
+"""
+type ProtocolUpgradeProposal {
+  "Block height at which to upgrade."
+  upgradeBlockHeight: Uint64!
+  "Release tag of the software to upgrade to."
+  vegaReleaseTag: String!
+}
+
+"""
+Asks validators to sign the addition or removal of a node to or from the bridge's multisig
+contract.
+"""
+type IssueSignatures {
+  "Ethereum address that will submit the signatures to the multisig contract."
+  submitter: String!
+  "Signer added or removed."
+  kind: NodeSignatureKind
+  "Node to be added to or removed from the contract (its node ID)."
+  validatorNodeId: ID!
+  "Node to be added to or removed from the contract."
+  validatorNode: ValidatorNode!
+}
+
+"""
+Data a provider submits for oracle data sources. Any party key can send it; the data sources
+that trust that key use it.
+"""
+type OracleDataSubmission {
+  "Format of the payload."
+  source: OracleSource
+  "The raw payload as base64 (standard alphabet, padded); null when empty."
+  payload: String
+  """
+  The payload decoded, when its bytes are one JSON value (the JSON and Open Oracle sources send
+  JSON: for ` + "`" + `ORACLE_SOURCE_JSON` + "`" + ` an object of string to string). Exactly the payload's JSON,
+  without insignificant whitespace; null when the payload is empty, not base64 or not JSON.
+  """
+  payloadJson: JSON
+}
+
+"Format of an oracle data submission's payload."
+enum OracleSource {
+  "Default value; not a valid source."
+  ORACLE_SOURCE_UNSPECIFIED
+  "Open Oracle format (JSON)."
+  ORACLE_SOURCE_OPEN_ORACLE
+  "A JSON object of string to string."
+  ORACLE_SOURCE_JSON
+  "Ethereum."
+  ORACLE_SOURCE_ETHEREUM
+}
+
+# ---------------------------------------------------------------------------------------------
+# Chain events
+# ---------------------------------------------------------------------------------------------
+
+"""
+An event on a foreign chain (a bridge deposit, a stake, a multisig change, a contract call's
+result) that a validator reports for the network to act on. Sent automatically by validators.
+The event is one of ` + "`" + `builtin` + "`" + `, ` + "`" + `erc20` + "`" + `, ` + "`" + `stakingEvent` + "`" + `, ` + "`" + `erc20Multisig` + "`" + ` and ` + "`" + `contractCall` + "`" + `:
+exactly one is non-null (all are null for an event kind this schema does not describe).
+"""
+type ChainEvent {
+  "Foreign-chain transaction that gave rise to the event."
+  txId: String!
+  """
+  One-time number of the event, against replay (a uint64, like the command's nonce; unlike the
+  contract nonce, a string, of the multisig events).
+  """
+  nonce: Uint64!
+  "An event of a built-in asset."
+  builtin: BuiltinAssetEvent
+  "An event of the ERC-20 bridge."
+  erc20: ERC20Event
+  "An event of the staking bridge."
+  stakingEvent: StakingEvent
+  "An event of the bridge's multisig contract."
+  erc20Multisig: ERC20MultiSigEvent
+  "The result of an Ethereum contract call made for a data source."
+  contractCall: EthContractCallEvent
+}
+
+"""
+A deposit or withdrawal of a built-in asset: at most one field is non-null (both are null when
+the upstream sends an empty event).
+"""
+type BuiltinAssetEvent {
+  "A deposit."
+  deposit: BuiltinAssetDeposit
+  "A withdrawal."
+  withdrawal: BuiltinAssetWithdrawal
+}
+
+"A deposit of a built-in asset."
+type BuiltinAssetDeposit {
+  "Asset deposited (its ID)."
+  vegaAssetId: ID!
+  "Asset deposited; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Party credited (public key)."
+  partyId: ID!
+  "Party credited."
+  party: Party!
+  "Amount, an integer string in the asset's decimals."
+  amount: String!
+}
+
+"A withdrawal of a built-in asset."
+type BuiltinAssetWithdrawal {
+  "Asset withdrawn (its ID)."
+  vegaAssetId: ID!
+  "Asset withdrawn; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Party debited (public key)."
+  partyId: ID!
+  "Party debited."
+  party: Party!
+  "Amount, an integer string in the asset's decimals."
+  amount: String!
+}
+
+"""
+An event of the ERC-20 bridge. Its action is exactly one non-null field among ` + "`" + `assetList` + "`" + `,
+` + "`" + `assetDelist` + "`" + `, ` + "`" + `deposit` + "`" + `, ` + "`" + `withdrawal` + "`" + `, ` + "`" + `assetLimitsUpdated` + "`" + `, ` + "`" + `bridgeStopped` + "`" + ` and
+` + "`" + `bridgeResumed` + "`" + `.
+"""
+type ERC20Event {
+  "Log index of the event within its Ethereum transaction."
+  index: Uint64!
+  "Ethereum block number."
+  block: Uint64!
+  "A token was allow-listed on the bridge."
+  assetList: ERC20AssetList
+  "A token was removed from the bridge."
+  assetDelist: ERC20AssetDelist
+  "A deposit through the bridge."
+  deposit: ERC20Deposit
+  "A withdrawal released by the bridge."
+  withdrawal: ERC20Withdrawal
+  "A token's deposit limits changed."
+  assetLimitsUpdated: ERC20AssetLimitsUpdated
+  "The bridge was stopped: true when this is the action (the wire writes the value set, normally true); null otherwise."
+  bridgeStopped: Boolean
+  "The bridge was resumed: true when this is the action (the wire writes the value set, normally true); null otherwise."
+  bridgeResumed: Boolean
+}
+
+"A token allow-listed on the bridge."
+type ERC20AssetList {
+  "Asset listed (its ID)."
+  vegaAssetId: ID!
+  "Asset listed; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Address of the token's contract."
+  assetSource: String!
+}
+
+"A token removed from the bridge."
+type ERC20AssetDelist {
+  "Asset removed (its ID)."
+  vegaAssetId: ID!
+  "Asset removed; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+}
+
+"A deposit through the ERC-20 bridge."
+type ERC20Deposit {
+  "Asset deposited (its ID)."
+  vegaAssetId: ID!
+  "Asset deposited; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Ethereum address the tokens came from."
+  sourceEthereumAddress: String!
+  "Party credited (public key)."
+  targetPartyId: ID!
+  "Party credited."
+  targetParty: Party!
+  "Amount, an integer string in the asset's decimals."
+  amount: String!
+}
+
+"A withdrawal released by the ERC-20 bridge."
+type ERC20Withdrawal {
+  "Asset withdrawn (its ID)."
+  vegaAssetId: ID!
+  "Asset withdrawn; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Ethereum address the tokens went to."
+  targetEthereumAddress: String!
+  "Reference nonce of the withdrawal."
+  referenceNonce: String!
+}
+
+"A change of a token's limits on the ERC-20 bridge."
+type ERC20AssetLimitsUpdated {
+  "Asset updated (its ID)."
+  vegaAssetId: ID!
+  "Asset updated; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Ethereum address that made the change."
+  sourceEthereumAddress: String!
+  "New lifetime deposit limit per address, in the asset's decimals (plural on the wire, unlike ` + "`" + `ERC20.lifetimeLimit` + "`" + `)."
+  lifetimeLimits: String!
+  "New threshold above which withdrawals are delayed, in the asset's decimals."
+  withdrawThreshold: String!
+}
+
+"""
+An event of the staking bridge or vesting contract. Its action is exactly one non-null field
+among ` + "`" + `stakeDeposited` + "`" + `, ` + "`" + `stakeRemoved` + "`" + ` and ` + "`" + `totalSupply` + "`" + `.
+"""
+type StakingEvent {
+  "Log index of the event within its Ethereum transaction."
+  index: Uint64!
+  "Ethereum block number."
+  block: Uint64!
+  "Stake deposited."
+  stakeDeposited: StakeDeposited
+  "Stake removed."
+  stakeRemoved: StakeRemoved
+  "The staking token's total supply."
+  totalSupply: StakeTotalSupply
+}
+
+"Stake credited to a network key."
+type StakeDeposited {
+  "Staker's Ethereum address (0x-prefixed hex)."
+  ethereumAddress: String!
+  "Network public key credited (hex)."
+  vegaPublicKey: String!
+  "Amount, an integer string in the staking token's decimals."
+  amount: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"Stake debited from a network key."
+type StakeRemoved {
+  "Staker's Ethereum address (0x-prefixed hex)."
+  ethereumAddress: String!
+  "Network public key debited (hex)."
+  vegaPublicKey: String!
+  "Amount, an integer string in the staking token's decimals."
+  amount: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"The staking token's total supply."
+type StakeTotalSupply {
+  "Address of the token's contract."
+  tokenAddress: String!
+  "Total supply, an integer string in the token's decimals."
+  totalSupply: String!
+}
+
+"""
+An event of the bridge's multisig contract. Its action is exactly one non-null field among
+` + "`" + `signerAdded` + "`" + `, ` + "`" + `signerRemoved` + "`" + ` and ` + "`" + `thresholdSet` + "`" + `.
+"""
+type ERC20MultiSigEvent {
+  "Log index of the event within its Ethereum transaction."
+  index: Uint64!
+  "Ethereum block number."
+  block: Uint64!
+  "A signer was added."
+  signerAdded: ERC20SignerAdded
+  "A signer was removed."
+  signerRemoved: ERC20SignerRemoved
+  "The signature threshold was set."
+  thresholdSet: ERC20ThresholdSet
+}
+
+"A signer added to the multisig contract."
+type ERC20SignerAdded {
+  "Ethereum address of the new signer."
+  newSigner: String!
+  "The contract's nonce, a string on the wire (not the event's Uint64 ` + "`" + `ChainEvent.nonce` + "`" + `)."
+  nonce: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"A signer removed from the multisig contract."
+type ERC20SignerRemoved {
+  "Ethereum address of the signer removed."
+  oldSigner: String!
+  "The contract's nonce, a string on the wire (not the event's Uint64 ` + "`" + `ChainEvent.nonce` + "`" + `)."
+  nonce: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"A new signature threshold of the multisig contract."
+type ERC20ThresholdSet {
+  """
+  The new threshold (a u32 on the wire; served as Uint64 because values of 2^31 or more do not
+  fit a GraphQL Int).
+  """
+  newThreshold: Uint64!
+  "The contract's nonce, a string on the wire (not the event's Uint64 ` + "`" + `ChainEvent.nonce` + "`" + `)."
+  nonce: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"The result of an Ethereum contract call made for a data source."
+type EthContractCallEvent {
+  "Data source spec that triggered the call."
+  specId: ID!
+  "Height of the Ethereum block the call was made at (an Ethereum height, not the network's)."
+  blockHeight: Uint64!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+  "The call's result, ABI-packed per the data source spec, as base64 (standard alphabet, padded); null when empty."
+  result: String
+  "Failure message; null unless the call failed."
+  error: String
+  "EVM chain ID of the source chain; null when the upstream does not say."
+  sourceChainId: Uint64
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -6395,6 +7946,48 @@ func (ec *executionContext) childFields_BuiltinAsset(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type BuiltinAsset", field.Name)
 }
 
+func (ec *executionContext) childFields_BuiltinAssetDeposit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_BuiltinAssetDeposit_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_BuiltinAssetDeposit_asset(ctx, field)
+	case "partyId":
+		return ec.fieldContext_BuiltinAssetDeposit_partyId(ctx, field)
+	case "party":
+		return ec.fieldContext_BuiltinAssetDeposit_party(ctx, field)
+	case "amount":
+		return ec.fieldContext_BuiltinAssetDeposit_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuiltinAssetDeposit", field.Name)
+}
+
+func (ec *executionContext) childFields_BuiltinAssetEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deposit":
+		return ec.fieldContext_BuiltinAssetEvent_deposit(ctx, field)
+	case "withdrawal":
+		return ec.fieldContext_BuiltinAssetEvent_withdrawal(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuiltinAssetEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_BuiltinAssetWithdrawal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_BuiltinAssetWithdrawal_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_BuiltinAssetWithdrawal_asset(ctx, field)
+	case "partyId":
+		return ec.fieldContext_BuiltinAssetWithdrawal_partyId(ctx, field)
+	case "party":
+		return ec.fieldContext_BuiltinAssetWithdrawal_party(ctx, field)
+	case "amount":
+		return ec.fieldContext_BuiltinAssetWithdrawal_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuiltinAssetWithdrawal", field.Name)
+}
+
 func (ec *executionContext) childFields_CancelTransferConfiguration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "transferId":
@@ -6609,6 +8202,152 @@ func (ec *executionContext) childFields_ERC20(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type ERC20", field.Name)
 }
 
+func (ec *executionContext) childFields_ERC20AssetDelist(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20AssetDelist_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20AssetDelist_asset(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20AssetDelist", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20AssetLimitsUpdated(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_asset(ctx, field)
+	case "sourceEthereumAddress":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_sourceEthereumAddress(ctx, field)
+	case "lifetimeLimits":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_lifetimeLimits(ctx, field)
+	case "withdrawThreshold":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_withdrawThreshold(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20AssetLimitsUpdated", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20AssetList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20AssetList_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20AssetList_asset(ctx, field)
+	case "assetSource":
+		return ec.fieldContext_ERC20AssetList_assetSource(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20AssetList", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20Deposit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20Deposit_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20Deposit_asset(ctx, field)
+	case "sourceEthereumAddress":
+		return ec.fieldContext_ERC20Deposit_sourceEthereumAddress(ctx, field)
+	case "targetPartyId":
+		return ec.fieldContext_ERC20Deposit_targetPartyId(ctx, field)
+	case "targetParty":
+		return ec.fieldContext_ERC20Deposit_targetParty(ctx, field)
+	case "amount":
+		return ec.fieldContext_ERC20Deposit_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20Deposit", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "index":
+		return ec.fieldContext_ERC20Event_index(ctx, field)
+	case "block":
+		return ec.fieldContext_ERC20Event_block(ctx, field)
+	case "assetList":
+		return ec.fieldContext_ERC20Event_assetList(ctx, field)
+	case "assetDelist":
+		return ec.fieldContext_ERC20Event_assetDelist(ctx, field)
+	case "deposit":
+		return ec.fieldContext_ERC20Event_deposit(ctx, field)
+	case "withdrawal":
+		return ec.fieldContext_ERC20Event_withdrawal(ctx, field)
+	case "assetLimitsUpdated":
+		return ec.fieldContext_ERC20Event_assetLimitsUpdated(ctx, field)
+	case "bridgeStopped":
+		return ec.fieldContext_ERC20Event_bridgeStopped(ctx, field)
+	case "bridgeResumed":
+		return ec.fieldContext_ERC20Event_bridgeResumed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20Event", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20MultiSigEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "index":
+		return ec.fieldContext_ERC20MultiSigEvent_index(ctx, field)
+	case "block":
+		return ec.fieldContext_ERC20MultiSigEvent_block(ctx, field)
+	case "signerAdded":
+		return ec.fieldContext_ERC20MultiSigEvent_signerAdded(ctx, field)
+	case "signerRemoved":
+		return ec.fieldContext_ERC20MultiSigEvent_signerRemoved(ctx, field)
+	case "thresholdSet":
+		return ec.fieldContext_ERC20MultiSigEvent_thresholdSet(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20MultiSigEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20SignerAdded(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "newSigner":
+		return ec.fieldContext_ERC20SignerAdded_newSigner(ctx, field)
+	case "nonce":
+		return ec.fieldContext_ERC20SignerAdded_nonce(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_ERC20SignerAdded_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20SignerAdded", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20SignerRemoved(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "oldSigner":
+		return ec.fieldContext_ERC20SignerRemoved_oldSigner(ctx, field)
+	case "nonce":
+		return ec.fieldContext_ERC20SignerRemoved_nonce(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_ERC20SignerRemoved_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20SignerRemoved", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20ThresholdSet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "newThreshold":
+		return ec.fieldContext_ERC20ThresholdSet_newThreshold(ctx, field)
+	case "nonce":
+		return ec.fieldContext_ERC20ThresholdSet_nonce(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_ERC20ThresholdSet_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20ThresholdSet", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20Withdrawal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20Withdrawal_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20Withdrawal_asset(ctx, field)
+	case "targetEthereumAddress":
+		return ec.fieldContext_ERC20Withdrawal_targetEthereumAddress(ctx, field)
+	case "referenceNonce":
+		return ec.fieldContext_ERC20Withdrawal_referenceNonce(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20Withdrawal", field.Name)
+}
+
 func (ec *executionContext) childFields_ETHAddress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "address":
@@ -6655,6 +8394,24 @@ func (ec *executionContext) childFields_EthCallTrigger(ctx context.Context, fiel
 		return ec.fieldContext_EthCallTrigger_timeTrigger(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EthCallTrigger", field.Name)
+}
+
+func (ec *executionContext) childFields_EthContractCallEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "specId":
+		return ec.fieldContext_EthContractCallEvent_specId(ctx, field)
+	case "blockHeight":
+		return ec.fieldContext_EthContractCallEvent_blockHeight(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_EthContractCallEvent_blockTime(ctx, field)
+	case "result":
+		return ec.fieldContext_EthContractCallEvent_result(ctx, field)
+	case "error":
+		return ec.fieldContext_EthContractCallEvent_error(ctx, field)
+	case "sourceChainId":
+		return ec.fieldContext_EthContractCallEvent_sourceChainId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EthContractCallEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_EthTimeTrigger(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6795,6 +8552,18 @@ func (ec *executionContext) childFields_InternalTimeTrigger(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type InternalTimeTrigger", field.Name)
 }
 
+func (ec *executionContext) childFields_KeyValueBundle(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_KeyValueBundle_key(ctx, field)
+	case "tolerance":
+		return ec.fieldContext_KeyValueBundle_tolerance(ctx, field)
+	case "value":
+		return ec.fieldContext_KeyValueBundle_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KeyValueBundle", field.Name)
+}
+
 func (ec *executionContext) childFields_LiquidationStrategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "disposalFraction":
@@ -6853,6 +8622,14 @@ func (ec *executionContext) childFields_LogNormalRiskModel(ctx context.Context, 
 		return ec.fieldContext_LogNormalRiskModel_tau(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LogNormalRiskModel", field.Name)
+}
+
+func (ec *executionContext) childFields_MatrixValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_MatrixValue_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MatrixValue", field.Name)
 }
 
 func (ec *executionContext) childFields_Metadata(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7225,6 +9002,14 @@ func (ec *executionContext) childFields_ReferralProgramChanges(ctx context.Conte
 	return nil, fmt.Errorf("no field named %q was found under type ReferralProgramChanges", field.Name)
 }
 
+func (ec *executionContext) childFields_ScalarValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_ScalarValue_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScalarValue", field.Name)
+}
+
 func (ec *executionContext) childFields_Signature(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "value":
@@ -7305,6 +9090,60 @@ func (ec *executionContext) childFields_Spot(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type Spot", field.Name)
 }
 
+func (ec *executionContext) childFields_StakeDeposited(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ethereumAddress":
+		return ec.fieldContext_StakeDeposited_ethereumAddress(ctx, field)
+	case "vegaPublicKey":
+		return ec.fieldContext_StakeDeposited_vegaPublicKey(ctx, field)
+	case "amount":
+		return ec.fieldContext_StakeDeposited_amount(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_StakeDeposited_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakeDeposited", field.Name)
+}
+
+func (ec *executionContext) childFields_StakeRemoved(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ethereumAddress":
+		return ec.fieldContext_StakeRemoved_ethereumAddress(ctx, field)
+	case "vegaPublicKey":
+		return ec.fieldContext_StakeRemoved_vegaPublicKey(ctx, field)
+	case "amount":
+		return ec.fieldContext_StakeRemoved_amount(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_StakeRemoved_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakeRemoved", field.Name)
+}
+
+func (ec *executionContext) childFields_StakeTotalSupply(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tokenAddress":
+		return ec.fieldContext_StakeTotalSupply_tokenAddress(ctx, field)
+	case "totalSupply":
+		return ec.fieldContext_StakeTotalSupply_totalSupply(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakeTotalSupply", field.Name)
+}
+
+func (ec *executionContext) childFields_StakingEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "index":
+		return ec.fieldContext_StakingEvent_index(ctx, field)
+	case "block":
+		return ec.fieldContext_StakingEvent_block(ctx, field)
+	case "stakeDeposited":
+		return ec.fieldContext_StakingEvent_stakeDeposited(ctx, field)
+	case "stakeRemoved":
+		return ec.fieldContext_StakingEvent_stakeRemoved(ctx, field)
+	case "totalSupply":
+		return ec.fieldContext_StakingEvent_totalSupply(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakingEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_StakingTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "minimumStakedTokens":
@@ -7313,6 +9152,30 @@ func (ec *executionContext) childFields_StakingTier(ctx context.Context, field g
 		return ec.fieldContext_StakingTier_referralRewardMultiplier(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StakingTier", field.Name)
+}
+
+func (ec *executionContext) childFields_StateValueProposal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "stateVarId":
+		return ec.fieldContext_StateValueProposal_stateVarId(ctx, field)
+	case "eventId":
+		return ec.fieldContext_StateValueProposal_eventId(ctx, field)
+	case "kvb":
+		return ec.fieldContext_StateValueProposal_kvb(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StateValueProposal", field.Name)
+}
+
+func (ec *executionContext) childFields_StateVarValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scalarVal":
+		return ec.fieldContext_StateVarValue_scalarVal(ctx, field)
+	case "vectorVal":
+		return ec.fieldContext_StateVarValue_vectorVal(ctx, field)
+	case "matrixVal":
+		return ec.fieldContext_StateVarValue_matrixVal(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StateVarValue", field.Name)
 }
 
 func (ec *executionContext) childFields_StopOrderCancellation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7607,6 +9470,14 @@ func (ec *executionContext) childFields_ValidatorNode(ctx context.Context, field
 		return ec.fieldContext_ValidatorNode_delegations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ValidatorNode", field.Name)
+}
+
+func (ec *executionContext) childFields_VectorValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_VectorValue_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VectorValue", field.Name)
 }
 
 func (ec *executionContext) childFields_VolumeBenefitTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9545,6 +11416,336 @@ func (ec *executionContext) fieldContext_BuiltinAsset_maxFaucetAmountMint(_ cont
 	return graphql.NewScalarFieldContext("BuiltinAsset", field, false, false, "String")
 }
 
+func (ec *executionContext) _BuiltinAssetDeposit_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetDeposit", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BuiltinAssetDeposit_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BuiltinAssetDeposit().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetDeposit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetDeposit_partyId(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_partyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PartyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_partyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetDeposit", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BuiltinAssetDeposit_party(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_party(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PartyRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetDeposit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Party(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetDeposit_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetDeposit", field, false, false, "String")
+}
+
+func (ec *executionContext) _BuiltinAssetEvent_deposit(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetEvent_deposit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deposit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.BuiltinAssetDeposit) graphql.Marshaler {
+			return ec.marshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetEvent_deposit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuiltinAssetDeposit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetEvent_withdrawal(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetEvent_withdrawal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Withdrawal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.BuiltinAssetWithdrawal) graphql.Marshaler {
+			return ec.marshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetEvent_withdrawal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuiltinAssetWithdrawal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetWithdrawal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BuiltinAssetWithdrawal().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetWithdrawal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_partyId(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_partyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PartyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_partyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetWithdrawal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_party(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_party(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PartyRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetWithdrawal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Party(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetWithdrawal", field, false, false, "String")
+}
+
 func (ec *executionContext) _CancelTransfer_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.CancelTransfer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9621,6 +11822,212 @@ func (ec *executionContext) _CancelTransferFunds_transferId(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_CancelTransferFunds_transferId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CancelTransferFunds", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ChainEvent_txId(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_txId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TxID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_txId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChainEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChainEvent_nonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_nonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_nonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChainEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ChainEvent_builtin(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_builtin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Builtin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.BuiltinAssetEvent) graphql.Marshaler {
+			return ec.marshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_builtin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuiltinAssetEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChainEvent_erc20(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_erc20(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ERC20, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20Event) graphql.Marshaler {
+			return ec.marshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_erc20(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20Event(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChainEvent_stakingEvent(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_stakingEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StakingEvent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StakingEvent) graphql.Marshaler {
+			return ec.marshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_stakingEvent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakingEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChainEvent_erc20Multisig(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_erc20Multisig(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ERC20Multisig, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20MultiSigEvent) graphql.Marshaler {
+			return ec.marshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_erc20Multisig(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20MultiSigEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChainEvent_contractCall(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_contractCall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContractCall, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.EthContractCallEvent) graphql.Marshaler {
+			return ec.marshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_contractCall(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EthContractCallEvent(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CompositePriceConfiguration_cashAmount(ctx context.Context, field graphql.CollectedField, obj *upstream.CompositePriceConfiguration) (ret graphql.Marshaler) {
@@ -11201,6 +13608,1121 @@ func (ec *executionContext) fieldContext_ERC20_withdrawThreshold(_ context.Conte
 	return graphql.NewScalarFieldContext("ERC20", field, false, false, "String")
 }
 
+func (ec *executionContext) _ERC20AssetDelist_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetDelist) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetDelist_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetDelist_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetDelist", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20AssetDelist_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetDelist) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetDelist_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20AssetDelist().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetDelist_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20AssetDelist",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetLimitsUpdated", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20AssetLimitsUpdated().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20AssetLimitsUpdated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_sourceEthereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_sourceEthereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceEthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_sourceEthereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetLimitsUpdated", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_lifetimeLimits(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_lifetimeLimits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LifetimeLimits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_lifetimeLimits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetLimitsUpdated", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_withdrawThreshold(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_withdrawThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithdrawThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_withdrawThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetLimitsUpdated", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20AssetList_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetList_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetList_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetList", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20AssetList_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetList_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20AssetList().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetList_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20AssetList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20AssetList_assetSource(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetList_assetSource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssetSource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetList_assetSource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetList", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20Deposit_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Deposit", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20Deposit_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20Deposit().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Deposit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Deposit_sourceEthereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_sourceEthereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceEthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_sourceEthereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Deposit", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20Deposit_targetPartyId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_targetPartyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetPartyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_targetPartyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Deposit", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20Deposit_targetParty(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_targetParty(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetPartyRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_targetParty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Deposit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Party(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Deposit_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Deposit", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20Event_index(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_index(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Index, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_index(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Event", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20Event_block(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_block(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Block, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_block(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Event", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20Event_assetList(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_assetList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssetList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20AssetList) graphql.Marshaler {
+			return ec.marshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_assetList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20AssetList(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_assetDelist(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_assetDelist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssetDelist, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20AssetDelist) graphql.Marshaler {
+			return ec.marshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_assetDelist(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20AssetDelist(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_deposit(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_deposit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deposit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20Deposit) graphql.Marshaler {
+			return ec.marshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_deposit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20Deposit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_withdrawal(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_withdrawal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Withdrawal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20Withdrawal) graphql.Marshaler {
+			return ec.marshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_withdrawal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20Withdrawal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_assetLimitsUpdated(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_assetLimitsUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssetLimitsUpdated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20AssetLimitsUpdated) graphql.Marshaler {
+			return ec.marshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_assetLimitsUpdated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20AssetLimitsUpdated(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_bridgeStopped(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_bridgeStopped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BridgeStopped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_bridgeStopped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Event", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ERC20Event_bridgeResumed(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_bridgeResumed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BridgeResumed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_bridgeResumed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Event", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_index(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_index(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Index, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_index(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20MultiSigEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_block(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_block(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Block, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_block(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20MultiSigEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_signerAdded(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_signerAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SignerAdded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20SignerAdded) graphql.Marshaler {
+			return ec.marshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_signerAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20MultiSigEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20SignerAdded(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_signerRemoved(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_signerRemoved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SignerRemoved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20SignerRemoved) graphql.Marshaler {
+			return ec.marshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_signerRemoved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20MultiSigEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20SignerRemoved(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_thresholdSet(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_thresholdSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ThresholdSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20ThresholdSet) graphql.Marshaler {
+			return ec.marshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_thresholdSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20MultiSigEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20ThresholdSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20SignerAdded_newSigner(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerAdded) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerAdded_newSigner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewSigner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerAdded_newSigner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerAdded", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20SignerAdded_nonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerAdded) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerAdded_nonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerAdded_nonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerAdded", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20SignerAdded_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerAdded) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerAdded_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerAdded_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerAdded", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ERC20SignerRemoved_oldSigner(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerRemoved_oldSigner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OldSigner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerRemoved_oldSigner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20SignerRemoved_nonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerRemoved_nonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerRemoved_nonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20SignerRemoved_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerRemoved_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerRemoved_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerRemoved", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ERC20ThresholdSet_newThreshold(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20ThresholdSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20ThresholdSet_newThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20ThresholdSet_newThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20ThresholdSet", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20ThresholdSet_nonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20ThresholdSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20ThresholdSet_nonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20ThresholdSet_nonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20ThresholdSet", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20ThresholdSet_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20ThresholdSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20ThresholdSet_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20ThresholdSet_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20ThresholdSet", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ERC20Withdrawal_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Withdrawal_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Withdrawal_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Withdrawal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20Withdrawal_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Withdrawal_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20Withdrawal().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Withdrawal_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Withdrawal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Withdrawal_targetEthereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Withdrawal_targetEthereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetEthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Withdrawal_targetEthereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Withdrawal", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20Withdrawal_referenceNonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Withdrawal_referenceNonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferenceNonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Withdrawal_referenceNonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Withdrawal", field, false, false, "String")
+}
+
 func (ec *executionContext) _ETHAddress_address(ctx context.Context, field graphql.CollectedField, obj *upstream.ETHAddress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11513,6 +15035,144 @@ func (ec *executionContext) fieldContext_EthCallTrigger_timeTrigger(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _EthContractCallEvent_specId(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_specId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpecID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_specId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _EthContractCallEvent_blockHeight(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_blockHeight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockHeight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_blockHeight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _EthContractCallEvent_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _EthContractCallEvent_result(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_result(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Result, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_result(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthContractCallEvent_error(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthContractCallEvent_sourceChainId(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_sourceChainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceChainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Uint64) graphql.Marshaler {
+			return ec.marshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_sourceChainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "Uint64")
+}
+
 func (ec *executionContext) _EthTimeTrigger_initial(ctx context.Context, field graphql.CollectedField, obj *upstream.EthTimeTrigger) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11580,6 +15240,130 @@ func (ec *executionContext) _EthTimeTrigger_until(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_EthTimeTrigger_until(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EthTimeTrigger", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_targetBlock(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_targetBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_targetBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthereumKeyRotateSubmission", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_newAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_newAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_newAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthereumKeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_currentAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_currentAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_currentAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthereumKeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_submitterAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_submitterAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubmitterAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_submitterAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthereumKeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_ethereumSignature(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_ethereumSignature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthereumSignature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Signature) graphql.Marshaler {
+			return ec.marshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_ethereumSignature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EthereumKeyRotateSubmission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Signature(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Filter_key(ctx context.Context, field graphql.CollectedField, obj *upstream.Filter) (ret graphql.Marshaler) {
@@ -12554,6 +16338,107 @@ func (ec *executionContext) fieldContext_InternalTimeTrigger_every(_ context.Con
 	return graphql.NewScalarFieldContext("InternalTimeTrigger", field, false, false, "Int64")
 }
 
+func (ec *executionContext) _IssueSignatures_submitter(ctx context.Context, field graphql.CollectedField, obj *upstream.IssueSignatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSignatures_submitter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Submitter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSignatures_submitter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSignatures", field, false, false, "String")
+}
+
+func (ec *executionContext) _IssueSignatures_kind(ctx context.Context, field graphql.CollectedField, obj *upstream.IssueSignatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSignatures_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.NodeSignatureKind) graphql.Marshaler {
+			return ec.marshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSignatures_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSignatures", field, false, false, "NodeSignatureKind")
+}
+
+func (ec *executionContext) _IssueSignatures_validatorNodeId(ctx context.Context, field graphql.CollectedField, obj *upstream.IssueSignatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSignatures_validatorNodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidatorNodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSignatures_validatorNodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSignatures", field, false, false, "ID")
+}
+
+func (ec *executionContext) _IssueSignatures_validatorNode(ctx context.Context, field graphql.CollectedField, obj *upstream.IssueSignatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSignatures_validatorNode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidatorNodeRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSignatures_validatorNode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueSignatures",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidatorNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _JoinTeam_id(ctx context.Context, field graphql.CollectedField, obj *upstream.JoinTeam) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12575,6 +16460,176 @@ func (ec *executionContext) _JoinTeam_id(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_JoinTeam_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("JoinTeam", field, false, false, "ID")
+}
+
+func (ec *executionContext) _KeyRotateSubmission_newPubKeyIndex(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyRotateSubmission_newPubKeyIndex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewPubKeyIndex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyRotateSubmission_newPubKeyIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyRotateSubmission", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _KeyRotateSubmission_targetBlock(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyRotateSubmission_targetBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyRotateSubmission_targetBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyRotateSubmission", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _KeyRotateSubmission_newPubKey(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyRotateSubmission_newPubKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewPubKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyRotateSubmission_newPubKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _KeyRotateSubmission_currentPubKeyHash(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyRotateSubmission_currentPubKeyHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentPubKeyHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyRotateSubmission_currentPubKeyHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _KeyValueBundle_key(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyValueBundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyValueBundle_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyValueBundle_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyValueBundle", field, false, false, "String")
+}
+
+func (ec *executionContext) _KeyValueBundle_tolerance(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyValueBundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyValueBundle_tolerance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tolerance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyValueBundle_tolerance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyValueBundle", field, false, false, "String")
+}
+
+func (ec *executionContext) _KeyValueBundle_value(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyValueBundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyValueBundle_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StateVarValue) graphql.Marshaler {
+			return ec.marshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KeyValueBundle_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeyValueBundle",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StateVarValue(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _LiquidationStrategy_disposalFraction(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidationStrategy) (ret graphql.Marshaler) {
@@ -13145,6 +17200,38 @@ func (ec *executionContext) _LogNormalRiskModel_tau(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_LogNormalRiskModel_tau(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LogNormalRiskModel", field, false, false, "Float")
+}
+
+func (ec *executionContext) _MatrixValue_value(ctx context.Context, field graphql.CollectedField, obj *upstream.MatrixValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MatrixValue_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.VectorValue) graphql.Marshaler {
+			return ec.marshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MatrixValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MatrixValue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VectorValue(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Metadata_key(ctx context.Context, field graphql.CollectedField, obj *upstream.Metadata) (ret graphql.Marshaler) {
@@ -14141,6 +18228,121 @@ func (ec *executionContext) fieldContext_NewTransfer_changes(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _NodeSignature_id(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeSignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeSignature_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeSignature_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeSignature", field, false, false, "ID")
+}
+
+func (ec *executionContext) _NodeSignature_sig(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeSignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeSignature_sig(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sig, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeSignature_sig(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeSignature", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeSignature_kind(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeSignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeSignature_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.NodeSignatureKind) graphql.Marshaler {
+			return ec.marshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeSignature_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeSignature", field, false, false, "NodeSignatureKind")
+}
+
+func (ec *executionContext) _NodeVote_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeVote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeVote_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeVote_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeVote", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeVote_type(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeVote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeVote_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.NodeVoteType) graphql.Marshaler {
+			return ec.marshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeVote_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeVote", field, false, false, "NodeVoteType")
+}
+
 func (ec *executionContext) _Normaliser_name(ctx context.Context, field graphql.CollectedField, obj *upstream.Normaliser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14208,6 +18410,75 @@ func (ec *executionContext) _OneOffTransfer_deliverOn(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_OneOffTransfer_deliverOn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OneOffTransfer", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _OracleDataSubmission_source(ctx context.Context, field graphql.CollectedField, obj *upstream.OracleDataSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OracleDataSubmission_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.OracleSource) graphql.Marshaler {
+			return ec.marshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OracleDataSubmission_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OracleDataSubmission", field, false, false, "OracleSource")
+}
+
+func (ec *executionContext) _OracleDataSubmission_payload(ctx context.Context, field graphql.CollectedField, obj *upstream.OracleDataSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OracleDataSubmission_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OracleDataSubmission_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OracleDataSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _OracleDataSubmission_payloadJson(ctx context.Context, field graphql.CollectedField, obj *upstream.OracleDataSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OracleDataSubmission_payloadJson(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PayloadJSON(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.RawJSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OracleDataSubmission_payloadJson(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OracleDataSubmission", field, true, false, "JSON")
 }
 
 func (ec *executionContext) _OrderAmendment_expiresAt(ctx context.Context, field graphql.CollectedField, obj *upstream.OrderAmendment) (ret graphql.Marshaler) {
@@ -15881,6 +20152,52 @@ func (ec *executionContext) fieldContext_ProposalTerms_change(_ context.Context,
 	return graphql.NewScalarFieldContext("ProposalTerms", field, false, false, "ProposalChangeKind")
 }
 
+func (ec *executionContext) _ProtocolUpgradeProposal_upgradeBlockHeight(ctx context.Context, field graphql.CollectedField, obj *upstream.ProtocolUpgradeProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProtocolUpgradeProposal_upgradeBlockHeight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpgradeBlockHeight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProtocolUpgradeProposal_upgradeBlockHeight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProtocolUpgradeProposal", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ProtocolUpgradeProposal_vegaReleaseTag(ctx context.Context, field graphql.CollectedField, obj *upstream.ProtocolUpgradeProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProtocolUpgradeProposal_vegaReleaseTag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaReleaseTag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProtocolUpgradeProposal_vegaReleaseTag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProtocolUpgradeProposal", field, false, false, "String")
+}
+
 func (ec *executionContext) _PubKey_key(ctx context.Context, field graphql.CollectedField, obj *upstream.PubKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16667,6 +20984,29 @@ func (ec *executionContext) fieldContext_ReferralProgramChanges_stakingTiers(_ c
 	return fc, nil
 }
 
+func (ec *executionContext) _ScalarValue_value(ctx context.Context, field graphql.CollectedField, obj *upstream.ScalarValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScalarValue_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScalarValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScalarValue", field, false, false, "String")
+}
+
 func (ec *executionContext) _Signature_value(ctx context.Context, field graphql.CollectedField, obj *upstream.Signature) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17140,6 +21480,378 @@ func (ec *executionContext) fieldContext_Spot_quoteAsset(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _StakeDeposited_ethereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeDeposited) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeDeposited_ethereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeDeposited_ethereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeDeposited", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeDeposited_vegaPublicKey(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeDeposited) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeDeposited_vegaPublicKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaPublicKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeDeposited_vegaPublicKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeDeposited", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeDeposited_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeDeposited) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeDeposited_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeDeposited_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeDeposited", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeDeposited_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeDeposited) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeDeposited_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakeDeposited_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeDeposited", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _StakeRemoved_ethereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeRemoved_ethereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeRemoved_ethereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeRemoved_vegaPublicKey(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeRemoved_vegaPublicKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaPublicKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeRemoved_vegaPublicKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeRemoved_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeRemoved_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeRemoved_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeRemoved_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeRemoved_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakeRemoved_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeRemoved", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _StakeTotalSupply_tokenAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeTotalSupply) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeTotalSupply_tokenAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeTotalSupply_tokenAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeTotalSupply", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeTotalSupply_totalSupply(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeTotalSupply) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeTotalSupply_totalSupply(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalSupply, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeTotalSupply_totalSupply(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeTotalSupply", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakingEvent_index(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_index(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Index, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_index(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakingEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _StakingEvent_block(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_block(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Block, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_block(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakingEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _StakingEvent_stakeDeposited(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_stakeDeposited(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StakeDeposited, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StakeDeposited) graphql.Marshaler {
+			return ec.marshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_stakeDeposited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakingEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakeDeposited(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakingEvent_stakeRemoved(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_stakeRemoved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StakeRemoved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StakeRemoved) graphql.Marshaler {
+			return ec.marshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_stakeRemoved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakingEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakeRemoved(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakingEvent_totalSupply(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_totalSupply(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalSupply, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StakeTotalSupply) graphql.Marshaler {
+			return ec.marshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_totalSupply(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakingEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakeTotalSupply(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _StakingTier_minimumStakedTokens(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17184,6 +21896,212 @@ func (ec *executionContext) _StakingTier_referralRewardMultiplier(ctx context.Co
 }
 func (ec *executionContext) fieldContext_StakingTier_referralRewardMultiplier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StakingTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _StateValueProposal_stateVarId(ctx context.Context, field graphql.CollectedField, obj *upstream.StateValueProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateValueProposal_stateVarId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StateVarID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StateValueProposal_stateVarId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StateValueProposal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StateValueProposal_eventId(ctx context.Context, field graphql.CollectedField, obj *upstream.StateValueProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateValueProposal_eventId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StateValueProposal_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StateValueProposal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StateValueProposal_kvb(ctx context.Context, field graphql.CollectedField, obj *upstream.StateValueProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateValueProposal_kvb(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kvb, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.KeyValueBundle) graphql.Marshaler {
+			return ec.marshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StateValueProposal_kvb(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateValueProposal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValueBundle(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StateVarValue_scalarVal(ctx context.Context, field graphql.CollectedField, obj *upstream.StateVarValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateVarValue_scalarVal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScalarVal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ScalarValue) graphql.Marshaler {
+			return ec.marshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StateVarValue_scalarVal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateVarValue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScalarValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StateVarValue_vectorVal(ctx context.Context, field graphql.CollectedField, obj *upstream.StateVarValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateVarValue_vectorVal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VectorVal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.VectorValue) graphql.Marshaler {
+			return ec.marshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StateVarValue_vectorVal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateVarValue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VectorValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StateVarValue_matrixVal(ctx context.Context, field graphql.CollectedField, obj *upstream.StateVarValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateVarValue_matrixVal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MatrixVal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.MatrixValue) graphql.Marshaler {
+			return ec.marshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StateVarValue_matrixVal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateVarValue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MatrixValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StateVariableProposal_proposal(ctx context.Context, field graphql.CollectedField, obj *upstream.StateVariableProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateVariableProposal_proposal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Proposal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StateValueProposal) graphql.Marshaler {
+			return ec.marshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StateVariableProposal_proposal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateVariableProposal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StateValueProposal(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _StopOrderCancellation_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.StopOrderCancellation) (ret graphql.Marshaler) {
@@ -20387,6 +25305,148 @@ func (ec *executionContext) fieldContext_UpdateVolumeDiscountProgram_changes(_ c
 	return fc, nil
 }
 
+func (ec *executionContext) _ValidatorHeartbeat_nodeId(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidatorHeartbeat", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ValidatorHeartbeat_node(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidatorHeartbeat",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidatorNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidatorHeartbeat_ethereumSignature(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_ethereumSignature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthereumSignature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Signature) graphql.Marshaler {
+			return ec.marshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_ethereumSignature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidatorHeartbeat",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Signature(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidatorHeartbeat_vegaSignature(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_vegaSignature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaSignature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Signature) graphql.Marshaler {
+			return ec.marshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_vegaSignature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidatorHeartbeat",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Signature(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidatorHeartbeat_message(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidatorHeartbeat", field, false, false, "String")
+}
+
 func (ec *executionContext) _ValidatorNode_id(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20452,6 +25512,29 @@ func (ec *executionContext) fieldContext_ValidatorNode_delegations(ctx context.C
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _VectorValue_value(ctx context.Context, field graphql.CollectedField, obj *upstream.VectorValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VectorValue_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VectorValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VectorValue", field, false, false, "String")
 }
 
 func (ec *executionContext) _VolumeBenefitTier_minimumRunningNotionalTakerVolume(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeBenefitTier) (ret graphql.Marshaler) {
@@ -21834,6 +26917,11 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._VoteSubmission(ctx, sel, obj)
+	case *upstream.ValidatorHeartbeat:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ValidatorHeartbeat(ctx, sel, obj)
 	case *upstream.UpdateReferralSet:
 		if obj == nil {
 			return graphql.Null
@@ -21874,6 +26962,16 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._StopOrderCancellation(ctx, sel, obj)
+	case *upstream.StateVariableProposal:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._StateVariableProposal(ctx, sel, obj)
+	case *upstream.ProtocolUpgradeProposal:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ProtocolUpgradeProposal(ctx, sel, obj)
 	case *upstream.ProposalSubmission:
 		if obj == nil {
 			return graphql.Null
@@ -21894,6 +26992,21 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._OrderAmendment(ctx, sel, obj)
+	case *upstream.OracleDataSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OracleDataSubmission(ctx, sel, obj)
+	case *upstream.NodeVote:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._NodeVote(ctx, sel, obj)
+	case *upstream.NodeSignature:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._NodeSignature(ctx, sel, obj)
 	case *upstream.LiquidityProvisionSubmission:
 		if obj == nil {
 			return graphql.Null
@@ -21909,11 +27022,26 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._LiquidityProvisionAmendment(ctx, sel, obj)
+	case *upstream.KeyRotateSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._KeyRotateSubmission(ctx, sel, obj)
 	case *upstream.JoinTeam:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._JoinTeam(ctx, sel, obj)
+	case *upstream.IssueSignatures:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._IssueSignatures(ctx, sel, obj)
+	case *upstream.EthereumKeyRotateSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._EthereumKeyRotateSubmission(ctx, sel, obj)
 	case *upstream.DelegateSubmission:
 		if obj == nil {
 			return graphql.Null
@@ -21924,6 +27052,11 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._CreateReferralSet(ctx, sel, obj)
+	case *upstream.ChainEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ChainEvent(ctx, sel, obj)
 	case *upstream.CancelTransferFunds:
 		if obj == nil {
 			return graphql.Null
@@ -22593,6 +27726,152 @@ func (ec *executionContext) _BuiltinAsset(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var builtinAssetDepositImplementors = []string{"BuiltinAssetDeposit"}
+
+func (ec *executionContext) _BuiltinAssetDeposit(ctx context.Context, sel ast.SelectionSet, obj *upstream.BuiltinAssetDeposit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, builtinAssetDepositImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuiltinAssetDeposit")
+		case "vegaAssetId":
+			out.Values[i] = ec._BuiltinAssetDeposit_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BuiltinAssetDeposit_asset(ctx, field, obj)
+				})
+		case "partyId":
+			out.Values[i] = ec._BuiltinAssetDeposit_partyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "party":
+			out.Values[i] = ec._BuiltinAssetDeposit_party(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._BuiltinAssetDeposit_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var builtinAssetEventImplementors = []string{"BuiltinAssetEvent"}
+
+func (ec *executionContext) _BuiltinAssetEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.BuiltinAssetEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, builtinAssetEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuiltinAssetEvent")
+		case "deposit":
+			out.Values[i] = ec._BuiltinAssetEvent_deposit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "withdrawal":
+			out.Values[i] = ec._BuiltinAssetEvent_withdrawal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var builtinAssetWithdrawalImplementors = []string{"BuiltinAssetWithdrawal"}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal(ctx context.Context, sel ast.SelectionSet, obj *upstream.BuiltinAssetWithdrawal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, builtinAssetWithdrawalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuiltinAssetWithdrawal")
+		case "vegaAssetId":
+			out.Values[i] = ec._BuiltinAssetWithdrawal_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BuiltinAssetWithdrawal_asset(ctx, field, obj)
+				})
+		case "partyId":
+			out.Values[i] = ec._BuiltinAssetWithdrawal_partyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "party":
+			out.Values[i] = ec._BuiltinAssetWithdrawal_party(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._BuiltinAssetWithdrawal_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var cancelTransferImplementors = []string{"CancelTransfer", "ProposalChangeKind"}
 
 func (ec *executionContext) _CancelTransfer(ctx context.Context, sel ast.SelectionSet, obj *upstream.CancelTransfer) graphql.Marshaler {
@@ -22673,6 +27952,69 @@ func (ec *executionContext) _CancelTransferFunds(ctx context.Context, sel ast.Se
 		case "transferId":
 			out.Values[i] = ec._CancelTransferFunds_transferId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var chainEventImplementors = []string{"ChainEvent", "Command"}
+
+func (ec *executionContext) _ChainEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.ChainEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, chainEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChainEvent")
+		case "txId":
+			out.Values[i] = ec._ChainEvent_txId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nonce":
+			out.Values[i] = ec._ChainEvent_nonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "builtin":
+			out.Values[i] = ec._ChainEvent_builtin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "erc20":
+			out.Values[i] = ec._ChainEvent_erc20(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "stakingEvent":
+			out.Values[i] = ec._ChainEvent_stakingEvent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "erc20Multisig":
+			out.Values[i] = ec._ChainEvent_erc20Multisig(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "contractCall":
+			out.Values[i] = ec._ChainEvent_contractCall(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -23497,6 +28839,506 @@ func (ec *executionContext) _ERC20(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var eRC20AssetDelistImplementors = []string{"ERC20AssetDelist"}
+
+func (ec *executionContext) _ERC20AssetDelist(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20AssetDelist) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20AssetDelistImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20AssetDelist")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20AssetDelist_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20AssetDelist_asset(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20AssetLimitsUpdatedImplementors = []string{"ERC20AssetLimitsUpdated"}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20AssetLimitsUpdated) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20AssetLimitsUpdatedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20AssetLimitsUpdated")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20AssetLimitsUpdated_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20AssetLimitsUpdated_asset(ctx, field, obj)
+				})
+		case "sourceEthereumAddress":
+			out.Values[i] = ec._ERC20AssetLimitsUpdated_sourceEthereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lifetimeLimits":
+			out.Values[i] = ec._ERC20AssetLimitsUpdated_lifetimeLimits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "withdrawThreshold":
+			out.Values[i] = ec._ERC20AssetLimitsUpdated_withdrawThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20AssetListImplementors = []string{"ERC20AssetList"}
+
+func (ec *executionContext) _ERC20AssetList(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20AssetList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20AssetListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20AssetList")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20AssetList_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20AssetList_asset(ctx, field, obj)
+				})
+		case "assetSource":
+			out.Values[i] = ec._ERC20AssetList_assetSource(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20DepositImplementors = []string{"ERC20Deposit"}
+
+func (ec *executionContext) _ERC20Deposit(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20Deposit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20DepositImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20Deposit")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20Deposit_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20Deposit_asset(ctx, field, obj)
+				})
+		case "sourceEthereumAddress":
+			out.Values[i] = ec._ERC20Deposit_sourceEthereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "targetPartyId":
+			out.Values[i] = ec._ERC20Deposit_targetPartyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "targetParty":
+			out.Values[i] = ec._ERC20Deposit_targetParty(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._ERC20Deposit_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20EventImplementors = []string{"ERC20Event"}
+
+func (ec *executionContext) _ERC20Event(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20Event) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20EventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20Event")
+		case "index":
+			out.Values[i] = ec._ERC20Event_index(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "block":
+			out.Values[i] = ec._ERC20Event_block(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assetList":
+			out.Values[i] = ec._ERC20Event_assetList(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "assetDelist":
+			out.Values[i] = ec._ERC20Event_assetDelist(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deposit":
+			out.Values[i] = ec._ERC20Event_deposit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "withdrawal":
+			out.Values[i] = ec._ERC20Event_withdrawal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "assetLimitsUpdated":
+			out.Values[i] = ec._ERC20Event_assetLimitsUpdated(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "bridgeStopped":
+			out.Values[i] = ec._ERC20Event_bridgeStopped(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "bridgeResumed":
+			out.Values[i] = ec._ERC20Event_bridgeResumed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20MultiSigEventImplementors = []string{"ERC20MultiSigEvent"}
+
+func (ec *executionContext) _ERC20MultiSigEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20MultiSigEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20MultiSigEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20MultiSigEvent")
+		case "index":
+			out.Values[i] = ec._ERC20MultiSigEvent_index(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "block":
+			out.Values[i] = ec._ERC20MultiSigEvent_block(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signerAdded":
+			out.Values[i] = ec._ERC20MultiSigEvent_signerAdded(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "signerRemoved":
+			out.Values[i] = ec._ERC20MultiSigEvent_signerRemoved(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "thresholdSet":
+			out.Values[i] = ec._ERC20MultiSigEvent_thresholdSet(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20SignerAddedImplementors = []string{"ERC20SignerAdded"}
+
+func (ec *executionContext) _ERC20SignerAdded(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20SignerAdded) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20SignerAddedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20SignerAdded")
+		case "newSigner":
+			out.Values[i] = ec._ERC20SignerAdded_newSigner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nonce":
+			out.Values[i] = ec._ERC20SignerAdded_nonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._ERC20SignerAdded_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20SignerRemovedImplementors = []string{"ERC20SignerRemoved"}
+
+func (ec *executionContext) _ERC20SignerRemoved(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20SignerRemoved) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20SignerRemovedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20SignerRemoved")
+		case "oldSigner":
+			out.Values[i] = ec._ERC20SignerRemoved_oldSigner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nonce":
+			out.Values[i] = ec._ERC20SignerRemoved_nonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._ERC20SignerRemoved_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20ThresholdSetImplementors = []string{"ERC20ThresholdSet"}
+
+func (ec *executionContext) _ERC20ThresholdSet(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20ThresholdSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20ThresholdSetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20ThresholdSet")
+		case "newThreshold":
+			out.Values[i] = ec._ERC20ThresholdSet_newThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nonce":
+			out.Values[i] = ec._ERC20ThresholdSet_nonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._ERC20ThresholdSet_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20WithdrawalImplementors = []string{"ERC20Withdrawal"}
+
+func (ec *executionContext) _ERC20Withdrawal(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20Withdrawal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20WithdrawalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20Withdrawal")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20Withdrawal_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20Withdrawal_asset(ctx, field, obj)
+				})
+		case "targetEthereumAddress":
+			out.Values[i] = ec._ERC20Withdrawal_targetEthereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "referenceNonce":
+			out.Values[i] = ec._ERC20Withdrawal_referenceNonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var eTHAddressImplementors = []string{"ETHAddress"}
 
 func (ec *executionContext) _ETHAddress(ctx context.Context, sel ast.SelectionSet, obj *upstream.ETHAddress) graphql.Marshaler {
@@ -23669,6 +29511,64 @@ func (ec *executionContext) _EthCallTrigger(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var ethContractCallEventImplementors = []string{"EthContractCallEvent"}
+
+func (ec *executionContext) _EthContractCallEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.EthContractCallEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ethContractCallEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EthContractCallEvent")
+		case "specId":
+			out.Values[i] = ec._EthContractCallEvent_specId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockHeight":
+			out.Values[i] = ec._EthContractCallEvent_blockHeight(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._EthContractCallEvent_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "result":
+			out.Values[i] = ec._EthContractCallEvent_result(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._EthContractCallEvent_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sourceChainId":
+			out.Values[i] = ec._EthContractCallEvent_sourceChainId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var ethTimeTriggerImplementors = []string{"EthTimeTrigger"}
 
 func (ec *executionContext) _EthTimeTrigger(ctx context.Context, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) graphql.Marshaler {
@@ -23692,6 +29592,59 @@ func (ec *executionContext) _EthTimeTrigger(ctx context.Context, sel ast.Selecti
 			}
 		case "until":
 			out.Values[i] = ec._EthTimeTrigger_until(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var ethereumKeyRotateSubmissionImplementors = []string{"EthereumKeyRotateSubmission", "Command"}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.EthereumKeyRotateSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ethereumKeyRotateSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EthereumKeyRotateSubmission")
+		case "targetBlock":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_targetBlock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "newAddress":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_newAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currentAddress":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_currentAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "submitterAddress":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_submitterAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ethereumSignature":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_ethereumSignature(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -24146,6 +30099,54 @@ func (ec *executionContext) _InternalTimeTrigger(ctx context.Context, sel ast.Se
 	return out
 }
 
+var issueSignaturesImplementors = []string{"IssueSignatures", "Command"}
+
+func (ec *executionContext) _IssueSignatures(ctx context.Context, sel ast.SelectionSet, obj *upstream.IssueSignatures) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueSignaturesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueSignatures")
+		case "submitter":
+			out.Values[i] = ec._IssueSignatures_submitter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._IssueSignatures_kind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validatorNodeId":
+			out.Values[i] = ec._IssueSignatures_validatorNodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validatorNode":
+			out.Values[i] = ec._IssueSignatures_validatorNode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var joinTeamImplementors = []string{"JoinTeam", "Command"}
 
 func (ec *executionContext) _JoinTeam(ctx context.Context, sel ast.SelectionSet, obj *upstream.JoinTeam) graphql.Marshaler {
@@ -24160,6 +30161,97 @@ func (ec *executionContext) _JoinTeam(ctx context.Context, sel ast.SelectionSet,
 		case "id":
 			out.Values[i] = ec._JoinTeam_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var keyRotateSubmissionImplementors = []string{"KeyRotateSubmission", "Command"}
+
+func (ec *executionContext) _KeyRotateSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.KeyRotateSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keyRotateSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeyRotateSubmission")
+		case "newPubKeyIndex":
+			out.Values[i] = ec._KeyRotateSubmission_newPubKeyIndex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetBlock":
+			out.Values[i] = ec._KeyRotateSubmission_targetBlock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "newPubKey":
+			out.Values[i] = ec._KeyRotateSubmission_newPubKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currentPubKeyHash":
+			out.Values[i] = ec._KeyRotateSubmission_currentPubKeyHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var keyValueBundleImplementors = []string{"KeyValueBundle"}
+
+func (ec *executionContext) _KeyValueBundle(ctx context.Context, sel ast.SelectionSet, obj *upstream.KeyValueBundle) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keyValueBundleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeyValueBundle")
+		case "key":
+			out.Values[i] = ec._KeyValueBundle_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tolerance":
+			out.Values[i] = ec._KeyValueBundle_tolerance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._KeyValueBundle_value(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -24503,6 +30595,39 @@ func (ec *executionContext) _LogNormalRiskModel(ctx context.Context, sel ast.Sel
 			}
 		case "tau":
 			out.Values[i] = ec._LogNormalRiskModel_tau(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var matrixValueImplementors = []string{"MatrixValue"}
+
+func (ec *executionContext) _MatrixValue(ctx context.Context, sel ast.SelectionSet, obj *upstream.MatrixValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, matrixValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MatrixValue")
+		case "value":
+			out.Values[i] = ec._MatrixValue_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -24950,6 +31075,87 @@ func (ec *executionContext) _NewTransfer(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var nodeSignatureImplementors = []string{"NodeSignature", "Command"}
+
+func (ec *executionContext) _NodeSignature(ctx context.Context, sel ast.SelectionSet, obj *upstream.NodeSignature) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeSignatureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeSignature")
+		case "id":
+			out.Values[i] = ec._NodeSignature_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sig":
+			out.Values[i] = ec._NodeSignature_sig(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._NodeSignature_kind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeVoteImplementors = []string{"NodeVote", "Command"}
+
+func (ec *executionContext) _NodeVote(ctx context.Context, sel ast.SelectionSet, obj *upstream.NodeVote) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeVoteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeVote")
+		case "reference":
+			out.Values[i] = ec._NodeVote_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._NodeVote_type(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var normaliserImplementors = []string{"Normaliser"}
 
 func (ec *executionContext) _Normaliser(ctx context.Context, sel ast.SelectionSet, obj *upstream.Normaliser) graphql.Marshaler {
@@ -25001,6 +31207,49 @@ func (ec *executionContext) _OneOffTransfer(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("OneOffTransfer")
 		case "deliverOn":
 			out.Values[i] = ec._OneOffTransfer_deliverOn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var oracleDataSubmissionImplementors = []string{"OracleDataSubmission", "Command"}
+
+func (ec *executionContext) _OracleDataSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.OracleDataSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, oracleDataSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OracleDataSubmission")
+		case "source":
+			out.Values[i] = ec._OracleDataSubmission_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._OracleDataSubmission_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "payloadJson":
+			out.Values[i] = ec._OracleDataSubmission_payloadJson(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -25775,6 +32024,44 @@ func (ec *executionContext) _ProposalTerms(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var protocolUpgradeProposalImplementors = []string{"ProtocolUpgradeProposal", "Command"}
+
+func (ec *executionContext) _ProtocolUpgradeProposal(ctx context.Context, sel ast.SelectionSet, obj *upstream.ProtocolUpgradeProposal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, protocolUpgradeProposalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProtocolUpgradeProposal")
+		case "upgradeBlockHeight":
+			out.Values[i] = ec._ProtocolUpgradeProposal_upgradeBlockHeight(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vegaReleaseTag":
+			out.Values[i] = ec._ProtocolUpgradeProposal_vegaReleaseTag(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var pubKeyImplementors = []string{"PubKey"}
 
 func (ec *executionContext) _PubKey(ctx context.Context, sel ast.SelectionSet, obj *upstream.PubKey) graphql.Marshaler {
@@ -26063,6 +32350,39 @@ func (ec *executionContext) _ReferralProgramChanges(ctx context.Context, sel ast
 			}
 		case "stakingTiers":
 			out.Values[i] = ec._ReferralProgramChanges_stakingTiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var scalarValueImplementors = []string{"ScalarValue"}
+
+func (ec *executionContext) _ScalarValue(ctx context.Context, sel ast.SelectionSet, obj *upstream.ScalarValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scalarValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScalarValue")
+		case "value":
+			out.Values[i] = ec._ScalarValue_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26376,6 +32696,193 @@ func (ec *executionContext) _Spot(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var stakeDepositedImplementors = []string{"StakeDeposited"}
+
+func (ec *executionContext) _StakeDeposited(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakeDeposited) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakeDepositedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakeDeposited")
+		case "ethereumAddress":
+			out.Values[i] = ec._StakeDeposited_ethereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vegaPublicKey":
+			out.Values[i] = ec._StakeDeposited_vegaPublicKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._StakeDeposited_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._StakeDeposited_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stakeRemovedImplementors = []string{"StakeRemoved"}
+
+func (ec *executionContext) _StakeRemoved(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakeRemoved) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakeRemovedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakeRemoved")
+		case "ethereumAddress":
+			out.Values[i] = ec._StakeRemoved_ethereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vegaPublicKey":
+			out.Values[i] = ec._StakeRemoved_vegaPublicKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._StakeRemoved_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._StakeRemoved_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stakeTotalSupplyImplementors = []string{"StakeTotalSupply"}
+
+func (ec *executionContext) _StakeTotalSupply(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakeTotalSupply) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakeTotalSupplyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakeTotalSupply")
+		case "tokenAddress":
+			out.Values[i] = ec._StakeTotalSupply_tokenAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalSupply":
+			out.Values[i] = ec._StakeTotalSupply_totalSupply(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stakingEventImplementors = []string{"StakingEvent"}
+
+func (ec *executionContext) _StakingEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakingEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakingEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakingEvent")
+		case "index":
+			out.Values[i] = ec._StakingEvent_index(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "block":
+			out.Values[i] = ec._StakingEvent_block(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stakeDeposited":
+			out.Values[i] = ec._StakingEvent_stakeDeposited(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "stakeRemoved":
+			out.Values[i] = ec._StakingEvent_stakeRemoved(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "totalSupply":
+			out.Values[i] = ec._StakingEvent_totalSupply(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var stakingTierImplementors = []string{"StakingTier"}
 
 func (ec *executionContext) _StakingTier(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakingTier) graphql.Marshaler {
@@ -26395,6 +32902,125 @@ func (ec *executionContext) _StakingTier(ctx context.Context, sel ast.SelectionS
 		case "referralRewardMultiplier":
 			out.Values[i] = ec._StakingTier_referralRewardMultiplier(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stateValueProposalImplementors = []string{"StateValueProposal"}
+
+func (ec *executionContext) _StateValueProposal(ctx context.Context, sel ast.SelectionSet, obj *upstream.StateValueProposal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stateValueProposalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StateValueProposal")
+		case "stateVarId":
+			out.Values[i] = ec._StateValueProposal_stateVarId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._StateValueProposal_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kvb":
+			out.Values[i] = ec._StateValueProposal_kvb(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stateVarValueImplementors = []string{"StateVarValue"}
+
+func (ec *executionContext) _StateVarValue(ctx context.Context, sel ast.SelectionSet, obj *upstream.StateVarValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stateVarValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StateVarValue")
+		case "scalarVal":
+			out.Values[i] = ec._StateVarValue_scalarVal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "vectorVal":
+			out.Values[i] = ec._StateVarValue_vectorVal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "matrixVal":
+			out.Values[i] = ec._StateVarValue_matrixVal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stateVariableProposalImplementors = []string{"StateVariableProposal", "Command"}
+
+func (ec *executionContext) _StateVariableProposal(ctx context.Context, sel ast.SelectionSet, obj *upstream.StateVariableProposal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stateVariableProposalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StateVariableProposal")
+		case "proposal":
+			out.Values[i] = ec._StateVariableProposal_proposal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -27884,6 +34510,59 @@ func (ec *executionContext) _UpdateVolumeDiscountProgram(ctx context.Context, se
 	return out
 }
 
+var validatorHeartbeatImplementors = []string{"ValidatorHeartbeat", "Command"}
+
+func (ec *executionContext) _ValidatorHeartbeat(ctx context.Context, sel ast.SelectionSet, obj *upstream.ValidatorHeartbeat) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, validatorHeartbeatImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValidatorHeartbeat")
+		case "nodeId":
+			out.Values[i] = ec._ValidatorHeartbeat_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ValidatorHeartbeat_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ethereumSignature":
+			out.Values[i] = ec._ValidatorHeartbeat_ethereumSignature(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "vegaSignature":
+			out.Values[i] = ec._ValidatorHeartbeat_vegaSignature(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ValidatorHeartbeat_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var validatorNodeImplementors = []string{"ValidatorNode"}
 
 func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.SelectionSet, obj *upstream.ValidatorNode) graphql.Marshaler {
@@ -27906,6 +34585,39 @@ func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.Selectio
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ValidatorNode_delegations(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var vectorValueImplementors = []string{"VectorValue"}
+
+func (ec *executionContext) _VectorValue(ctx context.Context, sel ast.SelectionSet, obj *upstream.VectorValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, vectorValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VectorValue")
+		case "value":
+			out.Values[i] = ec._VectorValue_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28799,6 +35511,26 @@ func (ec *executionContext) marshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋ
 	return ret
 }
 
+func (ec *executionContext) marshalNKeyValueBundle2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundle(ctx context.Context, sel ast.SelectionSet, v upstream.KeyValueBundle) graphql.Marshaler {
+	return ec._KeyValueBundle(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.KeyValueBundle) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKeyValueBundle2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundle(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNMetadata2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadata(ctx context.Context, sel ast.SelectionSet, v upstream.Metadata) graphql.Marshaler {
 	return ec._Metadata(ctx, sel, &v)
 }
@@ -29184,6 +35916,26 @@ func (ec *executionContext) marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋg
 	return ec._ValidatorNode(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNVectorValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx context.Context, sel ast.SelectionSet, v upstream.VectorValue) graphql.Marshaler {
+	return ec._VectorValue(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.VectorValue) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNVectorValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNVolumeBenefitTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTier(ctx context.Context, sel ast.SelectionSet, v upstream.VolumeBenefitTier) graphql.Marshaler {
 	return ec._VolumeBenefitTier(ctx, sel, &v)
 }
@@ -29431,6 +36183,27 @@ func (ec *executionContext) marshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋga
 	return ec._BuiltinAsset(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx context.Context, sel ast.SelectionSet, v *upstream.BuiltinAssetDeposit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BuiltinAssetDeposit(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx context.Context, sel ast.SelectionSet, v *upstream.BuiltinAssetEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BuiltinAssetEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx context.Context, sel ast.SelectionSet, v *upstream.BuiltinAssetWithdrawal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BuiltinAssetWithdrawal(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx context.Context, sel ast.SelectionSet, v *upstream.CancelTransferConfiguration) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -29576,6 +36349,76 @@ func (ec *executionContext) marshalOERC202ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return ec._ERC20(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20AssetDelist) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20AssetDelist(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20AssetLimitsUpdated) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20AssetLimitsUpdated(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20AssetList) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20AssetList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20Deposit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20Deposit(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20Event) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20Event(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20MultiSigEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20MultiSigEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20SignerAdded) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20SignerAdded(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20SignerRemoved) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20SignerRemoved(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20ThresholdSet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20ThresholdSet(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20Withdrawal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20Withdrawal(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx context.Context, sel ast.SelectionSet, v *upstream.ETHAddress) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -29612,6 +36455,13 @@ func (ec *executionContext) marshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋ
 		return graphql.Null
 	}
 	return ec._EthCallTrigger(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx context.Context, sel ast.SelectionSet, v *upstream.EthContractCallEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._EthContractCallEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx context.Context, sel ast.SelectionSet, v *upstream.EthTimeTrigger) graphql.Marshaler {
@@ -29747,6 +36597,22 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) unmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, v any) (upstream.RawJSON, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res upstream.RawJSON
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, sel ast.SelectionSet, v upstream.RawJSON) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
 func (ec *executionContext) marshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx context.Context, sel ast.SelectionSet, v *upstream.LiquidationStrategy) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -29812,6 +36678,13 @@ func (ec *executionContext) marshalOMarketStateUpdateType2githubᚗcomᚋtradene
 	return graphql.WrapContextMarshaler(ctx, v)
 }
 
+func (ec *executionContext) marshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx context.Context, sel ast.SelectionSet, v *upstream.MatrixValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._MatrixValue(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx context.Context, sel ast.SelectionSet, v *upstream.NetworkParameter) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -29840,11 +36713,41 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgra
 	return ec._Node(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx context.Context, v any) (upstream.NodeSignatureKind, error) {
+	var res upstream.NodeSignatureKind
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx context.Context, sel ast.SelectionSet, v upstream.NodeSignatureKind) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
+func (ec *executionContext) unmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx context.Context, v any) (upstream.NodeVoteType, error) {
+	var res upstream.NodeVoteType
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx context.Context, sel ast.SelectionSet, v upstream.NodeVoteType) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
 func (ec *executionContext) marshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx context.Context, sel ast.SelectionSet, v *upstream.OneOffTransfer) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._OneOffTransfer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx context.Context, v any) (upstream.OracleSource, error) {
+	var res upstream.OracleSource
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx context.Context, sel ast.SelectionSet, v upstream.OracleSource) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
 }
 
 func (ec *executionContext) marshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx context.Context, sel ast.SelectionSet, v *upstream.OrderSubmission) graphql.Marshaler {
@@ -29968,6 +36871,13 @@ func (ec *executionContext) marshalOReferralProgramChanges2ᚖgithubᚗcomᚋtra
 	return ec._ReferralProgramChanges(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx context.Context, sel ast.SelectionSet, v *upstream.ScalarValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ScalarValue(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, v any) (upstream.Side, error) {
 	var res upstream.Side
 	err := res.UnmarshalGQLContext(ctx, v)
@@ -30027,6 +36937,48 @@ func (ec *executionContext) marshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋ
 		return graphql.Null
 	}
 	return ec._Spot(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx context.Context, sel ast.SelectionSet, v *upstream.StakeDeposited) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StakeDeposited(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx context.Context, sel ast.SelectionSet, v *upstream.StakeRemoved) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StakeRemoved(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx context.Context, sel ast.SelectionSet, v *upstream.StakeTotalSupply) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StakeTotalSupply(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx context.Context, sel ast.SelectionSet, v *upstream.StakingEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StakingEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx context.Context, sel ast.SelectionSet, v *upstream.StateValueProposal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StateValueProposal(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx context.Context, sel ast.SelectionSet, v *upstream.StateVarValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StateVarValue(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx context.Context, v any) (*upstream.StopOrderExpiryStrategy, error) {
@@ -30305,6 +37257,13 @@ func (ec *executionContext) marshalOUpdateSpotMarketConfiguration2ᚖgithubᚗco
 		return graphql.Null
 	}
 	return ec._UpdateSpotMarketConfiguration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx context.Context, sel ast.SelectionSet, v *upstream.VectorValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._VectorValue(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx context.Context, sel ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) graphql.Marshaler {

@@ -12,9 +12,44 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
+// Asset is the resolver for the asset field.
+func (r *builtinAssetDepositResolver) Asset(ctx context.Context, obj *upstream.BuiltinAssetDeposit) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *builtinAssetWithdrawalResolver) Asset(ctx context.Context, obj *upstream.BuiltinAssetWithdrawal) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
 // AssetForMetric is the resolver for the assetForMetric field.
 func (r *dispatchStrategyResolver) AssetForMetric(ctx context.Context, obj *upstream.DispatchStrategy) (*upstream.Asset, error) {
 	return loadAsset(ctx, obj.AssetForMetric)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20AssetDelistResolver) Asset(ctx context.Context, obj *upstream.ERC20AssetDelist) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20AssetLimitsUpdatedResolver) Asset(ctx context.Context, obj *upstream.ERC20AssetLimitsUpdated) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20AssetListResolver) Asset(ctx context.Context, obj *upstream.ERC20AssetList) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20DepositResolver) Asset(ctx context.Context, obj *upstream.ERC20Deposit) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20WithdrawalResolver) Asset(ctx context.Context, obj *upstream.ERC20Withdrawal) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
 }
 
 // SettlementAsset is the resolver for the settlementAsset field.
@@ -117,8 +152,35 @@ func (r *withdrawSubmissionResolver) Asset(ctx context.Context, obj *upstream.Wi
 	return loadAsset(ctx, obj.Asset)
 }
 
+// BuiltinAssetDeposit returns BuiltinAssetDepositResolver implementation.
+func (r *Resolver) BuiltinAssetDeposit() BuiltinAssetDepositResolver {
+	return &builtinAssetDepositResolver{r}
+}
+
+// BuiltinAssetWithdrawal returns BuiltinAssetWithdrawalResolver implementation.
+func (r *Resolver) BuiltinAssetWithdrawal() BuiltinAssetWithdrawalResolver {
+	return &builtinAssetWithdrawalResolver{r}
+}
+
 // DispatchStrategy returns DispatchStrategyResolver implementation.
 func (r *Resolver) DispatchStrategy() DispatchStrategyResolver { return &dispatchStrategyResolver{r} }
+
+// ERC20AssetDelist returns ERC20AssetDelistResolver implementation.
+func (r *Resolver) ERC20AssetDelist() ERC20AssetDelistResolver { return &eRC20AssetDelistResolver{r} }
+
+// ERC20AssetLimitsUpdated returns ERC20AssetLimitsUpdatedResolver implementation.
+func (r *Resolver) ERC20AssetLimitsUpdated() ERC20AssetLimitsUpdatedResolver {
+	return &eRC20AssetLimitsUpdatedResolver{r}
+}
+
+// ERC20AssetList returns ERC20AssetListResolver implementation.
+func (r *Resolver) ERC20AssetList() ERC20AssetListResolver { return &eRC20AssetListResolver{r} }
+
+// ERC20Deposit returns ERC20DepositResolver implementation.
+func (r *Resolver) ERC20Deposit() ERC20DepositResolver { return &eRC20DepositResolver{r} }
+
+// ERC20Withdrawal returns ERC20WithdrawalResolver implementation.
+func (r *Resolver) ERC20Withdrawal() ERC20WithdrawalResolver { return &eRC20WithdrawalResolver{r} }
 
 // Future returns FutureResolver implementation.
 func (r *Resolver) Future() FutureResolver { return &futureResolver{r} }
@@ -155,15 +217,22 @@ func (r *Resolver) WithdrawSubmission() WithdrawSubmissionResolver {
 }
 
 type (
-	dispatchStrategyResolver   struct{ *Resolver }
-	futureResolver             struct{ *Resolver }
-	governanceTransferResolver struct{ *Resolver }
-	partyResolver              struct{ *Resolver }
-	perpetualResolver          struct{ *Resolver }
-	queryResolver              struct{ *Resolver }
-	spotResolver               struct{ *Resolver }
-	transferFundsResolver      struct{ *Resolver }
-	updateAssetResolver        struct{ *Resolver }
-	validatorNodeResolver      struct{ *Resolver }
-	withdrawSubmissionResolver struct{ *Resolver }
+	builtinAssetDepositResolver     struct{ *Resolver }
+	builtinAssetWithdrawalResolver  struct{ *Resolver }
+	dispatchStrategyResolver        struct{ *Resolver }
+	eRC20AssetDelistResolver        struct{ *Resolver }
+	eRC20AssetLimitsUpdatedResolver struct{ *Resolver }
+	eRC20AssetListResolver          struct{ *Resolver }
+	eRC20DepositResolver            struct{ *Resolver }
+	eRC20WithdrawalResolver         struct{ *Resolver }
+	futureResolver                  struct{ *Resolver }
+	governanceTransferResolver      struct{ *Resolver }
+	partyResolver                   struct{ *Resolver }
+	perpetualResolver               struct{ *Resolver }
+	queryResolver                   struct{ *Resolver }
+	spotResolver                    struct{ *Resolver }
+	transferFundsResolver           struct{ *Resolver }
+	updateAssetResolver             struct{ *Resolver }
+	validatorNodeResolver           struct{ *Resolver }
+	withdrawSubmissionResolver      struct{ *Resolver }
 )

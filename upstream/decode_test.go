@@ -178,7 +178,7 @@ func TestDecodeCommands(t *testing.T) {
 		}
 	}
 	wantKinds := []string{"announceNode", "announceNode", "applyReferralCode", "batchMarketInstructions",
-		"batchMarketInstructions", "orderSubmission", "transfer", "unknown:nodeVote", "unknown:", "nil"}
+		"batchMarketInstructions", "orderSubmission", "transfer", "nodeVote", "unknown:", "nil"}
 	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 		t.Fatalf("command kinds (-want +got)\n%s", diff)
 	}

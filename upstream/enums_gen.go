@@ -165,6 +165,164 @@ func (e *UndelegateMethod) UnmarshalGQLContext(_ context.Context, v any) error {
 	return undelegateMethodEnum.unmarshalGQL(e, v)
 }
 
+// NodeVoteType is the enum NodeVoteType of the GraphQL schema.
+//
+// Subject of a validator's vote.
+type NodeVoteType string
+
+// NodeVoteType values.
+const (
+	// Default value; not a valid vote type.
+	NodeVoteTypeUnspecified NodeVoteType = "TYPE_UNSPECIFIED"
+	// A stake deposit.
+	NodeVoteTypeStakeDeposited NodeVoteType = "TYPE_STAKE_DEPOSITED"
+	// A stake removal.
+	NodeVoteTypeStakeRemoved NodeVoteType = "TYPE_STAKE_REMOVED"
+	// A collateral deposit.
+	NodeVoteTypeFundsDeposited NodeVoteType = "TYPE_FUNDS_DEPOSITED"
+	// A signer added to the bridge's multisig contract.
+	NodeVoteTypeSignerAdded NodeVoteType = "TYPE_SIGNER_ADDED"
+	// A signer removed from the bridge's multisig contract.
+	NodeVoteTypeSignerRemoved NodeVoteType = "TYPE_SIGNER_REMOVED"
+	// The bridge was stopped.
+	NodeVoteTypeBridgeStopped NodeVoteType = "TYPE_BRIDGE_STOPPED"
+	// The bridge was resumed.
+	NodeVoteTypeBridgeResumed NodeVoteType = "TYPE_BRIDGE_RESUMED"
+	// An asset was listed.
+	NodeVoteTypeAssetListed NodeVoteType = "TYPE_ASSET_LISTED"
+	// An asset's limits were updated.
+	NodeVoteTypeLimitsUpdated NodeVoteType = "TYPE_LIMITS_UPDATED"
+	// The staking token's total supply.
+	NodeVoteTypeStakeTotalSupply NodeVoteType = "TYPE_STAKE_TOTAL_SUPPLY"
+	// A change of the multisig contract's signature threshold.
+	NodeVoteTypeSignerThresholdSet NodeVoteType = "TYPE_SIGNER_THRESHOLD_SET"
+	// The asset of a new-asset governance proposal.
+	NodeVoteTypeGovernanceValidateAsset NodeVoteType = "TYPE_GOVERNANCE_VALIDATE_ASSET"
+	// An Ethereum contract call's result.
+	NodeVoteTypeEthereumContractCallResult NodeVoteType = "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"
+)
+
+var nodeVoteTypeEnum = newEnum("NodeVoteType",
+	NodeVoteTypeUnspecified,
+	NodeVoteTypeStakeDeposited,
+	NodeVoteTypeStakeRemoved,
+	NodeVoteTypeFundsDeposited,
+	NodeVoteTypeSignerAdded,
+	NodeVoteTypeSignerRemoved,
+	NodeVoteTypeBridgeStopped,
+	NodeVoteTypeBridgeResumed,
+	NodeVoteTypeAssetListed,
+	NodeVoteTypeLimitsUpdated,
+	NodeVoteTypeStakeTotalSupply,
+	NodeVoteTypeSignerThresholdSet,
+	NodeVoteTypeGovernanceValidateAsset,
+	NodeVoteTypeEthereumContractCallResult,
+)
+
+// Known reports whether e is a value this package knows.
+func (e NodeVoteType) Known() bool { return nodeVoteTypeEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *NodeVoteType) UnmarshalJSON(b []byte) error { return nodeVoteTypeEnum.unmarshalJSON(e, b) }
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e NodeVoteType) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return nodeVoteTypeEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *NodeVoteType) UnmarshalGQLContext(_ context.Context, v any) error {
+	return nodeVoteTypeEnum.unmarshalGQL(e, v)
+}
+
+// NodeSignatureKind is the enum NodeSignatureKind of the GraphQL schema.
+//
+// Kind of resource a node signature is for.
+type NodeSignatureKind string
+
+// NodeSignatureKind values.
+const (
+	// Default value; not a valid kind.
+	NodeSignatureKindUnspecified NodeSignatureKind = "NODE_SIGNATURE_KIND_UNSPECIFIED"
+	// Allow-listing of a new asset on the bridge.
+	NodeSignatureKindAssetNew NodeSignatureKind = "NODE_SIGNATURE_KIND_ASSET_NEW"
+	// A withdrawal.
+	NodeSignatureKindAssetWithdrawal NodeSignatureKind = "NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL"
+	// A signer added to the bridge's multisig contract.
+	NodeSignatureKindErc20MultisigSignerAdded NodeSignatureKind = "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"
+	// A signer removed from the bridge's multisig contract.
+	NodeSignatureKindErc20MultisigSignerRemoved NodeSignatureKind = "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"
+	// An update of an asset on the bridge.
+	NodeSignatureKindAssetUpdate NodeSignatureKind = "NODE_SIGNATURE_KIND_ASSET_UPDATE"
+)
+
+var nodeSignatureKindEnum = newEnum("NodeSignatureKind",
+	NodeSignatureKindUnspecified,
+	NodeSignatureKindAssetNew,
+	NodeSignatureKindAssetWithdrawal,
+	NodeSignatureKindErc20MultisigSignerAdded,
+	NodeSignatureKindErc20MultisigSignerRemoved,
+	NodeSignatureKindAssetUpdate,
+)
+
+// Known reports whether e is a value this package knows.
+func (e NodeSignatureKind) Known() bool { return nodeSignatureKindEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *NodeSignatureKind) UnmarshalJSON(b []byte) error {
+	return nodeSignatureKindEnum.unmarshalJSON(e, b)
+}
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e NodeSignatureKind) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return nodeSignatureKindEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *NodeSignatureKind) UnmarshalGQLContext(_ context.Context, v any) error {
+	return nodeSignatureKindEnum.unmarshalGQL(e, v)
+}
+
+// OracleSource is the enum OracleSource of the GraphQL schema.
+//
+// Format of an oracle data submission's payload.
+type OracleSource string
+
+// OracleSource values.
+const (
+	// Default value; not a valid source.
+	OracleSourceUnspecified OracleSource = "ORACLE_SOURCE_UNSPECIFIED"
+	// Open Oracle format (JSON).
+	OracleSourceOpenOracle OracleSource = "ORACLE_SOURCE_OPEN_ORACLE"
+	// A JSON object of string to string.
+	OracleSourceJson OracleSource = "ORACLE_SOURCE_JSON"
+	// Ethereum.
+	OracleSourceEthereum OracleSource = "ORACLE_SOURCE_ETHEREUM"
+)
+
+var oracleSourceEnum = newEnum("OracleSource",
+	OracleSourceUnspecified,
+	OracleSourceOpenOracle,
+	OracleSourceJson,
+	OracleSourceEthereum,
+)
+
+// Known reports whether e is a value this package knows.
+func (e OracleSource) Known() bool { return oracleSourceEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *OracleSource) UnmarshalJSON(b []byte) error { return oracleSourceEnum.unmarshalJSON(e, b) }
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e OracleSource) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return oracleSourceEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *OracleSource) UnmarshalGQLContext(_ context.Context, v any) error {
+	return oracleSourceEnum.unmarshalGQL(e, v)
+}
+
 // PeggedReference is the enum PeggedReference of the GraphQL schema.
 //
 // Price point a pegged order is pegged to.

@@ -115,6 +115,18 @@ var commandMembers = oneOf[CommandKind]{
 		"updateReferralSet":              func() CommandKind { return new(UpdateReferralSet) },
 		"voteSubmission":                 func() CommandKind { return new(VoteSubmission) },
 		"withdrawSubmission":             func() CommandKind { return new(WithdrawSubmission) },
+		// Validator and oracle commands: types_commands_validator.go,
+		// types_chainevents.go.
+		"chainEvent":                  func() CommandKind { return new(ChainEvent) },
+		"ethereumKeyRotateSubmission": func() CommandKind { return new(EthereumKeyRotateSubmission) },
+		"issueSignatures":             func() CommandKind { return new(IssueSignatures) },
+		"keyRotateSubmission":         func() CommandKind { return new(KeyRotateSubmission) },
+		"nodeSignature":               func() CommandKind { return new(NodeSignature) },
+		"nodeVote":                    func() CommandKind { return new(NodeVote) },
+		"oracleDataSubmission":        func() CommandKind { return new(OracleDataSubmission) },
+		"protocolUpgradeProposal":     func() CommandKind { return new(ProtocolUpgradeProposal) },
+		"stateVariableProposal":       func() CommandKind { return new(StateVariableProposal) },
+		"validatorHeartbeat":          func() CommandKind { return new(ValidatorHeartbeat) },
 	},
 	unknown: func(name string, raw RawJSON) CommandKind {
 		return &UnknownCommand{Name: name, Raw: raw}
