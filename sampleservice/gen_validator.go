@@ -95,7 +95,7 @@ func (c *txCtx) chainEventOf(k chainEventKind) *wireChainEvent {
 	r := c.r
 	e := &wireChainEvent{TxID: "0x" + hexID(r), Nonce: r.Uint64()}
 	ethBlock := c.ethBlock()
-	index := uint64(r.IntN(300))
+	log := wireEthLog{Index: uint64(r.IntN(300)), Block: ethBlock}
 	ethTime := c.now/1e9 - between(r, 30, 600)
 	switch k {
 	case ceBuiltinDeposit, ceBuiltinWithdrawal, ceBuiltinEmpty:
@@ -110,7 +110,7 @@ func (c *txCtx) chainEventOf(k chainEventKind) *wireChainEvent {
 		}
 	case ceERC20AssetList, ceERC20AssetDelist, ceERC20Deposit, ceERC20Withdrawal, ceERC20AssetLimitsUpdated, ceERC20BridgeStopped, ceERC20BridgeResumed:
 		a := c.sourcedAsset(true)
-		ev := &wireERC20Event{Index: index, Block: ethBlock}
+		ev := &wireERC20Event{wireEthLog: log}
 		switch k {
 		case ceERC20AssetList:
 			ev.AssetList = &wireERC20AssetList{VegaAssetID: a.ID, AssetSource: a.Details.ERC20.ContractAddress}
@@ -139,7 +139,7 @@ func (c *txCtx) chainEventOf(k chainEventKind) *wireChainEvent {
 		}
 		e.ERC20 = ev
 	case ceStakeDeposited, ceStakeRemoved, ceStakeTotalSupply:
-		ev := &wireStakingEvent{Index: index, Block: ethBlock}
+		ev := &wireStakingEvent{wireEthLog: log}
 		m := &wireStakeMovement{
 			EthereumAddress: ethAddress(r),
 			VegaPublicKey:   c.g.randomParty(r),
@@ -157,7 +157,7 @@ func (c *txCtx) chainEventOf(k chainEventKind) *wireChainEvent {
 		}
 		e.StakingEvent = ev
 	case ceSignerAdded, ceSignerRemoved, ceThresholdSet:
-		ev := &wireERC20MultiSigEvent{Index: index, Block: ethBlock}
+		ev := &wireERC20MultiSigEvent{wireEthLog: log}
 		switch k {
 		case ceSignerAdded:
 			ev.SignerAdded = &wireERC20SignerAdded{NewSigner: pick(r, c.g.nodes).ethAddress, Nonce: c.contractNonce(), BlockTime: ethTime}

@@ -897,8 +897,7 @@ type wireBuiltinAssetMovement struct {
 // wireERC20Event: bridgeStopped and bridgeResumed are bool members of the
 // one-of, written when set (even when false).
 type wireERC20Event struct {
-	Index              uint64                       `json:"index,string"`
-	Block              uint64                       `json:"block,string"`
+	wireEthLog
 	AssetList          *wireERC20AssetList          `json:"assetList,omitempty"`
 	AssetDelist        *wireERC20AssetDelist        `json:"assetDelist,omitempty"`
 	Deposit            *wireERC20Deposit            `json:"deposit,omitempty"`
@@ -906,6 +905,12 @@ type wireERC20Event struct {
 	AssetLimitsUpdated *wireERC20AssetLimitsUpdated `json:"assetLimitsUpdated,omitempty"`
 	BridgeStopped      *bool                        `json:"bridgeStopped,omitempty"`
 	BridgeResumed      *bool                        `json:"bridgeResumed,omitempty"`
+}
+
+// wireEthLog locates the Ethereum log an event group comes from.
+type wireEthLog struct {
+	Index uint64 `json:"index,string"`
+	Block uint64 `json:"block,string"`
 }
 
 type wireERC20AssetList struct {
@@ -938,8 +943,7 @@ type wireERC20AssetLimitsUpdated struct {
 }
 
 type wireStakingEvent struct {
-	Index          uint64                `json:"index,string"`
-	Block          uint64                `json:"block,string"`
+	wireEthLog
 	StakeDeposited *wireStakeMovement    `json:"stakeDeposited,omitempty"`
 	StakeRemoved   *wireStakeMovement    `json:"stakeRemoved,omitempty"`
 	TotalSupply    *wireStakeTotalSupply `json:"totalSupply,omitempty"`
@@ -959,8 +963,7 @@ type wireStakeTotalSupply struct {
 }
 
 type wireERC20MultiSigEvent struct {
-	Index         uint64                  `json:"index,string"`
-	Block         uint64                  `json:"block,string"`
+	wireEthLog
 	SignerAdded   *wireERC20SignerAdded   `json:"signerAdded,omitempty"`
 	SignerRemoved *wireERC20SignerRemoved `json:"signerRemoved,omitempty"`
 	ThresholdSet  *wireERC20ThresholdSet  `json:"thresholdSet,omitempty"`

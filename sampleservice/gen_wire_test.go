@@ -56,7 +56,7 @@ func TestWireForms(t *testing.T) {
 		{"bytes: empty is null", wireOracleDataSubmission{Source: "ORACLE_SOURCE_JSON", Payload: wireBytes{}}, `{"source":"ORACLE_SOURCE_JSON","payload":null}`},
 		{"doubles: non-finite values are strings", wireSimpleRiskModel{FactorLong: wireF64(math.NaN()), FactorShort: 1e-7, MaxMoveUp: wireF64(math.Inf(1)), MinMoveDown: wireF64(math.Inf(-1)), ProbabilityOfTrading: 0.5},
 			`{"factorLong":"NaN","factorShort":1e-7,"maxMoveUp":"Infinity","minMoveDown":"-Infinity","probabilityOfTrading":0.5}`},
-		{"chain event: a bool one-of member is written", wireChainEvent{TxID: "0x1", Nonce: 2, ERC20: &wireERC20Event{Index: 3, Block: 4, BridgeStopped: ptr(true)}},
+		{"chain event: a bool one-of member is written", wireChainEvent{TxID: "0x1", Nonce: 2, ERC20: &wireERC20Event{wireEthLog: wireEthLog{Index: 3, Block: 4}, BridgeStopped: ptr(true)}},
 			`{"txId":"0x1","nonce":"2","erc20":{"index":"3","block":"4","bridgeStopped":true}}`},
 		{"chain event: an empty built-in event is {}", wireChainEvent{TxID: "0x1", Builtin: &wireBuiltinAssetEvent{}}, `{"txId":"0x1","nonce":"0","builtin":{}}`},
 		{"contract call: optional error and chain id, empty result null", wireEthContractCallEvent{SpecID: "s", BlockHeight: 1, BlockTime: 2},
