@@ -4,13 +4,7 @@ import (
 	"strings"
 )
 
-var changeCumulative = func() []int {
-	w := make([]int, numChangeKinds)
-	for i, k := range changeKinds {
-		w[i] = k.weight
-	}
-	return cumulate(w)
-}()
+var changeCumulative = cumulateWeights(len(changeKinds), func(i int) int { return changeKinds[i].weight })
 
 // closing returns a proposal's closing time (Unix seconds): a few days after
 // the block.

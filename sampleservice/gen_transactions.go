@@ -40,13 +40,7 @@ const rowOwnType uint8 = 0x80
 // result is the transaction's result code.
 func (row txRow) result() uint8 { return row.code &^ rowOwnType }
 
-var kindCumulative = func() []int {
-	w := make([]int, numCmdKinds)
-	for i, k := range cmdKinds {
-		w[i] = k.weight
-	}
-	return cumulate(w)
-}()
+var kindCumulative = cumulateWeights(len(cmdKinds), func(i int) int { return cmdKinds[i].weight })
 
 // Submitter offsets in generator.submitters.
 const (

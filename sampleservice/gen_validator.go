@@ -56,13 +56,7 @@ var chainEventKinds = [numChainEventKinds]struct {
 	ceContractCall:            {"contractCall", 15},
 }
 
-var chainEventCumulative = func() []int {
-	w := make([]int, numChainEventKinds)
-	for i, k := range chainEventKinds {
-		w[i] = k.weight
-	}
-	return cumulate(w)
-}()
+var chainEventCumulative = cumulateWeights(len(chainEventKinds), func(i int) int { return chainEventKinds[i].weight })
 
 // ethBlock is the Ethereum block height at the transaction's time.
 func (c *txCtx) ethBlock() uint64 {
