@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tradenet/gateway/graph"
 )
@@ -168,4 +170,116 @@ func TestFullSelectionCoversTheSchema(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("full selection of Transaction: %d types, %d bytes", len(reached), len(fmt.Sprint(sel)))
 	}
+}
+
+// TestWireCheckerFindsDifferences: compareTx reports each kind of
+// difference, with its path, on real transactions altered one way each
+// (the wire record, or the gateway's answer).
+func TestWireCheckerFindsDifferences(t *testing.T) {
+	gw := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits}})
+	ds := gw.Sample.Service.Dataset()
+	checker := newWireChecker(t, ds)
+	query := `query ($c: String) { tx: transactions(last: 1, before: $c) { edges { node ` + checker.sel.String() + ` } } }`
+	fetch := func(t *testing.T, name string) (node, wire map[string]any) {
+		t.Helper()
+		raw := explorerTx(t, gw.Sample.URL, ds, ds.Notable[name])
+		r := gw.query(t, query, map[string]any{"c": txCursorOf(t, ds, name)})
+		if len(r.Errors) > 0 {
+			t.Fatalf("errors: %+v", r.Errors)
+		}
+		var data struct {
+			Tx struct{ Edges []struct{ Node json.RawMessage } }
+		}
+		if err := json.Unmarshal(r.Data, &data); err != nil || len(data.Tx.Edges) != 1 {
+			t.Fatalf("%v: %.200s", err, r.Data)
+		}
+		if err := decodeNumbers(data.Tx.Edges[0].Node, &node); err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeNumbers(raw, &wire); err != nil {
+			t.Fatal(err)
+		}
+		return node, wire
+	}
+	at := func(v any, path ...any) map[string]any {
+		for _, p := range path {
+			switch p := p.(type) {
+			case string:
+				v = v.(map[string]any)[p]
+			case int:
+				v = v.([]any)[p]
+			}
+		}
+		return v.(map[string]any)
+	}
+	cases := []struct {
+		name, notable string
+		alter         func(node, wire map[string]any)
+		want          string // a problem starts with this
+	}{
+		{"a wire key with no field", "batch.allLists", func(_, w map[string]any) {
+			at(w, "command", "batchMarketInstructions", "submissions", 0)["extra"] = "x"
+		}, `command.submissions[0].extra: wire key "extra" has no GraphQL field in OrderSubmission`},
+		{"a key absent from the wire, served", "batch.allLists", func(_, w map[string]any) {
+			delete(at(w, "command", "batchMarketInstructions", "submissions", 0), "reference")
+		}, `command.submissions[0].reference: wire null or absent, served`},
+		{"a different string", "batch.allLists", func(n, _ map[string]any) {
+			at(n, "command", "cancellations", 0)["orderId"] = "00"
+		}, `command.cancellations[0].orderId: served "00"`},
+		{"a list of another length", "batch.allLists", func(_, w map[string]any) {
+			b := at(w, "command", "batchMarketInstructions")
+			b["amendments"] = b["amendments"].([]any)[1:]
+		}, `command.amendments: served`},
+		{"seconds read as nanoseconds", "change.newMarket", func(n, w map[string]any) {
+			s, _ := asText(at(w, "command", "batchProposalSubmission", "terms")["closingTimestamp"])
+			secs, _ := strconv.ParseInt(s, 10, 64)
+			at(n, "command", "terms")["closingTimestamp"] = time.Unix(0, secs).UTC().Format(time.RFC3339Nano)
+		}, `command.terms.closingTimestamp: served`},
+		{"another number", "command.applyReferralCode", func(n, _ map[string]any) {
+			n["index"] = json.Number("1000000")
+		}, `index: served 1000000`},
+		{"another member", "command.applyReferralCode", func(n, _ map[string]any) {
+			at(n, "command")["__typename"] = "AnnounceNode"
+		}, `command: wire member "applyReferralCode" served as AnnounceNode`},
+		{"an unknown member's raw", "command.orderSubmission", func(n, _ map[string]any) {
+			at(n, "command")["raw"] = map[string]any{}
+		}, `command.raw: served {}`},
+		{"an unknown member's name", "command.orderSubmission", func(n, _ map[string]any) {
+			at(n, "command")["name"] = "orderCancellation"
+		}, `command.name: served "orderCancellation"`},
+		{"a reference to another id", "command.announceNode", func(n, _ map[string]any) {
+			at(n, "command", "node")["id"] = "00"
+		}, `command.node.id: served "00"`},
+		{"an asset that did not resolve", "change.updateAsset", func(n, _ map[string]any) {
+			at(n, "command", "terms", "changes", 0, "change", "asset")["details"] = nil
+		}, `command.terms.changes[0].change.asset.details: asset`},
+		{"the transaction's flattened command fields", "command.applyReferralCode", func(_, w map[string]any) {
+			at(w, "command")["nonce"] = "1"
+		}, `commandNonce: served`},
+		{"a one-of with two members", "command.applyReferralCode", func(_, w map[string]any) {
+			at(w, "command")["orderSubmission"] = map[string]any{}
+		}, `command: wire has several members of one-of Command`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			node, wire := fetch(t, c.notable)
+			if res := checker.compareTx(node, mustJSON(t, wire), map[string][]gqlError{}); len(res.problems) != 0 {
+				t.Fatalf("unaltered: %q", res.problems)
+			}
+			c.alter(node, wire)
+			res := checker.compareTx(node, mustJSON(t, wire), map[string][]gqlError{})
+			if !slices.ContainsFunc(res.problems, func(p string) bool { return strings.HasPrefix(p, c.want) }) {
+				t.Fatalf("no problem starting %q; problems:\n%s", c.want, strings.Join(res.problems, "\n"))
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
