@@ -188,7 +188,9 @@ func TestWireCheckerFindsDifferences(t *testing.T) {
 			t.Fatalf("errors: %+v", r.Errors)
 		}
 		var data struct {
-			Tx struct{ Edges []struct{ Node json.RawMessage } }
+			Tx struct {
+				Edges []struct{ Node json.RawMessage }
+			}
 		}
 		if err := json.Unmarshal(r.Data, &data); err != nil || len(data.Tx.Edges) != 1 {
 			t.Fatalf("%v: %.200s", err, r.Data)
