@@ -773,15 +773,32 @@ func goChild(v reflect.Value, key string) reflect.Value {
 	if !v.IsValid() || v.Kind() != reflect.Struct {
 		return reflect.Value{}
 	}
-	for _, sf := range reflect.VisibleFields(v.Type()) {
+	if index, ok := jsonFields(v.Type())[key]; ok {
+		return v.FieldByIndex(index)
+	}
+	return reflect.Value{}
+}
+
+// jsonFieldIndexes caches jsonFields: reflect.Type → JSON name → index.
+var jsonFieldIndexes sync.Map
+
+// jsonFields maps the JSON names of struct type t's fields to their
+// indexes.
+func jsonFields(t reflect.Type) map[string][]int {
+	if m, ok := jsonFieldIndexes.Load(t); ok {
+		return m.(map[string][]int)
+	}
+	m := map[string][]int{}
+	for _, sf := range reflect.VisibleFields(t) {
 		if sf.Anonymous || !sf.IsExported() {
 			continue
 		}
-		if name, _, _ := strings.Cut(sf.Tag.Get("json"), ","); name == key {
-			return v.FieldByIndex(sf.Index)
+		if name, _, _ := strings.Cut(sf.Tag.Get("json"), ","); name != "" && name != "-" {
+			m[name] = sf.Index
 		}
 	}
-	return reflect.Value{}
+	jsonFieldIndexes.Store(t, m)
+	return m
 }
 
 // goMember is the one-of member of struct v: its interface field that the
