@@ -505,7 +505,8 @@ func (x *txComparison) refSource(owner, name string, wm map[string]any) string {
 	if k, ok := referenceSources[owner+"."+name]; ok {
 		return k
 	}
-	if _, ok := wm[name].(string); ok {
+	switch wm[name].(type) {
+	case string, []any: // an id, or a list of ids
 		return name
 	}
 	for _, k := range []string{name + "Id", "vega" + upperFirst(name) + "Id"} {

@@ -70,7 +70,7 @@ func TestWireRecords(t *testing.T) {
 	gw := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits}})
 	ds := gw.Sample.Service.Dataset()
 	checker := newWireChecker(t, ds)
-	query := `query ($c: String) { tx: transactions(last: 1, before: $c) { edges { node ` + checker.sel.String() + ` } } }`
+	query := notableQuery(checker.sel)
 
 	var mu sync.Mutex
 	unknown := map[string][]string{} // member → notable names
@@ -80,25 +80,7 @@ func TestWireRecords(t *testing.T) {
 				t.Parallel()
 				pos := ds.Notable[name]
 				wire := explorerTx(t, gw.Sample.URL, ds, pos)
-				r := gw.query(t, query, map[string]any{"c": txCursorOf(t, ds, name)})
-				var data struct {
-					Tx struct {
-						Edges []struct {
-							Node json.RawMessage `json:"node"`
-						} `json:"edges"`
-					} `json:"tx"`
-				}
-				if err := json.Unmarshal(r.Data, &data); err != nil || len(data.Tx.Edges) != 1 {
-					t.Fatalf("want one transaction: %v; errors %+v; data %.300s", err, r.Errors, r.Data)
-				}
-				var node any
-				if err := decodeNumbers(data.Tx.Edges[0].Node, &node); err != nil {
-					t.Fatal(err)
-				}
-				errs, other := errorsUnder(r.Errors, []any{"tx", "edges", 0, "node"})
-				for _, e := range other {
-					t.Errorf("error outside the transaction: %s: %s (%s)", pathString(e.Path), e.Message, e.code())
-				}
+				node, errs := notableNode(t, gw, query, name)
 				res := checker.compareTx(node, wire, errs)
 				if len(res.problems) > 0 {
 					t.Errorf("%d differences from the wire record:\n%s\nwire: %s", len(res.problems), strings.Join(res.problems, "\n"), wire)
@@ -112,6 +94,39 @@ func TestWireRecords(t *testing.T) {
 		}
 	})
 	checkUnknownMembers(t, unknown)
+}
+
+// notableQuery fetches, with selection sel, the transaction that the
+// cursor $c addresses (txCursorOf), under tx.
+func notableQuery(sel *selObject) string {
+	return `query ($c: String) { tx: transactions(last: 1, before: $c) { edges { node ` + sel.String() + ` } } }`
+}
+
+// notableNode runs a notableQuery for the Notable transaction name and
+// returns its node (decoded with UseNumber) and the errors under it, by
+// relative path; an error elsewhere fails the test.
+func notableNode(t *testing.T, gw *testGateway, query, name string) (any, map[string][]gqlError) {
+	t.Helper()
+	r := gw.query(t, query, map[string]any{"c": txCursorOf(t, gw.Sample.Service.Dataset(), name)})
+	var data struct {
+		Tx struct {
+			Edges []struct {
+				Node json.RawMessage `json:"node"`
+			} `json:"edges"`
+		} `json:"tx"`
+	}
+	if err := json.Unmarshal(r.Data, &data); err != nil || len(data.Tx.Edges) != 1 {
+		t.Fatalf("want one transaction: %v; errors %+v; data %.300s", err, r.Errors, r.Data)
+	}
+	var node any
+	if err := decodeNumbers(data.Tx.Edges[0].Node, &node); err != nil {
+		t.Fatal(err)
+	}
+	errs, other := errorsUnder(r.Errors, []any{"tx", "edges", 0, "node"})
+	for _, e := range other {
+		t.Errorf("error outside the transaction: %s: %s (%s)", pathString(e.Path), e.Message, e.code())
+	}
+	return node, errs
 }
 
 // checkUnknownMembers fails for the v0.74 members served as Unknown… that
@@ -179,25 +194,15 @@ func TestWireCheckerFindsDifferences(t *testing.T) {
 	gw := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits}})
 	ds := gw.Sample.Service.Dataset()
 	checker := newWireChecker(t, ds)
-	query := `query ($c: String) { tx: transactions(last: 1, before: $c) { edges { node ` + checker.sel.String() + ` } } }`
+	query := notableQuery(checker.sel)
 	fetch := func(t *testing.T, name string) (node, wire map[string]any) {
 		t.Helper()
 		raw := explorerTx(t, gw.Sample.URL, ds, ds.Notable[name])
-		r := gw.query(t, query, map[string]any{"c": txCursorOf(t, ds, name)})
-		if len(r.Errors) > 0 {
-			t.Fatalf("errors: %+v", r.Errors)
+		n, errs := notableNode(t, gw, query, name)
+		if len(errs) > 0 {
+			t.Fatalf("errors: %+v", errs)
 		}
-		var data struct {
-			Tx struct {
-				Edges []struct{ Node json.RawMessage }
-			}
-		}
-		if err := json.Unmarshal(r.Data, &data); err != nil || len(data.Tx.Edges) != 1 {
-			t.Fatalf("%v: %.200s", err, r.Data)
-		}
-		if err := decodeNumbers(data.Tx.Edges[0].Node, &node); err != nil {
-			t.Fatal(err)
-		}
+		node = n.(map[string]any)
 		if err := decodeNumbers(raw, &wire); err != nil {
 			t.Fatal(err)
 		}
