@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -189,7 +190,7 @@ func (o *selObject) render(b *strings.Builder) {
 			f.obj.render(b)
 		case f.members != nil:
 			b.WriteString(" { __typename")
-			for _, name := range slices.Sorted(mapKeys(f.members)) {
+			for _, name := range slices.Sorted(maps.Keys(f.members)) {
 				b.WriteString(" ... on " + name + " ")
 				f.members[name].render(b)
 			}
@@ -197,16 +198,6 @@ func (o *selObject) render(b *strings.Builder) {
 		}
 	}
 	b.WriteString(" }")
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // memberTypeNames are the union members whose type is not their wire
@@ -326,7 +317,7 @@ func (c *wireChecker) compareTx(node any, wire []byte, errs map[string][]gqlErro
 		cmp.problemf("", "package upstream cannot decode the wire record: %v", err)
 	}
 	cmp.object("", c.sel, node, wv, reflect.ValueOf(&tx).Elem())
-	for _, p := range slices.Sorted(mapKeys(cmp.errs)) {
+	for _, p := range slices.Sorted(maps.Keys(cmp.errs)) {
 		for _, e := range cmp.errs[p] {
 			cmp.problemf(p, "unexpected error %q (%s)", e.Message, e.code())
 		}
@@ -486,7 +477,7 @@ func (x *txComparison) object(path string, sel *selObject, gv, wv any, gov refle
 		}
 		x.member(p, f, gm[f.key], container, keys, goMember(containerGo))
 	}
-	for _, k := range slices.Sorted(mapKeys(wm)) {
+	for _, k := range slices.Sorted(maps.Keys(wm)) {
 		if check, ok := wireOnlyKeys[sel.def.Name+"."+k]; ok && !claimed[k] {
 			if err := check(wm); err != nil {
 				x.problemf(joinPath(path, k), "%v", err)
