@@ -37,28 +37,10 @@ var v074Members = []string{
 }
 
 // allowUnknown are the v0.74 members the gateway may still serve as
-// UnknownCommand / UnknownProposalChange: those the schema did not type
-// before issue 16. Once every branch of issue 16 has landed, empty it
-// (`var allowUnknown = map[string]bool{}`): then a v0.74 member served as
-// Unknown… fails TestWireRecords. (Members outside v0.74, and a one-of that
-// arrives with no member, are Unknown… by design and always allowed.)
-var allowUnknown = func() map[string]bool {
-	typed := []string{
-		"Command.announceNode", "Command.applyReferralCode", "Command.batchMarketInstructions",
-		"Command.batchProposalSubmission",
-		"ProposalChangeKind.cancelTransfer", "ProposalChangeKind.newFreeform", "ProposalChangeKind.newMarket",
-		"ProposalChangeKind.newSpotMarket", "ProposalChangeKind.newTransfer", "ProposalChangeKind.updateAsset",
-		"ProposalChangeKind.updateMarket", "ProposalChangeKind.updateMarketState",
-		"ProposalChangeKind.updateNetworkParameter",
-	}
-	m := map[string]bool{}
-	for _, name := range v074Members {
-		if !slices.Contains(typed, name) {
-			m[name] = true
-		}
-	}
-	return m
-}()
+// UnknownCommand / UnknownProposalChange: none, since issue 16 typed them
+// all. (Members outside v0.74, and a one-of that arrives with no member,
+// are Unknown… by design and always allowed.)
+var allowUnknown = map[string]bool{}
 
 // TestWireRecords: every notable transaction of the sample dataset (one of
 // each command and change kind, and the edge cases), queried through the
