@@ -184,7 +184,10 @@ func TestDirectExecutorMatchesGqlgenOverTheDataset(t *testing.T) {
 					t.Fatalf("page %d: status %d, gqlgen's %d: %.300s", page, ds, gs, db)
 				}
 				sameAnswer(t, db, gb)
-				if got := direct.take(); !mapsEqual(got, map[string]int{"direct": 1}) {
+				// The direct executor hands a page whose values fail to
+				// marshal (the dataset's non-finite floats) to gqlgen's,
+				// which places the errors; every other page is its own.
+				if got := direct.take(); !mapsEqual(got, map[string]int{"direct": 1}) && !(hasErrors(gb) && mapsEqual(got, map[string]int{"gqlgen": 1})) {
 					t.Fatalf("page %d: executions %v, want the direct executor's", page, got)
 				}
 				gqlgen.take()
@@ -345,4 +348,12 @@ func TestFieldInterceptorsGetGqlgensExecutor(t *testing.T) {
 	if n := counter.n.Load(); n != 2 {
 		t.Fatalf("the extension saw %d root fields, want 2", n)
 	}
+}
+
+// hasErrors reports whether a GraphQL response body carries errors.
+func hasErrors(body []byte) bool {
+	var r struct {
+		Errors []json.RawMessage `json:"errors"`
+	}
+	return json.Unmarshal(body, &r) == nil && len(r.Errors) > 0
 }

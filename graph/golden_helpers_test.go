@@ -108,7 +108,6 @@ func runGolden(t *testing.T, cases []goldenCase) {
 	}
 }
 
-
 // checkOrphans reports golden files that no case writes (a case renamed or
 // removed), and deletes them under -update. It looks in the directories of
 // the cases' files only: a test whose case names have a directory of their

@@ -222,26 +222,26 @@ func TestWireCheckerFindsDifferences(t *testing.T) {
 		{"seconds read as nanoseconds", "change.newMarket", func(n, w map[string]any) {
 			s, _ := asText(at(w, "command", "batchProposalSubmission", "terms")["closingTimestamp"])
 			secs, _ := strconv.ParseInt(s, 10, 64)
-			at(n, "command", "terms")["closingTimestamp"] = time.Unix(0, secs).UTC().Format(time.RFC3339Nano)
-		}, `command.terms.closingTimestamp: served`},
+			at(n, "command", "terms__BatchProposalSubmission")["closingTimestamp"] = time.Unix(0, secs).UTC().Format(time.RFC3339Nano)
+		}, `command.terms__BatchProposalSubmission.closingTimestamp: served`},
 		{"another number", "command.applyReferralCode", func(n, _ map[string]any) {
 			n["index"] = json.Number("1000000")
 		}, `index: served 1000000`},
 		{"another member", "command.applyReferralCode", func(n, _ map[string]any) {
 			at(n, "command")["__typename"] = "AnnounceNode"
 		}, `command: wire member "applyReferralCode" served as AnnounceNode`},
-		{"an unknown member's raw", "command.orderSubmission", func(n, _ map[string]any) {
+		{"an unknown member's raw", "command.memberless", func(n, _ map[string]any) {
 			at(n, "command")["raw"] = map[string]any{}
 		}, `command.raw: served {}`},
-		{"an unknown member's name", "command.orderSubmission", func(n, _ map[string]any) {
+		{"an unknown member's name", "command.memberless", func(n, _ map[string]any) {
 			at(n, "command")["name"] = "orderCancellation"
 		}, `command.name: served "orderCancellation"`},
 		{"a reference to another id", "command.announceNode", func(n, _ map[string]any) {
 			at(n, "command", "node")["id"] = "00"
 		}, `command.node.id: served "00"`},
 		{"an asset that did not resolve", "change.updateAsset", func(n, _ map[string]any) {
-			at(n, "command", "terms", "changes", 0, "change", "asset")["details"] = nil
-		}, `command.terms.changes[0].change.asset.details: asset`},
+			at(n, "command", "terms__BatchProposalSubmission", "changes", 0, "change", "asset")["details"] = nil
+		}, `command.terms__BatchProposalSubmission.changes[0].change.asset.details: asset`},
 		{"the transaction's flattened command fields", "command.applyReferralCode", func(_, w map[string]any) {
 			at(w, "command")["nonce"] = "1"
 		}, `commandNonce: served`},
