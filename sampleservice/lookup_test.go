@@ -71,7 +71,9 @@ type hashedSource struct {
 	encoded *int
 }
 
-func (s hashedSource) Hash(i int) string { return fixtureHash(s.sliceSource[i].block, uint64(s.sliceSource[i].index)) }
+func (s hashedSource) Hash(i int) string {
+	return fixtureHash(s.sliceSource[i].block, uint64(s.sliceSource[i].index))
+}
 
 func (s hashedSource) AppendJSON(dst []byte, i int) []byte {
 	*s.encoded++
