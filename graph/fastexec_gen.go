@@ -2972,7 +2972,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 							err = x.opCtx.Recover(ctx, r)
 						}
 					}()
-					v, err = x.ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+					v, err = x.ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 				}()
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
@@ -3531,6 +3531,31 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			}) {
 				return false
 			}
+		case "transaction":
+			args, err := x.ec.field_Query_transaction_args(ctx, f.ArgumentMap(x.ec.Variables))
+			if err != nil {
+				return false
+			}
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				var v *upstream.Transaction
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.Query().Transaction(ctx, fc.Args["hash"].(string))
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
 		case "transactions":
 			args, err := x.ec.field_Query_transactions_args(ctx, f.ArgumentMap(x.ec.Variables))
 			if err != nil {
@@ -3547,7 +3572,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 							err = x.opCtx.Recover(ctx, r)
 						}
 					}()
-					v, err = x.ec.Resolvers.Query().Transactions(ctx, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+					v, err = x.ec.Resolvers.Query().Transactions(ctx, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["submitter"].(*string), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 				}()
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
@@ -6750,6 +6775,16 @@ func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋups
 		return x.fieldError(w, err, false, false)
 	}
 	return true
+}
+
+func (x *fxState) fxmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Transaction) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_Transaction(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.TransactionConnection) bool {

@@ -20,6 +20,7 @@ func TestGolden(t *testing.T) {
 	cases = append(cases, commandCases()...)
 	cases = append(cases, changeCases()...)
 	cases = append(cases, edgeCases()...)
+	cases = append(cases, lookupCases()...) // lookup_e2e_test.go
 	runGolden(t, cases)
 }
 
