@@ -265,7 +265,9 @@ func TestTransactionsOfASubmitter(t *testing.T) {
 	g := newGateway(t, nil, gatewayOptions{})
 	ds := g.Sample.Service.Dataset()
 	sub := ds.Transactions.Meta(ds.Notable["command.orderSubmission"]).Parties[0]
-	orders := func(m sampleservice.TxMeta) bool { return m.Parties[0] == sub && (m.Type == "Submit Order" || m.Type == "Cancel Order") }
+	orders := func(m sampleservice.TxMeta) bool {
+		return m.Parties[0] == sub && (m.Type == "Submit Order" || m.Type == "Cancel Order")
+	}
 	want := expectedRows(ds, orders)
 	if len(want) < 3 {
 		t.Fatalf("the submitter has %d order transactions; the test wants several pages", len(want))
