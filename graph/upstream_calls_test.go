@@ -154,6 +154,8 @@ func TestLegitimateQueriesFitTheUpstreamCallLimit(t *testing.T) {
 				switch v.Type.Name() {
 				case "Int":
 					raw[v.Variable] = 1000
+				case "Uint64":
+					raw[v.Variable] = "34514203"
 				default:
 					raw[v.Variable] = strings.Repeat("a1", 32)
 				}
