@@ -180,13 +180,23 @@ func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			}
 		case "status":
 			{
-				if !x.fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, obj.Status) {
+				v, err := obj.KnownStatus()
+				if err != nil {
+					if !x.fieldError(w, err, true, false) {
+						return false
+					}
+				} else if !x.fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
 		case "details":
 			{
-				if !x.fxo_AssetDetails(ctx, w, f.Selections, &obj.Details) {
+				v, err := obj.KnownDetails()
+				if err != nil {
+					if !x.fieldError(w, err, true, false) {
+						return false
+					}
+				} else if !x.fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
@@ -5944,6 +5954,16 @@ func (x *fxState) fxmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgateway
 		return true
 	}
 	return x.fxo_AssetConnection(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.AssetDetails) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_AssetDetails(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.AssetStatus) bool {

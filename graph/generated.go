@@ -66,9 +66,9 @@ type ComplexityRoot struct {
 	}
 
 	Asset struct {
-		Details func(childComplexity int) int
-		ID      func(childComplexity int) int
-		Status  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		KnownDetails func(childComplexity int) int
+		KnownStatus  func(childComplexity int) int
 	}
 
 	AssetConnection struct {
@@ -876,24 +876,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ApplyReferralCode.ID(childComplexity), true
 
-	case "Asset.details":
-		if e.ComplexityRoot.Asset.Details == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Asset.Details(childComplexity), true
 	case "Asset.id":
 		if e.ComplexityRoot.Asset.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Asset.ID(childComplexity), true
-	case "Asset.status":
-		if e.ComplexityRoot.Asset.Status == nil {
+	case "Asset.details":
+		if e.ComplexityRoot.Asset.KnownDetails == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Asset.Status(childComplexity), true
+		return e.ComplexityRoot.Asset.KnownDetails(childComplexity), true
+	case "Asset.status":
+		if e.ComplexityRoot.Asset.KnownStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Asset.KnownStatus(childComplexity), true
 
 	case "AssetConnection.edges":
 		if e.ComplexityRoot.AssetConnection.Edges == nil {
@@ -3276,7 +3276,9 @@ var sources = []*ast.Source{
 # - Every list (connection) field is nullable: a list whose upstream call fails is null plus an
 #   error, and the other fields of the response still resolve.
 # - A reference named ` + "`" + `…Id` + "`" + ` keeps its string and gains a sibling object named without the
-#   suffix; a reference named without the suffix is the object itself.
+#   suffix; a reference named without the suffix is the object itself. An asset reference is
+#   the asset with the wire id even when the data service does not know it: ` + "`" + `id` + "`" + ` needs no
+#   lookup, and its other fields are then null with NOT_FOUND.
 
 # ---------------------------------------------------------------------------------------------
 # Scalars
@@ -3796,10 +3798,17 @@ type ValidatorNode {
 type Asset implements Node {
   "Asset identifier."
   id: ID!
-  "The asset's status (null, with an error, if the upstream sends a value this schema does not know)."
+  """
+  The asset's status (null, with an error, if the upstream sends a value this schema does not
+  know; null with NOT_FOUND for a reference to an asset the data service does not know).
+  """
   status: AssetStatus
-  "The asset's definition: name, symbol, decimals, quantum and its source (built-in or token contract)."
-  details: AssetDetails!
+  """
+  The asset's definition: name, symbol, decimals, quantum and its source (built-in or token
+  contract). Null with a NOT_FOUND error only for a reference to an asset the data service does
+  not know (a rejected proposal's asset, say): the reference still answers its ` + "`" + `id` + "`" + `.
+  """
+  details: AssetDetails
 }
 
 "Status of an asset."
@@ -7636,7 +7645,7 @@ func (ec *executionContext) _Asset_status(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Asset_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.KnownStatus()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v upstream.AssetStatus) graphql.Marshaler {
@@ -7647,7 +7656,7 @@ func (ec *executionContext) _Asset_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Asset_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Asset", field, false, false, "AssetStatus")
+	return graphql.NewScalarFieldContext("Asset", field, true, false, "AssetStatus")
 }
 
 func (ec *executionContext) _Asset_details(ctx context.Context, field graphql.CollectedField, obj *upstream.Asset) (ret graphql.Marshaler) {
@@ -7659,21 +7668,21 @@ func (ec *executionContext) _Asset_details(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Asset_details(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Details, nil
+			return obj.KnownDetails()
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v upstream.AssetDetails) graphql.Marshaler {
-			return ec.marshalNAssetDetails2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.AssetDetails) graphql.Marshaler {
+			return ec.marshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Asset_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Asset",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_AssetDetails(ctx, field)
@@ -18691,7 +18700,7 @@ func (ec *executionContext) _Asset(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "details":
 			out.Values[i] = ec._Asset_details(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -23647,10 +23656,6 @@ func (ec *executionContext) marshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return ec._Asset(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAssetDetails2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, sel ast.SelectionSet, v upstream.AssetDetails) graphql.Marshaler {
-	return ec._AssetDetails(ctx, sel, &v)
-}
-
 func (ec *executionContext) marshalNAssetEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdge(ctx context.Context, sel ast.SelectionSet, v model.AssetEdge) graphql.Marshaler {
 	return ec._AssetEdge(ctx, sel, &v)
 }
@@ -24460,6 +24465,13 @@ func (ec *executionContext) marshalOAssetConnection2ᚖgithubᚗcomᚋtradenet�
 		return graphql.Null
 	}
 	return ec._AssetConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, sel ast.SelectionSet, v *upstream.AssetDetails) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AssetDetails(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, v any) (upstream.AssetStatus, error) {

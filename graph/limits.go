@@ -413,7 +413,8 @@ func (w *walker) field(f *ast.Field, inList bool) fragFigures {
 	children := w.selectionSet(f.SelectionSet, inList || isList)
 	figures := fragFigures{depth: 1 + children.depth, cost: satAdd(1, children.cost), calls: children.calls, refs: children.refs}
 	switch {
-	case isAssetRef(f):
+	case isAssetRef(f) && selectsBeyondID(nil, f.SelectionSet):
+		// (its id alone is answered without a lookup: loadAsset)
 		figures.refs = satAdd(figures.refs, 1)
 	case isRootLookup(f):
 		figures.calls = satAdd(figures.calls, 1)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
 )
 
@@ -326,4 +327,58 @@ func TestTransactionTypeErrors(t *testing.T) {
 	// The older spellings history carries are valid.
 	r = g.query(t, `{ transactions(cmdTypes: ["Register new Node", "Amend LiquidityProvision Order"], first: 1) { edges { cursor } } }`, nil)
 	expectErrorCount(t, r, 0)
+}
+
+// TestAssetReferenceIDNeedsNoLookup: an asset reference whose selection is
+// its id alone answers the wire id without asking the data node, under
+// both executors, for a dangling reference too; selecting more looks the
+// asset up and gives the id with null, NOT_FOUND fields.
+func TestAssetReferenceIDNeedsNoLookup(t *testing.T) {
+	const idOnly = `query ($c: String) {
+  transactions(last: 1, before: $c) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change {
+    ... on NewMarket { changes { instrument { future { settlementAsset { id } } } } }
+    ... on NewSpotMarket { changes { instrument { spot { baseAsset { ...AssetID } quoteAsset { __typename id } } } } }
+    ... on NewTransfer { changes { asset { id } recurring { dispatchStrategy { assetForMetric { id } } } } }
+    ... on UpdateAsset { assetId asset { ... on Asset { id } } }
+  } } } } } } } }
+}
+fragment AssetID on Asset { id __typename }`
+	const more = `query ($c: String) {
+  transactions(last: 1, before: $c) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change {
+    ... on UpdateAsset { assetId asset { id details { symbol } } }
+  } } } } } } } }
+}`
+	for _, gqlgenOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("gqlgen executor %v", gqlgenOnly), func(t *testing.T) {
+			sample := startSample(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()})
+			g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{GqlgenExecutor: gqlgenOnly}})
+			vars := map[string]any{"c": txCursorOf(t, sample.Service.Dataset(), "asset.dangling")}
+			r := g.query(t, idOnly, vars)
+			expectErrorCount(t, r, 0)
+			changes := txNode("transactions", "command", "terms", "changes")
+			missing := dataAt(t, r, append(changes, 3, "change", "assetId")...).(string)
+			for _, at := range [][]any{
+				{0, "change", "changes", "instrument", "future", "settlementAsset", "id"},
+				{1, "change", "changes", "instrument", "spot", "baseAsset", "id"},
+				{2, "change", "changes", "asset", "id"},
+				{2, "change", "changes", "recurring", "dispatchStrategy", "assetForMetric", "id"},
+				{3, "change", "asset", "id"},
+			} {
+				expectData(t, r, missing, append(changes, at...)...)
+			}
+			expectData(t, r, "Asset", append(changes, 1, "change", "changes", "instrument", "spot", "quoteAsset", "__typename")...)
+			if n := sample.Service.Requests(sampleservice.EndpointAssets); n != 0 {
+				t.Errorf("%d asset requests for ids alone, want 0", n)
+			}
+
+			r = g.query(t, more, vars)
+			expectData(t, r, missing, append(changes, 3, "change", "asset", "id")...)
+			expectData(t, r, nil, append(changes, 3, "change", "asset", "details")...)
+			expectError(t, r, "transactions.edges[0].node.command.terms.changes[3].change.asset.details", "NOT_FOUND", missing)
+			expectErrorCount(t, r, 1)
+			if n := sample.Service.Requests(sampleservice.EndpointAssets); n == 0 {
+				t.Error("no asset request when details are selected")
+			}
+		})
+	}
 }
