@@ -180,13 +180,23 @@ func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			}
 		case "status":
 			{
-				if !x.fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, obj.Status) {
+				v, err := obj.KnownStatus()
+				if err != nil {
+					if !x.fieldError(w, err, true, false) {
+						return false
+					}
+				} else if !x.fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
 		case "details":
 			{
-				if !x.fxo_AssetDetails(ctx, w, f.Selections, &obj.Details) {
+				v, err := obj.KnownDetails()
+				if err != nil {
+					if !x.fieldError(w, err, true, false) {
+						return false
+					}
+				} else if !x.fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
@@ -4726,7 +4736,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 							err = x.opCtx.Recover(ctx, r)
 						}
 					}()
-					v, err = x.ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+					v, err = x.ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 				}()
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
@@ -5417,6 +5427,31 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			}) {
 				return false
 			}
+		case "transaction":
+			args, err := x.ec.field_Query_transaction_args(ctx, f.ArgumentMap(x.ec.Variables))
+			if err != nil {
+				return false
+			}
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				var v *upstream.Transaction
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.Query().Transaction(ctx, fc.Args["hash"].(string))
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
 		case "transactions":
 			args, err := x.ec.field_Query_transactions_args(ctx, f.ArgumentMap(x.ec.Variables))
 			if err != nil {
@@ -5433,7 +5468,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 							err = x.opCtx.Recover(ctx, r)
 						}
 					}()
-					v, err = x.ec.Resolvers.Query().Transactions(ctx, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+					v, err = x.ec.Resolvers.Query().Transactions(ctx, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["submitter"].(*string), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 				}()
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
@@ -10479,6 +10514,16 @@ func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋups
 		return x.fieldError(w, err, false, false)
 	}
 	return true
+}
+
+func (x *fxState) fxmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Transaction) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_Transaction(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.TransactionConnection) bool {

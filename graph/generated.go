@@ -75,9 +75,9 @@ type ComplexityRoot struct {
 	}
 
 	Asset struct {
-		Details func(childComplexity int) int
-		ID      func(childComplexity int) int
-		Status  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		KnownDetails func(childComplexity int) int
+		KnownStatus  func(childComplexity int) int
 	}
 
 	AssetConnection struct {
@@ -677,7 +677,7 @@ type ComplexityRoot struct {
 		Delegations     func(childComplexity int, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		FundingPayments func(childComplexity int, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		ID              func(childComplexity int) int
-		Transactions    func(childComplexity int, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) int
+		Transactions    func(childComplexity int, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) int
 	}
 
 	PeggedOrder struct {
@@ -761,7 +761,8 @@ type ComplexityRoot struct {
 		FundingPayments func(childComplexity int, partyID string, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		Node            func(childComplexity int, id string) int
 		Party           func(childComplexity int, id string) int
-		Transactions    func(childComplexity int, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) int
+		Transaction     func(childComplexity int, hash string) int
+		Transactions    func(childComplexity int, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, submitter *string, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) int
 		ValidatorNode   func(childComplexity int, id string) int
 	}
 
@@ -1176,7 +1177,7 @@ type GovernanceTransferResolver interface {
 type PartyResolver interface {
 	FundingPayments(ctx context.Context, obj *upstream.Party, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error)
 	Delegations(ctx context.Context, obj *upstream.Party, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
-	Transactions(ctx context.Context, obj *upstream.Party, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
+	Transactions(ctx context.Context, obj *upstream.Party, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
 }
 type PerpetualResolver interface {
 	SettlementAsset(ctx context.Context, obj *upstream.Perpetual) (*upstream.Asset, error)
@@ -1186,7 +1187,8 @@ type QueryResolver interface {
 	Assets(ctx context.Context, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.AssetConnection, error)
 	FundingPayments(ctx context.Context, partyID string, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error)
 	Delegations(ctx context.Context, partyID *string, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
-	Transactions(ctx context.Context, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
+	Transaction(ctx context.Context, hash string) (*upstream.Transaction, error)
+	Transactions(ctx context.Context, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, submitter *string, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
 	Party(ctx context.Context, id string) (*upstream.Party, error)
 	ValidatorNode(ctx context.Context, id string) (*upstream.ValidatorNode, error)
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -1319,24 +1321,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ApplyReferralCode.ID(childComplexity), true
 
-	case "Asset.details":
-		if e.ComplexityRoot.Asset.Details == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Asset.Details(childComplexity), true
 	case "Asset.id":
 		if e.ComplexityRoot.Asset.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Asset.ID(childComplexity), true
-	case "Asset.status":
-		if e.ComplexityRoot.Asset.Status == nil {
+	case "Asset.details":
+		if e.ComplexityRoot.Asset.KnownDetails == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Asset.Status(childComplexity), true
+		return e.ComplexityRoot.Asset.KnownDetails(childComplexity), true
+	case "Asset.status":
+		if e.ComplexityRoot.Asset.KnownStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Asset.KnownStatus(childComplexity), true
 
 	case "AssetConnection.edges":
 		if e.ComplexityRoot.AssetConnection.Edges == nil {
@@ -3404,7 +3406,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Party.Transactions(childComplexity, args["cmdTypes"].([]string), args["excludeCmdTypes"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Party.Transactions(childComplexity, args["types"].([]upstream.TransactionType), args["excludeTypes"].([]upstream.TransactionType), args["block"].(*upstream.Uint64), args["cmdTypes"].([]string), args["excludeCmdTypes"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "PeggedOrder.offset":
 		if e.ComplexityRoot.PeggedOrder.Offset == nil {
@@ -3713,6 +3715,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Party(childComplexity, args["id"].(string)), true
+	case "Query.transaction":
+		if e.ComplexityRoot.Query.Transaction == nil {
+			break
+		}
+
+		args, err := ec.field_Query_transaction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Transaction(childComplexity, args["hash"].(string)), true
 	case "Query.transactions":
 		if e.ComplexityRoot.Query.Transactions == nil {
 			break
@@ -3723,7 +3736,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Transactions(childComplexity, args["cmdTypes"].([]string), args["excludeCmdTypes"].([]string), args["parties"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Query.Transactions(childComplexity, args["types"].([]upstream.TransactionType), args["excludeTypes"].([]upstream.TransactionType), args["block"].(*upstream.Uint64), args["submitter"].(*string), args["cmdTypes"].([]string), args["excludeCmdTypes"].([]string), args["parties"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.validatorNode":
 		if e.ComplexityRoot.Query.ValidatorNode == nil {
 			break
@@ -5060,12 +5073,19 @@ var sources = []*ast.Source{
 # - Every list (connection) field is nullable: a list whose upstream call fails is null plus an
 #   error, and the other fields of the response still resolve.
 # - A reference named ` + "`" + `…Id` + "`" + ` keeps its string and gains a sibling object named without the
-#   suffix; a reference named without the suffix is the object itself.
-# - Command types are named after their wire member in PascalCase (` + "`" + `orderSubmission` + "`" + ` is
-#   OrderSubmission). Where a governance shape already has the name, a party's own transfer
-#   family is named after the explorer's type "Transfer Funds": TransferFunds (` + "`" + `transfer` + "`" + `),
-#   CancelTransferFunds (` + "`" + `cancelTransfer` + "`" + `), RecurringTransferFunds (its ` + "`" + `recurring` + "`" + `);
-#   OneOffTransfer serves both.
+#   suffix; a reference named without the suffix is the object itself. An asset reference is
+#   the asset with the wire id even when the data service does not know it: ` + "`" + `id` + "`" + ` needs no
+#   lookup, and its other fields are then null with NOT_FOUND.
+# - Names. A command's type is named after its wire member in PascalCase (` + "`" + `orderSubmission` + "`" + ` is
+#   OrderSubmission; ` + "`" + `stopOrdersCancellation` + "`" + ` keeps the interface's StopOrderCancellation), its
+#   parts after their message in the network's protocol. Where a governance shape already has
+#   the name, the governance shape keeps it and a party's own transfer family is named after
+#   the explorer's type "Transfer Funds": TransferFunds (` + "`" + `transfer` + "`" + `), CancelTransferFunds
+#   (` + "`" + `cancelTransfer` + "`" + `; CancelTransfer is the proposal change), RecurringTransferFunds (its
+#   ` + "`" + `recurring` + "`" + `; RecurringTransfer is the governance one); OneOffTransfer serves both. Parts of
+#   the same name in two commands take their command's name as a prefix
+#   (CreateReferralSetTeam, UpdateReferralSetTeam). Where two union members give one field
+#   name different types (` + "`" + `type` + "`" + ` of OrderSubmission and NodeVote), select both under aliases.
 
 # ---------------------------------------------------------------------------------------------
 # Scalars
@@ -5197,19 +5217,47 @@ type Query {
   ): DelegationConnection
 
   """
+  One transaction, by its hash (hexadecimal, any letter case), through the block explorer's
+  lookup. An unknown hash gives null plus a NOT_FOUND error; a string that is not 64 hexadecimal
+  characters is a BAD_USER_INPUT error and reaches no upstream. Several lookups in one query run
+  concurrently, and lookups of the same hash (in any letter case) are made once.
+  """
+  transaction(
+    "The transaction's hash: 64 hexadecimal characters, in any letter case (the explorer shows it in upper case)."
+    hash: String!
+  ): Transaction
+
+  """
   Transactions recorded on the network's blockchain, each carrying its decoded network command.
   Always newest first (by block, then index within the block, descending): ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` page
   forward toward older transactions, ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` page backward toward newer ones; ` + "`" + `first` + "`" + `
-  together with ` + "`" + `last` + "`" + ` is a BAD_USER_INPUT error. The filters ` + "`" + `cmdTypes` + "`" + `, ` + "`" + `excludeCmdTypes` + "`" + ` and
-  ` + "`" + `parties` + "`" + ` combine with each other and with every paging argument. Default page size 50,
-  maximum 1000 (configurable). Cursors are opaque and bound to this list: a cursor marks a position, and with other filters it pages from the same position.
+  together with ` + "`" + `last` + "`" + ` is a BAD_USER_INPUT error. The filters ` + "`" + `types` + "`" + `, ` + "`" + `excludeTypes` + "`" + `, ` + "`" + `block` + "`" + `,
+  ` + "`" + `submitter` + "`" + ` and ` + "`" + `parties` + "`" + ` (and the deprecated ` + "`" + `cmdTypes` + "`" + `, ` + "`" + `excludeCmdTypes` + "`" + `) combine with each
+  other (all must match) and with every paging argument: ` + "`" + `block` + "`" + ` alone lists one block's
+  transactions. Default page size 50, maximum 1000 (configurable). Cursors are opaque and bound to
+  this list: a cursor marks a position, and with other filters it pages from the same position.
   """
   transactions(
-    "Only transactions with these command types (the ` + "`" + `type` + "`" + ` strings, for example \"Batch Market Instructions\")."
-    cmdTypes: [String!]
-    "All transactions except those with these command types (the ` + "`" + `type` + "`" + ` strings)."
-    excludeCmdTypes: [String!]
-    "Only transactions whose sender or receiver is one of these parties (public keys)."
+    "Only transactions with these command types. Together with ` + "`" + `cmdTypes` + "`" + `: either list's types."
+    types: [TransactionType!]
+    "All transactions except those with these command types."
+    excludeTypes: [TransactionType!]
+    "Only transactions of the block at this height (the block explorer's ` + "`" + `filters[block.height]` + "`" + `)."
+    block: Uint64
+    "Only transactions submitted by this party (a public key of 64 hexadecimal characters, any letter case)."
+    submitter: ID
+    """
+    Only transactions with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings (for example
+    "Batch Market Instructions"). A string that is not one of the explorer's types is a
+    BAD_USER_INPUT error naming the valid ones.
+    """
+    cmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `types` + "`" + `: its enum values are the valid types, and each matches every spelling history carries.")
+    "All transactions except those with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings; validated like ` + "`" + `cmdTypes` + "`" + `."
+    excludeCmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `excludeTypes` + "`" + `.")
+    """
+    Only transactions submitted by one of these parties (public keys). The explorer matches the
+    submitter only: a party that receives a transfer does not match.
+    """
     parties: [ID!]
     "Number of transactions to return after ` + "`" + `after` + "`" + ` (toward older ones); alone, the most recent. Default 50, maximum 1000 (configurable); cannot be combined with ` + "`" + `last` + "`" + `."
     first: Int
@@ -5249,6 +5297,87 @@ type Query {
     "A globally unique id: an asset id."
     id: ID!
   ): Node
+}
+
+# ---------------------------------------------------------------------------------------------
+# Transaction types (filters of the transactions lists)
+# ---------------------------------------------------------------------------------------------
+
+"""
+The kind of command a transaction carries, as the block explorer records it in a transaction's
+` + "`" + `type` + "`" + ` string. Each value's description gives the string (and the older spelling that history
+from cores before v0.72 carries, which the value also matches) and the command member it
+carries.
+"""
+enum TransactionType {
+  "A party submits an order. Type string \"Submit Order\"; command ` + "`" + `orderSubmission` + "`" + `."
+  SUBMIT_ORDER
+  "A party cancels orders. Type string \"Cancel Order\"; command ` + "`" + `orderCancellation` + "`" + `."
+  CANCEL_ORDER
+  "A party amends an order. Type string \"Amend Order\"; command ` + "`" + `orderAmendment` + "`" + `."
+  AMEND_ORDER
+  "A party withdraws funds to the external chain. Type string \"Withdraw\"; command ` + "`" + `withdrawSubmission` + "`" + `."
+  WITHDRAW
+  "A party submits a governance proposal. Type string \"Proposal\"; command ` + "`" + `proposalSubmission` + "`" + `."
+  PROPOSAL
+  "A party votes on a governance proposal. Type string \"Vote on Proposal\"; command ` + "`" + `voteSubmission` + "`" + `."
+  VOTE_ON_PROPOSAL
+  "A party commits liquidity to a market. Type string \"Liquidity Provision Order\"; command ` + "`" + `liquidityProvisionSubmission` + "`" + `."
+  LIQUIDITY_PROVISION_ORDER
+  "A party delegates stake to a validator node. Type string \"Delegate\"; command ` + "`" + `delegateSubmission` + "`" + `."
+  DELEGATE
+  "A party removes stake from a validator node. Type string \"Undelegate\"; command ` + "`" + `undelegateSubmission` + "`" + `."
+  UNDELEGATE
+  "A party cancels its liquidity commitment. Type string \"Cancel Liquidity Provision Order\" and \"Cancel LiquidityProvision Order\" (the first since v0.72, the second before); command ` + "`" + `liquidityProvisionCancellation` + "`" + `."
+  CANCEL_LIQUIDITY_PROVISION_ORDER
+  "A party amends its liquidity commitment. Type string \"Amend Liquidity Provision Order\" and \"Amend LiquidityProvision Order\" (the first since v0.72, the second before); command ` + "`" + `liquidityProvisionAmendment` + "`" + `."
+  AMEND_LIQUIDITY_PROVISION_ORDER
+  "A party transfers funds. Type string \"Transfer Funds\"; command ` + "`" + `transfer` + "`" + `."
+  TRANSFER_FUNDS
+  "A party cancels a recurring transfer. Type string \"Cancel Transfer Funds\"; command ` + "`" + `cancelTransfer` + "`" + `."
+  CANCEL_TRANSFER_FUNDS
+  "A node operator announces a new validator node. Type string \"Register New Node\" and \"Register new Node\" (the first since v0.72, the second before); command ` + "`" + `announceNode` + "`" + `."
+  REGISTER_NEW_NODE
+  "A party sends several market instructions at once. Type string \"Batch Market Instructions\"; command ` + "`" + `batchMarketInstructions` + "`" + `."
+  BATCH_MARKET_INSTRUCTIONS
+  "A party submits stop orders. Type string \"Stop Orders Submission\"; command ` + "`" + `stopOrdersSubmission` + "`" + `."
+  STOP_ORDERS_SUBMISSION
+  "A party cancels stop orders. Type string \"Stop Orders Cancellation\"; command ` + "`" + `stopOrdersCancellation` + "`" + `."
+  STOP_ORDERS_CANCELLATION
+  "A party creates a referral set (or a team). Type string \"Create Referral Set\"; command ` + "`" + `createReferralSet` + "`" + `."
+  CREATE_REFERRAL_SET
+  "A party updates its referral set (or team). Type string \"Update Referral Set\"; command ` + "`" + `updateReferralSet` + "`" + `."
+  UPDATE_REFERRAL_SET
+  "A party joins a referral set with its code. Type string \"Apply Referral Code\"; command ` + "`" + `applyReferralCode` + "`" + `."
+  APPLY_REFERRAL_CODE
+  "A party changes its margin mode on a market. Type string \"Update Margin Mode\"; command ` + "`" + `updateMarginMode` + "`" + `."
+  UPDATE_MARGIN_MODE
+  "A party joins a team. Type string \"Join Team\"; command ` + "`" + `joinTeam` + "`" + `."
+  JOIN_TEAM
+  "A party submits a batch of governance proposals. Type string \"Batch Proposal\"; command ` + "`" + `batchProposalSubmission` + "`" + `."
+  BATCH_PROPOSAL
+  "A party updates its profile (alias, metadata). Type string \"Update Party Profile\"; command ` + "`" + `updatePartyProfile` + "`" + `."
+  UPDATE_PARTY_PROFILE
+  "A validator confirms an event of the external chain (automatic). Type string \"Node Vote\"; command ` + "`" + `nodeVote` + "`" + `."
+  NODE_VOTE
+  "A validator signs a resource for the external chain (automatic). Type string \"Node Signature\"; command ` + "`" + `nodeSignature` + "`" + `."
+  NODE_SIGNATURE
+  "A validator forwards an event of the external chain (automatic). Type string \"Chain Event\"; command ` + "`" + `chainEvent` + "`" + `."
+  CHAIN_EVENT
+  "A node operator rotates its node's network key. Type string \"Key Rotate Submission\"; command ` + "`" + `keyRotateSubmission` + "`" + `."
+  KEY_ROTATE_SUBMISSION
+  "A validator proposes values of a state variable (automatic). Type string \"State Variable Proposal\"; command ` + "`" + `stateVariableProposal` + "`" + `."
+  STATE_VARIABLE_PROPOSAL
+  "A validator proves it is alive (automatic). Type string \"Validator Heartbeat\"; command ` + "`" + `validatorHeartbeat` + "`" + `."
+  VALIDATOR_HEARTBEAT
+  "A node operator rotates its node's external-chain key. Type string \"Ethereum Key Rotate Submission\"; command ` + "`" + `ethereumKeyRotateSubmission` + "`" + `."
+  ETHEREUM_KEY_ROTATE_SUBMISSION
+  "A node operator proposes a protocol upgrade. Type string \"Protocol Upgrade\"; command ` + "`" + `protocolUpgradeProposal` + "`" + `."
+  PROTOCOL_UPGRADE
+  "A validator node asks for multisig-control signatures. Type string \"Issue Signatures\"; command ` + "`" + `issueSignatures` + "`" + `."
+  ISSUE_SIGNATURES
+  "A data provider submits oracle data. Type string \"Submit Oracle Data\"; command ` + "`" + `oracleDataSubmission` + "`" + `."
+  SUBMIT_ORACLE_DATA
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -5402,16 +5531,26 @@ type Party {
   ): DelegationConnection
 
   """
-  Transactions whose sender or receiver is this party, always newest first. ` + "`" + `cmdTypes` + "`" + ` and
-  ` + "`" + `excludeCmdTypes` + "`" + ` combine with each other and with every paging argument. Same ordering and
+  Transactions this party submitted (transfers it receives are not among them), always newest
+  first. The filters combine with each other and with every paging argument. Same ordering and
   limits as ` + "`" + `Query.transactions` + "`" + ` (default page size 50, maximum 1000, configurable); cursors are
   opaque and bound to this list.
   """
   transactions(
-    "Only transactions with these command types (the ` + "`" + `type` + "`" + ` strings, for example \"Batch Market Instructions\")."
-    cmdTypes: [String!]
-    "All transactions except those with these command types (the ` + "`" + `type` + "`" + ` strings)."
-    excludeCmdTypes: [String!]
+    "Only transactions with these command types. Together with ` + "`" + `cmdTypes` + "`" + `: either list's types."
+    types: [TransactionType!]
+    "All transactions except those with these command types."
+    excludeTypes: [TransactionType!]
+    "Only transactions of the block at this height."
+    block: Uint64
+    """
+    Only transactions with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings (for example
+    "Batch Market Instructions"). A string that is not one of the explorer's types is a
+    BAD_USER_INPUT error naming the valid ones.
+    """
+    cmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `types` + "`" + `: its enum values are the valid types, and each matches every spelling history carries.")
+    "All transactions except those with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings; validated like ` + "`" + `cmdTypes` + "`" + `."
+    excludeCmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `excludeTypes` + "`" + `.")
     "Number of transactions to return after ` + "`" + `after` + "`" + ` (toward older ones); alone, the most recent. Default 50, maximum 1000 (configurable); cannot be combined with ` + "`" + `last` + "`" + `."
     first: Int
     "Cursor of an edge of this list (normally the previous page's ` + "`" + `pageInfo.endCursor` + "`" + `): return the older transactions after it."
@@ -5466,10 +5605,17 @@ type ValidatorNode {
 type Asset implements Node {
   "Asset identifier."
   id: ID!
-  "The asset's status (null, with an error, if the upstream sends a value this schema does not know)."
+  """
+  The asset's status (null, with an error, if the upstream sends a value this schema does not
+  know; null with NOT_FOUND for a reference to an asset the data service does not know).
+  """
   status: AssetStatus
-  "The asset's definition: name, symbol, decimals, quantum and its source (built-in or token contract)."
-  details: AssetDetails!
+  """
+  The asset's definition: name, symbol, decimals, quantum and its source (built-in or token
+  contract). Null with a NOT_FOUND error only for a reference to an asset the data service does
+  not know (a rejected proposal's asset, say): the reference still answers its ` + "`" + `id` + "`" + `.
+  """
+  details: AssetDetails
 }
 
 "Status of an asset."
@@ -5570,8 +5716,9 @@ type Transaction {
   "Party that submitted the transaction; its ` + "`" + `id` + "`" + ` is the submitter's public key (lowercase hex)."
   submitter: Party!
   """
-  Human-readable command type, for example "Batch Market Instructions", "Submit Order",
-  "Register New Node"; the values usable in ` + "`" + `cmdTypes` + "`" + ` and ` + "`" + `excludeCmdTypes` + "`" + `.
+  Human-readable command type as the explorer stores it, for example "Batch Market Instructions",
+  "Submit Order", "Register New Node" (each TransactionType value names its strings); "" when the
+  network recorded none.
   """
   type: String!
   "Result code: 0 on success; failures seen are 70 and 71."
@@ -9745,54 +9892,78 @@ func (ec *executionContext) field_Party_fundingPayments_args(ctx context.Context
 func (ec *executionContext) field_Party_transactions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cmdTypes",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "excludeTypes",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["excludeTypes"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "block",
+		func(ctx context.Context, v any) (*upstream.Uint64, error) {
+			return ec.unmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["block"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "cmdTypes",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["cmdTypes"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "excludeCmdTypes",
+	args["cmdTypes"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "excludeCmdTypes",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["excludeCmdTypes"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+	args["excludeCmdTypes"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["first"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+	args["first"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["after"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+	args["after"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["last"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+	args["last"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["before"] = arg5
+	args["before"] = arg8
 	return args, nil
 }
 
@@ -10030,65 +10201,111 @@ func (ec *executionContext) field_Query_party_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_transaction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "hash",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hash"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_transactions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cmdTypes",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "excludeTypes",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["excludeTypes"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "block",
+		func(ctx context.Context, v any) (*upstream.Uint64, error) {
+			return ec.unmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["block"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "submitter",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["submitter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "cmdTypes",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["cmdTypes"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "excludeCmdTypes",
+	args["cmdTypes"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "excludeCmdTypes",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["excludeCmdTypes"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "parties",
+	args["excludeCmdTypes"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "parties",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["parties"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+	args["parties"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["first"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+	args["first"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["after"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+	args["after"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["last"] = arg5
-	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+	args["last"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["before"] = arg6
+	args["before"] = arg10
 	return args, nil
 }
 
@@ -10646,7 +10863,7 @@ func (ec *executionContext) _Asset_status(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Asset_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.KnownStatus()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v upstream.AssetStatus) graphql.Marshaler {
@@ -10657,7 +10874,7 @@ func (ec *executionContext) _Asset_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Asset_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Asset", field, false, false, "AssetStatus")
+	return graphql.NewScalarFieldContext("Asset", field, true, false, "AssetStatus")
 }
 
 func (ec *executionContext) _Asset_details(ctx context.Context, field graphql.CollectedField, obj *upstream.Asset) (ret graphql.Marshaler) {
@@ -10669,21 +10886,21 @@ func (ec *executionContext) _Asset_details(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Asset_details(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Details, nil
+			return obj.KnownDetails()
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v upstream.AssetDetails) graphql.Marshaler {
-			return ec.marshalNAssetDetails2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.AssetDetails) graphql.Marshaler {
+			return ec.marshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Asset_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Asset",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_AssetDetails(ctx, field)
@@ -19241,7 +19458,7 @@ func (ec *executionContext) _Party_transactions(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
@@ -20397,6 +20614,50 @@ func (ec *executionContext) fieldContext_Query_delegations(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_transaction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_transaction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Transaction(ctx, fc.Args["hash"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Transaction) graphql.Marshaler {
+			return ec.marshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_transaction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Transaction(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_transaction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_transactions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20407,7 +20668,7 @@ func (ec *executionContext) _Query_transactions(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Transactions(ctx, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Query().Transactions(ctx, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["submitter"].(*string), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
@@ -27352,7 +27613,7 @@ func (ec *executionContext) _Asset(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "details":
 			out.Values[i] = ec._Asset_details(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -32138,6 +32399,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_delegations(ctx, field)
 				})
+		case "transaction":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_transaction(ctx, field)
+				})
 		case "transactions":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, false,
@@ -35201,10 +35468,6 @@ func (ec *executionContext) marshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return ec._Asset(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAssetDetails2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, sel ast.SelectionSet, v upstream.AssetDetails) graphql.Marshaler {
-	return ec._AssetDetails(ctx, sel, &v)
-}
-
 func (ec *executionContext) marshalNAssetEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdge(ctx context.Context, sel ast.SelectionSet, v model.AssetEdge) graphql.Marshaler {
 	return ec._AssetEdge(ctx, sel, &v)
 }
@@ -35876,6 +36139,16 @@ func (ec *executionContext) marshalNTransactionEdge2ᚕgithubᚗcomᚋtradenet�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNTransactionType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionType(ctx context.Context, v any) (upstream.TransactionType, error) {
+	var res upstream.TransactionType
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTransactionType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionType(ctx context.Context, sel ast.SelectionSet, v upstream.TransactionType) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
 }
 
 func (ec *executionContext) unmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, v any) (upstream.Uint64, error) {
@@ -37143,11 +37416,54 @@ func (ec *executionContext) marshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatew
 	return graphql.WrapContextMarshaler(ctx, v)
 }
 
+func (ec *executionContext) marshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, sel ast.SelectionSet, v *upstream.Transaction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Transaction(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._TransactionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]upstream.TransactionType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNTransactionType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.TransactionType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTransactionType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx context.Context, v any) (upstream.TransactionVersion, error) {

@@ -118,7 +118,7 @@ func TestSelectedAssetRefs(t *testing.T) {
 		}
 		return s
 	}
-	const updates = `command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id } } } } } } }`
+	const updates = `command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id status } } } } } } }`
 	for _, tc := range []struct {
 		name, query string
 		want        refSet
@@ -128,8 +128,8 @@ func TestSelectedAssetRefs(t *testing.T) {
 		{"through fragments", `query { transactions { ...Page } }
 			fragment Page on TransactionConnection { edges { node { command { ...Proposal } } } }
 			fragment Proposal on BatchProposalSubmission { terms { changes { change {
-				... on NewMarket { changes { instrument { future { settlementAsset { id } } perpetual { settlementAsset { id } } } } }
-				... on NewSpotMarket { changes { instrument { spot { quoteAsset { id } } } } }
+				... on NewMarket { changes { instrument { future { settlementAsset { id status } } perpetual { settlementAsset { id status } } } } }
+				... on NewSpotMarket { changes { instrument { spot { quoteAsset { id status } } } } }
 			} } } }`, set("Future.settlementAsset", "Perpetual.settlementAsset", "Spot.quoteAsset")},
 		{"no reference", `{ transactions { edges { node { hash } } } }`, 0},
 		{"no list", `{ asset(id: "x") { id } }`, 0},

@@ -73,8 +73,8 @@ func (r *partyResolver) Delegations(ctx context.Context, obj *upstream.Party, no
 }
 
 // Transactions is the resolver for the transactions field.
-func (r *partyResolver) Transactions(ctx context.Context, obj *upstream.Party, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
-	return r.listTransactions(ctx, transactionFilter{CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: []string{obj.ID}}, pageArgs{first, last, after, before})
+func (r *partyResolver) Transactions(ctx context.Context, obj *upstream.Party, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
+	return r.listTransactions(ctx, transactionFilter{Types: types, ExcludeTypes: excludeTypes, Block: block, CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: []string{obj.ID}}, pageArgs{first, last, after, before})
 }
 
 // SettlementAsset is the resolver for the settlementAsset field.
@@ -102,9 +102,14 @@ func (r *queryResolver) Delegations(ctx context.Context, partyID *string, nodeID
 	return r.listDelegations(ctx, delegationFilter{PartyID: partyID, NodeID: nodeID, EpochID: epochID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
+// Transaction is the resolver for the transaction field.
+func (r *queryResolver) Transaction(ctx context.Context, hash string) (*upstream.Transaction, error) {
+	return r.transaction(ctx, hash)
+}
+
 // Transactions is the resolver for the transactions field.
-func (r *queryResolver) Transactions(ctx context.Context, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
-	return r.listTransactions(ctx, transactionFilter{CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: parties}, pageArgs{first, last, after, before})
+func (r *queryResolver) Transactions(ctx context.Context, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, submitter *string, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
+	return r.listTransactions(ctx, transactionFilter{Types: types, ExcludeTypes: excludeTypes, Block: block, Submitter: submitter, CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: parties}, pageArgs{first, last, after, before})
 }
 
 // Party is the resolver for the party field.

@@ -7,6 +7,141 @@ import (
 	"io"
 )
 
+// TransactionType is the enum TransactionType of the GraphQL schema.
+//
+// The kind of command a transaction carries, as the block explorer records it in a transaction's
+// `type` string. Each value's description gives the string (and the older spelling that history
+// from cores before v0.72 carries, which the value also matches) and the command member it
+// carries.
+type TransactionType string
+
+// TransactionType values.
+const (
+	// A party submits an order. Type string "Submit Order"; command `orderSubmission`.
+	TransactionTypeSubmitOrder TransactionType = "SUBMIT_ORDER"
+	// A party cancels orders. Type string "Cancel Order"; command `orderCancellation`.
+	TransactionTypeCancelOrder TransactionType = "CANCEL_ORDER"
+	// A party amends an order. Type string "Amend Order"; command `orderAmendment`.
+	TransactionTypeAmendOrder TransactionType = "AMEND_ORDER"
+	// A party withdraws funds to the external chain. Type string "Withdraw"; command `withdrawSubmission`.
+	TransactionTypeWithdraw TransactionType = "WITHDRAW"
+	// A party submits a governance proposal. Type string "Proposal"; command `proposalSubmission`.
+	TransactionTypeProposal TransactionType = "PROPOSAL"
+	// A party votes on a governance proposal. Type string "Vote on Proposal"; command `voteSubmission`.
+	TransactionTypeVoteOnProposal TransactionType = "VOTE_ON_PROPOSAL"
+	// A party commits liquidity to a market. Type string "Liquidity Provision Order"; command `liquidityProvisionSubmission`.
+	TransactionTypeLiquidityProvisionOrder TransactionType = "LIQUIDITY_PROVISION_ORDER"
+	// A party delegates stake to a validator node. Type string "Delegate"; command `delegateSubmission`.
+	TransactionTypeDelegate TransactionType = "DELEGATE"
+	// A party removes stake from a validator node. Type string "Undelegate"; command `undelegateSubmission`.
+	TransactionTypeUndelegate TransactionType = "UNDELEGATE"
+	// A party cancels its liquidity commitment. Type string "Cancel Liquidity Provision Order" and "Cancel LiquidityProvision Order" (the first since v0.72, the second before); command `liquidityProvisionCancellation`.
+	TransactionTypeCancelLiquidityProvisionOrder TransactionType = "CANCEL_LIQUIDITY_PROVISION_ORDER"
+	// A party amends its liquidity commitment. Type string "Amend Liquidity Provision Order" and "Amend LiquidityProvision Order" (the first since v0.72, the second before); command `liquidityProvisionAmendment`.
+	TransactionTypeAmendLiquidityProvisionOrder TransactionType = "AMEND_LIQUIDITY_PROVISION_ORDER"
+	// A party transfers funds. Type string "Transfer Funds"; command `transfer`.
+	TransactionTypeTransferFunds TransactionType = "TRANSFER_FUNDS"
+	// A party cancels a recurring transfer. Type string "Cancel Transfer Funds"; command `cancelTransfer`.
+	TransactionTypeCancelTransferFunds TransactionType = "CANCEL_TRANSFER_FUNDS"
+	// A node operator announces a new validator node. Type string "Register New Node" and "Register new Node" (the first since v0.72, the second before); command `announceNode`.
+	TransactionTypeRegisterNewNode TransactionType = "REGISTER_NEW_NODE"
+	// A party sends several market instructions at once. Type string "Batch Market Instructions"; command `batchMarketInstructions`.
+	TransactionTypeBatchMarketInstructions TransactionType = "BATCH_MARKET_INSTRUCTIONS"
+	// A party submits stop orders. Type string "Stop Orders Submission"; command `stopOrdersSubmission`.
+	TransactionTypeStopOrdersSubmission TransactionType = "STOP_ORDERS_SUBMISSION"
+	// A party cancels stop orders. Type string "Stop Orders Cancellation"; command `stopOrdersCancellation`.
+	TransactionTypeStopOrdersCancellation TransactionType = "STOP_ORDERS_CANCELLATION"
+	// A party creates a referral set (or a team). Type string "Create Referral Set"; command `createReferralSet`.
+	TransactionTypeCreateReferralSet TransactionType = "CREATE_REFERRAL_SET"
+	// A party updates its referral set (or team). Type string "Update Referral Set"; command `updateReferralSet`.
+	TransactionTypeUpdateReferralSet TransactionType = "UPDATE_REFERRAL_SET"
+	// A party joins a referral set with its code. Type string "Apply Referral Code"; command `applyReferralCode`.
+	TransactionTypeApplyReferralCode TransactionType = "APPLY_REFERRAL_CODE"
+	// A party changes its margin mode on a market. Type string "Update Margin Mode"; command `updateMarginMode`.
+	TransactionTypeUpdateMarginMode TransactionType = "UPDATE_MARGIN_MODE"
+	// A party joins a team. Type string "Join Team"; command `joinTeam`.
+	TransactionTypeJoinTeam TransactionType = "JOIN_TEAM"
+	// A party submits a batch of governance proposals. Type string "Batch Proposal"; command `batchProposalSubmission`.
+	TransactionTypeBatchProposal TransactionType = "BATCH_PROPOSAL"
+	// A party updates its profile (alias, metadata). Type string "Update Party Profile"; command `updatePartyProfile`.
+	TransactionTypeUpdatePartyProfile TransactionType = "UPDATE_PARTY_PROFILE"
+	// A validator confirms an event of the external chain (automatic). Type string "Node Vote"; command `nodeVote`.
+	TransactionTypeNodeVote TransactionType = "NODE_VOTE"
+	// A validator signs a resource for the external chain (automatic). Type string "Node Signature"; command `nodeSignature`.
+	TransactionTypeNodeSignature TransactionType = "NODE_SIGNATURE"
+	// A validator forwards an event of the external chain (automatic). Type string "Chain Event"; command `chainEvent`.
+	TransactionTypeChainEvent TransactionType = "CHAIN_EVENT"
+	// A node operator rotates its node's network key. Type string "Key Rotate Submission"; command `keyRotateSubmission`.
+	TransactionTypeKeyRotateSubmission TransactionType = "KEY_ROTATE_SUBMISSION"
+	// A validator proposes values of a state variable (automatic). Type string "State Variable Proposal"; command `stateVariableProposal`.
+	TransactionTypeStateVariableProposal TransactionType = "STATE_VARIABLE_PROPOSAL"
+	// A validator proves it is alive (automatic). Type string "Validator Heartbeat"; command `validatorHeartbeat`.
+	TransactionTypeValidatorHeartbeat TransactionType = "VALIDATOR_HEARTBEAT"
+	// A node operator rotates its node's external-chain key. Type string "Ethereum Key Rotate Submission"; command `ethereumKeyRotateSubmission`.
+	TransactionTypeEthereumKeyRotateSubmission TransactionType = "ETHEREUM_KEY_ROTATE_SUBMISSION"
+	// A node operator proposes a protocol upgrade. Type string "Protocol Upgrade"; command `protocolUpgradeProposal`.
+	TransactionTypeProtocolUpgrade TransactionType = "PROTOCOL_UPGRADE"
+	// A validator node asks for multisig-control signatures. Type string "Issue Signatures"; command `issueSignatures`.
+	TransactionTypeIssueSignatures TransactionType = "ISSUE_SIGNATURES"
+	// A data provider submits oracle data. Type string "Submit Oracle Data"; command `oracleDataSubmission`.
+	TransactionTypeSubmitOracleData TransactionType = "SUBMIT_ORACLE_DATA"
+)
+
+var transactionTypeEnum = newEnum("TransactionType",
+	TransactionTypeSubmitOrder,
+	TransactionTypeCancelOrder,
+	TransactionTypeAmendOrder,
+	TransactionTypeWithdraw,
+	TransactionTypeProposal,
+	TransactionTypeVoteOnProposal,
+	TransactionTypeLiquidityProvisionOrder,
+	TransactionTypeDelegate,
+	TransactionTypeUndelegate,
+	TransactionTypeCancelLiquidityProvisionOrder,
+	TransactionTypeAmendLiquidityProvisionOrder,
+	TransactionTypeTransferFunds,
+	TransactionTypeCancelTransferFunds,
+	TransactionTypeRegisterNewNode,
+	TransactionTypeBatchMarketInstructions,
+	TransactionTypeStopOrdersSubmission,
+	TransactionTypeStopOrdersCancellation,
+	TransactionTypeCreateReferralSet,
+	TransactionTypeUpdateReferralSet,
+	TransactionTypeApplyReferralCode,
+	TransactionTypeUpdateMarginMode,
+	TransactionTypeJoinTeam,
+	TransactionTypeBatchProposal,
+	TransactionTypeUpdatePartyProfile,
+	TransactionTypeNodeVote,
+	TransactionTypeNodeSignature,
+	TransactionTypeChainEvent,
+	TransactionTypeKeyRotateSubmission,
+	TransactionTypeStateVariableProposal,
+	TransactionTypeValidatorHeartbeat,
+	TransactionTypeEthereumKeyRotateSubmission,
+	TransactionTypeProtocolUpgrade,
+	TransactionTypeIssueSignatures,
+	TransactionTypeSubmitOracleData,
+)
+
+// Known reports whether e is a value this package knows.
+func (e TransactionType) Known() bool { return transactionTypeEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *TransactionType) UnmarshalJSON(b []byte) error {
+	return transactionTypeEnum.unmarshalJSON(e, b)
+}
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e TransactionType) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return transactionTypeEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *TransactionType) UnmarshalGQLContext(_ context.Context, v any) error {
+	return transactionTypeEnum.unmarshalGQL(e, v)
+}
+
 // AssetStatus is the enum AssetStatus of the GraphQL schema.
 //
 // Status of an asset.
