@@ -148,13 +148,17 @@ func moreSpecialSpecs() []specialSpec {
 			c.buildCommand(kindOracleDataSubmission, cmd)
 			cmd.OracleDataSubmission.Payload = nil
 		}},
-		specialSpec{names: []string{"f64.nonFinite"}, kind: kindBatchProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
-			p := c.batchProposalOf(changeNewMarket)
-			cfg := &p.Terms.Changes[0].NewMarket.Changes
+		// A single proposal (type "Proposal"), so that the benchmark's
+		// pages, which list the four kinds typed before issue 16, do not
+		// hold it: its Float! errors send a page to gqlgen's executor.
+		specialSpec{names: []string{"f64.nonFinite"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
+			p := c.newProposal()
+			c.proposalChange(p, changeNewMarket)
+			cfg := &p.Terms.NewMarket.Changes
 			cfg.Simple, cfg.LogNormal = c.simple(), nil
 			cfg.Simple.MaxMoveUp, cfg.Simple.MinMoveDown = wireF64(math.Inf(1)), wireF64(math.Inf(-1))
 			cfg.LiquidityMonitoringParameters.TargetStakeParameters.ScalingFactor = wireF64(math.NaN())
-			cmd.BatchProposalSubmission = p
+			cmd.ProposalSubmission = p
 		}},
 		specialSpec{names: []string{"u32.large"}, kind: kindBatchProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
 			p := c.batchProposalOf(changeNewTransfer)
