@@ -269,7 +269,7 @@ func TestMetricsCountPrefetches(t *testing.T) {
 	u := startUpstream(t, sampleservice.Config{}, nil)
 	g := startOpsGateway(t, u.args()...)
 	q := `{ transactions(first: 50, cmdTypes: ["Batch Proposal"]) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change {
-	  ... on UpdateAsset { asset { id } }
+	  ... on UpdateAsset { asset { id status } }
 	} } } } } } } } }`
 	r := postGraphQL(t, g.URL, query(q, nil), nil)
 	for _, code := range r.codes() {

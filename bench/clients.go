@@ -361,8 +361,9 @@ type gqlError struct {
 }
 
 // assetFields are the fields that resolve an asset reference: a dangling
-// reference is null there with a NOT_FOUND error, the rest of the
-// response intact (the sample dataset has such references on purpose).
+// reference keeps its id, and its status and details are null with a
+// NOT_FOUND error, the rest of the response intact (the sample dataset has
+// such references on purpose).
 var assetFields = map[string]bool{"asset": true, "settlementAsset": true, "baseAsset": true, "quoteAsset": true, "assetForMetric": true}
 
 // danglingAsset reports whether e is the NOT_FOUND of a dangling asset
@@ -371,8 +372,12 @@ func (e gqlError) danglingAsset() bool {
 	if len(e.Path) == 0 || e.Extensions["code"] != "NOT_FOUND" {
 		return false
 	}
-	last, _ := e.Path[len(e.Path)-1].(string)
-	return assetFields[last]
+	if len(e.Path) < 2 {
+		return false
+	}
+	field, _ := e.Path[len(e.Path)-1].(string)
+	ref, _ := e.Path[len(e.Path)-2].(string)
+	return assetFields[ref] && (field == "status" || field == "details")
 }
 
 // unknownEnum reports whether e is the UPSTREAM_ERROR of an enum value
@@ -382,11 +387,19 @@ func (e gqlError) unknownEnum() bool {
 	return e.Extensions["code"] == "UPSTREAM_ERROR" && strings.Contains(e.Message, "which this schema does not know")
 }
 
+// nonFiniteFloat reports whether e is the error of a wire "NaN" or
+// "Infinity" where the schema has a Float (the dataset has such values on
+// purpose).
+func (e gqlError) nonFiniteFloat() bool {
+	return e.Extensions["code"] == "UPSTREAM_ERROR" && strings.Contains(e.Message, "which a GraphQL Float cannot express")
+}
+
 // dataErrors counts the errors that the data itself causes: dangling
-// asset references and unknown enum values. The harness checks them
-// against what the direct client finds in the same data.
+// asset references, unknown enum values and non-finite floats. The
+// harness checks them against what the direct client finds in the same
+// data.
 type dataErrors struct {
-	dangling, unknownEnums int
+	dangling, unknownEnums, nonFinite int
 }
 
 // query POSTs a query to endpoint and decodes the response. A GraphQL
@@ -450,6 +463,8 @@ func (c *graphqlClient) query(ctx context.Context, g *gatewayServer, query strin
 			counts.dangling++
 		case e.unknownEnum():
 			counts.unknownEnums++
+		case e.nonFiniteFloat():
+			counts.nonFinite++
 		default:
 			return nil, counts, fmt.Errorf("GraphQL error at %v (%v): %s (%d errors in all)", e.Path, e.Extensions["code"], e.Message, len(out.Errors))
 		}

@@ -347,3 +347,7 @@ func (u *pageUpstream) ListTransactions(_ context.Context, p upstream.Transactio
 	}
 	return &upstream.TransactionPage{Transactions: u.transactions}, nil
 }
+
+func (u *pageUpstream) GetTransaction(_ context.Context, hash string) (*upstream.Transaction, error) {
+	return nil, fmt.Errorf("the stub serves no lookup (%s): %w", hash, upstream.ErrNotFound)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -234,29 +235,12 @@ func directTransactionItem(t *upstream.Transaction, assets map[string]*upstream.
 }
 
 func changeTypename(c upstream.ProposalChangeKind) string {
-	switch c.(type) {
-	case *upstream.CancelTransfer:
-		return "CancelTransfer"
-	case *upstream.NewFreeform:
-		return "NewFreeform"
-	case *upstream.NewMarket:
-		return "NewMarket"
-	case *upstream.NewSpotMarket:
-		return "NewSpotMarket"
-	case *upstream.NewTransfer:
-		return "NewTransfer"
-	case *upstream.UpdateAsset:
-		return "UpdateAsset"
-	case *upstream.UpdateMarket:
-		return "UpdateMarket"
-	case *upstream.UpdateMarketState:
-		return "UpdateMarketState"
-	case *upstream.UpdateNetworkParameter:
-		return "UpdateNetworkParameter"
-	case *upstream.UnknownProposalChange:
-		return "UnknownProposalChange"
+	if c == nil {
+		return "null"
 	}
-	return fmt.Sprintf("%T", c)
+	// Each member's GraphQL type is bound to the upstream type of its
+	// name (gqlgen.yml's autobind).
+	return reflect.TypeOf(c).Elem().Name()
 }
 
 // gatewayTransactionItem is directTransactionItem for a GraphQL node.
@@ -416,8 +400,11 @@ func verifyRows(ctx context.Context, e *env, g *gatewayServer, q query) (int, er
 	if missing := danglingRefs(dv); (missing > 0) != (counts.dangling > 0) {
 		return 0, fmt.Errorf("dangling asset references: %d found directly, %d NOT_FOUND errors from the gateway", missing, counts.dangling)
 	}
-	if unknown := unknownEnums(reflect.ValueOf(dv)); unknown != counts.unknownEnums {
+	if unknown := countLeaves(reflect.ValueOf(dv), unknownEnum); unknown != counts.unknownEnums {
 		return 0, fmt.Errorf("unknown enum values: %d found directly, %d errors from the gateway", unknown, counts.unknownEnums)
+	}
+	if nonFinite := countLeaves(reflect.ValueOf(dv), nonFiniteFloat); nonFinite != counts.nonFinite {
+		return 0, fmt.Errorf("non-finite floats: %d found directly, %d errors from the gateway", nonFinite, counts.nonFinite)
 	}
 	got, gotMore, err := q.gatewayItems(data)
 	if err != nil {
@@ -459,41 +446,53 @@ func danglingRefs(v any) int {
 	return n
 }
 
-// unknownEnums counts the enum values in v that the schema does not know
-// (every enum type of package upstream has a Known method).
-func unknownEnums(v reflect.Value) int {
+// countLeaves counts the values in v, walked through its exported
+// fields, that leaf reports.
+func countLeaves(v reflect.Value, leaf func(reflect.Value) bool) int {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return 0
 		}
-		return unknownEnums(v.Elem())
+		return countLeaves(v.Elem(), leaf)
 	case reflect.Struct:
 		n := 0
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				n += unknownEnums(v.Field(i))
+				n += countLeaves(v.Field(i), leaf)
 			}
 		}
 		return n
 	case reflect.Slice, reflect.Array:
 		n := 0
 		for i := range v.Len() {
-			n += unknownEnums(v.Index(i))
+			n += countLeaves(v.Index(i), leaf)
 		}
 		return n
 	case reflect.Map:
 		n := 0
 		for it := v.MapRange(); it.Next(); {
-			n += unknownEnums(it.Value())
+			n += countLeaves(it.Value(), leaf)
 		}
 		return n
-	case reflect.String:
-		if k, ok := v.Interface().(interface{ Known() bool }); ok && v.Len() > 0 && !k.Known() {
-			return 1
-		}
+	}
+	if v.IsValid() && v.CanInterface() && leaf(v) {
+		return 1
 	}
 	return 0
+}
+
+// unknownEnum reports an enum value the schema does not know (every enum
+// type of package upstream has a Known method).
+func unknownEnum(v reflect.Value) bool {
+	k, ok := v.Interface().(interface{ Known() bool })
+	return ok && v.Kind() == reflect.String && v.Len() > 0 && !k.Known()
+}
+
+// nonFiniteFloat reports a wire "NaN" or "Infinity" (upstream.Float64).
+func nonFiniteFloat(v reflect.Value) bool {
+	f, ok := v.Interface().(upstream.Float64)
+	return ok && (math.IsNaN(float64(f)) || math.IsInf(float64(f), 0))
 }
 
 // busiestParty is the dataset's party with the most funding payments and

@@ -13,11 +13,20 @@ import (
 // assetRefs are the schema's asset references, in the order of their
 // refSet bits (graph/prefetch.go).
 var assetRefs = []assetRef{
+	{reflect.TypeFor[upstream.BuiltinAssetDeposit](), "VegaAssetID", "BuiltinAssetDeposit", "asset"},
+	{reflect.TypeFor[upstream.BuiltinAssetWithdrawal](), "VegaAssetID", "BuiltinAssetWithdrawal", "asset"},
 	{reflect.TypeFor[upstream.DispatchStrategy](), "AssetForMetric", "DispatchStrategy", "assetForMetric"},
+	{reflect.TypeFor[upstream.ERC20AssetDelist](), "VegaAssetID", "ERC20AssetDelist", "asset"},
+	{reflect.TypeFor[upstream.ERC20AssetLimitsUpdated](), "VegaAssetID", "ERC20AssetLimitsUpdated", "asset"},
+	{reflect.TypeFor[upstream.ERC20AssetList](), "VegaAssetID", "ERC20AssetList", "asset"},
+	{reflect.TypeFor[upstream.ERC20Deposit](), "VegaAssetID", "ERC20Deposit", "asset"},
+	{reflect.TypeFor[upstream.ERC20Withdrawal](), "VegaAssetID", "ERC20Withdrawal", "asset"},
 	{reflect.TypeFor[upstream.Future](), "SettlementAsset", "Future", "settlementAsset"},
 	{reflect.TypeFor[upstream.GovernanceTransfer](), "Asset", "GovernanceTransfer", "asset"},
 	{reflect.TypeFor[upstream.Perpetual](), "SettlementAsset", "Perpetual", "settlementAsset"},
 	{reflect.TypeFor[upstream.Spot](), "BaseAsset", "Spot", "baseAsset"},
 	{reflect.TypeFor[upstream.Spot](), "QuoteAsset", "Spot", "quoteAsset"},
+	{reflect.TypeFor[upstream.TransferFunds](), "Asset", "TransferFunds", "asset"},
 	{reflect.TypeFor[upstream.UpdateAsset](), "AssetID", "UpdateAsset", "asset"},
+	{reflect.TypeFor[upstream.WithdrawSubmission](), "Asset", "WithdrawSubmission", "asset"},
 }

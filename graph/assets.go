@@ -33,13 +33,13 @@ func (r *Resolver) listAssets(ctx context.Context, args pageArgs, newestFirst *b
 
 // asset serves Query.asset: null with NOT_FOUND when the id is unknown.
 func (r *Resolver) asset(ctx context.Context, id string) (*upstream.Asset, error) {
-	return loadAsset(ctx, id)
+	return lookupAsset(ctx, id)
 }
 
 // node serves Query.node: assets are the only Node kind; an unknown id is
 // null without an error, as Relay expects.
 func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
-	a, err := loadAsset(ctx, id)
+	a, err := lookupAsset(ctx, id)
 	if err != nil {
 		if isNotFound(err) {
 			return nil, nil

@@ -146,7 +146,7 @@ func TestLoadStaysInsideTheRateBudget(t *testing.T) {
 	})
 	ds := sample.Service.Dataset()
 	partyIDs := ds.Parties
-	cmdTypes := []string{"Batch Market Instructions", "Batch Proposal", "Announce Node", "Apply Referral Code", "Submit Order"}
+	cmdTypes := []string{"Batch Market Instructions", "Batch Proposal", "Register New Node", "Apply Referral Code", "Submit Order"}
 
 	const clients = 200
 	const duration = 20 * time.Second

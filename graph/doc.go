@@ -16,8 +16,9 @@
 //     fastexec_gen.go or models_gen.go by hand: the direct executor of
 //     fastexec.go is generated from the same bindings as gqlgen's, by
 //     internal/fastexec). An asset reference (a field of type Asset
-//     whose wire field, named like it or like it plus "Id", is the asset's
-//     string id) needs nothing more: internal/assetrefs forces its
+//     whose wire field, named like it or like it plus "Id", or so with
+//     the prefix "vega" (vegaAssetId), is the asset's string id) needs
+//     nothing more: internal/assetrefs forces its
 //     resolver, writes its body and adds it to the prefetch's table
 //     (assetrefs_gen.go). A new enum needs nothing more either: its Go type
 //     is generated into upstream/enums_gen.go (internal/enumgen). If the

@@ -94,6 +94,7 @@ func classify(err error) (code, message string, ext map[string]any) {
 		unavailable *upstream.UnavailableError
 		decodeErr   *upstream.DecodeError
 		enumErr     *upstream.UnknownEnumError
+		floatErr    *upstream.NonFiniteFloatError
 		budgetErr   *upstream.BudgetError
 	)
 	switch {
@@ -108,6 +109,8 @@ func classify(err error) (code, message string, ext map[string]any) {
 		return CodeRateLimited, budgetErr.Error(), map[string]any{"retryAfter": max(retry, 1)}
 	case errors.As(err, &enumErr):
 		return CodeUpstreamError, enumErr.Error(), nil
+	case errors.As(err, &floatErr):
+		return CodeUpstreamError, floatErr.Error(), nil
 	case errors.As(err, &upErr):
 		return classifyUpstream(upErr)
 	case errors.As(err, &unavailable):

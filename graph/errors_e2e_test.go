@@ -48,7 +48,7 @@ func TestBadUserInputIsNeverForwarded(t *testing.T) {
 		{"malformed node id", `{ delegations(nodeId: "n1") { edges { cursor } } }`, `nodeId: "n1" is not a node id; node ids are 64 hexadecimal characters`},
 		{"malformed epoch", `{ delegations(epochId: "abc") { edges { cursor } } }`, `epochId: "abc" is not an epoch; epochs are non-negative integers such as "42"`},
 		{"malformed party filter", `{ transactions(parties: ["nope"]) { edges { cursor } } }`, `parties[0]: "nope" is not a party id; party ids are 64 hexadecimal characters`},
-		{"empty command type", `{ transactions(cmdTypes: [""]) { edges { cursor } } }`, `cmdTypes[0]: empty command type; use the explorer's type names such as "Batch Market Instructions"`},
+		{"empty command type", `{ transactions(cmdTypes: [""]) { edges { cursor } } }`, `cmdTypes[0]: "" is not a transaction type; use ` + "`types`" + ` (enum TransactionType) or one of the explorer's type strings, matched exactly: ` + validTypeStrings},
 		{"malformed party", `{ party(id: "p") { id } }`, `id: "p" is not a party id; party ids are 64 hexadecimal characters`},
 	}
 	for _, tc := range cases {

@@ -180,13 +180,23 @@ func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			}
 		case "status":
 			{
-				if !x.fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, obj.Status) {
+				v, err := obj.KnownStatus()
+				if err != nil {
+					if !x.fieldError(w, err, true, false) {
+						return false
+					}
+				} else if !x.fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
 		case "details":
 			{
-				if !x.fxo_AssetDetails(ctx, w, f.Selections, &obj.Details) {
+				v, err := obj.KnownDetails()
+				if err != nil {
+					if !x.fieldError(w, err, true, false) {
+						return false
+					}
+				} else if !x.fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
@@ -481,6 +491,56 @@ func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
+func (x *fxState) fxo_BenefitTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BenefitTier) bool {
+	fields, ok := x.plan(w, sel, benefitTierImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("BenefitTier")
+		case "minimumRunningNotionalTakerVolume":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
+					return false
+				}
+			}
+		case "minimumEpochs":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumEpochs) {
+					return false
+				}
+			}
+		case "referralRewardFactor":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardFactor) {
+					return false
+				}
+			}
+		case "referralDiscountFactor":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralDiscountFactor) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAsset) bool {
 	fields, ok := x.plan(w, sel, builtinAssetImplementors)
 	if !ok {
@@ -501,6 +561,188 @@ func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.Selec
 		case "maxFaucetAmountMint":
 			{
 				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MaxFaucetAmountMint) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_BuiltinAssetDeposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetDeposit) bool {
+	fields, ok := x.plan(w, sel, builtinAssetDepositImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("BuiltinAssetDeposit")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "BuiltinAssetDeposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.BuiltinAssetDeposit().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "partyId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
+					return false
+				}
+			}
+		case "party":
+			{
+				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_BuiltinAssetEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetEvent) bool {
+	fields, ok := x.plan(w, sel, builtinAssetEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("BuiltinAssetEvent")
+		case "deposit":
+			{
+				if !x.fxmarshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx, w, f.Selections, obj.Deposit) {
+					return false
+				}
+			}
+		case "withdrawal":
+			{
+				if !x.fxmarshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx, w, f.Selections, obj.Withdrawal) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_BuiltinAssetWithdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetWithdrawal) bool {
+	fields, ok := x.plan(w, sel, builtinAssetWithdrawalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("BuiltinAssetWithdrawal")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "BuiltinAssetWithdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.BuiltinAssetWithdrawal().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "partyId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
+					return false
+				}
+			}
+		case "party":
+			{
+				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
@@ -565,6 +807,106 @@ func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, w *fxWalk
 		case "transferId":
 			{
 				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_CancelTransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransferFunds) bool {
+	fields, ok := x.plan(w, sel, cancelTransferFundsImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("CancelTransferFunds")
+		case "transferId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ChainEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ChainEvent) bool {
+	fields, ok := x.plan(w, sel, chainEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ChainEvent")
+		case "txId":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TxID) {
+					return false
+				}
+			}
+		case "nonce":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Nonce) {
+					return false
+				}
+			}
+		case "builtin":
+			{
+				if !x.fxmarshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx, w, f.Selections, obj.Builtin) {
+					return false
+				}
+			}
+		case "erc20":
+			{
+				if !x.fxmarshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx, w, f.Selections, obj.ERC20) {
+					return false
+				}
+			}
+		case "stakingEvent":
+			{
+				if !x.fxmarshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx, w, f.Selections, obj.StakingEvent) {
+					return false
+				}
+			}
+		case "erc20Multisig":
+			{
+				if !x.fxmarshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx, w, f.Selections, obj.ERC20Multisig) {
+					return false
+				}
+			}
+		case "contractCall":
+			{
+				if !x.fxmarshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx, w, f.Selections, obj.ContractCall) {
 					return false
 				}
 			}
@@ -677,6 +1019,100 @@ func (x *fxState) fxo_Condition(ctx context.Context, w *fxWalk, sel ast.Selectio
 		case "value":
 			{
 				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_CreateReferralSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSet) bool {
+	fields, ok := x.plan(w, sel, createReferralSetImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("CreateReferralSet")
+		case "isTeam":
+			{
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
+					return false
+				}
+			}
+		case "team":
+			{
+				if !x.fxmarshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_CreateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSetTeam) bool {
+	fields, ok := x.plan(w, sel, createReferralSetTeamImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("CreateReferralSetTeam")
+		case "name":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+					return false
+				}
+			}
+		case "teamUrl":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
+					return false
+				}
+			}
+		case "avatarUrl":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
+					return false
+				}
+			}
+		case "closed":
+			{
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.Closed) {
+					return false
+				}
+			}
+		case "allowList":
+			{
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
 					return false
 				}
 			}
@@ -987,6 +1423,50 @@ func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, w *f
 	return true
 }
 
+func (x *fxState) fxo_DelegateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DelegateSubmission) bool {
+	fields, ok := x.plan(w, sel, delegateSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("DelegateSubmission")
+		case "nodeId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+					return false
+				}
+			}
+		case "node":
+			{
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_Delegation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Delegation) bool {
 	fields, ok := x.plan(w, sel, delegationImplementors)
 	if !ok {
@@ -1283,6 +1763,604 @@ func (x *fxState) fxo_ERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 	return true
 }
 
+func (x *fxState) fxo_ERC20AssetDelist(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetDelist) bool {
+	fields, ok := x.plan(w, sel, eRC20AssetDelistImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20AssetDelist")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20AssetDelist", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20AssetDelist().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20AssetLimitsUpdated(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetLimitsUpdated) bool {
+	fields, ok := x.plan(w, sel, eRC20AssetLimitsUpdatedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20AssetLimitsUpdated")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20AssetLimitsUpdated", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20AssetLimitsUpdated().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "sourceEthereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
+					return false
+				}
+			}
+		case "lifetimeLimits":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimits) {
+					return false
+				}
+			}
+		case "withdrawThreshold":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20AssetList(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetList) bool {
+	fields, ok := x.plan(w, sel, eRC20AssetListImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20AssetList")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20AssetList", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20AssetList().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "assetSource":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.AssetSource) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20Deposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20Deposit) bool {
+	fields, ok := x.plan(w, sel, eRC20DepositImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20Deposit")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20Deposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20Deposit().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "sourceEthereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
+					return false
+				}
+			}
+		case "targetPartyId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TargetPartyID) {
+					return false
+				}
+			}
+		case "targetParty":
+			{
+				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.TargetPartyRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20Event(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20Event) bool {
+	fields, ok := x.plan(w, sel, eRC20EventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20Event")
+		case "index":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
+					return false
+				}
+			}
+		case "block":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+					return false
+				}
+			}
+		case "assetList":
+			{
+				if !x.fxmarshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx, w, f.Selections, obj.AssetList) {
+					return false
+				}
+			}
+		case "assetDelist":
+			{
+				if !x.fxmarshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx, w, f.Selections, obj.AssetDelist) {
+					return false
+				}
+			}
+		case "deposit":
+			{
+				if !x.fxmarshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx, w, f.Selections, obj.Deposit) {
+					return false
+				}
+			}
+		case "withdrawal":
+			{
+				if !x.fxmarshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx, w, f.Selections, obj.Withdrawal) {
+					return false
+				}
+			}
+		case "assetLimitsUpdated":
+			{
+				if !x.fxmarshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx, w, f.Selections, obj.AssetLimitsUpdated) {
+					return false
+				}
+			}
+		case "bridgeStopped":
+			{
+				if !x.fxmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeStopped) {
+					return false
+				}
+			}
+		case "bridgeResumed":
+			{
+				if !x.fxmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeResumed) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20MultiSigEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20MultiSigEvent) bool {
+	fields, ok := x.plan(w, sel, eRC20MultiSigEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20MultiSigEvent")
+		case "index":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
+					return false
+				}
+			}
+		case "block":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+					return false
+				}
+			}
+		case "signerAdded":
+			{
+				if !x.fxmarshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx, w, f.Selections, obj.SignerAdded) {
+					return false
+				}
+			}
+		case "signerRemoved":
+			{
+				if !x.fxmarshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx, w, f.Selections, obj.SignerRemoved) {
+					return false
+				}
+			}
+		case "thresholdSet":
+			{
+				if !x.fxmarshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx, w, f.Selections, obj.ThresholdSet) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20SignerAdded(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerAdded) bool {
+	fields, ok := x.plan(w, sel, eRC20SignerAddedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20SignerAdded")
+		case "newSigner":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NewSigner) {
+					return false
+				}
+			}
+		case "nonce":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20SignerRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerRemoved) bool {
+	fields, ok := x.plan(w, sel, eRC20SignerRemovedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20SignerRemoved")
+		case "oldSigner":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.OldSigner) {
+					return false
+				}
+			}
+		case "nonce":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20ThresholdSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20ThresholdSet) bool {
+	fields, ok := x.plan(w, sel, eRC20ThresholdSetImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20ThresholdSet")
+		case "newThreshold":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewThreshold) {
+					return false
+				}
+			}
+		case "nonce":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ERC20Withdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20Withdrawal) bool {
+	fields, ok := x.plan(w, sel, eRC20WithdrawalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ERC20Withdrawal")
+		case "vegaAssetId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "ERC20Withdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.ERC20Withdrawal().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "targetEthereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TargetEthereumAddress) {
+					return false
+				}
+			}
+		case "referenceNonce":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferenceNonce) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ETHAddress) bool {
 	fields, ok := x.plan(w, sel, eTHAddressImplementors)
 	if !ok {
@@ -1303,6 +2381,38 @@ func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.Selecti
 		case "address":
 			{
 				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Address) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_Erc20WithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Erc20WithdrawExt) bool {
+	fields, ok := x.plan(w, sel, erc20WithdrawExtImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("Erc20WithdrawExt")
+		case "receiverAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReceiverAddress) {
 					return false
 				}
 			}
@@ -1427,6 +2537,68 @@ func (x *fxState) fxo_EthCallTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
+func (x *fxState) fxo_EthContractCallEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthContractCallEvent) bool {
+	fields, ok := x.plan(w, sel, ethContractCallEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("EthContractCallEvent")
+		case "specId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.SpecID) {
+					return false
+				}
+			}
+		case "blockHeight":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.BlockHeight) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		case "result":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Result) {
+					return false
+				}
+			}
+		case "error":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Error) {
+					return false
+				}
+			}
+		case "sourceChainId":
+			{
+				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.SourceChainID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) bool {
 	fields, ok := x.plan(w, sel, ethTimeTriggerImplementors)
 	if !ok {
@@ -1459,6 +2631,62 @@ func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 		case "until":
 			{
 				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Until) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_EthereumKeyRotateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthereumKeyRotateSubmission) bool {
+	fields, ok := x.plan(w, sel, ethereumKeyRotateSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("EthereumKeyRotateSubmission")
+		case "targetBlock":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
+					return false
+				}
+			}
+		case "newAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NewAddress) {
+					return false
+				}
+			}
+		case "currentAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CurrentAddress) {
+					return false
+				}
+			}
+		case "submitterAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SubmitterAddress) {
+					return false
+				}
+			}
+		case "ethereumSignature":
+			{
+				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
 					return false
 				}
 			}
@@ -1953,6 +3181,182 @@ func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
+func (x *fxState) fxo_IssueSignatures(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.IssueSignatures) bool {
+	fields, ok := x.plan(w, sel, issueSignaturesImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("IssueSignatures")
+		case "submitter":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Submitter) {
+					return false
+				}
+			}
+		case "kind":
+			{
+				if !x.fxmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
+					return false
+				}
+			}
+		case "validatorNodeId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ValidatorNodeID) {
+					return false
+				}
+			}
+		case "validatorNode":
+			{
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.ValidatorNodeRef()) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_JoinTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.JoinTeam) bool {
+	fields, ok := x.plan(w, sel, joinTeamImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("JoinTeam")
+		case "id":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_KeyRotateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.KeyRotateSubmission) bool {
+	fields, ok := x.plan(w, sel, keyRotateSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("KeyRotateSubmission")
+		case "newPubKeyIndex":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewPubKeyIndex) {
+					return false
+				}
+			}
+		case "targetBlock":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
+					return false
+				}
+			}
+		case "newPubKey":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NewPubKey) {
+					return false
+				}
+			}
+		case "currentPubKeyHash":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CurrentPubKeyHash) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_KeyValueBundle(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.KeyValueBundle) bool {
+	fields, ok := x.plan(w, sel, keyValueBundleImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("KeyValueBundle")
+		case "key":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
+					return false
+				}
+			}
+		case "tolerance":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Tolerance) {
+					return false
+				}
+			}
+		case "value":
+			{
+				if !x.fxmarshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) bool {
 	fields, ok := x.plan(w, sel, liquidationStrategyImplementors)
 	if !ok {
@@ -2085,6 +3489,138 @@ func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, w *fxWa
 	return true
 }
 
+func (x *fxState) fxo_LiquidityProvisionAmendment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionAmendment) bool {
+	fields, ok := x.plan(w, sel, liquidityProvisionAmendmentImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("LiquidityProvisionAmendment")
+		case "marketId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+					return false
+				}
+			}
+		case "commitmentAmount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
+					return false
+				}
+			}
+		case "fee":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
+					return false
+				}
+			}
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_LiquidityProvisionCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionCancellation) bool {
+	fields, ok := x.plan(w, sel, liquidityProvisionCancellationImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("LiquidityProvisionCancellation")
+		case "marketId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_LiquidityProvisionSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionSubmission) bool {
+	fields, ok := x.plan(w, sel, liquidityProvisionSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("LiquidityProvisionSubmission")
+		case "marketId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+					return false
+				}
+			}
+		case "commitmentAmount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
+					return false
+				}
+			}
+		case "fee":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
+					return false
+				}
+			}
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) bool {
 	fields, ok := x.plan(w, sel, logNormalModelParamsImplementors)
 	if !ok {
@@ -2104,19 +3640,19 @@ func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel a
 			o.str("LogNormalModelParams")
 		case "mu":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Mu) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Mu) {
 					return false
 				}
 			}
 		case "r":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.R) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.R) {
 					return false
 				}
 			}
 		case "sigma":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Sigma) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Sigma) {
 					return false
 				}
 			}
@@ -2154,13 +3690,83 @@ func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast
 			}
 		case "riskAversionParameter":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.RiskAversionParameter) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.RiskAversionParameter) {
 					return false
 				}
 			}
 		case "tau":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.Tau) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Tau) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_MatrixValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.MatrixValue) bool {
+	fields, ok := x.plan(w, sel, matrixValueImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("MatrixValue")
+		case "value":
+			{
+				if !x.fxmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_Metadata(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Metadata) bool {
+	fields, ok := x.plan(w, sel, metadataImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("Metadata")
+		case "key":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
+					return false
+				}
+			}
+		case "value":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -2199,6 +3805,38 @@ func (x *fxState) fxo_NetworkParameter(ctx context.Context, w *fxWalk, sel ast.S
 		case "value":
 			{
 				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_NewAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewAsset) bool {
+	fields, ok := x.plan(w, sel, newAssetImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("NewAsset")
+		case "changes":
+			{
+				if !x.fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -2310,7 +3948,7 @@ func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, w *fxWalk, sel 
 			}
 		case "lpPriceRange":
 			{
-				if !x.fxmarshalOString2string(ctx, w, f.Selections, obj.LpPriceRange) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
 					return false
 				}
 			}
@@ -2547,6 +4185,88 @@ func (x *fxState) fxo_NewTransfer(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
+func (x *fxState) fxo_NodeSignature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NodeSignature) bool {
+	fields, ok := x.plan(w, sel, nodeSignatureImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("NodeSignature")
+		case "id":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+					return false
+				}
+			}
+		case "sig":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Sig) {
+					return false
+				}
+			}
+		case "kind":
+			{
+				if !x.fxmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_NodeVote(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NodeVote) bool {
+	fields, ok := x.plan(w, sel, nodeVoteImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("NodeVote")
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		case "type":
+			{
+				if !x.fxmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx, w, f.Selections, obj.Type) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_Normaliser(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Normaliser) bool {
 	fields, ok := x.plan(w, sel, normaliserImplementors)
 	if !ok {
@@ -2605,6 +4325,50 @@ func (x *fxState) fxo_OneOffTransfer(ctx context.Context, w *fxWalk, sel ast.Sel
 		case "deliverOn":
 			{
 				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.DeliverOn) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_OracleDataSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OracleDataSubmission) bool {
+	fields, ok := x.plan(w, sel, oracleDataSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("OracleDataSubmission")
+		case "source":
+			{
+				if !x.fxmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx, w, f.Selections, obj.Source) {
+					return false
+				}
+			}
+		case "payload":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Payload) {
+					return false
+				}
+			}
+		case "payloadJson":
+			{
+				if !x.fxmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.PayloadJSON()) {
 					return false
 				}
 			}
@@ -2972,7 +4736,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 							err = x.opCtx.Recover(ctx, r)
 						}
 					}()
-					v, err = x.ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+					v, err = x.ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 				}()
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
@@ -3382,6 +5146,138 @@ func (x *fxState) fxo_ProposalRationale(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
+func (x *fxState) fxo_ProposalSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalSubmission) bool {
+	fields, ok := x.plan(w, sel, proposalSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ProposalSubmission")
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		case "terms":
+			{
+				if !x.fxmarshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx, w, f.Selections, obj.Terms) {
+					return false
+				}
+			}
+		case "rationale":
+			{
+				if !x.fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, w, f.Selections, obj.Rationale) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalTerms) bool {
+	fields, ok := x.plan(w, sel, proposalTermsImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ProposalTerms")
+		case "closingTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ClosingTimestamp) {
+					return false
+				}
+			}
+		case "enactmentTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EnactmentTimestamp) {
+					return false
+				}
+			}
+		case "validationTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ValidationTimestamp) {
+					return false
+				}
+			}
+		case "change":
+			{
+				if !x.fxmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, w, f.Selections, obj.Change) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ProtocolUpgradeProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProtocolUpgradeProposal) bool {
+	fields, ok := x.plan(w, sel, protocolUpgradeProposalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ProtocolUpgradeProposal")
+		case "upgradeBlockHeight":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.UpgradeBlockHeight) {
+					return false
+				}
+			}
+		case "vegaReleaseTag":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VegaReleaseTag) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_PubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PubKey) bool {
 	fields, ok := x.plan(w, sel, pubKeyImplementors)
 	if !ok {
@@ -3531,6 +5427,31 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			}) {
 				return false
 			}
+		case "transaction":
+			args, err := x.ec.field_Query_transaction_args(ctx, f.ArgumentMap(x.ec.Variables))
+			if err != nil {
+				return false
+			}
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				var v *upstream.Transaction
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.Query().Transaction(ctx, fc.Args["hash"].(string))
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
 		case "transactions":
 			args, err := x.ec.field_Query_transactions_args(ctx, f.ArgumentMap(x.ec.Variables))
 			if err != nil {
@@ -3547,7 +5468,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 							err = x.opCtx.Recover(ctx, r)
 						}
 					}()
-					v, err = x.ec.Resolvers.Query().Transactions(ctx, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+					v, err = x.ec.Resolvers.Query().Transactions(ctx, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["submitter"].(*string), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 				}()
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
@@ -3722,6 +5643,138 @@ func (x *fxState) fxo_RecurringTransfer(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
+func (x *fxState) fxo_RecurringTransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.RecurringTransferFunds) bool {
+	fields, ok := x.plan(w, sel, recurringTransferFundsImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("RecurringTransferFunds")
+		case "startEpoch":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.StartEpoch) {
+					return false
+				}
+			}
+		case "endEpoch":
+			{
+				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.EndEpoch) {
+					return false
+				}
+			}
+		case "factor":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Factor) {
+					return false
+				}
+			}
+		case "dispatchStrategy":
+			{
+				if !x.fxmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, w, f.Selections, obj.DispatchStrategy) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ReferralProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ReferralProgramChanges) bool {
+	fields, ok := x.plan(w, sel, referralProgramChangesImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ReferralProgramChanges")
+		case "benefitTiers":
+			{
+				if !x.fxmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
+					return false
+				}
+			}
+		case "endOfProgramTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
+					return false
+				}
+			}
+		case "windowLength":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
+					return false
+				}
+			}
+		case "stakingTiers":
+			{
+				if !x.fxmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx, w, f.Selections, obj.StakingTiers) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ScalarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ScalarValue) bool {
+	fields, ok := x.plan(w, sel, scalarValueImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ScalarValue")
+		case "value":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
 	fields, ok := x.plan(w, sel, signatureImplementors)
 	if !ok {
@@ -3823,31 +5876,31 @@ func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.Se
 			o.str("SimpleRiskModel")
 		case "factorLong":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.FactorLong) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorLong) {
 					return false
 				}
 			}
 		case "factorShort":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.FactorShort) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorShort) {
 					return false
 				}
 			}
 		case "maxMoveUp":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.MaxMoveUp) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MaxMoveUp) {
 					return false
 				}
 			}
 		case "minMoveDown":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.MinMoveDown) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MinMoveDown) {
 					return false
 				}
 			}
 		case "probabilityOfTrading":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.ProbabilityOfTrading) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ProbabilityOfTrading) {
 					return false
 				}
 			}
@@ -4040,6 +6093,358 @@ func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet,
 				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StakeDeposited(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakeDeposited) bool {
+	fields, ok := x.plan(w, sel, stakeDepositedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakeDeposited")
+		case "ethereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
+					return false
+				}
+			}
+		case "vegaPublicKey":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StakeRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakeRemoved) bool {
+	fields, ok := x.plan(w, sel, stakeRemovedImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakeRemoved")
+		case "ethereumAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
+					return false
+				}
+			}
+		case "vegaPublicKey":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "blockTime":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StakeTotalSupply(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakeTotalSupply) bool {
+	fields, ok := x.plan(w, sel, stakeTotalSupplyImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakeTotalSupply")
+		case "tokenAddress":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TokenAddress) {
+					return false
+				}
+			}
+		case "totalSupply":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TotalSupply) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StakingEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakingEvent) bool {
+	fields, ok := x.plan(w, sel, stakingEventImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakingEvent")
+		case "index":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
+					return false
+				}
+			}
+		case "block":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+					return false
+				}
+			}
+		case "stakeDeposited":
+			{
+				if !x.fxmarshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx, w, f.Selections, obj.StakeDeposited) {
+					return false
+				}
+			}
+		case "stakeRemoved":
+			{
+				if !x.fxmarshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx, w, f.Selections, obj.StakeRemoved) {
+					return false
+				}
+			}
+		case "totalSupply":
+			{
+				if !x.fxmarshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx, w, f.Selections, obj.TotalSupply) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StakingTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakingTier) bool {
+	fields, ok := x.plan(w, sel, stakingTierImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StakingTier")
+		case "minimumStakedTokens":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumStakedTokens) {
+					return false
+				}
+			}
+		case "referralRewardMultiplier":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardMultiplier) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StateValueProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StateValueProposal) bool {
+	fields, ok := x.plan(w, sel, stateValueProposalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StateValueProposal")
+		case "stateVarId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.StateVarID) {
+					return false
+				}
+			}
+		case "eventId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.EventID) {
+					return false
+				}
+			}
+		case "kvb":
+			{
+				if !x.fxmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx, w, f.Selections, obj.Kvb) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StateVarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StateVarValue) bool {
+	fields, ok := x.plan(w, sel, stateVarValueImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StateVarValue")
+		case "scalarVal":
+			{
+				if !x.fxmarshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx, w, f.Selections, obj.ScalarVal) {
+					return false
+				}
+			}
+		case "vectorVal":
+			{
+				if !x.fxmarshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx, w, f.Selections, obj.VectorVal) {
+					return false
+				}
+			}
+		case "matrixVal":
+			{
+				if !x.fxmarshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx, w, f.Selections, obj.MatrixVal) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_StateVariableProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StateVariableProposal) bool {
+	fields, ok := x.plan(w, sel, stateVariableProposalImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("StateVariableProposal")
+		case "proposal":
+			{
+				if !x.fxmarshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx, w, f.Selections, obj.Proposal) {
+					return false
+				}
 			}
 		default:
 			return false
@@ -4251,7 +6656,7 @@ func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, w *fxWalk, sel 
 			o.str("TargetStakeParameters")
 		case "scalingFactor":
 			{
-				if !x.fxmarshalNFloat2float64(ctx, w, f.Selections, obj.ScalingFactor) {
+				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ScalingFactor) {
 					return false
 				}
 			}
@@ -4444,6 +6849,146 @@ func (x *fxState) fxo_TransactionEdge(ctx context.Context, w *fxWalk, sel ast.Se
 		case "node":
 			{
 				if !x.fxmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, obj.Node) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_TransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.TransferFunds) bool {
+	fields, ok := x.plan(w, sel, transferFundsImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("TransferFunds")
+		case "fromAccountType":
+			{
+				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.FromAccountType) {
+					return false
+				}
+			}
+		case "to":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.To) {
+					return false
+				}
+			}
+		case "toAccountType":
+			{
+				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.ToAccountType) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "TransferFunds", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.TransferFunds().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "reference":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+					return false
+				}
+			}
+		case "oneOff":
+			{
+				if !x.fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, w, f.Selections, obj.OneOff) {
+					return false
+				}
+			}
+		case "recurring":
+			{
+				if !x.fxmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx, w, f.Selections, obj.Recurring) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UndelegateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UndelegateSubmission) bool {
+	fields, ok := x.plan(w, sel, undelegateSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UndelegateSubmission")
+		case "nodeId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+					return false
+				}
+			}
+		case "node":
+			{
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+					return false
+				}
+			}
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "method":
+			{
+				if !x.fxmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx, w, f.Selections, obj.Method) {
 					return false
 				}
 			}
@@ -4911,7 +7456,7 @@ func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast
 			}
 		case "lpPriceRange":
 			{
-				if !x.fxmarshalOString2string(ctx, w, f.Selections, obj.LpPriceRange) {
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
 					return false
 				}
 			}
@@ -5062,6 +7607,44 @@ func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
+func (x *fxState) fxo_UpdatePartyProfile(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdatePartyProfile) bool {
+	fields, ok := x.plan(w, sel, updatePartyProfileImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdatePartyProfile")
+		case "alias":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Alias) {
+					return false
+				}
+			}
+		case "metadata":
+			{
+				if !x.fxmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx, w, f.Selections, obj.Metadata) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) bool {
 	fields, ok := x.plan(w, sel, updatePerpetualProductImplementors)
 	if !ok {
@@ -5160,6 +7743,332 @@ func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
+func (x *fxState) fxo_UpdateReferralProgram(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralProgram) bool {
+	fields, ok := x.plan(w, sel, updateReferralProgramImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateReferralProgram")
+		case "changes":
+			{
+				if !x.fxmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx, w, f.Selections, obj.Changes) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UpdateReferralSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) bool {
+	fields, ok := x.plan(w, sel, updateReferralSetImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateReferralSet")
+		case "id":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+					return false
+				}
+			}
+		case "isTeam":
+			{
+				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
+					return false
+				}
+			}
+		case "team":
+			{
+				if !x.fxmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UpdateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSetTeam) bool {
+	fields, ok := x.plan(w, sel, updateReferralSetTeamImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateReferralSetTeam")
+		case "name":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Name) {
+					return false
+				}
+			}
+		case "teamUrl":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
+					return false
+				}
+			}
+		case "avatarUrl":
+			{
+				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
+					return false
+				}
+			}
+		case "closed":
+			{
+				if !x.fxmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.Closed) {
+					return false
+				}
+			}
+		case "allowList":
+			{
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UpdateSpotMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarket) bool {
+	fields, ok := x.plan(w, sel, updateSpotMarketImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateSpotMarket")
+		case "marketId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+					return false
+				}
+			}
+		case "changes":
+			{
+				if !x.fxmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx, w, f.Selections, obj.Changes) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UpdateSpotMarketConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarketConfiguration) bool {
+	fields, ok := x.plan(w, sel, updateSpotMarketConfigurationImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateSpotMarketConfiguration")
+		case "metadata":
+			{
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
+					return false
+				}
+			}
+		case "priceMonitoringParameters":
+			{
+				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
+					return false
+				}
+			}
+		case "targetStakeParameters":
+			{
+				if !x.fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
+					return false
+				}
+			}
+		case "simple":
+			{
+				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
+					return false
+				}
+			}
+		case "logNormal":
+			{
+				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
+					return false
+				}
+			}
+		case "slaParams":
+			{
+				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.SlaParams) {
+					return false
+				}
+			}
+		case "liquidityFeeSettings":
+			{
+				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_UpdateVolumeDiscountProgram(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateVolumeDiscountProgram) bool {
+	fields, ok := x.plan(w, sel, updateVolumeDiscountProgramImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("UpdateVolumeDiscountProgram")
+		case "changes":
+			{
+				if !x.fxmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx, w, f.Selections, obj.Changes) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_ValidatorHeartbeat(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorHeartbeat) bool {
+	fields, ok := x.plan(w, sel, validatorHeartbeatImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("ValidatorHeartbeat")
+		case "nodeId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+					return false
+				}
+			}
+		case "node":
+			{
+				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+					return false
+				}
+			}
+		case "ethereumSignature":
+			{
+				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
+					return false
+				}
+			}
+		case "vegaSignature":
+			{
+				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.VegaSignature) {
+					return false
+				}
+			}
+		case "message":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Message) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
 	fields, ok := x.plan(w, sel, validatorNodeImplementors)
 	if !ok {
@@ -5217,15 +8126,409 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
+func (x *fxState) fxo_VectorValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VectorValue) bool {
+	fields, ok := x.plan(w, sel, vectorValueImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("VectorValue")
+		case "value":
+			{
+				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_VolumeBenefitTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VolumeBenefitTier) bool {
+	fields, ok := x.plan(w, sel, volumeBenefitTierImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("VolumeBenefitTier")
+		case "minimumRunningNotionalTakerVolume":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
+					return false
+				}
+			}
+		case "volumeDiscountFactor":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VolumeDiscountFactor) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_VolumeDiscountProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VolumeDiscountProgramChanges) bool {
+	fields, ok := x.plan(w, sel, volumeDiscountProgramChangesImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("VolumeDiscountProgramChanges")
+		case "benefitTiers":
+			{
+				if !x.fxmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
+					return false
+				}
+			}
+		case "endOfProgramTimestamp":
+			{
+				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
+					return false
+				}
+			}
+		case "windowLength":
+			{
+				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_VoteSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VoteSubmission) bool {
+	fields, ok := x.plan(w, sel, voteSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("VoteSubmission")
+		case "proposalId":
+			{
+				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ProposalID) {
+					return false
+				}
+			}
+		case "value":
+			{
+				if !x.fxmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx, w, f.Selections, obj.Value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_WithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.WithdrawExt) bool {
+	fields, ok := x.plan(w, sel, withdrawExtImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("WithdrawExt")
+		case "erc20":
+			{
+				if !x.fxmarshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx, w, f.Selections, obj.Erc20) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
+func (x *fxState) fxo_WithdrawSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.WithdrawSubmission) bool {
+	fields, ok := x.plan(w, sel, withdrawSubmissionImplementors)
+	if !ok {
+		return false
+	}
+	o := w.o
+	o.b.WriteByte('{')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		o.key(f.Alias)
+		w.push(f)
+		switch f.Name {
+		case "__typename":
+			o.str("WithdrawSubmission")
+		case "amount":
+			{
+				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+					return false
+				}
+			}
+		case "asset":
+			if !x.resolve(ctx, w, "WithdrawSubmission", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+				_ = fc
+				var v *upstream.Asset
+				var err error
+				panicked := false
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked = true
+							err = x.opCtx.Recover(ctx, r)
+						}
+					}()
+					v, err = x.ec.Resolvers.WithdrawSubmission().Asset(ctx, obj)
+				}()
+				if err != nil {
+					return x.fieldError(w, err, !panicked, false)
+				}
+				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+			}) {
+				return false
+			}
+		case "ext":
+			{
+				if !x.fxmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx, w, f.Selections, obj.Ext) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte('}')
+	return true
+}
+
 func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj upstream.CommandKind) bool {
 	switch obj := (obj).(type) {
 	case nil:
 		return false
+	case *upstream.WithdrawSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_WithdrawSubmission(ctx, w, sel, obj)
+	case *upstream.VoteSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_VoteSubmission(ctx, w, sel, obj)
+	case *upstream.ValidatorHeartbeat:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_ValidatorHeartbeat(ctx, w, sel, obj)
+	case *upstream.UpdateReferralSet:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateReferralSet(ctx, w, sel, obj)
+	case *upstream.UpdatePartyProfile:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdatePartyProfile(ctx, w, sel, obj)
+	case *upstream.UpdateMarginMode:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateMarginMode(ctx, w, sel, obj)
 	case *upstream.UnknownCommand:
 		if obj == nil {
 			return false
 		}
 		return x.fxo_UnknownCommand(ctx, w, sel, obj)
+	case *upstream.UndelegateSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UndelegateSubmission(ctx, w, sel, obj)
+	case *upstream.TransferFunds:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_TransferFunds(ctx, w, sel, obj)
+	case *upstream.StopOrdersSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_StopOrdersSubmission(ctx, w, sel, obj)
+	case *upstream.StopOrderCancellation:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_StopOrderCancellation(ctx, w, sel, obj)
+	case *upstream.StateVariableProposal:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_StateVariableProposal(ctx, w, sel, obj)
+	case *upstream.ProtocolUpgradeProposal:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_ProtocolUpgradeProposal(ctx, w, sel, obj)
+	case *upstream.ProposalSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_ProposalSubmission(ctx, w, sel, obj)
+	case *upstream.OrderSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_OrderSubmission(ctx, w, sel, obj)
+	case *upstream.OrderCancellation:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_OrderCancellation(ctx, w, sel, obj)
+	case *upstream.OrderAmendment:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_OrderAmendment(ctx, w, sel, obj)
+	case *upstream.OracleDataSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_OracleDataSubmission(ctx, w, sel, obj)
+	case *upstream.NodeVote:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_NodeVote(ctx, w, sel, obj)
+	case *upstream.NodeSignature:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_NodeSignature(ctx, w, sel, obj)
+	case *upstream.LiquidityProvisionSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_LiquidityProvisionSubmission(ctx, w, sel, obj)
+	case *upstream.LiquidityProvisionCancellation:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_LiquidityProvisionCancellation(ctx, w, sel, obj)
+	case *upstream.LiquidityProvisionAmendment:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_LiquidityProvisionAmendment(ctx, w, sel, obj)
+	case *upstream.KeyRotateSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_KeyRotateSubmission(ctx, w, sel, obj)
+	case *upstream.JoinTeam:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_JoinTeam(ctx, w, sel, obj)
+	case *upstream.IssueSignatures:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_IssueSignatures(ctx, w, sel, obj)
+	case *upstream.EthereumKeyRotateSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_EthereumKeyRotateSubmission(ctx, w, sel, obj)
+	case *upstream.DelegateSubmission:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_DelegateSubmission(ctx, w, sel, obj)
+	case *upstream.CreateReferralSet:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_CreateReferralSet(ctx, w, sel, obj)
+	case *upstream.ChainEvent:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_ChainEvent(ctx, w, sel, obj)
+	case *upstream.CancelTransferFunds:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_CancelTransferFunds(ctx, w, sel, obj)
 	case *upstream.BatchProposalSubmission:
 		if obj == nil {
 			return false
@@ -5279,6 +8582,21 @@ func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, w *fxWalk, sel ast
 	switch obj := (obj).(type) {
 	case nil:
 		return false
+	case *upstream.UpdateVolumeDiscountProgram:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateVolumeDiscountProgram(ctx, w, sel, obj)
+	case *upstream.UpdateSpotMarket:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateSpotMarket(ctx, w, sel, obj)
+	case *upstream.UpdateReferralProgram:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_UpdateReferralProgram(ctx, w, sel, obj)
 	case *upstream.UpdateNetworkParameter:
 		if obj == nil {
 			return false
@@ -5324,6 +8642,11 @@ func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, w *fxWalk, sel ast
 			return false
 		}
 		return x.fxo_NewFreeform(ctx, w, sel, obj)
+	case *upstream.NewAsset:
+		if obj == nil {
+			return false
+		}
+		return x.fxo_NewAsset(ctx, w, sel, obj)
 	case *upstream.CancelTransfer:
 		if obj == nil {
 			return false
@@ -5357,6 +8680,24 @@ func (x *fxState) fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgra
 		}
 		w.pushIndex(i)
 		if !x.fxo_AssetEdge(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
+func (x *fxState) fxmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.BenefitTier) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_BenefitTier(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -5454,11 +8795,12 @@ func (x *fxState) fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
-func (x *fxState) fxmarshalNFloat2float64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v float64) bool {
+func (x *fxState) fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Float64) bool {
 	o := w.o
 	_ = o
-	_ = sel
-	if err := o.float(float64(v)); err != nil {
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
 		return x.fieldError(w, err, false, true)
 	}
 	return true
@@ -5580,6 +8922,42 @@ func (x *fxState) fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstream
 		if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, sel, v[i]) {
 			return false
 		}
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
+func (x *fxState) fxmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.KeyValueBundle) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_KeyValueBundle(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
+func (x *fxState) fxmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Metadata) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_Metadata(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
 	}
 	o.b.WriteByte(']')
 	return true
@@ -5765,6 +9143,24 @@ func (x *fxState) fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtrade
 	return true
 }
 
+func (x *fxState) fxmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.StakingTier) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_StakingTier(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
 func (x *fxState) fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.StopOrderCancellation) bool {
 	o := w.o
 	_ = o
@@ -5890,6 +9286,42 @@ func (x *fxState) fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return x.fxo_ValidatorNode(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.VectorValue) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_VectorValue(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
+func (x *fxState) fxmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.VolumeBenefitTier) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.fxo_VolumeBenefitTier(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
 func (x *fxState) fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.AccountType) bool {
 	o := w.o
 	_ = o
@@ -5921,6 +9353,16 @@ func (x *fxState) fxmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgateway
 	return x.fxo_AssetConnection(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.AssetDetails) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_AssetDetails(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.AssetStatus) bool {
 	o := w.o
 	_ = o
@@ -5942,6 +9384,18 @@ func (x *fxState) fxmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgate
 	return x.fxo_BatchProposalTerms(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOBoolean2ᚖbool(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *bool) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	_ = sel
+	o.bool(*v)
+	return true
+}
+
 func (x *fxState) fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAsset) bool {
 	o := w.o
 	_ = o
@@ -5950,6 +9404,36 @@ func (x *fxState) fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋ
 		return true
 	}
 	return x.fxo_BuiltinAsset(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetDeposit) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_BuiltinAssetDeposit(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetEvent) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_BuiltinAssetEvent(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetWithdrawal) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_BuiltinAssetWithdrawal(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.CancelTransferConfiguration) bool {
@@ -6002,6 +9486,16 @@ func (x *fxState) fxmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgateway�
 		return x.fieldError(w, err, false, false)
 	}
 	return true
+}
+
+func (x *fxState) fxmarshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.CreateReferralSetTeam) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_CreateReferralSetTeam(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinition) bool {
@@ -6136,6 +9630,106 @@ func (x *fxState) fxmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstrea
 	return x.fxo_ERC20(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20AssetDelist) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20AssetDelist(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20AssetLimitsUpdated) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20AssetLimitsUpdated(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20AssetList) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20AssetList(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20Deposit) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20Deposit(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20Event) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20Event(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20MultiSigEvent) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20MultiSigEvent(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20SignerAdded) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20SignerAdded(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20SignerRemoved) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20SignerRemoved(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20ThresholdSet) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20ThresholdSet(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20Withdrawal) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ERC20Withdrawal(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ETHAddress) bool {
 	o := w.o
 	_ = o
@@ -6157,6 +9751,16 @@ func (x *fxState) fxmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupst
 	return true
 }
 
+func (x *fxState) fxmarshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Erc20WithdrawExt) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_Erc20WithdrawExt(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthCallSpec) bool {
 	o := w.o
 	_ = o
@@ -6175,6 +9779,16 @@ func (x *fxState) fxmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgateway�
 		return true
 	}
 	return x.fxo_EthCallTrigger(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthContractCallEvent) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_EthContractCallEvent(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthTimeTrigger) bool {
@@ -6271,6 +9885,21 @@ func (x *fxState) fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋup
 	return x.fxo_Instrument(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.RawJSON) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
 func (x *fxState) fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LiquidationStrategy) bool {
 	o := w.o
 	_ = o
@@ -6354,6 +9983,16 @@ func (x *fxState) fxmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgate
 	return true
 }
 
+func (x *fxState) fxmarshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.MatrixValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_MatrixValue(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.NetworkParameter) bool {
 	o := w.o
 	_ = o
@@ -6394,6 +10033,28 @@ func (x *fxState) fxmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmod
 	return x.fxo_Node(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.NodeSignatureKind) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *fxState) fxmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.NodeVoteType) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
 func (x *fxState) fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.OneOffTransfer) bool {
 	o := w.o
 	_ = o
@@ -6402,6 +10063,17 @@ func (x *fxState) fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgateway�
 		return true
 	}
 	return x.fxo_OneOffTransfer(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.OracleSource) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
 }
 
 func (x *fxState) fxmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.OrderSubmission) bool {
@@ -6517,6 +10189,16 @@ func (x *fxState) fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatew
 	return x.fxo_ProposalRationale(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ProposalTerms) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ProposalTerms(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PubKey) bool {
 	o := w.o
 	_ = o
@@ -6535,6 +10217,36 @@ func (x *fxState) fxmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatew
 		return true
 	}
 	return x.fxo_RecurringTransfer(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.RecurringTransferFunds) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_RecurringTransferFunds(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ReferralProgramChanges) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ReferralProgramChanges(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ScalarValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_ScalarValue(ctx, w, sel, v)
 }
 
 func (x *fxState) fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Side) bool {
@@ -6613,6 +10325,66 @@ func (x *fxState) fxmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstream
 	return x.fxo_Spot(ctx, w, sel, v)
 }
 
+func (x *fxState) fxmarshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakeDeposited) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StakeDeposited(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakeRemoved) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StakeRemoved(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakeTotalSupply) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StakeTotalSupply(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakingEvent) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StakingEvent(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StateValueProposal) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StateValueProposal(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StateVarValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_StateVarValue(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StopOrderExpiryStrategy) bool {
 	o := w.o
 	_ = o
@@ -6636,14 +10408,6 @@ func (x *fxState) fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgateway�
 		return true
 	}
 	return x.fxo_StopOrderSetup(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOString2string(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v string) bool {
-	o := w.o
-	_ = o
-	_ = sel
-	o.str(v)
-	return true
 }
 
 func (x *fxState) fxmarshalOString2ᚖstring(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *string) bool {
@@ -6752,6 +10516,16 @@ func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋups
 	return true
 }
 
+func (x *fxState) fxmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Transaction) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_Transaction(ctx, w, sel, v)
+}
+
 func (x *fxState) fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.TransactionConnection) bool {
 	o := w.o
 	_ = o
@@ -6791,6 +10565,17 @@ func (x *fxState) fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 		o.null()
 		return true
 	}
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *fxState) fxmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.UndelegateMethod) bool {
+	o := w.o
+	_ = o
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
@@ -6867,4 +10652,65 @@ func (x *fxState) fxmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋ
 		return true
 	}
 	return x.fxo_UpdatePerpetualProduct(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateReferralSetTeam) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_UpdateReferralSetTeam(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateSpotMarketConfiguration) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_UpdateSpotMarketConfiguration(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.VectorValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_VectorValue(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_VolumeDiscountProgramChanges(ctx, w, sel, v)
+}
+
+func (x *fxState) fxmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.VoteValue) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *fxState) fxmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.WithdrawExt) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.fxo_WithdrawExt(ctx, w, sel, v)
 }

@@ -29,15 +29,24 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	BuiltinAssetDeposit() BuiltinAssetDepositResolver
+	BuiltinAssetWithdrawal() BuiltinAssetWithdrawalResolver
 	DispatchStrategy() DispatchStrategyResolver
+	ERC20AssetDelist() ERC20AssetDelistResolver
+	ERC20AssetLimitsUpdated() ERC20AssetLimitsUpdatedResolver
+	ERC20AssetList() ERC20AssetListResolver
+	ERC20Deposit() ERC20DepositResolver
+	ERC20Withdrawal() ERC20WithdrawalResolver
 	Future() FutureResolver
 	GovernanceTransfer() GovernanceTransferResolver
 	Party() PartyResolver
 	Perpetual() PerpetualResolver
 	Query() QueryResolver
 	Spot() SpotResolver
+	TransferFunds() TransferFundsResolver
 	UpdateAsset() UpdateAssetResolver
 	ValidatorNode() ValidatorNodeResolver
+	WithdrawSubmission() WithdrawSubmissionResolver
 }
 
 type DirectiveRoot struct {
@@ -66,9 +75,9 @@ type ComplexityRoot struct {
 	}
 
 	Asset struct {
-		Details func(childComplexity int) int
-		ID      func(childComplexity int) int
-		Status  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		KnownDetails func(childComplexity int) int
+		KnownStatus  func(childComplexity int) int
 	}
 
 	AssetConnection struct {
@@ -110,8 +119,36 @@ type ComplexityRoot struct {
 		ClosingTimestamp func(childComplexity int) int
 	}
 
+	BenefitTier struct {
+		MinimumEpochs                     func(childComplexity int) int
+		MinimumRunningNotionalTakerVolume func(childComplexity int) int
+		ReferralDiscountFactor            func(childComplexity int) int
+		ReferralRewardFactor              func(childComplexity int) int
+	}
+
 	BuiltinAsset struct {
 		MaxFaucetAmountMint func(childComplexity int) int
+	}
+
+	BuiltinAssetDeposit struct {
+		Amount      func(childComplexity int) int
+		Asset       func(childComplexity int) int
+		PartyID     func(childComplexity int) int
+		PartyRef    func(childComplexity int) int
+		VegaAssetID func(childComplexity int) int
+	}
+
+	BuiltinAssetEvent struct {
+		Deposit    func(childComplexity int) int
+		Withdrawal func(childComplexity int) int
+	}
+
+	BuiltinAssetWithdrawal struct {
+		Amount      func(childComplexity int) int
+		Asset       func(childComplexity int) int
+		PartyID     func(childComplexity int) int
+		PartyRef    func(childComplexity int) int
+		VegaAssetID func(childComplexity int) int
 	}
 
 	CancelTransfer struct {
@@ -120,6 +157,20 @@ type ComplexityRoot struct {
 
 	CancelTransferConfiguration struct {
 		TransferID func(childComplexity int) int
+	}
+
+	CancelTransferFunds struct {
+		TransferID func(childComplexity int) int
+	}
+
+	ChainEvent struct {
+		Builtin       func(childComplexity int) int
+		ContractCall  func(childComplexity int) int
+		ERC20         func(childComplexity int) int
+		ERC20Multisig func(childComplexity int) int
+		Nonce         func(childComplexity int) int
+		StakingEvent  func(childComplexity int) int
+		TxID          func(childComplexity int) int
 	}
 
 	CompositePriceConfiguration struct {
@@ -136,6 +187,19 @@ type ComplexityRoot struct {
 	Condition struct {
 		Operator func(childComplexity int) int
 		Value    func(childComplexity int) int
+	}
+
+	CreateReferralSet struct {
+		IsTeam func(childComplexity int) int
+		Team   func(childComplexity int) int
+	}
+
+	CreateReferralSetTeam struct {
+		AllowList func(childComplexity int) int
+		AvatarURL func(childComplexity int) int
+		Closed    func(childComplexity int) int
+		Name      func(childComplexity int) int
+		TeamURL   func(childComplexity int) int
 	}
 
 	DataSourceDefinition struct {
@@ -175,6 +239,12 @@ type ComplexityRoot struct {
 	DataSourceSpecToPerpetualBinding struct {
 		SettlementDataProperty     func(childComplexity int) int
 		SettlementScheduleProperty func(childComplexity int) int
+	}
+
+	DelegateSubmission struct {
+		Amount  func(childComplexity int) int
+		NodeID  func(childComplexity int) int
+		NodeRef func(childComplexity int) int
 	}
 
 	Delegation struct {
@@ -217,8 +287,85 @@ type ComplexityRoot struct {
 		WithdrawThreshold func(childComplexity int) int
 	}
 
+	ERC20AssetDelist struct {
+		Asset       func(childComplexity int) int
+		VegaAssetID func(childComplexity int) int
+	}
+
+	ERC20AssetLimitsUpdated struct {
+		Asset                 func(childComplexity int) int
+		LifetimeLimits        func(childComplexity int) int
+		SourceEthereumAddress func(childComplexity int) int
+		VegaAssetID           func(childComplexity int) int
+		WithdrawThreshold     func(childComplexity int) int
+	}
+
+	ERC20AssetList struct {
+		Asset       func(childComplexity int) int
+		AssetSource func(childComplexity int) int
+		VegaAssetID func(childComplexity int) int
+	}
+
+	ERC20Deposit struct {
+		Amount                func(childComplexity int) int
+		Asset                 func(childComplexity int) int
+		SourceEthereumAddress func(childComplexity int) int
+		TargetPartyID         func(childComplexity int) int
+		TargetPartyRef        func(childComplexity int) int
+		VegaAssetID           func(childComplexity int) int
+	}
+
+	ERC20Event struct {
+		AssetDelist        func(childComplexity int) int
+		AssetLimitsUpdated func(childComplexity int) int
+		AssetList          func(childComplexity int) int
+		Block              func(childComplexity int) int
+		BridgeResumed      func(childComplexity int) int
+		BridgeStopped      func(childComplexity int) int
+		Deposit            func(childComplexity int) int
+		Index              func(childComplexity int) int
+		Withdrawal         func(childComplexity int) int
+	}
+
+	ERC20MultiSigEvent struct {
+		Block         func(childComplexity int) int
+		Index         func(childComplexity int) int
+		SignerAdded   func(childComplexity int) int
+		SignerRemoved func(childComplexity int) int
+		ThresholdSet  func(childComplexity int) int
+	}
+
+	ERC20SignerAdded struct {
+		BlockTime func(childComplexity int) int
+		NewSigner func(childComplexity int) int
+		Nonce     func(childComplexity int) int
+	}
+
+	ERC20SignerRemoved struct {
+		BlockTime func(childComplexity int) int
+		Nonce     func(childComplexity int) int
+		OldSigner func(childComplexity int) int
+	}
+
+	ERC20ThresholdSet struct {
+		BlockTime    func(childComplexity int) int
+		NewThreshold func(childComplexity int) int
+		Nonce        func(childComplexity int) int
+	}
+
+	ERC20Withdrawal struct {
+		Asset                 func(childComplexity int) int
+		ReferenceNonce        func(childComplexity int) int
+		TargetEthereumAddress func(childComplexity int) int
+		VegaAssetID           func(childComplexity int) int
+	}
+
 	ETHAddress struct {
 		Address func(childComplexity int) int
+	}
+
+	Erc20WithdrawExt struct {
+		ReceiverAddress func(childComplexity int) int
 	}
 
 	EthCallSpec struct {
@@ -237,10 +384,27 @@ type ComplexityRoot struct {
 		TimeTrigger func(childComplexity int) int
 	}
 
+	EthContractCallEvent struct {
+		BlockHeight   func(childComplexity int) int
+		BlockTime     func(childComplexity int) int
+		Error         func(childComplexity int) int
+		Result        func(childComplexity int) int
+		SourceChainID func(childComplexity int) int
+		SpecID        func(childComplexity int) int
+	}
+
 	EthTimeTrigger struct {
 		Every   func(childComplexity int) int
 		Initial func(childComplexity int) int
 		Until   func(childComplexity int) int
+	}
+
+	EthereumKeyRotateSubmission struct {
+		CurrentAddress    func(childComplexity int) int
+		EthereumSignature func(childComplexity int) int
+		NewAddress        func(childComplexity int) int
+		SubmitterAddress  func(childComplexity int) int
+		TargetBlock       func(childComplexity int) int
 	}
 
 	Filter struct {
@@ -306,6 +470,30 @@ type ComplexityRoot struct {
 		Initial func(childComplexity int) int
 	}
 
+	IssueSignatures struct {
+		Kind             func(childComplexity int) int
+		Submitter        func(childComplexity int) int
+		ValidatorNodeID  func(childComplexity int) int
+		ValidatorNodeRef func(childComplexity int) int
+	}
+
+	JoinTeam struct {
+		ID func(childComplexity int) int
+	}
+
+	KeyRotateSubmission struct {
+		CurrentPubKeyHash func(childComplexity int) int
+		NewPubKey         func(childComplexity int) int
+		NewPubKeyIndex    func(childComplexity int) int
+		TargetBlock       func(childComplexity int) int
+	}
+
+	KeyValueBundle struct {
+		Key       func(childComplexity int) int
+		Tolerance func(childComplexity int) int
+		Value     func(childComplexity int) int
+	}
+
 	LiquidationStrategy struct {
 		DisposalFraction    func(childComplexity int) int
 		DisposalTimeStep    func(childComplexity int) int
@@ -324,6 +512,24 @@ type ComplexityRoot struct {
 		TriggeringRatio       func(childComplexity int) int
 	}
 
+	LiquidityProvisionAmendment struct {
+		CommitmentAmount func(childComplexity int) int
+		Fee              func(childComplexity int) int
+		MarketID         func(childComplexity int) int
+		Reference        func(childComplexity int) int
+	}
+
+	LiquidityProvisionCancellation struct {
+		MarketID func(childComplexity int) int
+	}
+
+	LiquidityProvisionSubmission struct {
+		CommitmentAmount func(childComplexity int) int
+		Fee              func(childComplexity int) int
+		MarketID         func(childComplexity int) int
+		Reference        func(childComplexity int) int
+	}
+
 	LogNormalModelParams struct {
 		Mu    func(childComplexity int) int
 		R     func(childComplexity int) int
@@ -336,9 +542,22 @@ type ComplexityRoot struct {
 		Tau                   func(childComplexity int) int
 	}
 
+	MatrixValue struct {
+		Value func(childComplexity int) int
+	}
+
+	Metadata struct {
+		Key   func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
 	NetworkParameter struct {
 		Key   func(childComplexity int) int
 		Value func(childComplexity int) int
+	}
+
+	NewAsset struct {
+		Changes func(childComplexity int) int
 	}
 
 	NewFreeform struct {
@@ -389,6 +608,17 @@ type ComplexityRoot struct {
 		Changes func(childComplexity int) int
 	}
 
+	NodeSignature struct {
+		ID   func(childComplexity int) int
+		Kind func(childComplexity int) int
+		Sig  func(childComplexity int) int
+	}
+
+	NodeVote struct {
+		Reference func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
 	Normaliser struct {
 		Expression func(childComplexity int) int
 		Name       func(childComplexity int) int
@@ -396,6 +626,12 @@ type ComplexityRoot struct {
 
 	OneOffTransfer struct {
 		DeliverOn func(childComplexity int) int
+	}
+
+	OracleDataSubmission struct {
+		Payload     func(childComplexity int) int
+		PayloadJSON func(childComplexity int) int
+		Source      func(childComplexity int) int
 	}
 
 	OrderAmendment struct {
@@ -441,7 +677,7 @@ type ComplexityRoot struct {
 		Delegations     func(childComplexity int, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		FundingPayments func(childComplexity int, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		ID              func(childComplexity int) int
-		Transactions    func(childComplexity int, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) int
+		Transactions    func(childComplexity int, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) int
 	}
 
 	PeggedOrder struct {
@@ -496,6 +732,24 @@ type ComplexityRoot struct {
 		Title       func(childComplexity int) int
 	}
 
+	ProposalSubmission struct {
+		Rationale func(childComplexity int) int
+		Reference func(childComplexity int) int
+		Terms     func(childComplexity int) int
+	}
+
+	ProposalTerms struct {
+		Change              func(childComplexity int) int
+		ClosingTimestamp    func(childComplexity int) int
+		EnactmentTimestamp  func(childComplexity int) int
+		ValidationTimestamp func(childComplexity int) int
+	}
+
+	ProtocolUpgradeProposal struct {
+		UpgradeBlockHeight func(childComplexity int) int
+		VegaReleaseTag     func(childComplexity int) int
+	}
+
 	PubKey struct {
 		Key func(childComplexity int) int
 	}
@@ -507,7 +761,8 @@ type ComplexityRoot struct {
 		FundingPayments func(childComplexity int, partyID string, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		Node            func(childComplexity int, id string) int
 		Party           func(childComplexity int, id string) int
-		Transactions    func(childComplexity int, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) int
+		Transaction     func(childComplexity int, hash string) int
+		Transactions    func(childComplexity int, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, submitter *string, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) int
 		ValidatorNode   func(childComplexity int, id string) int
 	}
 
@@ -520,6 +775,24 @@ type ComplexityRoot struct {
 		DispatchStrategy func(childComplexity int) int
 		EndEpoch         func(childComplexity int) int
 		StartEpoch       func(childComplexity int) int
+	}
+
+	RecurringTransferFunds struct {
+		DispatchStrategy func(childComplexity int) int
+		EndEpoch         func(childComplexity int) int
+		Factor           func(childComplexity int) int
+		StartEpoch       func(childComplexity int) int
+	}
+
+	ReferralProgramChanges struct {
+		BenefitTiers          func(childComplexity int) int
+		EndOfProgramTimestamp func(childComplexity int) int
+		StakingTiers          func(childComplexity int) int
+		WindowLength          func(childComplexity int) int
+	}
+
+	ScalarValue struct {
+		Value func(childComplexity int) int
 	}
 
 	Signature struct {
@@ -560,6 +833,54 @@ type ComplexityRoot struct {
 		BaseAsset  func(childComplexity int) int
 		Name       func(childComplexity int) int
 		QuoteAsset func(childComplexity int) int
+	}
+
+	StakeDeposited struct {
+		Amount          func(childComplexity int) int
+		BlockTime       func(childComplexity int) int
+		EthereumAddress func(childComplexity int) int
+		VegaPublicKey   func(childComplexity int) int
+	}
+
+	StakeRemoved struct {
+		Amount          func(childComplexity int) int
+		BlockTime       func(childComplexity int) int
+		EthereumAddress func(childComplexity int) int
+		VegaPublicKey   func(childComplexity int) int
+	}
+
+	StakeTotalSupply struct {
+		TokenAddress func(childComplexity int) int
+		TotalSupply  func(childComplexity int) int
+	}
+
+	StakingEvent struct {
+		Block          func(childComplexity int) int
+		Index          func(childComplexity int) int
+		StakeDeposited func(childComplexity int) int
+		StakeRemoved   func(childComplexity int) int
+		TotalSupply    func(childComplexity int) int
+	}
+
+	StakingTier struct {
+		MinimumStakedTokens      func(childComplexity int) int
+		ReferralRewardMultiplier func(childComplexity int) int
+	}
+
+	StateValueProposal struct {
+		EventID    func(childComplexity int) int
+		Kvb        func(childComplexity int) int
+		StateVarID func(childComplexity int) int
+	}
+
+	StateVarValue struct {
+		MatrixVal func(childComplexity int) int
+		ScalarVal func(childComplexity int) int
+		VectorVal func(childComplexity int) int
+	}
+
+	StateVariableProposal struct {
+		Proposal func(childComplexity int) int
 	}
 
 	StopOrderCancellation struct {
@@ -617,6 +938,24 @@ type ComplexityRoot struct {
 	TransactionEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	TransferFunds struct {
+		Amount          func(childComplexity int) int
+		Asset           func(childComplexity int) int
+		FromAccountType func(childComplexity int) int
+		OneOff          func(childComplexity int) int
+		Recurring       func(childComplexity int) int
+		Reference       func(childComplexity int) int
+		To              func(childComplexity int) int
+		ToAccountType   func(childComplexity int) int
+	}
+
+	UndelegateSubmission struct {
+		Amount  func(childComplexity int) int
+		Method  func(childComplexity int) int
+		NodeID  func(childComplexity int) int
+		NodeRef func(childComplexity int) int
 	}
 
 	UnknownCommand struct {
@@ -700,6 +1039,11 @@ type ComplexityRoot struct {
 		Changes func(childComplexity int) int
 	}
 
+	UpdatePartyProfile struct {
+		Alias    func(childComplexity int) int
+		Metadata func(childComplexity int) int
+	}
+
 	UpdatePerpetualProduct struct {
 		ClampLowerBound                     func(childComplexity int) int
 		ClampUpperBound                     func(childComplexity int) int
@@ -715,9 +1059,84 @@ type ComplexityRoot struct {
 		QuoteName                           func(childComplexity int) int
 	}
 
+	UpdateReferralProgram struct {
+		Changes func(childComplexity int) int
+	}
+
+	UpdateReferralSet struct {
+		ID     func(childComplexity int) int
+		IsTeam func(childComplexity int) int
+		Team   func(childComplexity int) int
+	}
+
+	UpdateReferralSetTeam struct {
+		AllowList func(childComplexity int) int
+		AvatarURL func(childComplexity int) int
+		Closed    func(childComplexity int) int
+		Name      func(childComplexity int) int
+		TeamURL   func(childComplexity int) int
+	}
+
+	UpdateSpotMarket struct {
+		Changes  func(childComplexity int) int
+		MarketID func(childComplexity int) int
+	}
+
+	UpdateSpotMarketConfiguration struct {
+		LiquidityFeeSettings      func(childComplexity int) int
+		LogNormal                 func(childComplexity int) int
+		Metadata                  func(childComplexity int) int
+		PriceMonitoringParameters func(childComplexity int) int
+		Simple                    func(childComplexity int) int
+		SlaParams                 func(childComplexity int) int
+		TargetStakeParameters     func(childComplexity int) int
+	}
+
+	UpdateVolumeDiscountProgram struct {
+		Changes func(childComplexity int) int
+	}
+
+	ValidatorHeartbeat struct {
+		EthereumSignature func(childComplexity int) int
+		Message           func(childComplexity int) int
+		NodeID            func(childComplexity int) int
+		NodeRef           func(childComplexity int) int
+		VegaSignature     func(childComplexity int) int
+	}
+
 	ValidatorNode struct {
 		Delegations func(childComplexity int, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) int
 		ID          func(childComplexity int) int
+	}
+
+	VectorValue struct {
+		Value func(childComplexity int) int
+	}
+
+	VolumeBenefitTier struct {
+		MinimumRunningNotionalTakerVolume func(childComplexity int) int
+		VolumeDiscountFactor              func(childComplexity int) int
+	}
+
+	VolumeDiscountProgramChanges struct {
+		BenefitTiers          func(childComplexity int) int
+		EndOfProgramTimestamp func(childComplexity int) int
+		WindowLength          func(childComplexity int) int
+	}
+
+	VoteSubmission struct {
+		ProposalID func(childComplexity int) int
+		Value      func(childComplexity int) int
+	}
+
+	WithdrawExt struct {
+		Erc20 func(childComplexity int) int
+	}
+
+	WithdrawSubmission struct {
+		Amount func(childComplexity int) int
+		Asset  func(childComplexity int) int
+		Ext    func(childComplexity int) int
 	}
 }
 
@@ -725,8 +1144,29 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type BuiltinAssetDepositResolver interface {
+	Asset(ctx context.Context, obj *upstream.BuiltinAssetDeposit) (*upstream.Asset, error)
+}
+type BuiltinAssetWithdrawalResolver interface {
+	Asset(ctx context.Context, obj *upstream.BuiltinAssetWithdrawal) (*upstream.Asset, error)
+}
 type DispatchStrategyResolver interface {
 	AssetForMetric(ctx context.Context, obj *upstream.DispatchStrategy) (*upstream.Asset, error)
+}
+type ERC20AssetDelistResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20AssetDelist) (*upstream.Asset, error)
+}
+type ERC20AssetLimitsUpdatedResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20AssetLimitsUpdated) (*upstream.Asset, error)
+}
+type ERC20AssetListResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20AssetList) (*upstream.Asset, error)
+}
+type ERC20DepositResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20Deposit) (*upstream.Asset, error)
+}
+type ERC20WithdrawalResolver interface {
+	Asset(ctx context.Context, obj *upstream.ERC20Withdrawal) (*upstream.Asset, error)
 }
 type FutureResolver interface {
 	SettlementAsset(ctx context.Context, obj *upstream.Future) (*upstream.Asset, error)
@@ -737,7 +1177,7 @@ type GovernanceTransferResolver interface {
 type PartyResolver interface {
 	FundingPayments(ctx context.Context, obj *upstream.Party, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error)
 	Delegations(ctx context.Context, obj *upstream.Party, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
-	Transactions(ctx context.Context, obj *upstream.Party, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
+	Transactions(ctx context.Context, obj *upstream.Party, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
 }
 type PerpetualResolver interface {
 	SettlementAsset(ctx context.Context, obj *upstream.Perpetual) (*upstream.Asset, error)
@@ -747,7 +1187,8 @@ type QueryResolver interface {
 	Assets(ctx context.Context, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.AssetConnection, error)
 	FundingPayments(ctx context.Context, partyID string, marketID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.FundingPaymentConnection, error)
 	Delegations(ctx context.Context, partyID *string, nodeID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
-	Transactions(ctx context.Context, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
+	Transaction(ctx context.Context, hash string) (*upstream.Transaction, error)
+	Transactions(ctx context.Context, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, submitter *string, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error)
 	Party(ctx context.Context, id string) (*upstream.Party, error)
 	ValidatorNode(ctx context.Context, id string) (*upstream.ValidatorNode, error)
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -757,11 +1198,17 @@ type SpotResolver interface {
 
 	QuoteAsset(ctx context.Context, obj *upstream.Spot) (*upstream.Asset, error)
 }
+type TransferFundsResolver interface {
+	Asset(ctx context.Context, obj *upstream.TransferFunds) (*upstream.Asset, error)
+}
 type UpdateAssetResolver interface {
 	Asset(ctx context.Context, obj *upstream.UpdateAsset) (*upstream.Asset, error)
 }
 type ValidatorNodeResolver interface {
 	Delegations(ctx context.Context, obj *upstream.ValidatorNode, partyID *string, epochID *string, first *int, after *string, last *int, before *string, newestFirst *bool) (*model.DelegationConnection, error)
+}
+type WithdrawSubmissionResolver interface {
+	Asset(ctx context.Context, obj *upstream.WithdrawSubmission) (*upstream.Asset, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -874,24 +1321,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ApplyReferralCode.ID(childComplexity), true
 
-	case "Asset.details":
-		if e.ComplexityRoot.Asset.Details == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Asset.Details(childComplexity), true
 	case "Asset.id":
 		if e.ComplexityRoot.Asset.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Asset.ID(childComplexity), true
-	case "Asset.status":
-		if e.ComplexityRoot.Asset.Status == nil {
+	case "Asset.details":
+		if e.ComplexityRoot.Asset.KnownDetails == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Asset.Status(childComplexity), true
+		return e.ComplexityRoot.Asset.KnownDetails(childComplexity), true
+	case "Asset.status":
+		if e.ComplexityRoot.Asset.KnownStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Asset.KnownStatus(childComplexity), true
 
 	case "AssetConnection.edges":
 		if e.ComplexityRoot.AssetConnection.Edges == nil {
@@ -1025,12 +1472,112 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BatchProposalTerms.ClosingTimestamp(childComplexity), true
 
+	case "BenefitTier.minimumEpochs":
+		if e.ComplexityRoot.BenefitTier.MinimumEpochs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitTier.MinimumEpochs(childComplexity), true
+	case "BenefitTier.minimumRunningNotionalTakerVolume":
+		if e.ComplexityRoot.BenefitTier.MinimumRunningNotionalTakerVolume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitTier.MinimumRunningNotionalTakerVolume(childComplexity), true
+	case "BenefitTier.referralDiscountFactor":
+		if e.ComplexityRoot.BenefitTier.ReferralDiscountFactor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitTier.ReferralDiscountFactor(childComplexity), true
+	case "BenefitTier.referralRewardFactor":
+		if e.ComplexityRoot.BenefitTier.ReferralRewardFactor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitTier.ReferralRewardFactor(childComplexity), true
+
 	case "BuiltinAsset.maxFaucetAmountMint":
 		if e.ComplexityRoot.BuiltinAsset.MaxFaucetAmountMint == nil {
 			break
 		}
 
 		return e.ComplexityRoot.BuiltinAsset.MaxFaucetAmountMint(childComplexity), true
+
+	case "BuiltinAssetDeposit.amount":
+		if e.ComplexityRoot.BuiltinAssetDeposit.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.Amount(childComplexity), true
+	case "BuiltinAssetDeposit.asset":
+		if e.ComplexityRoot.BuiltinAssetDeposit.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.Asset(childComplexity), true
+	case "BuiltinAssetDeposit.partyId":
+		if e.ComplexityRoot.BuiltinAssetDeposit.PartyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.PartyID(childComplexity), true
+	case "BuiltinAssetDeposit.party":
+		if e.ComplexityRoot.BuiltinAssetDeposit.PartyRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.PartyRef(childComplexity), true
+	case "BuiltinAssetDeposit.vegaAssetId":
+		if e.ComplexityRoot.BuiltinAssetDeposit.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetDeposit.VegaAssetID(childComplexity), true
+
+	case "BuiltinAssetEvent.deposit":
+		if e.ComplexityRoot.BuiltinAssetEvent.Deposit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetEvent.Deposit(childComplexity), true
+	case "BuiltinAssetEvent.withdrawal":
+		if e.ComplexityRoot.BuiltinAssetEvent.Withdrawal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetEvent.Withdrawal(childComplexity), true
+
+	case "BuiltinAssetWithdrawal.amount":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.Amount(childComplexity), true
+	case "BuiltinAssetWithdrawal.asset":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.Asset(childComplexity), true
+	case "BuiltinAssetWithdrawal.partyId":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.PartyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.PartyID(childComplexity), true
+	case "BuiltinAssetWithdrawal.party":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.PartyRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.PartyRef(childComplexity), true
+	case "BuiltinAssetWithdrawal.vegaAssetId":
+		if e.ComplexityRoot.BuiltinAssetWithdrawal.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuiltinAssetWithdrawal.VegaAssetID(childComplexity), true
 
 	case "CancelTransfer.changes":
 		if e.ComplexityRoot.CancelTransfer.Changes == nil {
@@ -1045,6 +1592,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CancelTransferConfiguration.TransferID(childComplexity), true
+
+	case "CancelTransferFunds.transferId":
+		if e.ComplexityRoot.CancelTransferFunds.TransferID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CancelTransferFunds.TransferID(childComplexity), true
+
+	case "ChainEvent.builtin":
+		if e.ComplexityRoot.ChainEvent.Builtin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.Builtin(childComplexity), true
+	case "ChainEvent.contractCall":
+		if e.ComplexityRoot.ChainEvent.ContractCall == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.ContractCall(childComplexity), true
+	case "ChainEvent.erc20":
+		if e.ComplexityRoot.ChainEvent.ERC20 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.ERC20(childComplexity), true
+	case "ChainEvent.erc20Multisig":
+		if e.ComplexityRoot.ChainEvent.ERC20Multisig == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.ERC20Multisig(childComplexity), true
+	case "ChainEvent.nonce":
+		if e.ComplexityRoot.ChainEvent.Nonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.Nonce(childComplexity), true
+	case "ChainEvent.stakingEvent":
+		if e.ComplexityRoot.ChainEvent.StakingEvent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.StakingEvent(childComplexity), true
+	case "ChainEvent.txId":
+		if e.ComplexityRoot.ChainEvent.TxID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChainEvent.TxID(childComplexity), true
 
 	case "CompositePriceConfiguration.cashAmount":
 		if e.ComplexityRoot.CompositePriceConfiguration.CashAmount == nil {
@@ -1107,6 +1704,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Condition.Value(childComplexity), true
+
+	case "CreateReferralSet.isTeam":
+		if e.ComplexityRoot.CreateReferralSet.IsTeam == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSet.IsTeam(childComplexity), true
+	case "CreateReferralSet.team":
+		if e.ComplexityRoot.CreateReferralSet.Team == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSet.Team(childComplexity), true
+
+	case "CreateReferralSetTeam.allowList":
+		if e.ComplexityRoot.CreateReferralSetTeam.AllowList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.AllowList(childComplexity), true
+	case "CreateReferralSetTeam.avatarUrl":
+		if e.ComplexityRoot.CreateReferralSetTeam.AvatarURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.AvatarURL(childComplexity), true
+	case "CreateReferralSetTeam.closed":
+		if e.ComplexityRoot.CreateReferralSetTeam.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.Closed(childComplexity), true
+	case "CreateReferralSetTeam.name":
+		if e.ComplexityRoot.CreateReferralSetTeam.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.Name(childComplexity), true
+	case "CreateReferralSetTeam.teamUrl":
+		if e.ComplexityRoot.CreateReferralSetTeam.TeamURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateReferralSetTeam.TeamURL(childComplexity), true
 
 	case "DataSourceDefinition.external":
 		if e.ComplexityRoot.DataSourceDefinition.External == nil {
@@ -1205,6 +1846,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DataSourceSpecToPerpetualBinding.SettlementScheduleProperty(childComplexity), true
+
+	case "DelegateSubmission.amount":
+		if e.ComplexityRoot.DelegateSubmission.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DelegateSubmission.Amount(childComplexity), true
+	case "DelegateSubmission.nodeId":
+		if e.ComplexityRoot.DelegateSubmission.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DelegateSubmission.NodeID(childComplexity), true
+	case "DelegateSubmission.node":
+		if e.ComplexityRoot.DelegateSubmission.NodeRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DelegateSubmission.NodeRef(childComplexity), true
 
 	case "Delegation.amount":
 		if e.ComplexityRoot.Delegation.Amount == nil {
@@ -1361,12 +2021,287 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ERC20.WithdrawThreshold(childComplexity), true
 
+	case "ERC20AssetDelist.asset":
+		if e.ComplexityRoot.ERC20AssetDelist.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetDelist.Asset(childComplexity), true
+	case "ERC20AssetDelist.vegaAssetId":
+		if e.ComplexityRoot.ERC20AssetDelist.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetDelist.VegaAssetID(childComplexity), true
+
+	case "ERC20AssetLimitsUpdated.asset":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.Asset(childComplexity), true
+	case "ERC20AssetLimitsUpdated.lifetimeLimits":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.LifetimeLimits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.LifetimeLimits(childComplexity), true
+	case "ERC20AssetLimitsUpdated.sourceEthereumAddress":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.SourceEthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.SourceEthereumAddress(childComplexity), true
+	case "ERC20AssetLimitsUpdated.vegaAssetId":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.VegaAssetID(childComplexity), true
+	case "ERC20AssetLimitsUpdated.withdrawThreshold":
+		if e.ComplexityRoot.ERC20AssetLimitsUpdated.WithdrawThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetLimitsUpdated.WithdrawThreshold(childComplexity), true
+
+	case "ERC20AssetList.asset":
+		if e.ComplexityRoot.ERC20AssetList.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetList.Asset(childComplexity), true
+	case "ERC20AssetList.assetSource":
+		if e.ComplexityRoot.ERC20AssetList.AssetSource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetList.AssetSource(childComplexity), true
+	case "ERC20AssetList.vegaAssetId":
+		if e.ComplexityRoot.ERC20AssetList.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20AssetList.VegaAssetID(childComplexity), true
+
+	case "ERC20Deposit.amount":
+		if e.ComplexityRoot.ERC20Deposit.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.Amount(childComplexity), true
+	case "ERC20Deposit.asset":
+		if e.ComplexityRoot.ERC20Deposit.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.Asset(childComplexity), true
+	case "ERC20Deposit.sourceEthereumAddress":
+		if e.ComplexityRoot.ERC20Deposit.SourceEthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.SourceEthereumAddress(childComplexity), true
+	case "ERC20Deposit.targetPartyId":
+		if e.ComplexityRoot.ERC20Deposit.TargetPartyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.TargetPartyID(childComplexity), true
+	case "ERC20Deposit.targetParty":
+		if e.ComplexityRoot.ERC20Deposit.TargetPartyRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.TargetPartyRef(childComplexity), true
+	case "ERC20Deposit.vegaAssetId":
+		if e.ComplexityRoot.ERC20Deposit.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Deposit.VegaAssetID(childComplexity), true
+
+	case "ERC20Event.assetDelist":
+		if e.ComplexityRoot.ERC20Event.AssetDelist == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.AssetDelist(childComplexity), true
+	case "ERC20Event.assetLimitsUpdated":
+		if e.ComplexityRoot.ERC20Event.AssetLimitsUpdated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.AssetLimitsUpdated(childComplexity), true
+	case "ERC20Event.assetList":
+		if e.ComplexityRoot.ERC20Event.AssetList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.AssetList(childComplexity), true
+	case "ERC20Event.block":
+		if e.ComplexityRoot.ERC20Event.Block == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.Block(childComplexity), true
+	case "ERC20Event.bridgeResumed":
+		if e.ComplexityRoot.ERC20Event.BridgeResumed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.BridgeResumed(childComplexity), true
+	case "ERC20Event.bridgeStopped":
+		if e.ComplexityRoot.ERC20Event.BridgeStopped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.BridgeStopped(childComplexity), true
+	case "ERC20Event.deposit":
+		if e.ComplexityRoot.ERC20Event.Deposit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.Deposit(childComplexity), true
+	case "ERC20Event.index":
+		if e.ComplexityRoot.ERC20Event.Index == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.Index(childComplexity), true
+	case "ERC20Event.withdrawal":
+		if e.ComplexityRoot.ERC20Event.Withdrawal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Event.Withdrawal(childComplexity), true
+
+	case "ERC20MultiSigEvent.block":
+		if e.ComplexityRoot.ERC20MultiSigEvent.Block == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.Block(childComplexity), true
+	case "ERC20MultiSigEvent.index":
+		if e.ComplexityRoot.ERC20MultiSigEvent.Index == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.Index(childComplexity), true
+	case "ERC20MultiSigEvent.signerAdded":
+		if e.ComplexityRoot.ERC20MultiSigEvent.SignerAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.SignerAdded(childComplexity), true
+	case "ERC20MultiSigEvent.signerRemoved":
+		if e.ComplexityRoot.ERC20MultiSigEvent.SignerRemoved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.SignerRemoved(childComplexity), true
+	case "ERC20MultiSigEvent.thresholdSet":
+		if e.ComplexityRoot.ERC20MultiSigEvent.ThresholdSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20MultiSigEvent.ThresholdSet(childComplexity), true
+
+	case "ERC20SignerAdded.blockTime":
+		if e.ComplexityRoot.ERC20SignerAdded.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerAdded.BlockTime(childComplexity), true
+	case "ERC20SignerAdded.newSigner":
+		if e.ComplexityRoot.ERC20SignerAdded.NewSigner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerAdded.NewSigner(childComplexity), true
+	case "ERC20SignerAdded.nonce":
+		if e.ComplexityRoot.ERC20SignerAdded.Nonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerAdded.Nonce(childComplexity), true
+
+	case "ERC20SignerRemoved.blockTime":
+		if e.ComplexityRoot.ERC20SignerRemoved.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerRemoved.BlockTime(childComplexity), true
+	case "ERC20SignerRemoved.nonce":
+		if e.ComplexityRoot.ERC20SignerRemoved.Nonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerRemoved.Nonce(childComplexity), true
+	case "ERC20SignerRemoved.oldSigner":
+		if e.ComplexityRoot.ERC20SignerRemoved.OldSigner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20SignerRemoved.OldSigner(childComplexity), true
+
+	case "ERC20ThresholdSet.blockTime":
+		if e.ComplexityRoot.ERC20ThresholdSet.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20ThresholdSet.BlockTime(childComplexity), true
+	case "ERC20ThresholdSet.newThreshold":
+		if e.ComplexityRoot.ERC20ThresholdSet.NewThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20ThresholdSet.NewThreshold(childComplexity), true
+	case "ERC20ThresholdSet.nonce":
+		if e.ComplexityRoot.ERC20ThresholdSet.Nonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20ThresholdSet.Nonce(childComplexity), true
+
+	case "ERC20Withdrawal.asset":
+		if e.ComplexityRoot.ERC20Withdrawal.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Withdrawal.Asset(childComplexity), true
+	case "ERC20Withdrawal.referenceNonce":
+		if e.ComplexityRoot.ERC20Withdrawal.ReferenceNonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Withdrawal.ReferenceNonce(childComplexity), true
+	case "ERC20Withdrawal.targetEthereumAddress":
+		if e.ComplexityRoot.ERC20Withdrawal.TargetEthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Withdrawal.TargetEthereumAddress(childComplexity), true
+	case "ERC20Withdrawal.vegaAssetId":
+		if e.ComplexityRoot.ERC20Withdrawal.VegaAssetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ERC20Withdrawal.VegaAssetID(childComplexity), true
+
 	case "ETHAddress.address":
 		if e.ComplexityRoot.ETHAddress.Address == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ETHAddress.Address(childComplexity), true
+
+	case "Erc20WithdrawExt.receiverAddress":
+		if e.ComplexityRoot.Erc20WithdrawExt.ReceiverAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Erc20WithdrawExt.ReceiverAddress(childComplexity), true
 
 	case "EthCallSpec.abi":
 		if e.ComplexityRoot.EthCallSpec.ABI == nil {
@@ -1430,6 +2365,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EthCallTrigger.TimeTrigger(childComplexity), true
 
+	case "EthContractCallEvent.blockHeight":
+		if e.ComplexityRoot.EthContractCallEvent.BlockHeight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.BlockHeight(childComplexity), true
+	case "EthContractCallEvent.blockTime":
+		if e.ComplexityRoot.EthContractCallEvent.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.BlockTime(childComplexity), true
+	case "EthContractCallEvent.error":
+		if e.ComplexityRoot.EthContractCallEvent.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.Error(childComplexity), true
+	case "EthContractCallEvent.result":
+		if e.ComplexityRoot.EthContractCallEvent.Result == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.Result(childComplexity), true
+	case "EthContractCallEvent.sourceChainId":
+		if e.ComplexityRoot.EthContractCallEvent.SourceChainID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.SourceChainID(childComplexity), true
+	case "EthContractCallEvent.specId":
+		if e.ComplexityRoot.EthContractCallEvent.SpecID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthContractCallEvent.SpecID(childComplexity), true
+
 	case "EthTimeTrigger.every":
 		if e.ComplexityRoot.EthTimeTrigger.Every == nil {
 			break
@@ -1448,6 +2420,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EthTimeTrigger.Until(childComplexity), true
+
+	case "EthereumKeyRotateSubmission.currentAddress":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.CurrentAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.CurrentAddress(childComplexity), true
+	case "EthereumKeyRotateSubmission.ethereumSignature":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.EthereumSignature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.EthereumSignature(childComplexity), true
+	case "EthereumKeyRotateSubmission.newAddress":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.NewAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.NewAddress(childComplexity), true
+	case "EthereumKeyRotateSubmission.submitterAddress":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.SubmitterAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.SubmitterAddress(childComplexity), true
+	case "EthereumKeyRotateSubmission.targetBlock":
+		if e.ComplexityRoot.EthereumKeyRotateSubmission.TargetBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EthereumKeyRotateSubmission.TargetBlock(childComplexity), true
 
 	case "Filter.conditions":
 		if e.ComplexityRoot.Filter.Conditions == nil {
@@ -1674,6 +2677,82 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.InternalTimeTrigger.Initial(childComplexity), true
 
+	case "IssueSignatures.kind":
+		if e.ComplexityRoot.IssueSignatures.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSignatures.Kind(childComplexity), true
+	case "IssueSignatures.submitter":
+		if e.ComplexityRoot.IssueSignatures.Submitter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSignatures.Submitter(childComplexity), true
+	case "IssueSignatures.validatorNodeId":
+		if e.ComplexityRoot.IssueSignatures.ValidatorNodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSignatures.ValidatorNodeID(childComplexity), true
+	case "IssueSignatures.validatorNode":
+		if e.ComplexityRoot.IssueSignatures.ValidatorNodeRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssueSignatures.ValidatorNodeRef(childComplexity), true
+
+	case "JoinTeam.id":
+		if e.ComplexityRoot.JoinTeam.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinTeam.ID(childComplexity), true
+
+	case "KeyRotateSubmission.currentPubKeyHash":
+		if e.ComplexityRoot.KeyRotateSubmission.CurrentPubKeyHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyRotateSubmission.CurrentPubKeyHash(childComplexity), true
+	case "KeyRotateSubmission.newPubKey":
+		if e.ComplexityRoot.KeyRotateSubmission.NewPubKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyRotateSubmission.NewPubKey(childComplexity), true
+	case "KeyRotateSubmission.newPubKeyIndex":
+		if e.ComplexityRoot.KeyRotateSubmission.NewPubKeyIndex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyRotateSubmission.NewPubKeyIndex(childComplexity), true
+	case "KeyRotateSubmission.targetBlock":
+		if e.ComplexityRoot.KeyRotateSubmission.TargetBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyRotateSubmission.TargetBlock(childComplexity), true
+
+	case "KeyValueBundle.key":
+		if e.ComplexityRoot.KeyValueBundle.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyValueBundle.Key(childComplexity), true
+	case "KeyValueBundle.tolerance":
+		if e.ComplexityRoot.KeyValueBundle.Tolerance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyValueBundle.Tolerance(childComplexity), true
+	case "KeyValueBundle.value":
+		if e.ComplexityRoot.KeyValueBundle.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyValueBundle.Value(childComplexity), true
+
 	case "LiquidationStrategy.disposalFraction":
 		if e.ComplexityRoot.LiquidationStrategy.DisposalFraction == nil {
 			break
@@ -1731,6 +2810,63 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LiquidityMonitoringParameters.TriggeringRatio(childComplexity), true
 
+	case "LiquidityProvisionAmendment.commitmentAmount":
+		if e.ComplexityRoot.LiquidityProvisionAmendment.CommitmentAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionAmendment.CommitmentAmount(childComplexity), true
+	case "LiquidityProvisionAmendment.fee":
+		if e.ComplexityRoot.LiquidityProvisionAmendment.Fee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionAmendment.Fee(childComplexity), true
+	case "LiquidityProvisionAmendment.marketId":
+		if e.ComplexityRoot.LiquidityProvisionAmendment.MarketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionAmendment.MarketID(childComplexity), true
+	case "LiquidityProvisionAmendment.reference":
+		if e.ComplexityRoot.LiquidityProvisionAmendment.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionAmendment.Reference(childComplexity), true
+
+	case "LiquidityProvisionCancellation.marketId":
+		if e.ComplexityRoot.LiquidityProvisionCancellation.MarketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionCancellation.MarketID(childComplexity), true
+
+	case "LiquidityProvisionSubmission.commitmentAmount":
+		if e.ComplexityRoot.LiquidityProvisionSubmission.CommitmentAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionSubmission.CommitmentAmount(childComplexity), true
+	case "LiquidityProvisionSubmission.fee":
+		if e.ComplexityRoot.LiquidityProvisionSubmission.Fee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionSubmission.Fee(childComplexity), true
+	case "LiquidityProvisionSubmission.marketId":
+		if e.ComplexityRoot.LiquidityProvisionSubmission.MarketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionSubmission.MarketID(childComplexity), true
+	case "LiquidityProvisionSubmission.reference":
+		if e.ComplexityRoot.LiquidityProvisionSubmission.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiquidityProvisionSubmission.Reference(childComplexity), true
+
 	case "LogNormalModelParams.mu":
 		if e.ComplexityRoot.LogNormalModelParams.Mu == nil {
 			break
@@ -1769,6 +2905,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LogNormalRiskModel.Tau(childComplexity), true
 
+	case "MatrixValue.value":
+		if e.ComplexityRoot.MatrixValue.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MatrixValue.Value(childComplexity), true
+
+	case "Metadata.key":
+		if e.ComplexityRoot.Metadata.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metadata.Key(childComplexity), true
+	case "Metadata.value":
+		if e.ComplexityRoot.Metadata.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metadata.Value(childComplexity), true
+
 	case "NetworkParameter.key":
 		if e.ComplexityRoot.NetworkParameter.Key == nil {
 			break
@@ -1781,6 +2937,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NetworkParameter.Value(childComplexity), true
+
+	case "NewAsset.changes":
+		if e.ComplexityRoot.NewAsset.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewAsset.Changes(childComplexity), true
 
 	case "NewFreeform.raw":
 		if e.ComplexityRoot.NewFreeform.Raw == nil {
@@ -1968,6 +3131,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NewTransfer.Changes(childComplexity), true
 
+	case "NodeSignature.id":
+		if e.ComplexityRoot.NodeSignature.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeSignature.ID(childComplexity), true
+	case "NodeSignature.kind":
+		if e.ComplexityRoot.NodeSignature.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeSignature.Kind(childComplexity), true
+	case "NodeSignature.sig":
+		if e.ComplexityRoot.NodeSignature.Sig == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeSignature.Sig(childComplexity), true
+
+	case "NodeVote.reference":
+		if e.ComplexityRoot.NodeVote.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeVote.Reference(childComplexity), true
+	case "NodeVote.type":
+		if e.ComplexityRoot.NodeVote.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeVote.Type(childComplexity), true
+
 	case "Normaliser.expression":
 		if e.ComplexityRoot.Normaliser.Expression == nil {
 			break
@@ -1987,6 +3182,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OneOffTransfer.DeliverOn(childComplexity), true
+
+	case "OracleDataSubmission.payload":
+		if e.ComplexityRoot.OracleDataSubmission.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OracleDataSubmission.Payload(childComplexity), true
+	case "OracleDataSubmission.payloadJson":
+		if e.ComplexityRoot.OracleDataSubmission.PayloadJSON == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OracleDataSubmission.PayloadJSON(childComplexity), true
+	case "OracleDataSubmission.source":
+		if e.ComplexityRoot.OracleDataSubmission.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OracleDataSubmission.Source(childComplexity), true
 
 	case "OrderAmendment.expiresAt":
 		if e.ComplexityRoot.OrderAmendment.ExpiresAt == nil {
@@ -2192,7 +3406,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Party.Transactions(childComplexity, args["cmdTypes"].([]string), args["excludeCmdTypes"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Party.Transactions(childComplexity, args["types"].([]upstream.TransactionType), args["excludeTypes"].([]upstream.TransactionType), args["block"].(*upstream.Uint64), args["cmdTypes"].([]string), args["excludeCmdTypes"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "PeggedOrder.offset":
 		if e.ComplexityRoot.PeggedOrder.Offset == nil {
@@ -2370,6 +3584,63 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProposalRationale.Title(childComplexity), true
 
+	case "ProposalSubmission.rationale":
+		if e.ComplexityRoot.ProposalSubmission.Rationale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalSubmission.Rationale(childComplexity), true
+	case "ProposalSubmission.reference":
+		if e.ComplexityRoot.ProposalSubmission.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalSubmission.Reference(childComplexity), true
+	case "ProposalSubmission.terms":
+		if e.ComplexityRoot.ProposalSubmission.Terms == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalSubmission.Terms(childComplexity), true
+
+	case "ProposalTerms.change":
+		if e.ComplexityRoot.ProposalTerms.Change == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalTerms.Change(childComplexity), true
+	case "ProposalTerms.closingTimestamp":
+		if e.ComplexityRoot.ProposalTerms.ClosingTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalTerms.ClosingTimestamp(childComplexity), true
+	case "ProposalTerms.enactmentTimestamp":
+		if e.ComplexityRoot.ProposalTerms.EnactmentTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalTerms.EnactmentTimestamp(childComplexity), true
+	case "ProposalTerms.validationTimestamp":
+		if e.ComplexityRoot.ProposalTerms.ValidationTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposalTerms.ValidationTimestamp(childComplexity), true
+
+	case "ProtocolUpgradeProposal.upgradeBlockHeight":
+		if e.ComplexityRoot.ProtocolUpgradeProposal.UpgradeBlockHeight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProtocolUpgradeProposal.UpgradeBlockHeight(childComplexity), true
+	case "ProtocolUpgradeProposal.vegaReleaseTag":
+		if e.ComplexityRoot.ProtocolUpgradeProposal.VegaReleaseTag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProtocolUpgradeProposal.VegaReleaseTag(childComplexity), true
+
 	case "PubKey.key":
 		if e.ComplexityRoot.PubKey.Key == nil {
 			break
@@ -2444,6 +3715,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Party(childComplexity, args["id"].(string)), true
+	case "Query.transaction":
+		if e.ComplexityRoot.Query.Transaction == nil {
+			break
+		}
+
+		args, err := ec.field_Query_transaction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Transaction(childComplexity, args["hash"].(string)), true
 	case "Query.transactions":
 		if e.ComplexityRoot.Query.Transactions == nil {
 			break
@@ -2454,7 +3736,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Transactions(childComplexity, args["cmdTypes"].([]string), args["excludeCmdTypes"].([]string), args["parties"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Query.Transactions(childComplexity, args["types"].([]upstream.TransactionType), args["excludeTypes"].([]upstream.TransactionType), args["block"].(*upstream.Uint64), args["submitter"].(*string), args["cmdTypes"].([]string), args["excludeCmdTypes"].([]string), args["parties"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.validatorNode":
 		if e.ComplexityRoot.Query.ValidatorNode == nil {
 			break
@@ -2498,6 +3780,63 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RecurringTransfer.StartEpoch(childComplexity), true
+
+	case "RecurringTransferFunds.dispatchStrategy":
+		if e.ComplexityRoot.RecurringTransferFunds.DispatchStrategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecurringTransferFunds.DispatchStrategy(childComplexity), true
+	case "RecurringTransferFunds.endEpoch":
+		if e.ComplexityRoot.RecurringTransferFunds.EndEpoch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecurringTransferFunds.EndEpoch(childComplexity), true
+	case "RecurringTransferFunds.factor":
+		if e.ComplexityRoot.RecurringTransferFunds.Factor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecurringTransferFunds.Factor(childComplexity), true
+	case "RecurringTransferFunds.startEpoch":
+		if e.ComplexityRoot.RecurringTransferFunds.StartEpoch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecurringTransferFunds.StartEpoch(childComplexity), true
+
+	case "ReferralProgramChanges.benefitTiers":
+		if e.ComplexityRoot.ReferralProgramChanges.BenefitTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralProgramChanges.BenefitTiers(childComplexity), true
+	case "ReferralProgramChanges.endOfProgramTimestamp":
+		if e.ComplexityRoot.ReferralProgramChanges.EndOfProgramTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralProgramChanges.EndOfProgramTimestamp(childComplexity), true
+	case "ReferralProgramChanges.stakingTiers":
+		if e.ComplexityRoot.ReferralProgramChanges.StakingTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralProgramChanges.StakingTiers(childComplexity), true
+	case "ReferralProgramChanges.windowLength":
+		if e.ComplexityRoot.ReferralProgramChanges.WindowLength == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferralProgramChanges.WindowLength(childComplexity), true
+
+	case "ScalarValue.value":
+		if e.ComplexityRoot.ScalarValue.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScalarValue.Value(childComplexity), true
 
 	case "Signature.algo":
 		if e.ComplexityRoot.Signature.Algo == nil {
@@ -2619,6 +3958,158 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Spot.QuoteAsset(childComplexity), true
+
+	case "StakeDeposited.amount":
+		if e.ComplexityRoot.StakeDeposited.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeDeposited.Amount(childComplexity), true
+	case "StakeDeposited.blockTime":
+		if e.ComplexityRoot.StakeDeposited.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeDeposited.BlockTime(childComplexity), true
+	case "StakeDeposited.ethereumAddress":
+		if e.ComplexityRoot.StakeDeposited.EthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeDeposited.EthereumAddress(childComplexity), true
+	case "StakeDeposited.vegaPublicKey":
+		if e.ComplexityRoot.StakeDeposited.VegaPublicKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeDeposited.VegaPublicKey(childComplexity), true
+
+	case "StakeRemoved.amount":
+		if e.ComplexityRoot.StakeRemoved.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeRemoved.Amount(childComplexity), true
+	case "StakeRemoved.blockTime":
+		if e.ComplexityRoot.StakeRemoved.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeRemoved.BlockTime(childComplexity), true
+	case "StakeRemoved.ethereumAddress":
+		if e.ComplexityRoot.StakeRemoved.EthereumAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeRemoved.EthereumAddress(childComplexity), true
+	case "StakeRemoved.vegaPublicKey":
+		if e.ComplexityRoot.StakeRemoved.VegaPublicKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeRemoved.VegaPublicKey(childComplexity), true
+
+	case "StakeTotalSupply.tokenAddress":
+		if e.ComplexityRoot.StakeTotalSupply.TokenAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeTotalSupply.TokenAddress(childComplexity), true
+	case "StakeTotalSupply.totalSupply":
+		if e.ComplexityRoot.StakeTotalSupply.TotalSupply == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakeTotalSupply.TotalSupply(childComplexity), true
+
+	case "StakingEvent.block":
+		if e.ComplexityRoot.StakingEvent.Block == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.Block(childComplexity), true
+	case "StakingEvent.index":
+		if e.ComplexityRoot.StakingEvent.Index == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.Index(childComplexity), true
+	case "StakingEvent.stakeDeposited":
+		if e.ComplexityRoot.StakingEvent.StakeDeposited == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.StakeDeposited(childComplexity), true
+	case "StakingEvent.stakeRemoved":
+		if e.ComplexityRoot.StakingEvent.StakeRemoved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.StakeRemoved(childComplexity), true
+	case "StakingEvent.totalSupply":
+		if e.ComplexityRoot.StakingEvent.TotalSupply == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingEvent.TotalSupply(childComplexity), true
+
+	case "StakingTier.minimumStakedTokens":
+		if e.ComplexityRoot.StakingTier.MinimumStakedTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingTier.MinimumStakedTokens(childComplexity), true
+	case "StakingTier.referralRewardMultiplier":
+		if e.ComplexityRoot.StakingTier.ReferralRewardMultiplier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakingTier.ReferralRewardMultiplier(childComplexity), true
+
+	case "StateValueProposal.eventId":
+		if e.ComplexityRoot.StateValueProposal.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateValueProposal.EventID(childComplexity), true
+	case "StateValueProposal.kvb":
+		if e.ComplexityRoot.StateValueProposal.Kvb == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateValueProposal.Kvb(childComplexity), true
+	case "StateValueProposal.stateVarId":
+		if e.ComplexityRoot.StateValueProposal.StateVarID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateValueProposal.StateVarID(childComplexity), true
+
+	case "StateVarValue.matrixVal":
+		if e.ComplexityRoot.StateVarValue.MatrixVal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateVarValue.MatrixVal(childComplexity), true
+	case "StateVarValue.scalarVal":
+		if e.ComplexityRoot.StateVarValue.ScalarVal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateVarValue.ScalarVal(childComplexity), true
+	case "StateVarValue.vectorVal":
+		if e.ComplexityRoot.StateVarValue.VectorVal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateVarValue.VectorVal(childComplexity), true
+
+	case "StateVariableProposal.proposal":
+		if e.ComplexityRoot.StateVariableProposal.Proposal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StateVariableProposal.Proposal(childComplexity), true
 
 	case "StopOrderCancellation.marketId":
 		if e.ComplexityRoot.StopOrderCancellation.MarketID == nil {
@@ -2825,6 +4316,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TransactionEdge.Node(childComplexity), true
+
+	case "TransferFunds.amount":
+		if e.ComplexityRoot.TransferFunds.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.Amount(childComplexity), true
+	case "TransferFunds.asset":
+		if e.ComplexityRoot.TransferFunds.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.Asset(childComplexity), true
+	case "TransferFunds.fromAccountType":
+		if e.ComplexityRoot.TransferFunds.FromAccountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.FromAccountType(childComplexity), true
+	case "TransferFunds.oneOff":
+		if e.ComplexityRoot.TransferFunds.OneOff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.OneOff(childComplexity), true
+	case "TransferFunds.recurring":
+		if e.ComplexityRoot.TransferFunds.Recurring == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.Recurring(childComplexity), true
+	case "TransferFunds.reference":
+		if e.ComplexityRoot.TransferFunds.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.Reference(childComplexity), true
+	case "TransferFunds.to":
+		if e.ComplexityRoot.TransferFunds.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.To(childComplexity), true
+	case "TransferFunds.toAccountType":
+		if e.ComplexityRoot.TransferFunds.ToAccountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransferFunds.ToAccountType(childComplexity), true
+
+	case "UndelegateSubmission.amount":
+		if e.ComplexityRoot.UndelegateSubmission.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UndelegateSubmission.Amount(childComplexity), true
+	case "UndelegateSubmission.method":
+		if e.ComplexityRoot.UndelegateSubmission.Method == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UndelegateSubmission.Method(childComplexity), true
+	case "UndelegateSubmission.nodeId":
+		if e.ComplexityRoot.UndelegateSubmission.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UndelegateSubmission.NodeID(childComplexity), true
+	case "UndelegateSubmission.node":
+		if e.ComplexityRoot.UndelegateSubmission.NodeRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UndelegateSubmission.NodeRef(childComplexity), true
 
 	case "UnknownCommand.name":
 		if e.ComplexityRoot.UnknownCommand.Name == nil {
@@ -3091,6 +4656,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateNetworkParameter.Changes(childComplexity), true
 
+	case "UpdatePartyProfile.alias":
+		if e.ComplexityRoot.UpdatePartyProfile.Alias == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdatePartyProfile.Alias(childComplexity), true
+	case "UpdatePartyProfile.metadata":
+		if e.ComplexityRoot.UpdatePartyProfile.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdatePartyProfile.Metadata(childComplexity), true
+
 	case "UpdatePerpetualProduct.clampLowerBound":
 		if e.ComplexityRoot.UpdatePerpetualProduct.ClampLowerBound == nil {
 			break
@@ -3164,6 +4742,157 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdatePerpetualProduct.QuoteName(childComplexity), true
 
+	case "UpdateReferralProgram.changes":
+		if e.ComplexityRoot.UpdateReferralProgram.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralProgram.Changes(childComplexity), true
+
+	case "UpdateReferralSet.id":
+		if e.ComplexityRoot.UpdateReferralSet.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSet.ID(childComplexity), true
+	case "UpdateReferralSet.isTeam":
+		if e.ComplexityRoot.UpdateReferralSet.IsTeam == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSet.IsTeam(childComplexity), true
+	case "UpdateReferralSet.team":
+		if e.ComplexityRoot.UpdateReferralSet.Team == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSet.Team(childComplexity), true
+
+	case "UpdateReferralSetTeam.allowList":
+		if e.ComplexityRoot.UpdateReferralSetTeam.AllowList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.AllowList(childComplexity), true
+	case "UpdateReferralSetTeam.avatarUrl":
+		if e.ComplexityRoot.UpdateReferralSetTeam.AvatarURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.AvatarURL(childComplexity), true
+	case "UpdateReferralSetTeam.closed":
+		if e.ComplexityRoot.UpdateReferralSetTeam.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.Closed(childComplexity), true
+	case "UpdateReferralSetTeam.name":
+		if e.ComplexityRoot.UpdateReferralSetTeam.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.Name(childComplexity), true
+	case "UpdateReferralSetTeam.teamUrl":
+		if e.ComplexityRoot.UpdateReferralSetTeam.TeamURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateReferralSetTeam.TeamURL(childComplexity), true
+
+	case "UpdateSpotMarket.changes":
+		if e.ComplexityRoot.UpdateSpotMarket.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarket.Changes(childComplexity), true
+	case "UpdateSpotMarket.marketId":
+		if e.ComplexityRoot.UpdateSpotMarket.MarketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarket.MarketID(childComplexity), true
+
+	case "UpdateSpotMarketConfiguration.liquidityFeeSettings":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.LiquidityFeeSettings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.LiquidityFeeSettings(childComplexity), true
+	case "UpdateSpotMarketConfiguration.logNormal":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.LogNormal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.LogNormal(childComplexity), true
+	case "UpdateSpotMarketConfiguration.metadata":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.Metadata(childComplexity), true
+	case "UpdateSpotMarketConfiguration.priceMonitoringParameters":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.PriceMonitoringParameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.PriceMonitoringParameters(childComplexity), true
+	case "UpdateSpotMarketConfiguration.simple":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.Simple == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.Simple(childComplexity), true
+	case "UpdateSpotMarketConfiguration.slaParams":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.SlaParams == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.SlaParams(childComplexity), true
+	case "UpdateSpotMarketConfiguration.targetStakeParameters":
+		if e.ComplexityRoot.UpdateSpotMarketConfiguration.TargetStakeParameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSpotMarketConfiguration.TargetStakeParameters(childComplexity), true
+
+	case "UpdateVolumeDiscountProgram.changes":
+		if e.ComplexityRoot.UpdateVolumeDiscountProgram.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateVolumeDiscountProgram.Changes(childComplexity), true
+
+	case "ValidatorHeartbeat.ethereumSignature":
+		if e.ComplexityRoot.ValidatorHeartbeat.EthereumSignature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.EthereumSignature(childComplexity), true
+	case "ValidatorHeartbeat.message":
+		if e.ComplexityRoot.ValidatorHeartbeat.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.Message(childComplexity), true
+	case "ValidatorHeartbeat.nodeId":
+		if e.ComplexityRoot.ValidatorHeartbeat.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.NodeID(childComplexity), true
+	case "ValidatorHeartbeat.node":
+		if e.ComplexityRoot.ValidatorHeartbeat.NodeRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.NodeRef(childComplexity), true
+	case "ValidatorHeartbeat.vegaSignature":
+		if e.ComplexityRoot.ValidatorHeartbeat.VegaSignature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidatorHeartbeat.VegaSignature(childComplexity), true
+
 	case "ValidatorNode.delegations":
 		if e.ComplexityRoot.ValidatorNode.Delegations == nil {
 			break
@@ -3181,6 +4910,84 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ValidatorNode.ID(childComplexity), true
+
+	case "VectorValue.value":
+		if e.ComplexityRoot.VectorValue.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VectorValue.Value(childComplexity), true
+
+	case "VolumeBenefitTier.minimumRunningNotionalTakerVolume":
+		if e.ComplexityRoot.VolumeBenefitTier.MinimumRunningNotionalTakerVolume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeBenefitTier.MinimumRunningNotionalTakerVolume(childComplexity), true
+	case "VolumeBenefitTier.volumeDiscountFactor":
+		if e.ComplexityRoot.VolumeBenefitTier.VolumeDiscountFactor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeBenefitTier.VolumeDiscountFactor(childComplexity), true
+
+	case "VolumeDiscountProgramChanges.benefitTiers":
+		if e.ComplexityRoot.VolumeDiscountProgramChanges.BenefitTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeDiscountProgramChanges.BenefitTiers(childComplexity), true
+	case "VolumeDiscountProgramChanges.endOfProgramTimestamp":
+		if e.ComplexityRoot.VolumeDiscountProgramChanges.EndOfProgramTimestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeDiscountProgramChanges.EndOfProgramTimestamp(childComplexity), true
+	case "VolumeDiscountProgramChanges.windowLength":
+		if e.ComplexityRoot.VolumeDiscountProgramChanges.WindowLength == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VolumeDiscountProgramChanges.WindowLength(childComplexity), true
+
+	case "VoteSubmission.proposalId":
+		if e.ComplexityRoot.VoteSubmission.ProposalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VoteSubmission.ProposalID(childComplexity), true
+	case "VoteSubmission.value":
+		if e.ComplexityRoot.VoteSubmission.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VoteSubmission.Value(childComplexity), true
+
+	case "WithdrawExt.erc20":
+		if e.ComplexityRoot.WithdrawExt.Erc20 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawExt.Erc20(childComplexity), true
+
+	case "WithdrawSubmission.amount":
+		if e.ComplexityRoot.WithdrawSubmission.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawSubmission.Amount(childComplexity), true
+	case "WithdrawSubmission.asset":
+		if e.ComplexityRoot.WithdrawSubmission.Asset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawSubmission.Asset(childComplexity), true
+	case "WithdrawSubmission.ext":
+		if e.ComplexityRoot.WithdrawSubmission.Ext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawSubmission.Ext(childComplexity), true
 
 	}
 	return 0, false
@@ -3258,12 +5065,27 @@ var sources = []*ast.Source{
 # - 64-bit integers are the string-serialized scalars Int64 and Uint64, never Int.
 # - Amounts, prices and sizes typed string upstream stay the exact decimal strings it sent.
 # - Every time is a Timestamp (RFC 3339 UTC); an upstream zero meaning "unset" is null.
+# - Floats are the upstream's doubles. NaN and ±Infinity, which the upstream can send and GraphQL
+#   cannot express, make that field an UPSTREAM_ERROR naming the value (null propagates to the
+#   nearest nullable field).
 # - Every enum-typed field is nullable: a value this schema does not know becomes null plus an
 #   error naming the value, and the rest of the response is intact.
 # - Every list (connection) field is nullable: a list whose upstream call fails is null plus an
 #   error, and the other fields of the response still resolve.
 # - A reference named ` + "`" + `…Id` + "`" + ` keeps its string and gains a sibling object named without the
-#   suffix; a reference named without the suffix is the object itself.
+#   suffix; a reference named without the suffix is the object itself. An asset reference is
+#   the asset with the wire id even when the data service does not know it: ` + "`" + `id` + "`" + ` needs no
+#   lookup, and its other fields are then null with NOT_FOUND.
+# - Names. A command's type is named after its wire member in PascalCase (` + "`" + `orderSubmission` + "`" + ` is
+#   OrderSubmission; ` + "`" + `stopOrdersCancellation` + "`" + ` keeps the interface's StopOrderCancellation), its
+#   parts after their message in the network's protocol. Where a governance shape already has
+#   the name, the governance shape keeps it and a party's own transfer family is named after
+#   the explorer's type "Transfer Funds": TransferFunds (` + "`" + `transfer` + "`" + `), CancelTransferFunds
+#   (` + "`" + `cancelTransfer` + "`" + `; CancelTransfer is the proposal change), RecurringTransferFunds (its
+#   ` + "`" + `recurring` + "`" + `; RecurringTransfer is the governance one); OneOffTransfer serves both. Parts of
+#   the same name in two commands take their command's name as a prefix
+#   (CreateReferralSetTeam, UpdateReferralSetTeam). Where two union members give one field
+#   name different types (` + "`" + `type` + "`" + ` of OrderSubmission and NodeVote), select both under aliases.
 
 # ---------------------------------------------------------------------------------------------
 # Scalars
@@ -3395,19 +5217,47 @@ type Query {
   ): DelegationConnection
 
   """
+  One transaction, by its hash (hexadecimal, any letter case), through the block explorer's
+  lookup. An unknown hash gives null plus a NOT_FOUND error; a string that is not 64 hexadecimal
+  characters is a BAD_USER_INPUT error and reaches no upstream. Several lookups in one query run
+  concurrently, and lookups of the same hash (in any letter case) are made once.
+  """
+  transaction(
+    "The transaction's hash: 64 hexadecimal characters, in any letter case (the explorer shows it in upper case)."
+    hash: String!
+  ): Transaction
+
+  """
   Transactions recorded on the network's blockchain, each carrying its decoded network command.
   Always newest first (by block, then index within the block, descending): ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` page
   forward toward older transactions, ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` page backward toward newer ones; ` + "`" + `first` + "`" + `
-  together with ` + "`" + `last` + "`" + ` is a BAD_USER_INPUT error. The filters ` + "`" + `cmdTypes` + "`" + `, ` + "`" + `excludeCmdTypes` + "`" + ` and
-  ` + "`" + `parties` + "`" + ` combine with each other and with every paging argument. Default page size 50,
-  maximum 1000 (configurable). Cursors are opaque and bound to this list: a cursor marks a position, and with other filters it pages from the same position.
+  together with ` + "`" + `last` + "`" + ` is a BAD_USER_INPUT error. The filters ` + "`" + `types` + "`" + `, ` + "`" + `excludeTypes` + "`" + `, ` + "`" + `block` + "`" + `,
+  ` + "`" + `submitter` + "`" + ` and ` + "`" + `parties` + "`" + ` (and the deprecated ` + "`" + `cmdTypes` + "`" + `, ` + "`" + `excludeCmdTypes` + "`" + `) combine with each
+  other (all must match) and with every paging argument: ` + "`" + `block` + "`" + ` alone lists one block's
+  transactions. Default page size 50, maximum 1000 (configurable). Cursors are opaque and bound to
+  this list: a cursor marks a position, and with other filters it pages from the same position.
   """
   transactions(
-    "Only transactions with these command types (the ` + "`" + `type` + "`" + ` strings, for example \"Batch Market Instructions\")."
-    cmdTypes: [String!]
-    "All transactions except those with these command types (the ` + "`" + `type` + "`" + ` strings)."
-    excludeCmdTypes: [String!]
-    "Only transactions whose sender or receiver is one of these parties (public keys)."
+    "Only transactions with these command types. Together with ` + "`" + `cmdTypes` + "`" + `: either list's types."
+    types: [TransactionType!]
+    "All transactions except those with these command types."
+    excludeTypes: [TransactionType!]
+    "Only transactions of the block at this height (the block explorer's ` + "`" + `filters[block.height]` + "`" + `)."
+    block: Uint64
+    "Only transactions submitted by this party (a public key of 64 hexadecimal characters, any letter case)."
+    submitter: ID
+    """
+    Only transactions with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings (for example
+    "Batch Market Instructions"). A string that is not one of the explorer's types is a
+    BAD_USER_INPUT error naming the valid ones.
+    """
+    cmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `types` + "`" + `: its enum values are the valid types, and each matches every spelling history carries.")
+    "All transactions except those with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings; validated like ` + "`" + `cmdTypes` + "`" + `."
+    excludeCmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `excludeTypes` + "`" + `.")
+    """
+    Only transactions submitted by one of these parties (public keys). The explorer matches the
+    submitter only: a party that receives a transfer does not match.
+    """
     parties: [ID!]
     "Number of transactions to return after ` + "`" + `after` + "`" + ` (toward older ones); alone, the most recent. Default 50, maximum 1000 (configurable); cannot be combined with ` + "`" + `last` + "`" + `."
     first: Int
@@ -3447,6 +5297,87 @@ type Query {
     "A globally unique id: an asset id."
     id: ID!
   ): Node
+}
+
+# ---------------------------------------------------------------------------------------------
+# Transaction types (filters of the transactions lists)
+# ---------------------------------------------------------------------------------------------
+
+"""
+The kind of command a transaction carries, as the block explorer records it in a transaction's
+` + "`" + `type` + "`" + ` string. Each value's description gives the string (and the older spelling that history
+from cores before v0.72 carries, which the value also matches) and the command member it
+carries.
+"""
+enum TransactionType {
+  "A party submits an order. Type string \"Submit Order\"; command ` + "`" + `orderSubmission` + "`" + `."
+  SUBMIT_ORDER
+  "A party cancels orders. Type string \"Cancel Order\"; command ` + "`" + `orderCancellation` + "`" + `."
+  CANCEL_ORDER
+  "A party amends an order. Type string \"Amend Order\"; command ` + "`" + `orderAmendment` + "`" + `."
+  AMEND_ORDER
+  "A party withdraws funds to the external chain. Type string \"Withdraw\"; command ` + "`" + `withdrawSubmission` + "`" + `."
+  WITHDRAW
+  "A party submits a governance proposal. Type string \"Proposal\"; command ` + "`" + `proposalSubmission` + "`" + `."
+  PROPOSAL
+  "A party votes on a governance proposal. Type string \"Vote on Proposal\"; command ` + "`" + `voteSubmission` + "`" + `."
+  VOTE_ON_PROPOSAL
+  "A party commits liquidity to a market. Type string \"Liquidity Provision Order\"; command ` + "`" + `liquidityProvisionSubmission` + "`" + `."
+  LIQUIDITY_PROVISION_ORDER
+  "A party delegates stake to a validator node. Type string \"Delegate\"; command ` + "`" + `delegateSubmission` + "`" + `."
+  DELEGATE
+  "A party removes stake from a validator node. Type string \"Undelegate\"; command ` + "`" + `undelegateSubmission` + "`" + `."
+  UNDELEGATE
+  "A party cancels its liquidity commitment. Type string \"Cancel Liquidity Provision Order\" and \"Cancel LiquidityProvision Order\" (the first since v0.72, the second before); command ` + "`" + `liquidityProvisionCancellation` + "`" + `."
+  CANCEL_LIQUIDITY_PROVISION_ORDER
+  "A party amends its liquidity commitment. Type string \"Amend Liquidity Provision Order\" and \"Amend LiquidityProvision Order\" (the first since v0.72, the second before); command ` + "`" + `liquidityProvisionAmendment` + "`" + `."
+  AMEND_LIQUIDITY_PROVISION_ORDER
+  "A party transfers funds. Type string \"Transfer Funds\"; command ` + "`" + `transfer` + "`" + `."
+  TRANSFER_FUNDS
+  "A party cancels a recurring transfer. Type string \"Cancel Transfer Funds\"; command ` + "`" + `cancelTransfer` + "`" + `."
+  CANCEL_TRANSFER_FUNDS
+  "A node operator announces a new validator node. Type string \"Register New Node\" and \"Register new Node\" (the first since v0.72, the second before); command ` + "`" + `announceNode` + "`" + `."
+  REGISTER_NEW_NODE
+  "A party sends several market instructions at once. Type string \"Batch Market Instructions\"; command ` + "`" + `batchMarketInstructions` + "`" + `."
+  BATCH_MARKET_INSTRUCTIONS
+  "A party submits stop orders. Type string \"Stop Orders Submission\"; command ` + "`" + `stopOrdersSubmission` + "`" + `."
+  STOP_ORDERS_SUBMISSION
+  "A party cancels stop orders. Type string \"Stop Orders Cancellation\"; command ` + "`" + `stopOrdersCancellation` + "`" + `."
+  STOP_ORDERS_CANCELLATION
+  "A party creates a referral set (or a team). Type string \"Create Referral Set\"; command ` + "`" + `createReferralSet` + "`" + `."
+  CREATE_REFERRAL_SET
+  "A party updates its referral set (or team). Type string \"Update Referral Set\"; command ` + "`" + `updateReferralSet` + "`" + `."
+  UPDATE_REFERRAL_SET
+  "A party joins a referral set with its code. Type string \"Apply Referral Code\"; command ` + "`" + `applyReferralCode` + "`" + `."
+  APPLY_REFERRAL_CODE
+  "A party changes its margin mode on a market. Type string \"Update Margin Mode\"; command ` + "`" + `updateMarginMode` + "`" + `."
+  UPDATE_MARGIN_MODE
+  "A party joins a team. Type string \"Join Team\"; command ` + "`" + `joinTeam` + "`" + `."
+  JOIN_TEAM
+  "A party submits a batch of governance proposals. Type string \"Batch Proposal\"; command ` + "`" + `batchProposalSubmission` + "`" + `."
+  BATCH_PROPOSAL
+  "A party updates its profile (alias, metadata). Type string \"Update Party Profile\"; command ` + "`" + `updatePartyProfile` + "`" + `."
+  UPDATE_PARTY_PROFILE
+  "A validator confirms an event of the external chain (automatic). Type string \"Node Vote\"; command ` + "`" + `nodeVote` + "`" + `."
+  NODE_VOTE
+  "A validator signs a resource for the external chain (automatic). Type string \"Node Signature\"; command ` + "`" + `nodeSignature` + "`" + `."
+  NODE_SIGNATURE
+  "A validator forwards an event of the external chain (automatic). Type string \"Chain Event\"; command ` + "`" + `chainEvent` + "`" + `."
+  CHAIN_EVENT
+  "A node operator rotates its node's network key. Type string \"Key Rotate Submission\"; command ` + "`" + `keyRotateSubmission` + "`" + `."
+  KEY_ROTATE_SUBMISSION
+  "A validator proposes values of a state variable (automatic). Type string \"State Variable Proposal\"; command ` + "`" + `stateVariableProposal` + "`" + `."
+  STATE_VARIABLE_PROPOSAL
+  "A validator proves it is alive (automatic). Type string \"Validator Heartbeat\"; command ` + "`" + `validatorHeartbeat` + "`" + `."
+  VALIDATOR_HEARTBEAT
+  "A node operator rotates its node's external-chain key. Type string \"Ethereum Key Rotate Submission\"; command ` + "`" + `ethereumKeyRotateSubmission` + "`" + `."
+  ETHEREUM_KEY_ROTATE_SUBMISSION
+  "A node operator proposes a protocol upgrade. Type string \"Protocol Upgrade\"; command ` + "`" + `protocolUpgradeProposal` + "`" + `."
+  PROTOCOL_UPGRADE
+  "A validator node asks for multisig-control signatures. Type string \"Issue Signatures\"; command ` + "`" + `issueSignatures` + "`" + `."
+  ISSUE_SIGNATURES
+  "A data provider submits oracle data. Type string \"Submit Oracle Data\"; command ` + "`" + `oracleDataSubmission` + "`" + `."
+  SUBMIT_ORACLE_DATA
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -3600,16 +5531,26 @@ type Party {
   ): DelegationConnection
 
   """
-  Transactions whose sender or receiver is this party, always newest first. ` + "`" + `cmdTypes` + "`" + ` and
-  ` + "`" + `excludeCmdTypes` + "`" + ` combine with each other and with every paging argument. Same ordering and
+  Transactions this party submitted (transfers it receives are not among them), always newest
+  first. The filters combine with each other and with every paging argument. Same ordering and
   limits as ` + "`" + `Query.transactions` + "`" + ` (default page size 50, maximum 1000, configurable); cursors are
   opaque and bound to this list.
   """
   transactions(
-    "Only transactions with these command types (the ` + "`" + `type` + "`" + ` strings, for example \"Batch Market Instructions\")."
-    cmdTypes: [String!]
-    "All transactions except those with these command types (the ` + "`" + `type` + "`" + ` strings)."
-    excludeCmdTypes: [String!]
+    "Only transactions with these command types. Together with ` + "`" + `cmdTypes` + "`" + `: either list's types."
+    types: [TransactionType!]
+    "All transactions except those with these command types."
+    excludeTypes: [TransactionType!]
+    "Only transactions of the block at this height."
+    block: Uint64
+    """
+    Only transactions with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings (for example
+    "Batch Market Instructions"). A string that is not one of the explorer's types is a
+    BAD_USER_INPUT error naming the valid ones.
+    """
+    cmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `types` + "`" + `: its enum values are the valid types, and each matches every spelling history carries.")
+    "All transactions except those with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings; validated like ` + "`" + `cmdTypes` + "`" + `."
+    excludeCmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `excludeTypes` + "`" + `.")
     "Number of transactions to return after ` + "`" + `after` + "`" + ` (toward older ones); alone, the most recent. Default 50, maximum 1000 (configurable); cannot be combined with ` + "`" + `last` + "`" + `."
     first: Int
     "Cursor of an edge of this list (normally the previous page's ` + "`" + `pageInfo.endCursor` + "`" + `): return the older transactions after it."
@@ -3664,10 +5605,17 @@ type ValidatorNode {
 type Asset implements Node {
   "Asset identifier."
   id: ID!
-  "The asset's status (null, with an error, if the upstream sends a value this schema does not know)."
+  """
+  The asset's status (null, with an error, if the upstream sends a value this schema does not
+  know; null with NOT_FOUND for a reference to an asset the data service does not know).
+  """
   status: AssetStatus
-  "The asset's definition: name, symbol, decimals, quantum and its source (built-in or token contract)."
-  details: AssetDetails!
+  """
+  The asset's definition: name, symbol, decimals, quantum and its source (built-in or token
+  contract). Null with a NOT_FOUND error only for a reference to an asset the data service does
+  not know (a rejected proposal's asset, say): the reference still answers its ` + "`" + `id` + "`" + `.
+  """
+  details: AssetDetails
 }
 
 "Status of an asset."
@@ -3768,8 +5716,9 @@ type Transaction {
   "Party that submitted the transaction; its ` + "`" + `id` + "`" + ` is the submitter's public key (lowercase hex)."
   submitter: Party!
   """
-  Human-readable command type, for example "Batch Market Instructions", "Submit Order",
-  "Register New Node"; the values usable in ` + "`" + `cmdTypes` + "`" + ` and ` + "`" + `excludeCmdTypes` + "`" + `.
+  Human-readable command type as the explorer stores it, for example "Batch Market Instructions",
+  "Submit Order", "Register New Node" (each TransactionType value names its strings); "" when the
+  network recorded none.
   """
   type: String!
   "Result code: 0 on success; failures seen are 70 and 71."
@@ -3824,14 +5773,46 @@ type ProofOfWork {
 }
 
 """
-The network command carried by a transaction, by kind. Kinds this schema does not describe yet
-(order submission, transfer and the rest) arrive as UnknownCommand with their raw JSON.
+The network command carried by a transaction, by kind: each member is named after its wire
+member (` + "`" + `orderSubmission` + "`" + ` is OrderSubmission), except where the schema header says otherwise.
+Kinds this schema does not describe (those a later network version adds, or a command the
+explorer sent without its member) arrive as UnknownCommand with their raw JSON.
 """
 union Command =
   | AnnounceNode
   | ApplyReferralCode
   | BatchMarketInstructions
   | BatchProposalSubmission
+  | CancelTransferFunds
+  | ChainEvent
+  | CreateReferralSet
+  | DelegateSubmission
+  | EthereumKeyRotateSubmission
+  | IssueSignatures
+  | JoinTeam
+  | KeyRotateSubmission
+  | LiquidityProvisionAmendment
+  | LiquidityProvisionCancellation
+  | LiquidityProvisionSubmission
+  | NodeSignature
+  | NodeVote
+  | OracleDataSubmission
+  | OrderAmendment
+  | OrderCancellation
+  | OrderSubmission
+  | ProposalSubmission
+  | ProtocolUpgradeProposal
+  | StateVariableProposal
+  | StopOrderCancellation
+  | StopOrdersSubmission
+  | TransferFunds
+  | UndelegateSubmission
+  | UpdateMarginMode
+  | UpdatePartyProfile
+  | UpdateReferralSet
+  | ValidatorHeartbeat
+  | VoteSubmission
+  | WithdrawSubmission
   | UnknownCommand
 
 """
@@ -3900,7 +5881,7 @@ type BatchMarketInstructions {
 }
 
 """
-Amends an order. Size rules: a size below the current size keeps the order's queue position; a
+Amends an order (wire member ` + "`" + `orderAmendment` + "`" + `, and an element of a batch). Size rules: a size below the current size keeps the order's queue position; a
 size above the current size removes the order and reinserts it at the back of its price level;
 a size that brings the remaining part to zero cancels the order.
 """
@@ -3928,15 +5909,15 @@ type OrderAmendment {
   timeInForce: TimeInForce
 }
 
-"Cancels orders."
+"Cancels orders (wire member ` + "`" + `orderCancellation` + "`" + `, and an element of a batch)."
 type OrderCancellation {
-  "Restricts the cancellation to that market. With neither field set, all orders across all markets are cancelled."
+  "Restricts the cancellation to that market; empty when not set. With neither field set, all orders across all markets are cancelled."
   marketId: ID!
-  "Restricts the cancellation to one order; when set, ` + "`" + `marketId` + "`" + ` must also be given."
+  "Restricts the cancellation to one order, empty when not set; when set, ` + "`" + `marketId` + "`" + ` must also be given."
   orderId: ID!
 }
 
-"Cancels stop orders."
+"Cancels stop orders (wire member ` + "`" + `stopOrdersCancellation` + "`" + `, and an element of a batch)."
 type StopOrderCancellation {
   "Restricts the cancellation to that market; when unset (null), all stop orders across all markets are cancelled."
   marketId: ID
@@ -3944,7 +5925,7 @@ type StopOrderCancellation {
   stopOrderId: ID
 }
 
-"Submits stop orders: one or both directions."
+"Submits stop orders: one or both directions (wire member ` + "`" + `stopOrdersSubmission` + "`" + `, and an element of a batch)."
 type StopOrdersSubmission {
   "Triggers when the price falls below the trigger price."
   fallsBelow: StopOrderSetup
@@ -3953,8 +5934,8 @@ type StopOrdersSubmission {
 }
 
 """
-One stop order. Its trigger is a one-of: exactly one of ` + "`" + `price` + "`" + ` and ` + "`" + `trailingPercentOffset` + "`" + ` is
-non-null.
+One stop order. Its trigger is a one-of: at most one of ` + "`" + `price` + "`" + ` and ` + "`" + `trailingPercentOffset` + "`" + ` is
+non-null (both are null when the wire sent no trigger).
 """
 type StopOrderSetup {
   "Expiry (Unix nanoseconds on the wire; served as RFC 3339); if unset (null) the stop order never expires."
@@ -3982,7 +5963,7 @@ type SizeOverrideValue {
   percentage: String!
 }
 
-"Submits an order."
+"Submits an order (wire member ` + "`" + `orderSubmission` + "`" + `, and an element of a batch or a stop order)."
 type OrderSubmission {
   "Expiry (Unix nanoseconds on the wire; served as RFC 3339); settable only when ` + "`" + `timeInForce` + "`" + ` is GTT, null when unset."
   expiresAt: Timestamp
@@ -4032,7 +6013,7 @@ type PeggedOrder {
   reference: PeggedReference
 }
 
-"Changes a party's margin mode on a market."
+"Changes a party's margin mode on a market (wire member ` + "`" + `updateMarginMode` + "`" + `, and an element of a batch)."
 type UpdateMarginMode {
   "Multiplier for the margin set aside in isolated mode, as a decimal string; null outside isolated mode."
   marginFactor: String
@@ -4043,8 +6024,787 @@ type UpdateMarginMode {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Party commands (commands-v0.74.md §2). The order, stop-order and margin-mode kinds are the
+# batch element types above, members of the Command union too.
+# ---------------------------------------------------------------------------------------------
+
+"Withdraws funds from the party's general account to a foreign chain."
+type WithdrawSubmission {
+  "Amount to withdraw: integer scaled to the asset's decimal places."
+  amount: String!
+  "Asset withdrawn (its ` + "`" + `id` + "`" + ` is the wire asset ID); null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Details for the foreign chain; null when the wire sent none."
+  ext: WithdrawExt
+}
+
+"""
+Foreign-chain details of a withdrawal: a one-of with the single member ` + "`" + `erc20` + "`" + `, which is null
+when the wire sent no member (` + "`" + `{}` + "`" + `).
+"""
+type WithdrawExt {
+  "Details of a withdrawal to an Ethereum (ERC-20) bridge."
+  erc20: Erc20WithdrawExt
+}
+
+"Details of a withdrawal through the ERC-20 bridge."
+type Erc20WithdrawExt {
+  "Ethereum address to which the bridge releases the funds."
+  receiverAddress: String!
+}
+
+"Votes on a governance proposal."
+type VoteSubmission {
+  "Proposal voted on; for a batch proposal, the batch's ID."
+  proposalId: ID!
+  "The vote."
+  value: VoteValue
+}
+
+"Value of a vote on a governance proposal."
+enum VoteValue {
+  "Default value; always invalid."
+  VALUE_UNSPECIFIED
+  "A vote against the proposal."
+  VALUE_NO
+  "A vote for the proposal."
+  VALUE_YES
+}
+
+"Commits liquidity to a market."
+type LiquidityProvisionSubmission {
+  "Market the liquidity is committed to."
+  marketId: ID!
+  "Amount committed: integer scaled to the settlement asset's decimal places."
+  commitmentAmount: String!
+  "Nominated liquidity fee factor, as a decimal string."
+  fee: String!
+  "Reference copied to the orders the commitment creates."
+  reference: String!
+}
+
+"Amends the party's liquidity commitment on a market; an empty or zero field means unchanged."
+type LiquidityProvisionAmendment {
+  "Market of the commitment."
+  marketId: ID!
+  "New amount committed: integer scaled to the settlement asset's decimal places; empty or ` + "`" + `0` + "`" + ` when unchanged."
+  commitmentAmount: String!
+  "New nominated liquidity fee factor, as a decimal string; empty when unchanged."
+  fee: String!
+  "New reference copied to the orders the commitment creates; empty when unchanged."
+  reference: String!
+}
+
+"Cancels the party's liquidity commitment on a market."
+type LiquidityProvisionCancellation {
+  "Market of the commitment."
+  marketId: ID!
+}
+
+"Delegates stake to a validator node."
+type DelegateSubmission {
+  "Validator node delegated to."
+  nodeId: ID!
+  "The validator node delegated to."
+  node: ValidatorNode!
+  "Amount delegated: integer scaled to the governance asset's decimal places."
+  amount: String!
+}
+
+"Removes stake delegated to a validator node."
+type UndelegateSubmission {
+  "Validator node undelegated from."
+  nodeId: ID!
+  "The validator node undelegated from."
+  node: ValidatorNode!
+  "Amount undelegated: integer scaled to the governance asset's decimal places; empty means all the stake delegated to the node."
+  amount: String!
+  "When the stake is removed."
+  method: UndelegateMethod
+}
+
+"When undelegated stake is removed."
+enum UndelegateMethod {
+  "Default value; not set."
+  METHOD_UNSPECIFIED
+  "At once, forfeiting the current epoch's rewards."
+  METHOD_NOW
+  "When the epoch ends, keeping its rewards."
+  METHOD_AT_END_OF_EPOCH
+}
+
+"""
+A party's transfer of funds between accounts (wire member ` + "`" + `transfer` + "`" + `, explorer type "Transfer
+Funds"); not a governance transfer (GovernanceTransfer). Its kind is a one-of: exactly one of
+` + "`" + `oneOff` + "`" + ` and ` + "`" + `recurring` + "`" + ` is non-null.
+"""
+type TransferFunds {
+  "Type of the sender's source account."
+  fromAccountType: AccountType
+  """
+  Public key of the receiving party (64 hex characters; all zeros for a network-wide account
+  such as a reward pool). Look the party up with ` + "`" + `party(id:)` + "`" + `.
+  """
+  to: String!
+  "Type of the destination account."
+  toAccountType: AccountType
+  "Asset transferred (its ` + "`" + `id` + "`" + ` is the wire asset ID); null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Amount transferred: integer scaled to the asset's decimal places."
+  amount: String!
+  "Free reference."
+  reference: String!
+  "A transfer made once."
+  oneOff: OneOffTransfer
+  "A transfer repeated every epoch."
+  recurring: RecurringTransferFunds
+}
+
+"""
+The recurring kind of a party's transfer. Unlike the governance RecurringTransfer it has a
+` + "`" + `factor` + "`" + `.
+"""
+type RecurringTransferFunds {
+  "First epoch paid."
+  startEpoch: Uint64!
+  "Last epoch paid; null when the transfer has no end epoch."
+  endEpoch: Uint64
+  """
+  Factor applied to the amount at each epoch, as a decimal string: 1000 with a factor of 0.5
+  pays 1000, 500, 250, …
+  """
+  factor: String!
+  "How the transfer is dispatched as rewards; null for a plain recurring transfer."
+  dispatchStrategy: DispatchStrategy
+}
+
+"""
+Stops one of the party's recurring transfers (wire member ` + "`" + `cancelTransfer` + "`" + `, explorer type
+"Cancel Transfer Funds"); not the governance change CancelTransfer.
+"""
+type CancelTransferFunds {
+  "The party's recurring transfer to stop."
+  transferId: ID!
+}
+
+"Creates a referral set, which may also be a team."
+type CreateReferralSet {
+  "Whether the set is also a team."
+  isTeam: Boolean!
+  "Team details; null when the set is not a team."
+  team: CreateReferralSetTeam
+}
+
+"The team of a new referral set."
+type CreateReferralSetTeam {
+  "Team name."
+  name: String!
+  "Team homepage; null when not given."
+  teamUrl: String
+  "Team avatar URL; null when not given."
+  avatarUrl: String
+  "Whether the team is closed to new members except those on the allow list."
+  closed: Boolean!
+  "Public keys allowed to join the team when it is closed."
+  allowList: [String!]!
+}
+
+"Updates a referral set the party created."
+type UpdateReferralSet {
+  "Referral set updated."
+  id: ID!
+  "Whether the set is also a team."
+  isTeam: Boolean!
+  "Team update; null when not given."
+  team: UpdateReferralSetTeam
+}
+
+"The team update of a referral set: a null field is left unchanged."
+type UpdateReferralSetTeam {
+  "New team name; null when unchanged."
+  name: String
+  "New team homepage; null when unchanged."
+  teamUrl: String
+  "New team avatar URL; null when unchanged."
+  avatarUrl: String
+  "Whether the team is closed to new members except those on the allow list; null when unchanged."
+  closed: Boolean
+  "Public keys allowed to join the team when it is closed."
+  allowList: [String!]!
+}
+
+"Joins a team."
+type JoinTeam {
+  "Team to join, equal to the referral code of the team's referral set."
+  id: ID!
+}
+
+"Replaces the party's profile: fields left out are removed."
+type UpdatePartyProfile {
+  "Alias of the party, unique across the network."
+  alias: String!
+  "Free key-value metadata of the profile (at most 10 entries)."
+  metadata: [Metadata!]!
+}
+
+"A key-value entry of a party's profile."
+type Metadata {
+  "Key of the entry."
+  key: String!
+  "Value of the entry."
+  value: String!
+}
+
+# Validator and oracle commands
+# ---------------------------------------------------------------------------------------------
+
+"""
+A validator's vote that an external resource it was asked to verify exists (a deposit, a stake,
+a signer change…). Sent automatically by validators.
+"""
+type NodeVote {
+  "Reference of the external resource verified."
+  reference: String!
+  "What the vote is about."
+  type: NodeVoteType
+}
+
+"Subject of a validator's vote."
+enum NodeVoteType {
+  "Default value; not a valid vote type."
+  TYPE_UNSPECIFIED
+  "A stake deposit."
+  TYPE_STAKE_DEPOSITED
+  "A stake removal."
+  TYPE_STAKE_REMOVED
+  "A collateral deposit."
+  TYPE_FUNDS_DEPOSITED
+  "A signer added to the bridge's multisig contract."
+  TYPE_SIGNER_ADDED
+  "A signer removed from the bridge's multisig contract."
+  TYPE_SIGNER_REMOVED
+  "The bridge was stopped."
+  TYPE_BRIDGE_STOPPED
+  "The bridge was resumed."
+  TYPE_BRIDGE_RESUMED
+  "An asset was listed."
+  TYPE_ASSET_LISTED
+  "An asset's limits were updated."
+  TYPE_LIMITS_UPDATED
+  "The staking token's total supply."
+  TYPE_STAKE_TOTAL_SUPPLY
+  "A change of the multisig contract's signature threshold."
+  TYPE_SIGNER_THRESHOLD_SET
+  "The asset of a new-asset governance proposal."
+  TYPE_GOVERNANCE_VALIDATE_ASSET
+  "An Ethereum contract call's result."
+  TYPE_ETHEREUM_CONTRACT_CALL_RESULT
+}
+
+"""
+A validator's signature of a resource (a withdrawal, an asset, a multisig change), to be
+submitted to the external chain. Sent automatically by validators.
+"""
+type NodeSignature {
+  "ID of the resource signed (a withdrawal, an asset, …)."
+  id: ID!
+  """
+  The raw signature as base64 (standard alphabet, padded), not hex like ` + "`" + `Signature.value` + "`" + `; null
+  when empty.
+  """
+  sig: String
+  "Kind of resource signed."
+  kind: NodeSignatureKind
+}
+
+"Kind of resource a node signature is for."
+enum NodeSignatureKind {
+  "Default value; not a valid kind."
+  NODE_SIGNATURE_KIND_UNSPECIFIED
+  "Allow-listing of a new asset on the bridge."
+  NODE_SIGNATURE_KIND_ASSET_NEW
+  "A withdrawal."
+  NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL
+  "A signer added to the bridge's multisig contract."
+  NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED
+  "A signer removed from the bridge's multisig contract."
+  NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED
+  "An update of an asset on the bridge."
+  NODE_SIGNATURE_KIND_ASSET_UPDATE
+}
+
+"A node operator rotates the validator's network key, from a given block."
+type KeyRotateSubmission {
+  """
+  Key derivation index of the new key (a u32 on the wire; served as Uint64 because values of
+  2^31 or more do not fit a GraphQL Int).
+  """
+  newPubKeyIndex: Uint64!
+  "Network block height at which the rotation applies."
+  targetBlock: Uint64!
+  "The new public key."
+  newPubKey: String!
+  "Hash of the current public key."
+  currentPubKeyHash: String!
+}
+
+"""
+A validator's proposed value of a state variable (a market's probability of trading, its bid
+and ask offsets…), computed at an event. Sent automatically by validators.
+"""
+type StateVariableProposal {
+  "The proposed value."
+  proposal: StateValueProposal
+}
+
+"A proposed value of a state variable: key, tolerance and value triples."
+type StateValueProposal {
+  "ID of the state variable."
+  stateVarId: ID!
+  "ID of the event at which the value was computed."
+  eventId: ID!
+  "The variable's keys, each with its tolerance and value."
+  kvb: [KeyValueBundle!]!
+}
+
+"One key of a state variable, with its value and tolerance."
+type KeyValueBundle {
+  "Name of the key."
+  key: String!
+  "Tolerance within which validators' values count as agreeing, as a decimal string."
+  tolerance: String!
+  "The value."
+  value: StateVarValue
+}
+
+"""
+A state variable's value: a scalar, a vector or a matrix. Exactly one field is non-null (all
+are null if the upstream sent none).
+"""
+type StateVarValue {
+  "A single value."
+  scalarVal: ScalarValue
+  "A list of values."
+  vectorVal: VectorValue
+  "A list of rows of values."
+  matrixVal: MatrixValue
+}
+
+"A single value of a state variable."
+type ScalarValue {
+  "The value, as a decimal string."
+  value: String!
+}
+
+"A vector value of a state variable."
+type VectorValue {
+  "The values, as decimal strings."
+  value: [String!]!
+}
+
+"A matrix value of a state variable."
+type MatrixValue {
+  "The rows, each a vector of decimal strings."
+  value: [VectorValue!]!
+}
+
+"""
+A validator's proof that it still controls its keys: one message signed with its Ethereum key
+and its network key. Sent automatically by validators.
+"""
+type ValidatorHeartbeat {
+  "The validator (its node ID)."
+  nodeId: ID!
+  "The validator."
+  node: ValidatorNode!
+  "Signature of the message made with the node's Ethereum key."
+  ethereumSignature: Signature
+  "Signature of the message made with the node's network key."
+  vegaSignature: Signature
+  "The signed message."
+  message: String!
+}
+
+"A node operator rotates the validator's Ethereum key, from a given block."
+type EthereumKeyRotateSubmission {
+  "Network block height at which the rotation applies."
+  targetBlock: Uint64!
+  "Ethereum address rotated to."
+  newAddress: String!
+  "Current Ethereum address."
+  currentAddress: String!
+  "Ethereum address used as submitter for automatic signature generation."
+  submitterAddress: String!
+  "Signature made by the new key, proving its ownership."
+  ethereumSignature: Signature
+}
+
+"""
+A node operator's proposal to upgrade the network's software at a block height (unrelated to
+governance proposals).
+"""
+type ProtocolUpgradeProposal {
+  "Block height at which to upgrade."
+  upgradeBlockHeight: Uint64!
+  "Release tag of the software to upgrade to."
+  vegaReleaseTag: String!
+}
+
+"""
+Asks validators to sign the addition or removal of a node to or from the bridge's multisig
+contract.
+"""
+type IssueSignatures {
+  "Ethereum address that will submit the signatures to the multisig contract."
+  submitter: String!
+  "Signer added or removed."
+  kind: NodeSignatureKind
+  "Node to be added to or removed from the contract (its node ID)."
+  validatorNodeId: ID!
+  "Node to be added to or removed from the contract."
+  validatorNode: ValidatorNode!
+}
+
+"""
+Data a provider submits for oracle data sources. Any party key can send it; the data sources
+that trust that key use it.
+"""
+type OracleDataSubmission {
+  "Format of the payload."
+  source: OracleSource
+  "The raw payload as base64 (standard alphabet, padded); null when empty."
+  payload: String
+  """
+  The payload decoded, when its bytes are one JSON value (the JSON and Open Oracle sources send
+  JSON: for ` + "`" + `ORACLE_SOURCE_JSON` + "`" + ` an object of string to string). Exactly the payload's JSON,
+  without insignificant whitespace; null when the payload is empty, not base64 or not JSON.
+  """
+  payloadJson: JSON
+}
+
+"Format of an oracle data submission's payload."
+enum OracleSource {
+  "Default value; not a valid source."
+  ORACLE_SOURCE_UNSPECIFIED
+  "Open Oracle format (JSON)."
+  ORACLE_SOURCE_OPEN_ORACLE
+  "A JSON object of string to string."
+  ORACLE_SOURCE_JSON
+  "Ethereum."
+  ORACLE_SOURCE_ETHEREUM
+}
+
+# ---------------------------------------------------------------------------------------------
+# Chain events
+# ---------------------------------------------------------------------------------------------
+
+"""
+An event on a foreign chain (a bridge deposit, a stake, a multisig change, a contract call's
+result) that a validator reports for the network to act on. Sent automatically by validators.
+The event is one of ` + "`" + `builtin` + "`" + `, ` + "`" + `erc20` + "`" + `, ` + "`" + `stakingEvent` + "`" + `, ` + "`" + `erc20Multisig` + "`" + ` and ` + "`" + `contractCall` + "`" + `:
+exactly one is non-null (all are null for an event kind this schema does not describe).
+"""
+type ChainEvent {
+  "Foreign-chain transaction that gave rise to the event."
+  txId: String!
+  """
+  One-time number of the event, against replay (a uint64, like the command's nonce; unlike the
+  contract nonce, a string, of the multisig events).
+  """
+  nonce: Uint64!
+  "An event of a built-in asset."
+  builtin: BuiltinAssetEvent
+  "An event of the ERC-20 bridge."
+  erc20: ERC20Event
+  "An event of the staking bridge."
+  stakingEvent: StakingEvent
+  "An event of the bridge's multisig contract."
+  erc20Multisig: ERC20MultiSigEvent
+  "The result of an Ethereum contract call made for a data source."
+  contractCall: EthContractCallEvent
+}
+
+"""
+A deposit or withdrawal of a built-in asset: at most one field is non-null (both are null when
+the upstream sends an empty event).
+"""
+type BuiltinAssetEvent {
+  "A deposit."
+  deposit: BuiltinAssetDeposit
+  "A withdrawal."
+  withdrawal: BuiltinAssetWithdrawal
+}
+
+"A deposit of a built-in asset."
+type BuiltinAssetDeposit {
+  "Asset deposited (its ID)."
+  vegaAssetId: ID!
+  "Asset deposited; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Party credited (public key)."
+  partyId: ID!
+  "Party credited."
+  party: Party!
+  "Amount, an integer string in the asset's decimals."
+  amount: String!
+}
+
+"A withdrawal of a built-in asset."
+type BuiltinAssetWithdrawal {
+  "Asset withdrawn (its ID)."
+  vegaAssetId: ID!
+  "Asset withdrawn; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Party debited (public key)."
+  partyId: ID!
+  "Party debited."
+  party: Party!
+  "Amount, an integer string in the asset's decimals."
+  amount: String!
+}
+
+"""
+An event of the ERC-20 bridge. Its action is exactly one non-null field among ` + "`" + `assetList` + "`" + `,
+` + "`" + `assetDelist` + "`" + `, ` + "`" + `deposit` + "`" + `, ` + "`" + `withdrawal` + "`" + `, ` + "`" + `assetLimitsUpdated` + "`" + `, ` + "`" + `bridgeStopped` + "`" + ` and
+` + "`" + `bridgeResumed` + "`" + `.
+"""
+type ERC20Event {
+  "Log index of the event within its Ethereum transaction."
+  index: Uint64!
+  "Ethereum block number."
+  block: Uint64!
+  "A token was allow-listed on the bridge."
+  assetList: ERC20AssetList
+  "A token was removed from the bridge."
+  assetDelist: ERC20AssetDelist
+  "A deposit through the bridge."
+  deposit: ERC20Deposit
+  "A withdrawal released by the bridge."
+  withdrawal: ERC20Withdrawal
+  "A token's deposit limits changed."
+  assetLimitsUpdated: ERC20AssetLimitsUpdated
+  "The bridge was stopped: true when this is the action (the wire writes the value set, normally true); null otherwise."
+  bridgeStopped: Boolean
+  "The bridge was resumed: true when this is the action (the wire writes the value set, normally true); null otherwise."
+  bridgeResumed: Boolean
+}
+
+"A token allow-listed on the bridge."
+type ERC20AssetList {
+  "Asset listed (its ID)."
+  vegaAssetId: ID!
+  "Asset listed; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Address of the token's contract."
+  assetSource: String!
+}
+
+"A token removed from the bridge."
+type ERC20AssetDelist {
+  "Asset removed (its ID)."
+  vegaAssetId: ID!
+  "Asset removed; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+}
+
+"A deposit through the ERC-20 bridge."
+type ERC20Deposit {
+  "Asset deposited (its ID)."
+  vegaAssetId: ID!
+  "Asset deposited; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Ethereum address the tokens came from."
+  sourceEthereumAddress: String!
+  "Party credited (public key)."
+  targetPartyId: ID!
+  "Party credited."
+  targetParty: Party!
+  "Amount, an integer string in the asset's decimals."
+  amount: String!
+}
+
+"A withdrawal released by the ERC-20 bridge."
+type ERC20Withdrawal {
+  "Asset withdrawn (its ID)."
+  vegaAssetId: ID!
+  "Asset withdrawn; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Ethereum address the tokens went to."
+  targetEthereumAddress: String!
+  "Reference nonce of the withdrawal."
+  referenceNonce: String!
+}
+
+"A change of a token's limits on the ERC-20 bridge."
+type ERC20AssetLimitsUpdated {
+  "Asset updated (its ID)."
+  vegaAssetId: ID!
+  "Asset updated; null plus a NOT_FOUND error if the asset does not exist."
+  asset: Asset
+  "Ethereum address that made the change."
+  sourceEthereumAddress: String!
+  "New lifetime deposit limit per address, in the asset's decimals (plural on the wire, unlike ` + "`" + `ERC20.lifetimeLimit` + "`" + `)."
+  lifetimeLimits: String!
+  "New threshold above which withdrawals are delayed, in the asset's decimals."
+  withdrawThreshold: String!
+}
+
+"""
+An event of the staking bridge or vesting contract. Its action is exactly one non-null field
+among ` + "`" + `stakeDeposited` + "`" + `, ` + "`" + `stakeRemoved` + "`" + ` and ` + "`" + `totalSupply` + "`" + `.
+"""
+type StakingEvent {
+  "Log index of the event within its Ethereum transaction."
+  index: Uint64!
+  "Ethereum block number."
+  block: Uint64!
+  "Stake deposited."
+  stakeDeposited: StakeDeposited
+  "Stake removed."
+  stakeRemoved: StakeRemoved
+  "The staking token's total supply."
+  totalSupply: StakeTotalSupply
+}
+
+"Stake credited to a network key."
+type StakeDeposited {
+  "Staker's Ethereum address (0x-prefixed hex)."
+  ethereumAddress: String!
+  "Network public key credited (hex)."
+  vegaPublicKey: String!
+  "Amount, an integer string in the staking token's decimals."
+  amount: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"Stake debited from a network key."
+type StakeRemoved {
+  "Staker's Ethereum address (0x-prefixed hex)."
+  ethereumAddress: String!
+  "Network public key debited (hex)."
+  vegaPublicKey: String!
+  "Amount, an integer string in the staking token's decimals."
+  amount: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"The staking token's total supply."
+type StakeTotalSupply {
+  "Address of the token's contract."
+  tokenAddress: String!
+  "Total supply, an integer string in the token's decimals."
+  totalSupply: String!
+}
+
+"""
+An event of the bridge's multisig contract. Its action is exactly one non-null field among
+` + "`" + `signerAdded` + "`" + `, ` + "`" + `signerRemoved` + "`" + ` and ` + "`" + `thresholdSet` + "`" + `.
+"""
+type ERC20MultiSigEvent {
+  "Log index of the event within its Ethereum transaction."
+  index: Uint64!
+  "Ethereum block number."
+  block: Uint64!
+  "A signer was added."
+  signerAdded: ERC20SignerAdded
+  "A signer was removed."
+  signerRemoved: ERC20SignerRemoved
+  "The signature threshold was set."
+  thresholdSet: ERC20ThresholdSet
+}
+
+"A signer added to the multisig contract."
+type ERC20SignerAdded {
+  "Ethereum address of the new signer."
+  newSigner: String!
+  "The contract's nonce, a string on the wire (not the event's Uint64 ` + "`" + `ChainEvent.nonce` + "`" + `)."
+  nonce: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"A signer removed from the multisig contract."
+type ERC20SignerRemoved {
+  "Ethereum address of the signer removed."
+  oldSigner: String!
+  "The contract's nonce, a string on the wire (not the event's Uint64 ` + "`" + `ChainEvent.nonce` + "`" + `)."
+  nonce: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"A new signature threshold of the multisig contract."
+type ERC20ThresholdSet {
+  """
+  The new threshold (a u32 on the wire; served as Uint64 because values of 2^31 or more do not
+  fit a GraphQL Int).
+  """
+  newThreshold: Uint64!
+  "The contract's nonce, a string on the wire (not the event's Uint64 ` + "`" + `ChainEvent.nonce` + "`" + `)."
+  nonce: String!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+}
+
+"The result of an Ethereum contract call made for a data source."
+type EthContractCallEvent {
+  "Data source spec that triggered the call."
+  specId: ID!
+  "Height of the Ethereum block the call was made at (an Ethereum height, not the network's)."
+  blockHeight: Uint64!
+  "Time of the Ethereum block (Unix seconds on the wire; served as RFC 3339)."
+  blockTime: Timestamp
+  "The call's result, ABI-packed per the data source spec, as base64 (standard alphabet, padded); null when empty."
+  result: String
+  "Failure message; null unless the call failed."
+  error: String
+  "EVM chain ID of the source chain; null when the upstream does not say."
+  sourceChainId: Uint64
+}
+
+# ---------------------------------------------------------------------------------------------
 # Proposals
 # ---------------------------------------------------------------------------------------------
+
+"""
+Submits a governance proposal of a single change (the explorer's type "Proposal"). A batch of
+changes voted on together is a BatchProposalSubmission.
+"""
+type ProposalSubmission {
+  "Human-readable reference."
+  reference: String!
+  "Terms of the proposal: its times and its change; null when the wire sends none."
+  terms: ProposalTerms
+  "Rationale of the proposal; null when the wire sends none."
+  rationale: ProposalRationale
+}
+
+"""
+Terms of a single proposal: when voting closes, when the change is enacted, and the change. Batch
+proposals have BatchProposalTerms instead (one closing time, an enactment time per change, no
+validation time).
+"""
+type ProposalTerms {
+  "When voting closes (Unix seconds on the wire; served as RFC 3339)."
+  closingTimestamp: Timestamp
+  """
+  When the change is enacted if the vote passes (Unix seconds on the wire; served as RFC 3339);
+  null for a freeform proposal, which changes nothing.
+  """
+  enactmentTimestamp: Timestamp
+  """
+  When the external validation of a new asset ends, before voting closes (Unix seconds on the
+  wire; served as RFC 3339); null for every change but ` + "`" + `NewAsset` + "`" + `.
+  """
+  validationTimestamp: Timestamp
+  """
+  The change, by kind. Kinds this schema does not describe arrive as UnknownProposalChange (with
+  an empty name and the whole terms object when the terms carry no change the explorer knows).
+  """
+  change: ProposalChangeKind
+}
 
 "Submits a batch of governance changes voted on together."
 type BatchProposalSubmission {
@@ -4084,12 +6844,13 @@ type ProposalChange {
 }
 
 """
-The kind of a proposal change. Kinds this schema does not describe yet (updateSpotMarket,
-updateReferralProgram, updateVolumeDiscountProgram, anything new) arrive as
-UnknownProposalChange with their raw JSON.
+The kind of a proposal change, in single proposals (ProposalTerms) and batches (ProposalChange)
+alike; ` + "`" + `NewAsset` + "`" + ` occurs in single proposals only. Kinds this schema does not describe yet (added
+by a later network version) arrive as UnknownProposalChange with their raw JSON.
 """
 union ProposalChangeKind =
   | CancelTransfer
+  | NewAsset
   | NewFreeform
   | NewMarket
   | NewSpotMarket
@@ -4098,6 +6859,9 @@ union ProposalChangeKind =
   | UpdateMarket
   | UpdateMarketState
   | UpdateNetworkParameter
+  | UpdateReferralProgram
+  | UpdateSpotMarket
+  | UpdateVolumeDiscountProgram
   | UnknownProposalChange
 
 """
@@ -4109,6 +6873,15 @@ type UnknownProposalChange {
   name: String!
   "The member's JSON as sent."
   raw: JSON!
+}
+
+"""
+Proposes a new asset (single proposals only). The asset has no ID yet: once the proposal is
+enacted, the proposal's ID becomes the asset's, so there is no asset to reference here.
+"""
+type NewAsset {
+  "Definition of the proposed asset: name, symbol, decimals, quantum and its source."
+  changes: AssetDetails
 }
 
 "Cancels a governance transfer."
@@ -4181,6 +6954,14 @@ type UpdateMarket {
   changes: UpdateMarketConfig
 }
 
+"Updates an existing spot market."
+type UpdateSpotMarket {
+  "Spot market to update."
+  marketId: ID!
+  "New configuration of the spot market."
+  changes: UpdateSpotMarketConfiguration
+}
+
 "Changes the state of a market (terminate, suspend, resume)."
 type UpdateMarketState {
   "The state change."
@@ -4238,7 +7019,7 @@ type NewFutureMarketConfig {
   logNormal: LogNormalRiskModel
   """
   DEPRECATED, use liquidity SLA parameters. Percentage move up and down from the mid price
-  defining the range for automated liquidity provision.
+  defining the range for automated liquidity provision; null when unset (the key is optional).
   """
   lpPriceRange: String @deprecated(reason: "Deprecated upstream; use liquidity SLA parameters (` + "`" + `liquiditySlaParameters.priceRange` + "`" + `).")
   "How the mark price is computed."
@@ -4305,7 +7086,7 @@ type UpdateMarketConfig {
   logNormal: LogNormalRiskModel
   """
   DEPRECATED, use liquidity SLA parameters. Percentage move up and down from the mid price
-  defining the range for automated liquidity provision.
+  defining the range for automated liquidity provision; null when unset (the key is optional).
   """
   lpPriceRange: String @deprecated(reason: "Deprecated upstream; use liquidity SLA parameters (` + "`" + `liquiditySlaParameters.priceRange` + "`" + `).")
   "How the mark price is computed."
@@ -4599,6 +7380,99 @@ type SpecBindingForCompositePrice {
   priceSourceProperty: String!
 }
 
+"""
+New configuration of an existing spot market: no instrument and no decimal places, which cannot
+be updated. The risk model is a one-of: exactly one of ` + "`" + `simple` + "`" + ` and ` + "`" + `logNormal` + "`" + ` is non-null.
+"""
+type UpdateSpotMarketConfiguration {
+  "Optional tags."
+  metadata: [String!]!
+  "Price monitoring parameters."
+  priceMonitoringParameters: PriceMonitoringParameters
+  "Target stake parameters."
+  targetStakeParameters: TargetStakeParameters
+  "Simple risk model."
+  simple: SimpleRiskModel
+  "Log-normal risk model."
+  logNormal: LogNormalRiskModel
+  "Liquidity SLA parameters."
+  slaParams: SlaParameters
+  "How liquidity fees are set."
+  liquidityFeeSettings: LiquidityFeeSettings
+}
+
+# ---------------------------------------------------------------------------------------------
+# Reward programs (proposal changes updateReferralProgram, updateVolumeDiscountProgram)
+# ---------------------------------------------------------------------------------------------
+
+"Proposes new terms for the referral program."
+type UpdateReferralProgram {
+  "The program's new terms."
+  changes: ReferralProgramChanges
+}
+
+"Proposed terms of the referral program."
+type ReferralProgramChanges {
+  "Benefit tiers, in increasing order; the first is tier 1."
+  benefitTiers: [BenefitTier!]!
+  """
+  End of the program: it ends when the epoch running at this time ends (Unix seconds on the wire;
+  served as RFC 3339).
+  """
+  endOfProgramTimestamp: Timestamp
+  "Number of epochs over which a referral set's running taker volume is measured."
+  windowLength: Uint64!
+  "Tiers by the referrer's stake, in increasing order."
+  stakingTiers: [StakingTier!]!
+}
+
+"A benefit tier of the referral program."
+type BenefitTier {
+  "Running notional taker volume a referral set needs for the tier, an integer string in quantum units."
+  minimumRunningNotionalTakerVolume: String!
+  "Epochs of membership in the set a referee needs for the tier, an integer sent as a string."
+  minimumEpochs: String!
+  "Share of the referee's taker fees paid to the referrer, as a decimal string."
+  referralRewardFactor: String!
+  "Share of the referee's taker fees discounted, as a decimal string."
+  referralDiscountFactor: String!
+}
+
+"A staking tier of the referral program: the referrer's reward grows with its stake."
+type StakingTier {
+  "Governance tokens the referrer must stake for the tier, an integer string."
+  minimumStakedTokens: String!
+  "Multiplier of the referral reward, as a decimal string."
+  referralRewardMultiplier: String!
+}
+
+"Proposes new terms for the volume discount program."
+type UpdateVolumeDiscountProgram {
+  "The program's new terms."
+  changes: VolumeDiscountProgramChanges
+}
+
+"Proposed terms of the volume discount program."
+type VolumeDiscountProgramChanges {
+  "Benefit tiers, in increasing order."
+  benefitTiers: [VolumeBenefitTier!]!
+  """
+  End of the program: it ends when the epoch running at this time ends (Unix seconds on the wire;
+  served as RFC 3339).
+  """
+  endOfProgramTimestamp: Timestamp
+  "Number of epochs over which a party's running taker volume is measured."
+  windowLength: Uint64!
+}
+
+"A benefit tier of the volume discount program."
+type VolumeBenefitTier {
+  "Running notional taker volume a party needs for the tier, an integer string in quantum units."
+  minimumRunningNotionalTakerVolume: String!
+  "Share of the party's taker fees discounted, as a decimal string."
+  volumeDiscountFactor: String!
+}
+
 # ---------------------------------------------------------------------------------------------
 # Data sources
 # ---------------------------------------------------------------------------------------------
@@ -4834,7 +7708,7 @@ type DispatchStrategy {
   windowLength: Uint64!
 }
 
-"An entry of a rank table."
+"An entry of a rank table. Both numbers are 32-bit unsigned on the wire (JSON numbers)."
 type RankTable {
   "First rank of this entry."
   startRank: Int64!
@@ -5197,12 +8071,68 @@ func (ec *executionContext) childFields_BatchProposalTerms(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type BatchProposalTerms", field.Name)
 }
 
+func (ec *executionContext) childFields_BenefitTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minimumRunningNotionalTakerVolume":
+		return ec.fieldContext_BenefitTier_minimumRunningNotionalTakerVolume(ctx, field)
+	case "minimumEpochs":
+		return ec.fieldContext_BenefitTier_minimumEpochs(ctx, field)
+	case "referralRewardFactor":
+		return ec.fieldContext_BenefitTier_referralRewardFactor(ctx, field)
+	case "referralDiscountFactor":
+		return ec.fieldContext_BenefitTier_referralDiscountFactor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitTier", field.Name)
+}
+
 func (ec *executionContext) childFields_BuiltinAsset(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "maxFaucetAmountMint":
 		return ec.fieldContext_BuiltinAsset_maxFaucetAmountMint(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BuiltinAsset", field.Name)
+}
+
+func (ec *executionContext) childFields_BuiltinAssetDeposit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_BuiltinAssetDeposit_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_BuiltinAssetDeposit_asset(ctx, field)
+	case "partyId":
+		return ec.fieldContext_BuiltinAssetDeposit_partyId(ctx, field)
+	case "party":
+		return ec.fieldContext_BuiltinAssetDeposit_party(ctx, field)
+	case "amount":
+		return ec.fieldContext_BuiltinAssetDeposit_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuiltinAssetDeposit", field.Name)
+}
+
+func (ec *executionContext) childFields_BuiltinAssetEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deposit":
+		return ec.fieldContext_BuiltinAssetEvent_deposit(ctx, field)
+	case "withdrawal":
+		return ec.fieldContext_BuiltinAssetEvent_withdrawal(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuiltinAssetEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_BuiltinAssetWithdrawal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_BuiltinAssetWithdrawal_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_BuiltinAssetWithdrawal_asset(ctx, field)
+	case "partyId":
+		return ec.fieldContext_BuiltinAssetWithdrawal_partyId(ctx, field)
+	case "party":
+		return ec.fieldContext_BuiltinAssetWithdrawal_party(ctx, field)
+	case "amount":
+		return ec.fieldContext_BuiltinAssetWithdrawal_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuiltinAssetWithdrawal", field.Name)
 }
 
 func (ec *executionContext) childFields_CancelTransferConfiguration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5243,6 +8173,22 @@ func (ec *executionContext) childFields_Condition(ctx context.Context, field gra
 		return ec.fieldContext_Condition_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Condition", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateReferralSetTeam(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_CreateReferralSetTeam_name(ctx, field)
+	case "teamUrl":
+		return ec.fieldContext_CreateReferralSetTeam_teamUrl(ctx, field)
+	case "avatarUrl":
+		return ec.fieldContext_CreateReferralSetTeam_avatarUrl(ctx, field)
+	case "closed":
+		return ec.fieldContext_CreateReferralSetTeam_closed(ctx, field)
+	case "allowList":
+		return ec.fieldContext_CreateReferralSetTeam_allowList(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateReferralSetTeam", field.Name)
 }
 
 func (ec *executionContext) childFields_DataSourceDefinition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5403,12 +8349,166 @@ func (ec *executionContext) childFields_ERC20(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type ERC20", field.Name)
 }
 
+func (ec *executionContext) childFields_ERC20AssetDelist(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20AssetDelist_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20AssetDelist_asset(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20AssetDelist", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20AssetLimitsUpdated(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_asset(ctx, field)
+	case "sourceEthereumAddress":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_sourceEthereumAddress(ctx, field)
+	case "lifetimeLimits":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_lifetimeLimits(ctx, field)
+	case "withdrawThreshold":
+		return ec.fieldContext_ERC20AssetLimitsUpdated_withdrawThreshold(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20AssetLimitsUpdated", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20AssetList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20AssetList_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20AssetList_asset(ctx, field)
+	case "assetSource":
+		return ec.fieldContext_ERC20AssetList_assetSource(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20AssetList", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20Deposit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20Deposit_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20Deposit_asset(ctx, field)
+	case "sourceEthereumAddress":
+		return ec.fieldContext_ERC20Deposit_sourceEthereumAddress(ctx, field)
+	case "targetPartyId":
+		return ec.fieldContext_ERC20Deposit_targetPartyId(ctx, field)
+	case "targetParty":
+		return ec.fieldContext_ERC20Deposit_targetParty(ctx, field)
+	case "amount":
+		return ec.fieldContext_ERC20Deposit_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20Deposit", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "index":
+		return ec.fieldContext_ERC20Event_index(ctx, field)
+	case "block":
+		return ec.fieldContext_ERC20Event_block(ctx, field)
+	case "assetList":
+		return ec.fieldContext_ERC20Event_assetList(ctx, field)
+	case "assetDelist":
+		return ec.fieldContext_ERC20Event_assetDelist(ctx, field)
+	case "deposit":
+		return ec.fieldContext_ERC20Event_deposit(ctx, field)
+	case "withdrawal":
+		return ec.fieldContext_ERC20Event_withdrawal(ctx, field)
+	case "assetLimitsUpdated":
+		return ec.fieldContext_ERC20Event_assetLimitsUpdated(ctx, field)
+	case "bridgeStopped":
+		return ec.fieldContext_ERC20Event_bridgeStopped(ctx, field)
+	case "bridgeResumed":
+		return ec.fieldContext_ERC20Event_bridgeResumed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20Event", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20MultiSigEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "index":
+		return ec.fieldContext_ERC20MultiSigEvent_index(ctx, field)
+	case "block":
+		return ec.fieldContext_ERC20MultiSigEvent_block(ctx, field)
+	case "signerAdded":
+		return ec.fieldContext_ERC20MultiSigEvent_signerAdded(ctx, field)
+	case "signerRemoved":
+		return ec.fieldContext_ERC20MultiSigEvent_signerRemoved(ctx, field)
+	case "thresholdSet":
+		return ec.fieldContext_ERC20MultiSigEvent_thresholdSet(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20MultiSigEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20SignerAdded(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "newSigner":
+		return ec.fieldContext_ERC20SignerAdded_newSigner(ctx, field)
+	case "nonce":
+		return ec.fieldContext_ERC20SignerAdded_nonce(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_ERC20SignerAdded_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20SignerAdded", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20SignerRemoved(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "oldSigner":
+		return ec.fieldContext_ERC20SignerRemoved_oldSigner(ctx, field)
+	case "nonce":
+		return ec.fieldContext_ERC20SignerRemoved_nonce(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_ERC20SignerRemoved_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20SignerRemoved", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20ThresholdSet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "newThreshold":
+		return ec.fieldContext_ERC20ThresholdSet_newThreshold(ctx, field)
+	case "nonce":
+		return ec.fieldContext_ERC20ThresholdSet_nonce(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_ERC20ThresholdSet_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20ThresholdSet", field.Name)
+}
+
+func (ec *executionContext) childFields_ERC20Withdrawal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "vegaAssetId":
+		return ec.fieldContext_ERC20Withdrawal_vegaAssetId(ctx, field)
+	case "asset":
+		return ec.fieldContext_ERC20Withdrawal_asset(ctx, field)
+	case "targetEthereumAddress":
+		return ec.fieldContext_ERC20Withdrawal_targetEthereumAddress(ctx, field)
+	case "referenceNonce":
+		return ec.fieldContext_ERC20Withdrawal_referenceNonce(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ERC20Withdrawal", field.Name)
+}
+
 func (ec *executionContext) childFields_ETHAddress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "address":
 		return ec.fieldContext_ETHAddress_address(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ETHAddress", field.Name)
+}
+
+func (ec *executionContext) childFields_Erc20WithdrawExt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "receiverAddress":
+		return ec.fieldContext_Erc20WithdrawExt_receiverAddress(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Erc20WithdrawExt", field.Name)
 }
 
 func (ec *executionContext) childFields_EthCallSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5441,6 +8541,24 @@ func (ec *executionContext) childFields_EthCallTrigger(ctx context.Context, fiel
 		return ec.fieldContext_EthCallTrigger_timeTrigger(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EthCallTrigger", field.Name)
+}
+
+func (ec *executionContext) childFields_EthContractCallEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "specId":
+		return ec.fieldContext_EthContractCallEvent_specId(ctx, field)
+	case "blockHeight":
+		return ec.fieldContext_EthContractCallEvent_blockHeight(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_EthContractCallEvent_blockTime(ctx, field)
+	case "result":
+		return ec.fieldContext_EthContractCallEvent_result(ctx, field)
+	case "error":
+		return ec.fieldContext_EthContractCallEvent_error(ctx, field)
+	case "sourceChainId":
+		return ec.fieldContext_EthContractCallEvent_sourceChainId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EthContractCallEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_EthTimeTrigger(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5581,6 +8699,18 @@ func (ec *executionContext) childFields_InternalTimeTrigger(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type InternalTimeTrigger", field.Name)
 }
 
+func (ec *executionContext) childFields_KeyValueBundle(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_KeyValueBundle_key(ctx, field)
+	case "tolerance":
+		return ec.fieldContext_KeyValueBundle_tolerance(ctx, field)
+	case "value":
+		return ec.fieldContext_KeyValueBundle_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KeyValueBundle", field.Name)
+}
+
 func (ec *executionContext) childFields_LiquidationStrategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "disposalFraction":
@@ -5639,6 +8769,24 @@ func (ec *executionContext) childFields_LogNormalRiskModel(ctx context.Context, 
 		return ec.fieldContext_LogNormalRiskModel_tau(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LogNormalRiskModel", field.Name)
+}
+
+func (ec *executionContext) childFields_MatrixValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_MatrixValue_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MatrixValue", field.Name)
+}
+
+func (ec *executionContext) childFields_Metadata(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_Metadata_key(ctx, field)
+	case "value":
+		return ec.fieldContext_Metadata_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Metadata", field.Name)
 }
 
 func (ec *executionContext) childFields_NetworkParameter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5929,6 +9077,20 @@ func (ec *executionContext) childFields_ProposalRationale(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ProposalRationale", field.Name)
 }
 
+func (ec *executionContext) childFields_ProposalTerms(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "closingTimestamp":
+		return ec.fieldContext_ProposalTerms_closingTimestamp(ctx, field)
+	case "enactmentTimestamp":
+		return ec.fieldContext_ProposalTerms_enactmentTimestamp(ctx, field)
+	case "validationTimestamp":
+		return ec.fieldContext_ProposalTerms_validationTimestamp(ctx, field)
+	case "change":
+		return ec.fieldContext_ProposalTerms_change(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProposalTerms", field.Name)
+}
+
 func (ec *executionContext) childFields_PubKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "key":
@@ -5957,6 +9119,42 @@ func (ec *executionContext) childFields_RecurringTransfer(ctx context.Context, f
 		return ec.fieldContext_RecurringTransfer_startEpoch(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecurringTransfer", field.Name)
+}
+
+func (ec *executionContext) childFields_RecurringTransferFunds(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "startEpoch":
+		return ec.fieldContext_RecurringTransferFunds_startEpoch(ctx, field)
+	case "endEpoch":
+		return ec.fieldContext_RecurringTransferFunds_endEpoch(ctx, field)
+	case "factor":
+		return ec.fieldContext_RecurringTransferFunds_factor(ctx, field)
+	case "dispatchStrategy":
+		return ec.fieldContext_RecurringTransferFunds_dispatchStrategy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecurringTransferFunds", field.Name)
+}
+
+func (ec *executionContext) childFields_ReferralProgramChanges(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "benefitTiers":
+		return ec.fieldContext_ReferralProgramChanges_benefitTiers(ctx, field)
+	case "endOfProgramTimestamp":
+		return ec.fieldContext_ReferralProgramChanges_endOfProgramTimestamp(ctx, field)
+	case "windowLength":
+		return ec.fieldContext_ReferralProgramChanges_windowLength(ctx, field)
+	case "stakingTiers":
+		return ec.fieldContext_ReferralProgramChanges_stakingTiers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReferralProgramChanges", field.Name)
+}
+
+func (ec *executionContext) childFields_ScalarValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_ScalarValue_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScalarValue", field.Name)
 }
 
 func (ec *executionContext) childFields_Signature(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6037,6 +9235,94 @@ func (ec *executionContext) childFields_Spot(ctx context.Context, field graphql.
 		return ec.fieldContext_Spot_quoteAsset(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Spot", field.Name)
+}
+
+func (ec *executionContext) childFields_StakeDeposited(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ethereumAddress":
+		return ec.fieldContext_StakeDeposited_ethereumAddress(ctx, field)
+	case "vegaPublicKey":
+		return ec.fieldContext_StakeDeposited_vegaPublicKey(ctx, field)
+	case "amount":
+		return ec.fieldContext_StakeDeposited_amount(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_StakeDeposited_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakeDeposited", field.Name)
+}
+
+func (ec *executionContext) childFields_StakeRemoved(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ethereumAddress":
+		return ec.fieldContext_StakeRemoved_ethereumAddress(ctx, field)
+	case "vegaPublicKey":
+		return ec.fieldContext_StakeRemoved_vegaPublicKey(ctx, field)
+	case "amount":
+		return ec.fieldContext_StakeRemoved_amount(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_StakeRemoved_blockTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakeRemoved", field.Name)
+}
+
+func (ec *executionContext) childFields_StakeTotalSupply(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tokenAddress":
+		return ec.fieldContext_StakeTotalSupply_tokenAddress(ctx, field)
+	case "totalSupply":
+		return ec.fieldContext_StakeTotalSupply_totalSupply(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakeTotalSupply", field.Name)
+}
+
+func (ec *executionContext) childFields_StakingEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "index":
+		return ec.fieldContext_StakingEvent_index(ctx, field)
+	case "block":
+		return ec.fieldContext_StakingEvent_block(ctx, field)
+	case "stakeDeposited":
+		return ec.fieldContext_StakingEvent_stakeDeposited(ctx, field)
+	case "stakeRemoved":
+		return ec.fieldContext_StakingEvent_stakeRemoved(ctx, field)
+	case "totalSupply":
+		return ec.fieldContext_StakingEvent_totalSupply(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakingEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_StakingTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minimumStakedTokens":
+		return ec.fieldContext_StakingTier_minimumStakedTokens(ctx, field)
+	case "referralRewardMultiplier":
+		return ec.fieldContext_StakingTier_referralRewardMultiplier(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakingTier", field.Name)
+}
+
+func (ec *executionContext) childFields_StateValueProposal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "stateVarId":
+		return ec.fieldContext_StateValueProposal_stateVarId(ctx, field)
+	case "eventId":
+		return ec.fieldContext_StateValueProposal_eventId(ctx, field)
+	case "kvb":
+		return ec.fieldContext_StateValueProposal_kvb(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StateValueProposal", field.Name)
+}
+
+func (ec *executionContext) childFields_StateVarValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scalarVal":
+		return ec.fieldContext_StateVarValue_scalarVal(ctx, field)
+	case "vectorVal":
+		return ec.fieldContext_StateVarValue_vectorVal(ctx, field)
+	case "matrixVal":
+		return ec.fieldContext_StateVarValue_matrixVal(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StateVarValue", field.Name)
 }
 
 func (ec *executionContext) childFields_StopOrderCancellation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6287,6 +9573,42 @@ func (ec *executionContext) childFields_UpdatePerpetualProduct(ctx context.Conte
 	return nil, fmt.Errorf("no field named %q was found under type UpdatePerpetualProduct", field.Name)
 }
 
+func (ec *executionContext) childFields_UpdateReferralSetTeam(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_UpdateReferralSetTeam_name(ctx, field)
+	case "teamUrl":
+		return ec.fieldContext_UpdateReferralSetTeam_teamUrl(ctx, field)
+	case "avatarUrl":
+		return ec.fieldContext_UpdateReferralSetTeam_avatarUrl(ctx, field)
+	case "closed":
+		return ec.fieldContext_UpdateReferralSetTeam_closed(ctx, field)
+	case "allowList":
+		return ec.fieldContext_UpdateReferralSetTeam_allowList(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateReferralSetTeam", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateSpotMarketConfiguration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "metadata":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_metadata(ctx, field)
+	case "priceMonitoringParameters":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_priceMonitoringParameters(ctx, field)
+	case "targetStakeParameters":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_targetStakeParameters(ctx, field)
+	case "simple":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_simple(ctx, field)
+	case "logNormal":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_logNormal(ctx, field)
+	case "slaParams":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_slaParams(ctx, field)
+	case "liquidityFeeSettings":
+		return ec.fieldContext_UpdateSpotMarketConfiguration_liquidityFeeSettings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateSpotMarketConfiguration", field.Name)
+}
+
 func (ec *executionContext) childFields_ValidatorNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6295,6 +9617,44 @@ func (ec *executionContext) childFields_ValidatorNode(ctx context.Context, field
 		return ec.fieldContext_ValidatorNode_delegations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ValidatorNode", field.Name)
+}
+
+func (ec *executionContext) childFields_VectorValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_VectorValue_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VectorValue", field.Name)
+}
+
+func (ec *executionContext) childFields_VolumeBenefitTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minimumRunningNotionalTakerVolume":
+		return ec.fieldContext_VolumeBenefitTier_minimumRunningNotionalTakerVolume(ctx, field)
+	case "volumeDiscountFactor":
+		return ec.fieldContext_VolumeBenefitTier_volumeDiscountFactor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VolumeBenefitTier", field.Name)
+}
+
+func (ec *executionContext) childFields_VolumeDiscountProgramChanges(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "benefitTiers":
+		return ec.fieldContext_VolumeDiscountProgramChanges_benefitTiers(ctx, field)
+	case "endOfProgramTimestamp":
+		return ec.fieldContext_VolumeDiscountProgramChanges_endOfProgramTimestamp(ctx, field)
+	case "windowLength":
+		return ec.fieldContext_VolumeDiscountProgramChanges_windowLength(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VolumeDiscountProgramChanges", field.Name)
+}
+
+func (ec *executionContext) childFields_WithdrawExt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "erc20":
+		return ec.fieldContext_WithdrawExt_erc20(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WithdrawExt", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6532,54 +9892,78 @@ func (ec *executionContext) field_Party_fundingPayments_args(ctx context.Context
 func (ec *executionContext) field_Party_transactions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cmdTypes",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "excludeTypes",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["excludeTypes"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "block",
+		func(ctx context.Context, v any) (*upstream.Uint64, error) {
+			return ec.unmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["block"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "cmdTypes",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["cmdTypes"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "excludeCmdTypes",
+	args["cmdTypes"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "excludeCmdTypes",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["excludeCmdTypes"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+	args["excludeCmdTypes"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["first"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+	args["first"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["after"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+	args["after"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["last"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+	args["last"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["before"] = arg5
+	args["before"] = arg8
 	return args, nil
 }
 
@@ -6817,65 +10201,111 @@ func (ec *executionContext) field_Query_party_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_transaction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "hash",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hash"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_transactions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cmdTypes",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "excludeTypes",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["excludeTypes"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "block",
+		func(ctx context.Context, v any) (*upstream.Uint64, error) {
+			return ec.unmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["block"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "submitter",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["submitter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "cmdTypes",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["cmdTypes"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "excludeCmdTypes",
+	args["cmdTypes"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "excludeCmdTypes",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["excludeCmdTypes"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "parties",
+	args["excludeCmdTypes"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "parties",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["parties"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+	args["parties"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["first"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+	args["first"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["after"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+	args["after"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["last"] = arg5
-	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+	args["last"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["before"] = arg6
+	args["before"] = arg10
 	return args, nil
 }
 
@@ -7433,7 +10863,7 @@ func (ec *executionContext) _Asset_status(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Asset_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.KnownStatus()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v upstream.AssetStatus) graphql.Marshaler {
@@ -7444,7 +10874,7 @@ func (ec *executionContext) _Asset_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Asset_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Asset", field, false, false, "AssetStatus")
+	return graphql.NewScalarFieldContext("Asset", field, true, false, "AssetStatus")
 }
 
 func (ec *executionContext) _Asset_details(ctx context.Context, field graphql.CollectedField, obj *upstream.Asset) (ret graphql.Marshaler) {
@@ -7456,21 +10886,21 @@ func (ec *executionContext) _Asset_details(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Asset_details(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Details, nil
+			return obj.KnownDetails()
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v upstream.AssetDetails) graphql.Marshaler {
-			return ec.marshalNAssetDetails2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.AssetDetails) graphql.Marshaler {
+			return ec.marshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Asset_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Asset",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_AssetDetails(ctx, field)
@@ -8088,6 +11518,98 @@ func (ec *executionContext) fieldContext_BatchProposalTerms_changes(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _BenefitTier_minimumRunningNotionalTakerVolume(ctx context.Context, field graphql.CollectedField, obj *upstream.BenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitTier_minimumRunningNotionalTakerVolume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumRunningNotionalTakerVolume, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitTier_minimumRunningNotionalTakerVolume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _BenefitTier_minimumEpochs(ctx context.Context, field graphql.CollectedField, obj *upstream.BenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitTier_minimumEpochs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumEpochs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitTier_minimumEpochs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _BenefitTier_referralRewardFactor(ctx context.Context, field graphql.CollectedField, obj *upstream.BenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitTier_referralRewardFactor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferralRewardFactor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitTier_referralRewardFactor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _BenefitTier_referralDiscountFactor(ctx context.Context, field graphql.CollectedField, obj *upstream.BenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitTier_referralDiscountFactor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferralDiscountFactor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitTier_referralDiscountFactor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitTier", field, false, false, "String")
+}
+
 func (ec *executionContext) _BuiltinAsset_maxFaucetAmountMint(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAsset) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8109,6 +11631,336 @@ func (ec *executionContext) _BuiltinAsset_maxFaucetAmountMint(ctx context.Contex
 }
 func (ec *executionContext) fieldContext_BuiltinAsset_maxFaucetAmountMint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BuiltinAsset", field, false, false, "String")
+}
+
+func (ec *executionContext) _BuiltinAssetDeposit_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetDeposit", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BuiltinAssetDeposit_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BuiltinAssetDeposit().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetDeposit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetDeposit_partyId(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_partyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PartyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_partyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetDeposit", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BuiltinAssetDeposit_party(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_party(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PartyRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetDeposit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Party(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetDeposit_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetDeposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetDeposit_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetDeposit_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetDeposit", field, false, false, "String")
+}
+
+func (ec *executionContext) _BuiltinAssetEvent_deposit(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetEvent_deposit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deposit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.BuiltinAssetDeposit) graphql.Marshaler {
+			return ec.marshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetEvent_deposit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuiltinAssetDeposit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetEvent_withdrawal(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetEvent_withdrawal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Withdrawal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.BuiltinAssetWithdrawal) graphql.Marshaler {
+			return ec.marshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetEvent_withdrawal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuiltinAssetWithdrawal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetWithdrawal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BuiltinAssetWithdrawal().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetWithdrawal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_partyId(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_partyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PartyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_partyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetWithdrawal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_party(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_party(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PartyRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_party(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuiltinAssetWithdrawal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Party(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.BuiltinAssetWithdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuiltinAssetWithdrawal_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuiltinAssetWithdrawal_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuiltinAssetWithdrawal", field, false, false, "String")
 }
 
 func (ec *executionContext) _CancelTransfer_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.CancelTransfer) (ret graphql.Marshaler) {
@@ -8164,6 +12016,235 @@ func (ec *executionContext) _CancelTransferConfiguration_transferId(ctx context.
 }
 func (ec *executionContext) fieldContext_CancelTransferConfiguration_transferId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CancelTransferConfiguration", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CancelTransferFunds_transferId(ctx context.Context, field graphql.CollectedField, obj *upstream.CancelTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CancelTransferFunds_transferId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TransferID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CancelTransferFunds_transferId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CancelTransferFunds", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ChainEvent_txId(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_txId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TxID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_txId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChainEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChainEvent_nonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_nonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_nonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChainEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ChainEvent_builtin(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_builtin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Builtin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.BuiltinAssetEvent) graphql.Marshaler {
+			return ec.marshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_builtin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuiltinAssetEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChainEvent_erc20(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_erc20(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ERC20, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20Event) graphql.Marshaler {
+			return ec.marshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_erc20(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20Event(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChainEvent_stakingEvent(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_stakingEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StakingEvent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StakingEvent) graphql.Marshaler {
+			return ec.marshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_stakingEvent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakingEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChainEvent_erc20Multisig(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_erc20Multisig(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ERC20Multisig, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20MultiSigEvent) graphql.Marshaler {
+			return ec.marshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_erc20Multisig(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20MultiSigEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChainEvent_contractCall(ctx context.Context, field graphql.CollectedField, obj *upstream.ChainEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChainEvent_contractCall(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContractCall, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.EthContractCallEvent) graphql.Marshaler {
+			return ec.marshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChainEvent_contractCall(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChainEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EthContractCallEvent(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CompositePriceConfiguration_cashAmount(ctx context.Context, field graphql.CollectedField, obj *upstream.CompositePriceConfiguration) (ret graphql.Marshaler) {
@@ -8412,6 +12493,176 @@ func (ec *executionContext) _Condition_value(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Condition_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Condition", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateReferralSet_isTeam(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSet_isTeam(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsTeam, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSet_isTeam(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSet", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CreateReferralSet_team(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSet_team(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Team, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.CreateReferralSetTeam) graphql.Marshaler {
+			return ec.marshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSet_team(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateReferralSet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateReferralSetTeam(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_name(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_teamUrl(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_teamUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_teamUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_avatarUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvatarURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_avatarUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_closed(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_closed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Closed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_closed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CreateReferralSetTeam_allowList(ctx context.Context, field graphql.CollectedField, obj *upstream.CreateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateReferralSetTeam_allowList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AllowList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateReferralSetTeam_allowList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateReferralSetTeam", field, false, false, "String")
 }
 
 func (ec *executionContext) _DataSourceDefinition_internal(ctx context.Context, field graphql.CollectedField, obj *upstream.DataSourceDefinition) (ret graphql.Marshaler) {
@@ -8856,6 +13107,84 @@ func (ec *executionContext) _DataSourceSpecToPerpetualBinding_settlementSchedule
 }
 func (ec *executionContext) fieldContext_DataSourceSpecToPerpetualBinding_settlementScheduleProperty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DataSourceSpecToPerpetualBinding", field, false, false, "String")
+}
+
+func (ec *executionContext) _DelegateSubmission_nodeId(ctx context.Context, field graphql.CollectedField, obj *upstream.DelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DelegateSubmission_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DelegateSubmission_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DelegateSubmission", field, false, false, "ID")
+}
+
+func (ec *executionContext) _DelegateSubmission_node(ctx context.Context, field graphql.CollectedField, obj *upstream.DelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DelegateSubmission_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DelegateSubmission_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DelegateSubmission",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidatorNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DelegateSubmission_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.DelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DelegateSubmission_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DelegateSubmission_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DelegateSubmission", field, false, false, "String")
 }
 
 func (ec *executionContext) _Delegation_party(ctx context.Context, field graphql.CollectedField, obj *upstream.Delegation) (ret graphql.Marshaler) {
@@ -9496,6 +13825,1121 @@ func (ec *executionContext) fieldContext_ERC20_withdrawThreshold(_ context.Conte
 	return graphql.NewScalarFieldContext("ERC20", field, false, false, "String")
 }
 
+func (ec *executionContext) _ERC20AssetDelist_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetDelist) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetDelist_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetDelist_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetDelist", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20AssetDelist_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetDelist) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetDelist_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20AssetDelist().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetDelist_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20AssetDelist",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetLimitsUpdated", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20AssetLimitsUpdated().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20AssetLimitsUpdated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_sourceEthereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_sourceEthereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceEthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_sourceEthereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetLimitsUpdated", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_lifetimeLimits(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_lifetimeLimits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LifetimeLimits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_lifetimeLimits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetLimitsUpdated", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated_withdrawThreshold(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetLimitsUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetLimitsUpdated_withdrawThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithdrawThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetLimitsUpdated_withdrawThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetLimitsUpdated", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20AssetList_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetList_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetList_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetList", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20AssetList_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetList_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20AssetList().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetList_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20AssetList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20AssetList_assetSource(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20AssetList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20AssetList_assetSource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssetSource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20AssetList_assetSource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20AssetList", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20Deposit_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Deposit", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20Deposit_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20Deposit().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Deposit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Deposit_sourceEthereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_sourceEthereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceEthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_sourceEthereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Deposit", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20Deposit_targetPartyId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_targetPartyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetPartyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_targetPartyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Deposit", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20Deposit_targetParty(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_targetParty(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetPartyRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Party) graphql.Marshaler {
+			return ec.marshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_targetParty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Deposit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Party(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Deposit_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Deposit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Deposit_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Deposit_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Deposit", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20Event_index(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_index(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Index, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_index(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Event", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20Event_block(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_block(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Block, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_block(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Event", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20Event_assetList(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_assetList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssetList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20AssetList) graphql.Marshaler {
+			return ec.marshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_assetList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20AssetList(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_assetDelist(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_assetDelist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssetDelist, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20AssetDelist) graphql.Marshaler {
+			return ec.marshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_assetDelist(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20AssetDelist(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_deposit(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_deposit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deposit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20Deposit) graphql.Marshaler {
+			return ec.marshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_deposit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20Deposit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_withdrawal(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_withdrawal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Withdrawal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20Withdrawal) graphql.Marshaler {
+			return ec.marshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_withdrawal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20Withdrawal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_assetLimitsUpdated(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_assetLimitsUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssetLimitsUpdated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20AssetLimitsUpdated) graphql.Marshaler {
+			return ec.marshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_assetLimitsUpdated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Event",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20AssetLimitsUpdated(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Event_bridgeStopped(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_bridgeStopped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BridgeStopped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_bridgeStopped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Event", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ERC20Event_bridgeResumed(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Event_bridgeResumed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BridgeResumed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Event_bridgeResumed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Event", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_index(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_index(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Index, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_index(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20MultiSigEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_block(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_block(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Block, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_block(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20MultiSigEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_signerAdded(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_signerAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SignerAdded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20SignerAdded) graphql.Marshaler {
+			return ec.marshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_signerAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20MultiSigEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20SignerAdded(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_signerRemoved(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_signerRemoved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SignerRemoved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20SignerRemoved) graphql.Marshaler {
+			return ec.marshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_signerRemoved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20MultiSigEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20SignerRemoved(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20MultiSigEvent_thresholdSet(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20MultiSigEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20MultiSigEvent_thresholdSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ThresholdSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ERC20ThresholdSet) graphql.Marshaler {
+			return ec.marshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20MultiSigEvent_thresholdSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20MultiSigEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ERC20ThresholdSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20SignerAdded_newSigner(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerAdded) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerAdded_newSigner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewSigner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerAdded_newSigner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerAdded", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20SignerAdded_nonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerAdded) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerAdded_nonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerAdded_nonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerAdded", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20SignerAdded_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerAdded) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerAdded_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerAdded_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerAdded", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ERC20SignerRemoved_oldSigner(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerRemoved_oldSigner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OldSigner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerRemoved_oldSigner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20SignerRemoved_nonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerRemoved_nonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerRemoved_nonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20SignerRemoved_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20SignerRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20SignerRemoved_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20SignerRemoved_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20SignerRemoved", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ERC20ThresholdSet_newThreshold(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20ThresholdSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20ThresholdSet_newThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20ThresholdSet_newThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20ThresholdSet", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ERC20ThresholdSet_nonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20ThresholdSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20ThresholdSet_nonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20ThresholdSet_nonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20ThresholdSet", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20ThresholdSet_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20ThresholdSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20ThresholdSet_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20ThresholdSet_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20ThresholdSet", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ERC20Withdrawal_vegaAssetId(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Withdrawal_vegaAssetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaAssetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Withdrawal_vegaAssetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Withdrawal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ERC20Withdrawal_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Withdrawal_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ERC20Withdrawal().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Withdrawal_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ERC20Withdrawal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ERC20Withdrawal_targetEthereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Withdrawal_targetEthereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetEthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Withdrawal_targetEthereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Withdrawal", field, false, false, "String")
+}
+
+func (ec *executionContext) _ERC20Withdrawal_referenceNonce(ctx context.Context, field graphql.CollectedField, obj *upstream.ERC20Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ERC20Withdrawal_referenceNonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferenceNonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ERC20Withdrawal_referenceNonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ERC20Withdrawal", field, false, false, "String")
+}
+
 func (ec *executionContext) _ETHAddress_address(ctx context.Context, field graphql.CollectedField, obj *upstream.ETHAddress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9517,6 +14961,29 @@ func (ec *executionContext) _ETHAddress_address(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_ETHAddress_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ETHAddress", field, false, false, "String")
+}
+
+func (ec *executionContext) _Erc20WithdrawExt_receiverAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.Erc20WithdrawExt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Erc20WithdrawExt_receiverAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceiverAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Erc20WithdrawExt_receiverAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Erc20WithdrawExt", field, false, false, "String")
 }
 
 func (ec *executionContext) _EthCallSpec_address(ctx context.Context, field graphql.CollectedField, obj *upstream.EthCallSpec) (ret graphql.Marshaler) {
@@ -9785,6 +15252,144 @@ func (ec *executionContext) fieldContext_EthCallTrigger_timeTrigger(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _EthContractCallEvent_specId(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_specId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpecID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_specId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _EthContractCallEvent_blockHeight(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_blockHeight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockHeight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_blockHeight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _EthContractCallEvent_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _EthContractCallEvent_result(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_result(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Result, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_result(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthContractCallEvent_error(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthContractCallEvent_sourceChainId(ctx context.Context, field graphql.CollectedField, obj *upstream.EthContractCallEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthContractCallEvent_sourceChainId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceChainID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Uint64) graphql.Marshaler {
+			return ec.marshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthContractCallEvent_sourceChainId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthContractCallEvent", field, false, false, "Uint64")
+}
+
 func (ec *executionContext) _EthTimeTrigger_initial(ctx context.Context, field graphql.CollectedField, obj *upstream.EthTimeTrigger) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9852,6 +15457,130 @@ func (ec *executionContext) _EthTimeTrigger_until(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_EthTimeTrigger_until(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EthTimeTrigger", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_targetBlock(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_targetBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_targetBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthereumKeyRotateSubmission", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_newAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_newAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_newAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthereumKeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_currentAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_currentAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_currentAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthereumKeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_submitterAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_submitterAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubmitterAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_submitterAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EthereumKeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission_ethereumSignature(ctx context.Context, field graphql.CollectedField, obj *upstream.EthereumKeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EthereumKeyRotateSubmission_ethereumSignature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthereumSignature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Signature) graphql.Marshaler {
+			return ec.marshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EthereumKeyRotateSubmission_ethereumSignature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EthereumKeyRotateSubmission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Signature(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Filter_key(ctx context.Context, field graphql.CollectedField, obj *upstream.Filter) (ret graphql.Marshaler) {
@@ -10826,6 +16555,300 @@ func (ec *executionContext) fieldContext_InternalTimeTrigger_every(_ context.Con
 	return graphql.NewScalarFieldContext("InternalTimeTrigger", field, false, false, "Int64")
 }
 
+func (ec *executionContext) _IssueSignatures_submitter(ctx context.Context, field graphql.CollectedField, obj *upstream.IssueSignatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSignatures_submitter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Submitter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSignatures_submitter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSignatures", field, false, false, "String")
+}
+
+func (ec *executionContext) _IssueSignatures_kind(ctx context.Context, field graphql.CollectedField, obj *upstream.IssueSignatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSignatures_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.NodeSignatureKind) graphql.Marshaler {
+			return ec.marshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSignatures_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSignatures", field, false, false, "NodeSignatureKind")
+}
+
+func (ec *executionContext) _IssueSignatures_validatorNodeId(ctx context.Context, field graphql.CollectedField, obj *upstream.IssueSignatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSignatures_validatorNodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidatorNodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSignatures_validatorNodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssueSignatures", field, false, false, "ID")
+}
+
+func (ec *executionContext) _IssueSignatures_validatorNode(ctx context.Context, field graphql.CollectedField, obj *upstream.IssueSignatures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssueSignatures_validatorNode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidatorNodeRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssueSignatures_validatorNode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IssueSignatures",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidatorNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _JoinTeam_id(ctx context.Context, field graphql.CollectedField, obj *upstream.JoinTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JoinTeam_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JoinTeam_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JoinTeam", field, false, false, "ID")
+}
+
+func (ec *executionContext) _KeyRotateSubmission_newPubKeyIndex(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyRotateSubmission_newPubKeyIndex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewPubKeyIndex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyRotateSubmission_newPubKeyIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyRotateSubmission", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _KeyRotateSubmission_targetBlock(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyRotateSubmission_targetBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyRotateSubmission_targetBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyRotateSubmission", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _KeyRotateSubmission_newPubKey(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyRotateSubmission_newPubKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewPubKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyRotateSubmission_newPubKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _KeyRotateSubmission_currentPubKeyHash(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyRotateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyRotateSubmission_currentPubKeyHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentPubKeyHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyRotateSubmission_currentPubKeyHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyRotateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _KeyValueBundle_key(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyValueBundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyValueBundle_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyValueBundle_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyValueBundle", field, false, false, "String")
+}
+
+func (ec *executionContext) _KeyValueBundle_tolerance(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyValueBundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyValueBundle_tolerance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tolerance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyValueBundle_tolerance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyValueBundle", field, false, false, "String")
+}
+
+func (ec *executionContext) _KeyValueBundle_value(ctx context.Context, field graphql.CollectedField, obj *upstream.KeyValueBundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyValueBundle_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StateVarValue) graphql.Marshaler {
+			return ec.marshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KeyValueBundle_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeyValueBundle",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StateVarValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _LiquidationStrategy_disposalFraction(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidationStrategy) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11042,6 +17065,213 @@ func (ec *executionContext) fieldContext_LiquidityMonitoringParameters_triggerin
 	return graphql.NewScalarFieldContext("LiquidityMonitoringParameters", field, false, false, "String")
 }
 
+func (ec *executionContext) _LiquidityProvisionAmendment_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionAmendment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionAmendment_marketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MarketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionAmendment_marketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionAmendment", field, false, false, "ID")
+}
+
+func (ec *executionContext) _LiquidityProvisionAmendment_commitmentAmount(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionAmendment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionAmendment_commitmentAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommitmentAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionAmendment_commitmentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionAmendment", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionAmendment_fee(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionAmendment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionAmendment_fee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionAmendment_fee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionAmendment", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionAmendment_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionAmendment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionAmendment_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionAmendment_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionAmendment", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionCancellation_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionCancellation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionCancellation_marketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MarketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionCancellation_marketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionCancellation", field, false, false, "ID")
+}
+
+func (ec *executionContext) _LiquidityProvisionSubmission_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionSubmission_marketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MarketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionSubmission_marketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionSubmission", field, false, false, "ID")
+}
+
+func (ec *executionContext) _LiquidityProvisionSubmission_commitmentAmount(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionSubmission_commitmentAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommitmentAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionSubmission_commitmentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionSubmission_fee(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionSubmission_fee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionSubmission_fee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiquidityProvisionSubmission_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.LiquidityProvisionSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiquidityProvisionSubmission_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiquidityProvisionSubmission_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiquidityProvisionSubmission", field, false, false, "String")
+}
+
 func (ec *executionContext) _LogNormalModelParams_mu(ctx context.Context, field graphql.CollectedField, obj *upstream.LogNormalModelParams) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11054,8 +17284,8 @@ func (ec *executionContext) _LogNormalModelParams_mu(ctx context.Context, field 
 			return obj.Mu, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11077,8 +17307,8 @@ func (ec *executionContext) _LogNormalModelParams_r(ctx context.Context, field g
 			return obj.R, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11100,8 +17330,8 @@ func (ec *executionContext) _LogNormalModelParams_sigma(ctx context.Context, fie
 			return obj.Sigma, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11155,8 +17385,8 @@ func (ec *executionContext) _LogNormalRiskModel_riskAversionParameter(ctx contex
 			return obj.RiskAversionParameter, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11178,8 +17408,8 @@ func (ec *executionContext) _LogNormalRiskModel_tau(ctx context.Context, field g
 			return obj.Tau, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11187,6 +17417,84 @@ func (ec *executionContext) _LogNormalRiskModel_tau(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_LogNormalRiskModel_tau(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LogNormalRiskModel", field, false, false, "Float")
+}
+
+func (ec *executionContext) _MatrixValue_value(ctx context.Context, field graphql.CollectedField, obj *upstream.MatrixValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MatrixValue_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.VectorValue) graphql.Marshaler {
+			return ec.marshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MatrixValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MatrixValue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VectorValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metadata_key(ctx context.Context, field graphql.CollectedField, obj *upstream.Metadata) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metadata_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metadata_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metadata", field, false, false, "String")
+}
+
+func (ec *executionContext) _Metadata_value(ctx context.Context, field graphql.CollectedField, obj *upstream.Metadata) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metadata_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metadata_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Metadata", field, false, false, "String")
 }
 
 func (ec *executionContext) _NetworkParameter_key(ctx context.Context, field graphql.CollectedField, obj *upstream.NetworkParameter) (ret graphql.Marshaler) {
@@ -11233,6 +17541,38 @@ func (ec *executionContext) _NetworkParameter_value(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_NetworkParameter_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NetworkParameter", field, false, false, "String")
+}
+
+func (ec *executionContext) _NewAsset_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.NewAsset) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NewAsset_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.AssetDetails) graphql.Marshaler {
+			return ec.marshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NewAsset_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NewAsset",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AssetDetails(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _NewFreeform_raw(ctx context.Context, field graphql.CollectedField, obj *upstream.NewFreeform) (ret graphql.Marshaler) {
@@ -11508,8 +17848,8 @@ func (ec *executionContext) _NewFutureMarketConfig_lpPriceRange(ctx context.Cont
 			return obj.LpPriceRange, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12105,6 +18445,121 @@ func (ec *executionContext) fieldContext_NewTransfer_changes(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _NodeSignature_id(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeSignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeSignature_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeSignature_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeSignature", field, false, false, "ID")
+}
+
+func (ec *executionContext) _NodeSignature_sig(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeSignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeSignature_sig(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sig, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeSignature_sig(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeSignature", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeSignature_kind(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeSignature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeSignature_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.NodeSignatureKind) graphql.Marshaler {
+			return ec.marshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeSignature_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeSignature", field, false, false, "NodeSignatureKind")
+}
+
+func (ec *executionContext) _NodeVote_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeVote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeVote_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeVote_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeVote", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeVote_type(ctx context.Context, field graphql.CollectedField, obj *upstream.NodeVote) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeVote_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.NodeVoteType) graphql.Marshaler {
+			return ec.marshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeVote_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeVote", field, false, false, "NodeVoteType")
+}
+
 func (ec *executionContext) _Normaliser_name(ctx context.Context, field graphql.CollectedField, obj *upstream.Normaliser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12172,6 +18627,75 @@ func (ec *executionContext) _OneOffTransfer_deliverOn(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_OneOffTransfer_deliverOn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OneOffTransfer", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _OracleDataSubmission_source(ctx context.Context, field graphql.CollectedField, obj *upstream.OracleDataSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OracleDataSubmission_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.OracleSource) graphql.Marshaler {
+			return ec.marshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OracleDataSubmission_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OracleDataSubmission", field, false, false, "OracleSource")
+}
+
+func (ec *executionContext) _OracleDataSubmission_payload(ctx context.Context, field graphql.CollectedField, obj *upstream.OracleDataSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OracleDataSubmission_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OracleDataSubmission_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OracleDataSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _OracleDataSubmission_payloadJson(ctx context.Context, field graphql.CollectedField, obj *upstream.OracleDataSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OracleDataSubmission_payloadJson(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PayloadJSON(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.RawJSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OracleDataSubmission_payloadJson(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OracleDataSubmission", field, true, false, "JSON")
 }
 
 func (ec *executionContext) _OrderAmendment_expiresAt(ctx context.Context, field graphql.CollectedField, obj *upstream.OrderAmendment) (ret graphql.Marshaler) {
@@ -12934,7 +19458,7 @@ func (ec *executionContext) _Party_transactions(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
@@ -13666,6 +20190,231 @@ func (ec *executionContext) fieldContext_ProposalRationale_title(_ context.Conte
 	return graphql.NewScalarFieldContext("ProposalRationale", field, false, false, "String")
 }
 
+func (ec *executionContext) _ProposalSubmission_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalSubmission_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalSubmission_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProposalSubmission_terms(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalSubmission_terms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Terms, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ProposalTerms) graphql.Marshaler {
+			return ec.marshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalSubmission_terms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProposalSubmission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProposalTerms(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProposalSubmission_rationale(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalSubmission_rationale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rationale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ProposalRationale) graphql.Marshaler {
+			return ec.marshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalSubmission_rationale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProposalSubmission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProposalRationale(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProposalTerms_closingTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalTerms) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalTerms_closingTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosingTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalTerms_closingTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalTerms", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ProposalTerms_enactmentTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalTerms) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalTerms_enactmentTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EnactmentTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalTerms_enactmentTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalTerms", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ProposalTerms_validationTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalTerms) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalTerms_validationTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidationTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalTerms_validationTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalTerms", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ProposalTerms_change(ctx context.Context, field graphql.CollectedField, obj *upstream.ProposalTerms) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposalTerms_change(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.ProposalChangeKind) graphql.Marshaler {
+			return ec.marshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposalTerms_change(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposalTerms", field, false, false, "ProposalChangeKind")
+}
+
+func (ec *executionContext) _ProtocolUpgradeProposal_upgradeBlockHeight(ctx context.Context, field graphql.CollectedField, obj *upstream.ProtocolUpgradeProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProtocolUpgradeProposal_upgradeBlockHeight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpgradeBlockHeight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProtocolUpgradeProposal_upgradeBlockHeight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProtocolUpgradeProposal", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ProtocolUpgradeProposal_vegaReleaseTag(ctx context.Context, field graphql.CollectedField, obj *upstream.ProtocolUpgradeProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProtocolUpgradeProposal_vegaReleaseTag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaReleaseTag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProtocolUpgradeProposal_vegaReleaseTag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProtocolUpgradeProposal", field, false, false, "String")
+}
+
 func (ec *executionContext) _PubKey_key(ctx context.Context, field graphql.CollectedField, obj *upstream.PubKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13865,6 +20614,50 @@ func (ec *executionContext) fieldContext_Query_delegations(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_transaction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_transaction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Transaction(ctx, fc.Args["hash"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Transaction) graphql.Marshaler {
+			return ec.marshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_transaction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Transaction(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_transaction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_transactions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13875,7 +20668,7 @@ func (ec *executionContext) _Query_transactions(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Transactions(ctx, fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Query().Transactions(ctx, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["submitter"].(*string), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
@@ -14241,6 +21034,240 @@ func (ec *executionContext) fieldContext_RecurringTransfer_startEpoch(_ context.
 	return graphql.NewScalarFieldContext("RecurringTransfer", field, false, false, "Uint64")
 }
 
+func (ec *executionContext) _RecurringTransferFunds_startEpoch(ctx context.Context, field graphql.CollectedField, obj *upstream.RecurringTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecurringTransferFunds_startEpoch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartEpoch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecurringTransferFunds_startEpoch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecurringTransferFunds", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _RecurringTransferFunds_endEpoch(ctx context.Context, field graphql.CollectedField, obj *upstream.RecurringTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecurringTransferFunds_endEpoch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndEpoch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Uint64) graphql.Marshaler {
+			return ec.marshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RecurringTransferFunds_endEpoch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecurringTransferFunds", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _RecurringTransferFunds_factor(ctx context.Context, field graphql.CollectedField, obj *upstream.RecurringTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecurringTransferFunds_factor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Factor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecurringTransferFunds_factor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecurringTransferFunds", field, false, false, "String")
+}
+
+func (ec *executionContext) _RecurringTransferFunds_dispatchStrategy(ctx context.Context, field graphql.CollectedField, obj *upstream.RecurringTransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecurringTransferFunds_dispatchStrategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DispatchStrategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.DispatchStrategy) graphql.Marshaler {
+			return ec.marshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RecurringTransferFunds_dispatchStrategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecurringTransferFunds",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DispatchStrategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReferralProgramChanges_benefitTiers(ctx context.Context, field graphql.CollectedField, obj *upstream.ReferralProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferralProgramChanges_benefitTiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BenefitTiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.BenefitTier) graphql.Marshaler {
+			return ec.marshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferralProgramChanges_benefitTiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReferralProgramChanges",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BenefitTier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReferralProgramChanges_endOfProgramTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.ReferralProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferralProgramChanges_endOfProgramTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndOfProgramTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReferralProgramChanges_endOfProgramTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralProgramChanges", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _ReferralProgramChanges_windowLength(ctx context.Context, field graphql.CollectedField, obj *upstream.ReferralProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferralProgramChanges_windowLength(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WindowLength, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferralProgramChanges_windowLength(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferralProgramChanges", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _ReferralProgramChanges_stakingTiers(ctx context.Context, field graphql.CollectedField, obj *upstream.ReferralProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferralProgramChanges_stakingTiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StakingTiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.StakingTier) graphql.Marshaler {
+			return ec.marshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferralProgramChanges_stakingTiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReferralProgramChanges",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakingTier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScalarValue_value(ctx context.Context, field graphql.CollectedField, obj *upstream.ScalarValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScalarValue_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScalarValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScalarValue", field, false, false, "String")
+}
+
 func (ec *executionContext) _Signature_value(ctx context.Context, field graphql.CollectedField, obj *upstream.Signature) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14386,8 +21413,8 @@ func (ec *executionContext) _SimpleRiskModel_factorLong(ctx context.Context, fie
 			return obj.FactorLong, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14409,8 +21436,8 @@ func (ec *executionContext) _SimpleRiskModel_factorShort(ctx context.Context, fi
 			return obj.FactorShort, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14432,8 +21459,8 @@ func (ec *executionContext) _SimpleRiskModel_maxMoveUp(ctx context.Context, fiel
 			return obj.MaxMoveUp, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14455,8 +21482,8 @@ func (ec *executionContext) _SimpleRiskModel_minMoveDown(ctx context.Context, fi
 			return obj.MinMoveDown, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14478,8 +21505,8 @@ func (ec *executionContext) _SimpleRiskModel_probabilityOfTrading(ctx context.Co
 			return obj.ProbabilityOfTrading, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14709,6 +21736,630 @@ func (ec *executionContext) fieldContext_Spot_quoteAsset(_ context.Context, fiel
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakeDeposited_ethereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeDeposited) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeDeposited_ethereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeDeposited_ethereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeDeposited", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeDeposited_vegaPublicKey(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeDeposited) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeDeposited_vegaPublicKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaPublicKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeDeposited_vegaPublicKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeDeposited", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeDeposited_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeDeposited) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeDeposited_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeDeposited_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeDeposited", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeDeposited_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeDeposited) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeDeposited_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakeDeposited_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeDeposited", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _StakeRemoved_ethereumAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeRemoved_ethereumAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthereumAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeRemoved_ethereumAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeRemoved_vegaPublicKey(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeRemoved_vegaPublicKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaPublicKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeRemoved_vegaPublicKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeRemoved_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeRemoved_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeRemoved_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeRemoved", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeRemoved_blockTime(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeRemoved) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeRemoved_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakeRemoved_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeRemoved", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _StakeTotalSupply_tokenAddress(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeTotalSupply) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeTotalSupply_tokenAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeTotalSupply_tokenAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeTotalSupply", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakeTotalSupply_totalSupply(ctx context.Context, field graphql.CollectedField, obj *upstream.StakeTotalSupply) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakeTotalSupply_totalSupply(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalSupply, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakeTotalSupply_totalSupply(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakeTotalSupply", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakingEvent_index(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_index(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Index, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_index(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakingEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _StakingEvent_block(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_block(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Block, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_block(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakingEvent", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _StakingEvent_stakeDeposited(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_stakeDeposited(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StakeDeposited, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StakeDeposited) graphql.Marshaler {
+			return ec.marshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_stakeDeposited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakingEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakeDeposited(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakingEvent_stakeRemoved(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_stakeRemoved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StakeRemoved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StakeRemoved) graphql.Marshaler {
+			return ec.marshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_stakeRemoved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakingEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakeRemoved(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakingEvent_totalSupply(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingEvent_totalSupply(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalSupply, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StakeTotalSupply) graphql.Marshaler {
+			return ec.marshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StakingEvent_totalSupply(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakingEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakeTotalSupply(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakingTier_minimumStakedTokens(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingTier_minimumStakedTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumStakedTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakingTier_minimumStakedTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakingTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _StakingTier_referralRewardMultiplier(ctx context.Context, field graphql.CollectedField, obj *upstream.StakingTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakingTier_referralRewardMultiplier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReferralRewardMultiplier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakingTier_referralRewardMultiplier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakingTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _StateValueProposal_stateVarId(ctx context.Context, field graphql.CollectedField, obj *upstream.StateValueProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateValueProposal_stateVarId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StateVarID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StateValueProposal_stateVarId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StateValueProposal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StateValueProposal_eventId(ctx context.Context, field graphql.CollectedField, obj *upstream.StateValueProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateValueProposal_eventId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StateValueProposal_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StateValueProposal", field, false, false, "ID")
+}
+
+func (ec *executionContext) _StateValueProposal_kvb(ctx context.Context, field graphql.CollectedField, obj *upstream.StateValueProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateValueProposal_kvb(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kvb, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.KeyValueBundle) graphql.Marshaler {
+			return ec.marshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StateValueProposal_kvb(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateValueProposal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValueBundle(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StateVarValue_scalarVal(ctx context.Context, field graphql.CollectedField, obj *upstream.StateVarValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateVarValue_scalarVal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScalarVal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ScalarValue) graphql.Marshaler {
+			return ec.marshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StateVarValue_scalarVal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateVarValue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScalarValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StateVarValue_vectorVal(ctx context.Context, field graphql.CollectedField, obj *upstream.StateVarValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateVarValue_vectorVal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VectorVal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.VectorValue) graphql.Marshaler {
+			return ec.marshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StateVarValue_vectorVal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateVarValue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VectorValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StateVarValue_matrixVal(ctx context.Context, field graphql.CollectedField, obj *upstream.StateVarValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateVarValue_matrixVal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MatrixVal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.MatrixValue) graphql.Marshaler {
+			return ec.marshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StateVarValue_matrixVal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateVarValue",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MatrixValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StateVariableProposal_proposal(ctx context.Context, field graphql.CollectedField, obj *upstream.StateVariableProposal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StateVariableProposal_proposal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Proposal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.StateValueProposal) graphql.Marshaler {
+			return ec.marshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StateVariableProposal_proposal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StateVariableProposal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StateValueProposal(ctx, field)
 		},
 	}
 	return fc, nil
@@ -15061,8 +22712,8 @@ func (ec *executionContext) _TargetStakeParameters_scalingFactor(ctx context.Con
 			return obj.ScalingFactor, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
-			return ec.marshalNFloat2float64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15561,6 +23212,318 @@ func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TransferFunds_fromAccountType(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_fromAccountType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromAccountType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.AccountType) graphql.Marshaler {
+			return ec.marshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_fromAccountType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "AccountType")
+}
+
+func (ec *executionContext) _TransferFunds_to(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "String")
+}
+
+func (ec *executionContext) _TransferFunds_toAccountType(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_toAccountType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToAccountType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.AccountType) graphql.Marshaler {
+			return ec.marshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_toAccountType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "AccountType")
+}
+
+func (ec *executionContext) _TransferFunds_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TransferFunds().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransferFunds",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TransferFunds_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "String")
+}
+
+func (ec *executionContext) _TransferFunds_reference(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransferFunds", field, false, false, "String")
+}
+
+func (ec *executionContext) _TransferFunds_oneOff(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_oneOff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OneOff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.OneOffTransfer) graphql.Marshaler {
+			return ec.marshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_oneOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransferFunds",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OneOffTransfer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TransferFunds_recurring(ctx context.Context, field graphql.CollectedField, obj *upstream.TransferFunds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransferFunds_recurring(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recurring, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.RecurringTransferFunds) graphql.Marshaler {
+			return ec.marshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransferFunds_recurring(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransferFunds",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecurringTransferFunds(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UndelegateSubmission_nodeId(ctx context.Context, field graphql.CollectedField, obj *upstream.UndelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UndelegateSubmission_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UndelegateSubmission_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UndelegateSubmission", field, false, false, "ID")
+}
+
+func (ec *executionContext) _UndelegateSubmission_node(ctx context.Context, field graphql.CollectedField, obj *upstream.UndelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UndelegateSubmission_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UndelegateSubmission_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UndelegateSubmission",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidatorNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UndelegateSubmission_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.UndelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UndelegateSubmission_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UndelegateSubmission_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UndelegateSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _UndelegateSubmission_method(ctx context.Context, field graphql.CollectedField, obj *upstream.UndelegateSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UndelegateSubmission_method(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Method, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UndelegateMethod) graphql.Marshaler {
+			return ec.marshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UndelegateSubmission_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UndelegateSubmission", field, false, false, "UndelegateMethod")
 }
 
 func (ec *executionContext) _UnknownCommand_name(ctx context.Context, field graphql.CollectedField, obj *upstream.UnknownCommand) (ret graphql.Marshaler) {
@@ -16423,8 +24386,8 @@ func (ec *executionContext) _UpdateMarketConfig_lpPriceRange(ctx context.Context
 			return obj.LpPriceRange, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
@@ -16704,6 +24667,61 @@ func (ec *executionContext) fieldContext_UpdateNetworkParameter_changes(_ contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_NetworkParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdatePartyProfile_alias(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdatePartyProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdatePartyProfile_alias(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alias, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdatePartyProfile_alias(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdatePartyProfile", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdatePartyProfile_metadata(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdatePartyProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdatePartyProfile_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.Metadata) graphql.Marshaler {
+			return ec.marshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdatePartyProfile_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdatePartyProfile",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metadata(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17021,6 +25039,675 @@ func (ec *executionContext) fieldContext_UpdatePerpetualProduct_quoteName(_ cont
 	return graphql.NewScalarFieldContext("UpdatePerpetualProduct", field, false, false, "String")
 }
 
+func (ec *executionContext) _UpdateReferralProgram_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralProgram) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralProgram_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ReferralProgramChanges) graphql.Marshaler {
+			return ec.marshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralProgram_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateReferralProgram",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReferralProgramChanges(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateReferralSet_id(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSet_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSet", field, false, false, "ID")
+}
+
+func (ec *executionContext) _UpdateReferralSet_isTeam(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSet_isTeam(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsTeam, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSet_isTeam(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSet", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _UpdateReferralSet_team(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSet_team(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Team, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.UpdateReferralSetTeam) graphql.Marshaler {
+			return ec.marshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSet_team(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateReferralSet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateReferralSetTeam(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_name(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_teamUrl(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_teamUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TeamURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_teamUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_avatarUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvatarURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_avatarUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_closed(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_closed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Closed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_closed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _UpdateReferralSetTeam_allowList(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateReferralSetTeam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateReferralSetTeam_allowList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AllowList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateReferralSetTeam_allowList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateReferralSetTeam", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdateSpotMarket_marketId(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarket_marketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MarketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarket_marketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateSpotMarket", field, false, false, "ID")
+}
+
+func (ec *executionContext) _UpdateSpotMarket_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarket_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.UpdateSpotMarketConfiguration) graphql.Marshaler {
+			return ec.marshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarket_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarket",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateSpotMarketConfiguration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_metadata(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateSpotMarketConfiguration", field, false, false, "String")
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_priceMonitoringParameters(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_priceMonitoringParameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PriceMonitoringParameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.PriceMonitoringParameters) graphql.Marshaler {
+			return ec.marshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_priceMonitoringParameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PriceMonitoringParameters(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_targetStakeParameters(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_targetStakeParameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetStakeParameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.TargetStakeParameters) graphql.Marshaler {
+			return ec.marshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_targetStakeParameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TargetStakeParameters(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_simple(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_simple(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Simple, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.SimpleRiskModel) graphql.Marshaler {
+			return ec.marshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_simple(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SimpleRiskModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_logNormal(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_logNormal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LogNormal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.LogNormalRiskModel) graphql.Marshaler {
+			return ec.marshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_logNormal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LogNormalRiskModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_slaParams(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_slaParams(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SlaParams, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.SlaParameters) graphql.Marshaler {
+			return ec.marshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_slaParams(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SlaParameters(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration_liquidityFeeSettings(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateSpotMarketConfiguration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSpotMarketConfiguration_liquidityFeeSettings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LiquidityFeeSettings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.LiquidityFeeSettings) graphql.Marshaler {
+			return ec.marshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSpotMarketConfiguration_liquidityFeeSettings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSpotMarketConfiguration",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiquidityFeeSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateVolumeDiscountProgram_changes(ctx context.Context, field graphql.CollectedField, obj *upstream.UpdateVolumeDiscountProgram) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateVolumeDiscountProgram_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) graphql.Marshaler {
+			return ec.marshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateVolumeDiscountProgram_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateVolumeDiscountProgram",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VolumeDiscountProgramChanges(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidatorHeartbeat_nodeId(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidatorHeartbeat", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ValidatorHeartbeat_node(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeRef(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.ValidatorNode) graphql.Marshaler {
+			return ec.marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidatorHeartbeat",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidatorNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidatorHeartbeat_ethereumSignature(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_ethereumSignature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthereumSignature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Signature) graphql.Marshaler {
+			return ec.marshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_ethereumSignature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidatorHeartbeat",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Signature(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidatorHeartbeat_vegaSignature(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_vegaSignature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VegaSignature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Signature) graphql.Marshaler {
+			return ec.marshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_vegaSignature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidatorHeartbeat",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Signature(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidatorHeartbeat_message(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidatorHeartbeat_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidatorHeartbeat_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidatorHeartbeat", field, false, false, "String")
+}
+
 func (ec *executionContext) _ValidatorNode_id(ctx context.Context, field graphql.CollectedField, obj *upstream.ValidatorNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17084,6 +25771,318 @@ func (ec *executionContext) fieldContext_ValidatorNode_delegations(ctx context.C
 	if fc.Args, err = ec.field_ValidatorNode_delegations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VectorValue_value(ctx context.Context, field graphql.CollectedField, obj *upstream.VectorValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VectorValue_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VectorValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VectorValue", field, false, false, "String")
+}
+
+func (ec *executionContext) _VolumeBenefitTier_minimumRunningNotionalTakerVolume(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeBenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeBenefitTier_minimumRunningNotionalTakerVolume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumRunningNotionalTakerVolume, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeBenefitTier_minimumRunningNotionalTakerVolume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VolumeBenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _VolumeBenefitTier_volumeDiscountFactor(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeBenefitTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeBenefitTier_volumeDiscountFactor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VolumeDiscountFactor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeBenefitTier_volumeDiscountFactor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VolumeBenefitTier", field, false, false, "String")
+}
+
+func (ec *executionContext) _VolumeDiscountProgramChanges_benefitTiers(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeDiscountProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeDiscountProgramChanges_benefitTiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BenefitTiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []upstream.VolumeBenefitTier) graphql.Marshaler {
+			return ec.marshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeDiscountProgramChanges_benefitTiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VolumeDiscountProgramChanges",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VolumeBenefitTier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VolumeDiscountProgramChanges_endOfProgramTimestamp(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeDiscountProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeDiscountProgramChanges_endOfProgramTimestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndOfProgramTimestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.UnixSeconds) graphql.Marshaler {
+			return ec.marshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeDiscountProgramChanges_endOfProgramTimestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VolumeDiscountProgramChanges", field, false, false, "Timestamp")
+}
+
+func (ec *executionContext) _VolumeDiscountProgramChanges_windowLength(ctx context.Context, field graphql.CollectedField, obj *upstream.VolumeDiscountProgramChanges) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VolumeDiscountProgramChanges_windowLength(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WindowLength, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
+			return ec.marshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VolumeDiscountProgramChanges_windowLength(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VolumeDiscountProgramChanges", field, false, false, "Uint64")
+}
+
+func (ec *executionContext) _VoteSubmission_proposalId(ctx context.Context, field graphql.CollectedField, obj *upstream.VoteSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VoteSubmission_proposalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProposalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VoteSubmission_proposalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VoteSubmission", field, false, false, "ID")
+}
+
+func (ec *executionContext) _VoteSubmission_value(ctx context.Context, field graphql.CollectedField, obj *upstream.VoteSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VoteSubmission_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v upstream.VoteValue) graphql.Marshaler {
+			return ec.marshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VoteSubmission_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VoteSubmission", field, false, false, "VoteValue")
+}
+
+func (ec *executionContext) _WithdrawExt_erc20(ctx context.Context, field graphql.CollectedField, obj *upstream.WithdrawExt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawExt_erc20(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Erc20, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Erc20WithdrawExt) graphql.Marshaler {
+			return ec.marshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawExt_erc20(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawExt",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Erc20WithdrawExt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WithdrawSubmission_amount(ctx context.Context, field graphql.CollectedField, obj *upstream.WithdrawSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawSubmission_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawSubmission_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawSubmission", field, false, false, "String")
+}
+
+func (ec *executionContext) _WithdrawSubmission_asset(ctx context.Context, field graphql.CollectedField, obj *upstream.WithdrawSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawSubmission_asset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WithdrawSubmission().Asset(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.Asset) graphql.Marshaler {
+			return ec.marshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawSubmission_asset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawSubmission",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Asset(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WithdrawSubmission_ext(ctx context.Context, field graphql.CollectedField, obj *upstream.WithdrawSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawSubmission_ext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *upstream.WithdrawExt) graphql.Marshaler {
+			return ec.marshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawSubmission_ext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawSubmission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WithdrawExt(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -18169,11 +27168,161 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case *upstream.WithdrawSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WithdrawSubmission(ctx, sel, obj)
+	case *upstream.VoteSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._VoteSubmission(ctx, sel, obj)
+	case *upstream.ValidatorHeartbeat:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ValidatorHeartbeat(ctx, sel, obj)
+	case *upstream.UpdateReferralSet:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateReferralSet(ctx, sel, obj)
+	case *upstream.UpdatePartyProfile:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdatePartyProfile(ctx, sel, obj)
+	case *upstream.UpdateMarginMode:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateMarginMode(ctx, sel, obj)
 	case *upstream.UnknownCommand:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._UnknownCommand(ctx, sel, obj)
+	case *upstream.UndelegateSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UndelegateSubmission(ctx, sel, obj)
+	case *upstream.TransferFunds:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TransferFunds(ctx, sel, obj)
+	case *upstream.StopOrdersSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._StopOrdersSubmission(ctx, sel, obj)
+	case *upstream.StopOrderCancellation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._StopOrderCancellation(ctx, sel, obj)
+	case *upstream.StateVariableProposal:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._StateVariableProposal(ctx, sel, obj)
+	case *upstream.ProtocolUpgradeProposal:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ProtocolUpgradeProposal(ctx, sel, obj)
+	case *upstream.ProposalSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ProposalSubmission(ctx, sel, obj)
+	case *upstream.OrderSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OrderSubmission(ctx, sel, obj)
+	case *upstream.OrderCancellation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OrderCancellation(ctx, sel, obj)
+	case *upstream.OrderAmendment:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OrderAmendment(ctx, sel, obj)
+	case *upstream.OracleDataSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OracleDataSubmission(ctx, sel, obj)
+	case *upstream.NodeVote:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._NodeVote(ctx, sel, obj)
+	case *upstream.NodeSignature:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._NodeSignature(ctx, sel, obj)
+	case *upstream.LiquidityProvisionSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._LiquidityProvisionSubmission(ctx, sel, obj)
+	case *upstream.LiquidityProvisionCancellation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._LiquidityProvisionCancellation(ctx, sel, obj)
+	case *upstream.LiquidityProvisionAmendment:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._LiquidityProvisionAmendment(ctx, sel, obj)
+	case *upstream.KeyRotateSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._KeyRotateSubmission(ctx, sel, obj)
+	case *upstream.JoinTeam:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._JoinTeam(ctx, sel, obj)
+	case *upstream.IssueSignatures:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._IssueSignatures(ctx, sel, obj)
+	case *upstream.EthereumKeyRotateSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._EthereumKeyRotateSubmission(ctx, sel, obj)
+	case *upstream.DelegateSubmission:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._DelegateSubmission(ctx, sel, obj)
+	case *upstream.CreateReferralSet:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CreateReferralSet(ctx, sel, obj)
+	case *upstream.ChainEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ChainEvent(ctx, sel, obj)
+	case *upstream.CancelTransferFunds:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CancelTransferFunds(ctx, sel, obj)
 	case *upstream.BatchProposalSubmission:
 		if obj == nil {
 			return graphql.Null
@@ -18227,6 +27376,21 @@ func (ec *executionContext) _ProposalChangeKind(ctx context.Context, sel ast.Sel
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case *upstream.UpdateVolumeDiscountProgram:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateVolumeDiscountProgram(ctx, sel, obj)
+	case *upstream.UpdateSpotMarket:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateSpotMarket(ctx, sel, obj)
+	case *upstream.UpdateReferralProgram:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._UpdateReferralProgram(ctx, sel, obj)
 	case *upstream.UpdateNetworkParameter:
 		if obj == nil {
 			return graphql.Null
@@ -18272,6 +27436,11 @@ func (ec *executionContext) _ProposalChangeKind(ctx context.Context, sel ast.Sel
 			return graphql.Null
 		}
 		return ec._NewFreeform(ctx, sel, obj)
+	case *upstream.NewAsset:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._NewAsset(ctx, sel, obj)
 	case *upstream.CancelTransfer:
 		if obj == nil {
 			return graphql.Null
@@ -18444,7 +27613,7 @@ func (ec *executionContext) _Asset(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "details":
 			out.Values[i] = ec._Asset_details(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -18737,6 +27906,54 @@ func (ec *executionContext) _BatchProposalTerms(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var benefitTierImplementors = []string{"BenefitTier"}
+
+func (ec *executionContext) _BenefitTier(ctx context.Context, sel ast.SelectionSet, obj *upstream.BenefitTier) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, benefitTierImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BenefitTier")
+		case "minimumRunningNotionalTakerVolume":
+			out.Values[i] = ec._BenefitTier_minimumRunningNotionalTakerVolume(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minimumEpochs":
+			out.Values[i] = ec._BenefitTier_minimumEpochs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "referralRewardFactor":
+			out.Values[i] = ec._BenefitTier_referralRewardFactor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "referralDiscountFactor":
+			out.Values[i] = ec._BenefitTier_referralDiscountFactor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var builtinAssetImplementors = []string{"BuiltinAsset"}
 
 func (ec *executionContext) _BuiltinAsset(ctx context.Context, sel ast.SelectionSet, obj *upstream.BuiltinAsset) graphql.Marshaler {
@@ -18752,6 +27969,152 @@ func (ec *executionContext) _BuiltinAsset(ctx context.Context, sel ast.Selection
 			out.Values[i] = ec._BuiltinAsset_maxFaucetAmountMint(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var builtinAssetDepositImplementors = []string{"BuiltinAssetDeposit"}
+
+func (ec *executionContext) _BuiltinAssetDeposit(ctx context.Context, sel ast.SelectionSet, obj *upstream.BuiltinAssetDeposit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, builtinAssetDepositImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuiltinAssetDeposit")
+		case "vegaAssetId":
+			out.Values[i] = ec._BuiltinAssetDeposit_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BuiltinAssetDeposit_asset(ctx, field, obj)
+				})
+		case "partyId":
+			out.Values[i] = ec._BuiltinAssetDeposit_partyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "party":
+			out.Values[i] = ec._BuiltinAssetDeposit_party(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._BuiltinAssetDeposit_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var builtinAssetEventImplementors = []string{"BuiltinAssetEvent"}
+
+func (ec *executionContext) _BuiltinAssetEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.BuiltinAssetEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, builtinAssetEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuiltinAssetEvent")
+		case "deposit":
+			out.Values[i] = ec._BuiltinAssetEvent_deposit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "withdrawal":
+			out.Values[i] = ec._BuiltinAssetEvent_withdrawal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var builtinAssetWithdrawalImplementors = []string{"BuiltinAssetWithdrawal"}
+
+func (ec *executionContext) _BuiltinAssetWithdrawal(ctx context.Context, sel ast.SelectionSet, obj *upstream.BuiltinAssetWithdrawal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, builtinAssetWithdrawalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuiltinAssetWithdrawal")
+		case "vegaAssetId":
+			out.Values[i] = ec._BuiltinAssetWithdrawal_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BuiltinAssetWithdrawal_asset(ctx, field, obj)
+				})
+		case "partyId":
+			out.Values[i] = ec._BuiltinAssetWithdrawal_partyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "party":
+			out.Values[i] = ec._BuiltinAssetWithdrawal_party(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._BuiltinAssetWithdrawal_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -18817,6 +28180,102 @@ func (ec *executionContext) _CancelTransferConfiguration(ctx context.Context, se
 		case "transferId":
 			out.Values[i] = ec._CancelTransferConfiguration_transferId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var cancelTransferFundsImplementors = []string{"CancelTransferFunds", "Command"}
+
+func (ec *executionContext) _CancelTransferFunds(ctx context.Context, sel ast.SelectionSet, obj *upstream.CancelTransferFunds) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cancelTransferFundsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CancelTransferFunds")
+		case "transferId":
+			out.Values[i] = ec._CancelTransferFunds_transferId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var chainEventImplementors = []string{"ChainEvent", "Command"}
+
+func (ec *executionContext) _ChainEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.ChainEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, chainEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChainEvent")
+		case "txId":
+			out.Values[i] = ec._ChainEvent_txId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nonce":
+			out.Values[i] = ec._ChainEvent_nonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "builtin":
+			out.Values[i] = ec._ChainEvent_builtin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "erc20":
+			out.Values[i] = ec._ChainEvent_erc20(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "stakingEvent":
+			out.Values[i] = ec._ChainEvent_stakingEvent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "erc20Multisig":
+			out.Values[i] = ec._ChainEvent_erc20Multisig(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "contractCall":
+			out.Values[i] = ec._ChainEvent_contractCall(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -18922,6 +28381,97 @@ func (ec *executionContext) _Condition(ctx context.Context, sel ast.SelectionSet
 			}
 		case "value":
 			out.Values[i] = ec._Condition_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var createReferralSetImplementors = []string{"CreateReferralSet", "Command"}
+
+func (ec *executionContext) _CreateReferralSet(ctx context.Context, sel ast.SelectionSet, obj *upstream.CreateReferralSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createReferralSetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateReferralSet")
+		case "isTeam":
+			out.Values[i] = ec._CreateReferralSet_isTeam(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "team":
+			out.Values[i] = ec._CreateReferralSet_team(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var createReferralSetTeamImplementors = []string{"CreateReferralSetTeam"}
+
+func (ec *executionContext) _CreateReferralSetTeam(ctx context.Context, sel ast.SelectionSet, obj *upstream.CreateReferralSetTeam) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createReferralSetTeamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateReferralSetTeam")
+		case "name":
+			out.Values[i] = ec._CreateReferralSetTeam_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "teamUrl":
+			out.Values[i] = ec._CreateReferralSetTeam_teamUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "avatarUrl":
+			out.Values[i] = ec._CreateReferralSetTeam_avatarUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "closed":
+			out.Values[i] = ec._CreateReferralSetTeam_closed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "allowList":
+			out.Values[i] = ec._CreateReferralSetTeam_allowList(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -19241,6 +28791,49 @@ func (ec *executionContext) _DataSourceSpecToPerpetualBinding(ctx context.Contex
 	return out
 }
 
+var delegateSubmissionImplementors = []string{"DelegateSubmission", "Command"}
+
+func (ec *executionContext) _DelegateSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.DelegateSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, delegateSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DelegateSubmission")
+		case "nodeId":
+			out.Values[i] = ec._DelegateSubmission_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._DelegateSubmission_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._DelegateSubmission_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var delegationImplementors = []string{"Delegation"}
 
 func (ec *executionContext) _Delegation(ctx context.Context, sel ast.SelectionSet, obj *upstream.Delegation) graphql.Marshaler {
@@ -19507,6 +29100,506 @@ func (ec *executionContext) _ERC20(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var eRC20AssetDelistImplementors = []string{"ERC20AssetDelist"}
+
+func (ec *executionContext) _ERC20AssetDelist(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20AssetDelist) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20AssetDelistImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20AssetDelist")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20AssetDelist_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20AssetDelist_asset(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20AssetLimitsUpdatedImplementors = []string{"ERC20AssetLimitsUpdated"}
+
+func (ec *executionContext) _ERC20AssetLimitsUpdated(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20AssetLimitsUpdated) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20AssetLimitsUpdatedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20AssetLimitsUpdated")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20AssetLimitsUpdated_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20AssetLimitsUpdated_asset(ctx, field, obj)
+				})
+		case "sourceEthereumAddress":
+			out.Values[i] = ec._ERC20AssetLimitsUpdated_sourceEthereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lifetimeLimits":
+			out.Values[i] = ec._ERC20AssetLimitsUpdated_lifetimeLimits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "withdrawThreshold":
+			out.Values[i] = ec._ERC20AssetLimitsUpdated_withdrawThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20AssetListImplementors = []string{"ERC20AssetList"}
+
+func (ec *executionContext) _ERC20AssetList(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20AssetList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20AssetListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20AssetList")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20AssetList_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20AssetList_asset(ctx, field, obj)
+				})
+		case "assetSource":
+			out.Values[i] = ec._ERC20AssetList_assetSource(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20DepositImplementors = []string{"ERC20Deposit"}
+
+func (ec *executionContext) _ERC20Deposit(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20Deposit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20DepositImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20Deposit")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20Deposit_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20Deposit_asset(ctx, field, obj)
+				})
+		case "sourceEthereumAddress":
+			out.Values[i] = ec._ERC20Deposit_sourceEthereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "targetPartyId":
+			out.Values[i] = ec._ERC20Deposit_targetPartyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "targetParty":
+			out.Values[i] = ec._ERC20Deposit_targetParty(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._ERC20Deposit_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20EventImplementors = []string{"ERC20Event"}
+
+func (ec *executionContext) _ERC20Event(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20Event) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20EventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20Event")
+		case "index":
+			out.Values[i] = ec._ERC20Event_index(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "block":
+			out.Values[i] = ec._ERC20Event_block(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assetList":
+			out.Values[i] = ec._ERC20Event_assetList(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "assetDelist":
+			out.Values[i] = ec._ERC20Event_assetDelist(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deposit":
+			out.Values[i] = ec._ERC20Event_deposit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "withdrawal":
+			out.Values[i] = ec._ERC20Event_withdrawal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "assetLimitsUpdated":
+			out.Values[i] = ec._ERC20Event_assetLimitsUpdated(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "bridgeStopped":
+			out.Values[i] = ec._ERC20Event_bridgeStopped(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "bridgeResumed":
+			out.Values[i] = ec._ERC20Event_bridgeResumed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20MultiSigEventImplementors = []string{"ERC20MultiSigEvent"}
+
+func (ec *executionContext) _ERC20MultiSigEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20MultiSigEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20MultiSigEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20MultiSigEvent")
+		case "index":
+			out.Values[i] = ec._ERC20MultiSigEvent_index(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "block":
+			out.Values[i] = ec._ERC20MultiSigEvent_block(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signerAdded":
+			out.Values[i] = ec._ERC20MultiSigEvent_signerAdded(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "signerRemoved":
+			out.Values[i] = ec._ERC20MultiSigEvent_signerRemoved(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "thresholdSet":
+			out.Values[i] = ec._ERC20MultiSigEvent_thresholdSet(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20SignerAddedImplementors = []string{"ERC20SignerAdded"}
+
+func (ec *executionContext) _ERC20SignerAdded(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20SignerAdded) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20SignerAddedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20SignerAdded")
+		case "newSigner":
+			out.Values[i] = ec._ERC20SignerAdded_newSigner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nonce":
+			out.Values[i] = ec._ERC20SignerAdded_nonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._ERC20SignerAdded_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20SignerRemovedImplementors = []string{"ERC20SignerRemoved"}
+
+func (ec *executionContext) _ERC20SignerRemoved(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20SignerRemoved) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20SignerRemovedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20SignerRemoved")
+		case "oldSigner":
+			out.Values[i] = ec._ERC20SignerRemoved_oldSigner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nonce":
+			out.Values[i] = ec._ERC20SignerRemoved_nonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._ERC20SignerRemoved_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20ThresholdSetImplementors = []string{"ERC20ThresholdSet"}
+
+func (ec *executionContext) _ERC20ThresholdSet(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20ThresholdSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20ThresholdSetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20ThresholdSet")
+		case "newThreshold":
+			out.Values[i] = ec._ERC20ThresholdSet_newThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nonce":
+			out.Values[i] = ec._ERC20ThresholdSet_nonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._ERC20ThresholdSet_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eRC20WithdrawalImplementors = []string{"ERC20Withdrawal"}
+
+func (ec *executionContext) _ERC20Withdrawal(ctx context.Context, sel ast.SelectionSet, obj *upstream.ERC20Withdrawal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eRC20WithdrawalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ERC20Withdrawal")
+		case "vegaAssetId":
+			out.Values[i] = ec._ERC20Withdrawal_vegaAssetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ERC20Withdrawal_asset(ctx, field, obj)
+				})
+		case "targetEthereumAddress":
+			out.Values[i] = ec._ERC20Withdrawal_targetEthereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "referenceNonce":
+			out.Values[i] = ec._ERC20Withdrawal_referenceNonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var eTHAddressImplementors = []string{"ETHAddress"}
 
 func (ec *executionContext) _ETHAddress(ctx context.Context, sel ast.SelectionSet, obj *upstream.ETHAddress) graphql.Marshaler {
@@ -19520,6 +29613,39 @@ func (ec *executionContext) _ETHAddress(ctx context.Context, sel ast.SelectionSe
 			out.Values[i] = graphql.MarshalString("ETHAddress")
 		case "address":
 			out.Values[i] = ec._ETHAddress_address(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var erc20WithdrawExtImplementors = []string{"Erc20WithdrawExt"}
+
+func (ec *executionContext) _Erc20WithdrawExt(ctx context.Context, sel ast.SelectionSet, obj *upstream.Erc20WithdrawExt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, erc20WithdrawExtImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Erc20WithdrawExt")
+		case "receiverAddress":
+			out.Values[i] = ec._Erc20WithdrawExt_receiverAddress(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -19646,6 +29772,64 @@ func (ec *executionContext) _EthCallTrigger(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var ethContractCallEventImplementors = []string{"EthContractCallEvent"}
+
+func (ec *executionContext) _EthContractCallEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.EthContractCallEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ethContractCallEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EthContractCallEvent")
+		case "specId":
+			out.Values[i] = ec._EthContractCallEvent_specId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockHeight":
+			out.Values[i] = ec._EthContractCallEvent_blockHeight(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._EthContractCallEvent_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "result":
+			out.Values[i] = ec._EthContractCallEvent_result(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._EthContractCallEvent_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sourceChainId":
+			out.Values[i] = ec._EthContractCallEvent_sourceChainId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var ethTimeTriggerImplementors = []string{"EthTimeTrigger"}
 
 func (ec *executionContext) _EthTimeTrigger(ctx context.Context, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) graphql.Marshaler {
@@ -19669,6 +29853,59 @@ func (ec *executionContext) _EthTimeTrigger(ctx context.Context, sel ast.Selecti
 			}
 		case "until":
 			out.Values[i] = ec._EthTimeTrigger_until(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var ethereumKeyRotateSubmissionImplementors = []string{"EthereumKeyRotateSubmission", "Command"}
+
+func (ec *executionContext) _EthereumKeyRotateSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.EthereumKeyRotateSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ethereumKeyRotateSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EthereumKeyRotateSubmission")
+		case "targetBlock":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_targetBlock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "newAddress":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_newAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currentAddress":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_currentAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "submitterAddress":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_submitterAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ethereumSignature":
+			out.Values[i] = ec._EthereumKeyRotateSubmission_ethereumSignature(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -20123,6 +30360,178 @@ func (ec *executionContext) _InternalTimeTrigger(ctx context.Context, sel ast.Se
 	return out
 }
 
+var issueSignaturesImplementors = []string{"IssueSignatures", "Command"}
+
+func (ec *executionContext) _IssueSignatures(ctx context.Context, sel ast.SelectionSet, obj *upstream.IssueSignatures) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issueSignaturesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssueSignatures")
+		case "submitter":
+			out.Values[i] = ec._IssueSignatures_submitter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._IssueSignatures_kind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validatorNodeId":
+			out.Values[i] = ec._IssueSignatures_validatorNodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validatorNode":
+			out.Values[i] = ec._IssueSignatures_validatorNode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var joinTeamImplementors = []string{"JoinTeam", "Command"}
+
+func (ec *executionContext) _JoinTeam(ctx context.Context, sel ast.SelectionSet, obj *upstream.JoinTeam) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, joinTeamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JoinTeam")
+		case "id":
+			out.Values[i] = ec._JoinTeam_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var keyRotateSubmissionImplementors = []string{"KeyRotateSubmission", "Command"}
+
+func (ec *executionContext) _KeyRotateSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.KeyRotateSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keyRotateSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeyRotateSubmission")
+		case "newPubKeyIndex":
+			out.Values[i] = ec._KeyRotateSubmission_newPubKeyIndex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetBlock":
+			out.Values[i] = ec._KeyRotateSubmission_targetBlock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "newPubKey":
+			out.Values[i] = ec._KeyRotateSubmission_newPubKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currentPubKeyHash":
+			out.Values[i] = ec._KeyRotateSubmission_currentPubKeyHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var keyValueBundleImplementors = []string{"KeyValueBundle"}
+
+func (ec *executionContext) _KeyValueBundle(ctx context.Context, sel ast.SelectionSet, obj *upstream.KeyValueBundle) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keyValueBundleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeyValueBundle")
+		case "key":
+			out.Values[i] = ec._KeyValueBundle_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tolerance":
+			out.Values[i] = ec._KeyValueBundle_tolerance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._KeyValueBundle_value(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var liquidationStrategyImplementors = []string{"LiquidationStrategy"}
 
 func (ec *executionContext) _LiquidationStrategy(ctx context.Context, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) graphql.Marshaler {
@@ -20252,6 +30661,135 @@ func (ec *executionContext) _LiquidityMonitoringParameters(ctx context.Context, 
 	return out
 }
 
+var liquidityProvisionAmendmentImplementors = []string{"LiquidityProvisionAmendment", "Command"}
+
+func (ec *executionContext) _LiquidityProvisionAmendment(ctx context.Context, sel ast.SelectionSet, obj *upstream.LiquidityProvisionAmendment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liquidityProvisionAmendmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiquidityProvisionAmendment")
+		case "marketId":
+			out.Values[i] = ec._LiquidityProvisionAmendment_marketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "commitmentAmount":
+			out.Values[i] = ec._LiquidityProvisionAmendment_commitmentAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fee":
+			out.Values[i] = ec._LiquidityProvisionAmendment_fee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reference":
+			out.Values[i] = ec._LiquidityProvisionAmendment_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var liquidityProvisionCancellationImplementors = []string{"LiquidityProvisionCancellation", "Command"}
+
+func (ec *executionContext) _LiquidityProvisionCancellation(ctx context.Context, sel ast.SelectionSet, obj *upstream.LiquidityProvisionCancellation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liquidityProvisionCancellationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiquidityProvisionCancellation")
+		case "marketId":
+			out.Values[i] = ec._LiquidityProvisionCancellation_marketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var liquidityProvisionSubmissionImplementors = []string{"LiquidityProvisionSubmission", "Command"}
+
+func (ec *executionContext) _LiquidityProvisionSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.LiquidityProvisionSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liquidityProvisionSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiquidityProvisionSubmission")
+		case "marketId":
+			out.Values[i] = ec._LiquidityProvisionSubmission_marketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "commitmentAmount":
+			out.Values[i] = ec._LiquidityProvisionSubmission_commitmentAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fee":
+			out.Values[i] = ec._LiquidityProvisionSubmission_fee(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reference":
+			out.Values[i] = ec._LiquidityProvisionSubmission_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var logNormalModelParamsImplementors = []string{"LogNormalModelParams"}
 
 func (ec *executionContext) _LogNormalModelParams(ctx context.Context, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) graphql.Marshaler {
@@ -20338,6 +30876,77 @@ func (ec *executionContext) _LogNormalRiskModel(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var matrixValueImplementors = []string{"MatrixValue"}
+
+func (ec *executionContext) _MatrixValue(ctx context.Context, sel ast.SelectionSet, obj *upstream.MatrixValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, matrixValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MatrixValue")
+		case "value":
+			out.Values[i] = ec._MatrixValue_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var metadataImplementors = []string{"Metadata"}
+
+func (ec *executionContext) _Metadata(ctx context.Context, sel ast.SelectionSet, obj *upstream.Metadata) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, metadataImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Metadata")
+		case "key":
+			out.Values[i] = ec._Metadata_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._Metadata_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var networkParameterImplementors = []string{"NetworkParameter"}
 
 func (ec *executionContext) _NetworkParameter(ctx context.Context, sel ast.SelectionSet, obj *upstream.NetworkParameter) graphql.Marshaler {
@@ -20357,6 +30966,39 @@ func (ec *executionContext) _NetworkParameter(ctx context.Context, sel ast.Selec
 		case "value":
 			out.Values[i] = ec._NetworkParameter_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var newAssetImplementors = []string{"NewAsset", "ProposalChangeKind"}
+
+func (ec *executionContext) _NewAsset(ctx context.Context, sel ast.SelectionSet, obj *upstream.NewAsset) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, newAssetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NewAsset")
+		case "changes":
+			out.Values[i] = ec._NewAsset_changes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -20694,6 +31336,87 @@ func (ec *executionContext) _NewTransfer(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var nodeSignatureImplementors = []string{"NodeSignature", "Command"}
+
+func (ec *executionContext) _NodeSignature(ctx context.Context, sel ast.SelectionSet, obj *upstream.NodeSignature) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeSignatureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeSignature")
+		case "id":
+			out.Values[i] = ec._NodeSignature_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sig":
+			out.Values[i] = ec._NodeSignature_sig(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._NodeSignature_kind(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeVoteImplementors = []string{"NodeVote", "Command"}
+
+func (ec *executionContext) _NodeVote(ctx context.Context, sel ast.SelectionSet, obj *upstream.NodeVote) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeVoteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeVote")
+		case "reference":
+			out.Values[i] = ec._NodeVote_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._NodeVote_type(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var normaliserImplementors = []string{"Normaliser"}
 
 func (ec *executionContext) _Normaliser(ctx context.Context, sel ast.SelectionSet, obj *upstream.Normaliser) graphql.Marshaler {
@@ -20765,7 +31488,50 @@ func (ec *executionContext) _OneOffTransfer(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var orderAmendmentImplementors = []string{"OrderAmendment"}
+var oracleDataSubmissionImplementors = []string{"OracleDataSubmission", "Command"}
+
+func (ec *executionContext) _OracleDataSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.OracleDataSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, oracleDataSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OracleDataSubmission")
+		case "source":
+			out.Values[i] = ec._OracleDataSubmission_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._OracleDataSubmission_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "payloadJson":
+			out.Values[i] = ec._OracleDataSubmission_payloadJson(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var orderAmendmentImplementors = []string{"OrderAmendment", "Command"}
 
 func (ec *executionContext) _OrderAmendment(ctx context.Context, sel ast.SelectionSet, obj *upstream.OrderAmendment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderAmendmentImplementors)
@@ -20838,7 +31604,7 @@ func (ec *executionContext) _OrderAmendment(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var orderCancellationImplementors = []string{"OrderCancellation"}
+var orderCancellationImplementors = []string{"OrderCancellation", "Command"}
 
 func (ec *executionContext) _OrderCancellation(ctx context.Context, sel ast.SelectionSet, obj *upstream.OrderCancellation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderCancellationImplementors)
@@ -20876,7 +31642,7 @@ func (ec *executionContext) _OrderCancellation(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var orderSubmissionImplementors = []string{"OrderSubmission"}
+var orderSubmissionImplementors = []string{"OrderSubmission", "Command"}
 
 func (ec *executionContext) _OrderSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.OrderSubmission) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderSubmissionImplementors)
@@ -21428,6 +32194,135 @@ func (ec *executionContext) _ProposalRationale(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var proposalSubmissionImplementors = []string{"ProposalSubmission", "Command"}
+
+func (ec *executionContext) _ProposalSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.ProposalSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, proposalSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProposalSubmission")
+		case "reference":
+			out.Values[i] = ec._ProposalSubmission_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "terms":
+			out.Values[i] = ec._ProposalSubmission_terms(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rationale":
+			out.Values[i] = ec._ProposalSubmission_rationale(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var proposalTermsImplementors = []string{"ProposalTerms"}
+
+func (ec *executionContext) _ProposalTerms(ctx context.Context, sel ast.SelectionSet, obj *upstream.ProposalTerms) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, proposalTermsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProposalTerms")
+		case "closingTimestamp":
+			out.Values[i] = ec._ProposalTerms_closingTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "enactmentTimestamp":
+			out.Values[i] = ec._ProposalTerms_enactmentTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "validationTimestamp":
+			out.Values[i] = ec._ProposalTerms_validationTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "change":
+			out.Values[i] = ec._ProposalTerms_change(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var protocolUpgradeProposalImplementors = []string{"ProtocolUpgradeProposal", "Command"}
+
+func (ec *executionContext) _ProtocolUpgradeProposal(ctx context.Context, sel ast.SelectionSet, obj *upstream.ProtocolUpgradeProposal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, protocolUpgradeProposalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProtocolUpgradeProposal")
+		case "upgradeBlockHeight":
+			out.Values[i] = ec._ProtocolUpgradeProposal_upgradeBlockHeight(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vegaReleaseTag":
+			out.Values[i] = ec._ProtocolUpgradeProposal_vegaReleaseTag(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var pubKeyImplementors = []string{"PubKey"}
 
 func (ec *executionContext) _PubKey(ctx context.Context, sel ast.SelectionSet, obj *upstream.PubKey) graphql.Marshaler {
@@ -21503,6 +32398,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_delegations(ctx, field)
+				})
+		case "transaction":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_transaction(ctx, field)
 				})
 		case "transactions":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -21620,6 +32521,135 @@ func (ec *executionContext) _RecurringTransfer(ctx context.Context, sel ast.Sele
 			}
 		case "startEpoch":
 			out.Values[i] = ec._RecurringTransfer_startEpoch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var recurringTransferFundsImplementors = []string{"RecurringTransferFunds"}
+
+func (ec *executionContext) _RecurringTransferFunds(ctx context.Context, sel ast.SelectionSet, obj *upstream.RecurringTransferFunds) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recurringTransferFundsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecurringTransferFunds")
+		case "startEpoch":
+			out.Values[i] = ec._RecurringTransferFunds_startEpoch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endEpoch":
+			out.Values[i] = ec._RecurringTransferFunds_endEpoch(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "factor":
+			out.Values[i] = ec._RecurringTransferFunds_factor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dispatchStrategy":
+			out.Values[i] = ec._RecurringTransferFunds_dispatchStrategy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var referralProgramChangesImplementors = []string{"ReferralProgramChanges"}
+
+func (ec *executionContext) _ReferralProgramChanges(ctx context.Context, sel ast.SelectionSet, obj *upstream.ReferralProgramChanges) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, referralProgramChangesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReferralProgramChanges")
+		case "benefitTiers":
+			out.Values[i] = ec._ReferralProgramChanges_benefitTiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endOfProgramTimestamp":
+			out.Values[i] = ec._ReferralProgramChanges_endOfProgramTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "windowLength":
+			out.Values[i] = ec._ReferralProgramChanges_windowLength(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stakingTiers":
+			out.Values[i] = ec._ReferralProgramChanges_stakingTiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var scalarValueImplementors = []string{"ScalarValue"}
+
+func (ec *executionContext) _ScalarValue(ctx context.Context, sel ast.SelectionSet, obj *upstream.ScalarValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scalarValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScalarValue")
+		case "value":
+			out.Values[i] = ec._ScalarValue_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -21933,7 +32963,351 @@ func (ec *executionContext) _Spot(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
-var stopOrderCancellationImplementors = []string{"StopOrderCancellation"}
+var stakeDepositedImplementors = []string{"StakeDeposited"}
+
+func (ec *executionContext) _StakeDeposited(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakeDeposited) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakeDepositedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakeDeposited")
+		case "ethereumAddress":
+			out.Values[i] = ec._StakeDeposited_ethereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vegaPublicKey":
+			out.Values[i] = ec._StakeDeposited_vegaPublicKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._StakeDeposited_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._StakeDeposited_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stakeRemovedImplementors = []string{"StakeRemoved"}
+
+func (ec *executionContext) _StakeRemoved(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakeRemoved) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakeRemovedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakeRemoved")
+		case "ethereumAddress":
+			out.Values[i] = ec._StakeRemoved_ethereumAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vegaPublicKey":
+			out.Values[i] = ec._StakeRemoved_vegaPublicKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._StakeRemoved_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._StakeRemoved_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stakeTotalSupplyImplementors = []string{"StakeTotalSupply"}
+
+func (ec *executionContext) _StakeTotalSupply(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakeTotalSupply) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakeTotalSupplyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakeTotalSupply")
+		case "tokenAddress":
+			out.Values[i] = ec._StakeTotalSupply_tokenAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalSupply":
+			out.Values[i] = ec._StakeTotalSupply_totalSupply(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stakingEventImplementors = []string{"StakingEvent"}
+
+func (ec *executionContext) _StakingEvent(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakingEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakingEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakingEvent")
+		case "index":
+			out.Values[i] = ec._StakingEvent_index(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "block":
+			out.Values[i] = ec._StakingEvent_block(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stakeDeposited":
+			out.Values[i] = ec._StakingEvent_stakeDeposited(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "stakeRemoved":
+			out.Values[i] = ec._StakingEvent_stakeRemoved(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "totalSupply":
+			out.Values[i] = ec._StakingEvent_totalSupply(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stakingTierImplementors = []string{"StakingTier"}
+
+func (ec *executionContext) _StakingTier(ctx context.Context, sel ast.SelectionSet, obj *upstream.StakingTier) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakingTierImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakingTier")
+		case "minimumStakedTokens":
+			out.Values[i] = ec._StakingTier_minimumStakedTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "referralRewardMultiplier":
+			out.Values[i] = ec._StakingTier_referralRewardMultiplier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stateValueProposalImplementors = []string{"StateValueProposal"}
+
+func (ec *executionContext) _StateValueProposal(ctx context.Context, sel ast.SelectionSet, obj *upstream.StateValueProposal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stateValueProposalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StateValueProposal")
+		case "stateVarId":
+			out.Values[i] = ec._StateValueProposal_stateVarId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._StateValueProposal_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kvb":
+			out.Values[i] = ec._StateValueProposal_kvb(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stateVarValueImplementors = []string{"StateVarValue"}
+
+func (ec *executionContext) _StateVarValue(ctx context.Context, sel ast.SelectionSet, obj *upstream.StateVarValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stateVarValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StateVarValue")
+		case "scalarVal":
+			out.Values[i] = ec._StateVarValue_scalarVal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "vectorVal":
+			out.Values[i] = ec._StateVarValue_vectorVal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "matrixVal":
+			out.Values[i] = ec._StateVarValue_matrixVal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stateVariableProposalImplementors = []string{"StateVariableProposal", "Command"}
+
+func (ec *executionContext) _StateVariableProposal(ctx context.Context, sel ast.SelectionSet, obj *upstream.StateVariableProposal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stateVariableProposalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StateVariableProposal")
+		case "proposal":
+			out.Values[i] = ec._StateVariableProposal_proposal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var stopOrderCancellationImplementors = []string{"StopOrderCancellation", "Command"}
 
 func (ec *executionContext) _StopOrderCancellation(ctx context.Context, sel ast.SelectionSet, obj *upstream.StopOrderCancellation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, stopOrderCancellationImplementors)
@@ -22034,7 +33408,7 @@ func (ec *executionContext) _StopOrderSetup(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var stopOrdersSubmissionImplementors = []string{"StopOrdersSubmission"}
+var stopOrdersSubmissionImplementors = []string{"StopOrdersSubmission", "Command"}
 
 func (ec *executionContext) _StopOrdersSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.StopOrdersSubmission) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, stopOrdersSubmissionImplementors)
@@ -22303,6 +33677,123 @@ func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.Select
 		case "node":
 			out.Values[i] = ec._TransactionEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var transferFundsImplementors = []string{"TransferFunds", "Command"}
+
+func (ec *executionContext) _TransferFunds(ctx context.Context, sel ast.SelectionSet, obj *upstream.TransferFunds) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, transferFundsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TransferFunds")
+		case "fromAccountType":
+			out.Values[i] = ec._TransferFunds_fromAccountType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "to":
+			out.Values[i] = ec._TransferFunds_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toAccountType":
+			out.Values[i] = ec._TransferFunds_toAccountType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._TransferFunds_asset(ctx, field, obj)
+				})
+		case "amount":
+			out.Values[i] = ec._TransferFunds_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reference":
+			out.Values[i] = ec._TransferFunds_reference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "oneOff":
+			out.Values[i] = ec._TransferFunds_oneOff(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "recurring":
+			out.Values[i] = ec._TransferFunds_recurring(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var undelegateSubmissionImplementors = []string{"UndelegateSubmission", "Command"}
+
+func (ec *executionContext) _UndelegateSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.UndelegateSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, undelegateSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UndelegateSubmission")
+		case "nodeId":
+			out.Values[i] = ec._UndelegateSubmission_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._UndelegateSubmission_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._UndelegateSubmission_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "method":
+			out.Values[i] = ec._UndelegateSubmission_method(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -22614,7 +34105,7 @@ func (ec *executionContext) _UpdateInstrumentConfiguration(ctx context.Context, 
 	return out
 }
 
-var updateMarginModeImplementors = []string{"UpdateMarginMode"}
+var updateMarginModeImplementors = []string{"UpdateMarginMode", "Command"}
 
 func (ec *executionContext) _UpdateMarginMode(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateMarginMode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateMarginModeImplementors)
@@ -22897,6 +34388,44 @@ func (ec *executionContext) _UpdateNetworkParameter(ctx context.Context, sel ast
 	return out
 }
 
+var updatePartyProfileImplementors = []string{"UpdatePartyProfile", "Command"}
+
+func (ec *executionContext) _UpdatePartyProfile(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdatePartyProfile) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updatePartyProfileImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdatePartyProfile")
+		case "alias":
+			out.Values[i] = ec._UpdatePartyProfile_alias(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._UpdatePartyProfile_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var updatePerpetualProductImplementors = []string{"UpdatePerpetualProduct"}
 
 func (ec *executionContext) _UpdatePerpetualProduct(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) graphql.Marshaler {
@@ -22985,6 +34514,322 @@ func (ec *executionContext) _UpdatePerpetualProduct(ctx context.Context, sel ast
 	return out
 }
 
+var updateReferralProgramImplementors = []string{"UpdateReferralProgram", "ProposalChangeKind"}
+
+func (ec *executionContext) _UpdateReferralProgram(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateReferralProgram) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateReferralProgramImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateReferralProgram")
+		case "changes":
+			out.Values[i] = ec._UpdateReferralProgram_changes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var updateReferralSetImplementors = []string{"UpdateReferralSet", "Command"}
+
+func (ec *executionContext) _UpdateReferralSet(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateReferralSetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateReferralSet")
+		case "id":
+			out.Values[i] = ec._UpdateReferralSet_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isTeam":
+			out.Values[i] = ec._UpdateReferralSet_isTeam(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "team":
+			out.Values[i] = ec._UpdateReferralSet_team(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var updateReferralSetTeamImplementors = []string{"UpdateReferralSetTeam"}
+
+func (ec *executionContext) _UpdateReferralSetTeam(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateReferralSetTeam) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateReferralSetTeamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateReferralSetTeam")
+		case "name":
+			out.Values[i] = ec._UpdateReferralSetTeam_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "teamUrl":
+			out.Values[i] = ec._UpdateReferralSetTeam_teamUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "avatarUrl":
+			out.Values[i] = ec._UpdateReferralSetTeam_avatarUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "closed":
+			out.Values[i] = ec._UpdateReferralSetTeam_closed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "allowList":
+			out.Values[i] = ec._UpdateReferralSetTeam_allowList(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var updateSpotMarketImplementors = []string{"UpdateSpotMarket", "ProposalChangeKind"}
+
+func (ec *executionContext) _UpdateSpotMarket(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateSpotMarket) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateSpotMarketImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateSpotMarket")
+		case "marketId":
+			out.Values[i] = ec._UpdateSpotMarket_marketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._UpdateSpotMarket_changes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var updateSpotMarketConfigurationImplementors = []string{"UpdateSpotMarketConfiguration"}
+
+func (ec *executionContext) _UpdateSpotMarketConfiguration(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateSpotMarketConfiguration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateSpotMarketConfigurationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateSpotMarketConfiguration")
+		case "metadata":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "priceMonitoringParameters":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_priceMonitoringParameters(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "targetStakeParameters":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_targetStakeParameters(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "simple":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_simple(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "logNormal":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_logNormal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "slaParams":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_slaParams(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "liquidityFeeSettings":
+			out.Values[i] = ec._UpdateSpotMarketConfiguration_liquidityFeeSettings(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var updateVolumeDiscountProgramImplementors = []string{"UpdateVolumeDiscountProgram", "ProposalChangeKind"}
+
+func (ec *executionContext) _UpdateVolumeDiscountProgram(ctx context.Context, sel ast.SelectionSet, obj *upstream.UpdateVolumeDiscountProgram) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateVolumeDiscountProgramImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateVolumeDiscountProgram")
+		case "changes":
+			out.Values[i] = ec._UpdateVolumeDiscountProgram_changes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var validatorHeartbeatImplementors = []string{"ValidatorHeartbeat", "Command"}
+
+func (ec *executionContext) _ValidatorHeartbeat(ctx context.Context, sel ast.SelectionSet, obj *upstream.ValidatorHeartbeat) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, validatorHeartbeatImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValidatorHeartbeat")
+		case "nodeId":
+			out.Values[i] = ec._ValidatorHeartbeat_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ValidatorHeartbeat_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ethereumSignature":
+			out.Values[i] = ec._ValidatorHeartbeat_ethereumSignature(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "vegaSignature":
+			out.Values[i] = ec._ValidatorHeartbeat_vegaSignature(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ValidatorHeartbeat_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var validatorNodeImplementors = []string{"ValidatorNode"}
 
 func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.SelectionSet, obj *upstream.ValidatorNode) graphql.Marshaler {
@@ -23007,6 +34852,235 @@ func (ec *executionContext) _ValidatorNode(ctx context.Context, sel ast.Selectio
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ValidatorNode_delegations(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var vectorValueImplementors = []string{"VectorValue"}
+
+func (ec *executionContext) _VectorValue(ctx context.Context, sel ast.SelectionSet, obj *upstream.VectorValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, vectorValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VectorValue")
+		case "value":
+			out.Values[i] = ec._VectorValue_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var volumeBenefitTierImplementors = []string{"VolumeBenefitTier"}
+
+func (ec *executionContext) _VolumeBenefitTier(ctx context.Context, sel ast.SelectionSet, obj *upstream.VolumeBenefitTier) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, volumeBenefitTierImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VolumeBenefitTier")
+		case "minimumRunningNotionalTakerVolume":
+			out.Values[i] = ec._VolumeBenefitTier_minimumRunningNotionalTakerVolume(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "volumeDiscountFactor":
+			out.Values[i] = ec._VolumeBenefitTier_volumeDiscountFactor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var volumeDiscountProgramChangesImplementors = []string{"VolumeDiscountProgramChanges"}
+
+func (ec *executionContext) _VolumeDiscountProgramChanges(ctx context.Context, sel ast.SelectionSet, obj *upstream.VolumeDiscountProgramChanges) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, volumeDiscountProgramChangesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VolumeDiscountProgramChanges")
+		case "benefitTiers":
+			out.Values[i] = ec._VolumeDiscountProgramChanges_benefitTiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endOfProgramTimestamp":
+			out.Values[i] = ec._VolumeDiscountProgramChanges_endOfProgramTimestamp(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "windowLength":
+			out.Values[i] = ec._VolumeDiscountProgramChanges_windowLength(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var voteSubmissionImplementors = []string{"VoteSubmission", "Command"}
+
+func (ec *executionContext) _VoteSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.VoteSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, voteSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VoteSubmission")
+		case "proposalId":
+			out.Values[i] = ec._VoteSubmission_proposalId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._VoteSubmission_value(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var withdrawExtImplementors = []string{"WithdrawExt"}
+
+func (ec *executionContext) _WithdrawExt(ctx context.Context, sel ast.SelectionSet, obj *upstream.WithdrawExt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, withdrawExtImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WithdrawExt")
+		case "erc20":
+			out.Values[i] = ec._WithdrawExt_erc20(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var withdrawSubmissionImplementors = []string{"WithdrawSubmission", "Command"}
+
+func (ec *executionContext) _WithdrawSubmission(ctx context.Context, sel ast.SelectionSet, obj *upstream.WithdrawSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, withdrawSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WithdrawSubmission")
+		case "amount":
+			out.Values[i] = ec._WithdrawSubmission_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "asset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WithdrawSubmission_asset(ctx, field, obj)
+				})
+		case "ext":
+			out.Values[i] = ec._WithdrawSubmission_ext(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23394,10 +35468,6 @@ func (ec *executionContext) marshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return ec._Asset(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAssetDetails2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, sel ast.SelectionSet, v upstream.AssetDetails) graphql.Marshaler {
-	return ec._AssetDetails(ctx, sel, &v)
-}
-
 func (ec *executionContext) marshalNAssetEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdge(ctx context.Context, sel ast.SelectionSet, v model.AssetEdge) graphql.Marshaler {
 	return ec._AssetEdge(ctx, sel, &v)
 }
@@ -23407,6 +35477,26 @@ func (ec *executionContext) marshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatew
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAssetEdge2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBenefitTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTier(ctx context.Context, sel ast.SelectionSet, v upstream.BenefitTier) graphql.Marshaler {
+	return ec._BenefitTier(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.BenefitTier) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBenefitTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTier(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -23520,18 +35610,14 @@ func (ec *executionContext) marshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgateway�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
-	res, err := graphql.UnmarshalFloatContext(ctx, v)
+func (ec *executionContext) unmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx context.Context, v any) (upstream.Float64, error) {
+	var res upstream.Float64
+	err := res.UnmarshalGQLContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalFloatContext(v)
-	if res == graphql.Null {
-		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
-	}
-	return graphql.WrapContextMarshaler(ctx, res)
+func (ec *executionContext) marshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx context.Context, sel ast.SelectionSet, v upstream.Float64) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
 }
 
 func (ec *executionContext) marshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx context.Context, sel ast.SelectionSet, v *upstream.FundingPayment) graphql.Marshaler {
@@ -23678,6 +35764,46 @@ func (ec *executionContext) marshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋ
 	for i := range v {
 		ret[i] = ec.marshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, sel, v[i])
 	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKeyValueBundle2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundle(ctx context.Context, sel ast.SelectionSet, v upstream.KeyValueBundle) graphql.Marshaler {
+	return ec._KeyValueBundle(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.KeyValueBundle) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKeyValueBundle2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundle(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMetadata2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadata(ctx context.Context, sel ast.SelectionSet, v upstream.Metadata) graphql.Marshaler {
+	return ec._Metadata(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.Metadata) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMetadata2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadata(ctx, sel, v[i])
+	})
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -23884,6 +36010,26 @@ func (ec *executionContext) marshalNSpecBindingForCompositePrice2ᚕgithubᚗcom
 	return ret
 }
 
+func (ec *executionContext) marshalNStakingTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTier(ctx context.Context, sel ast.SelectionSet, v upstream.StakingTier) graphql.Marshaler {
+	return ec._StakingTier(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.StakingTier) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStakingTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTier(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNStopOrderCancellation2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellation(ctx context.Context, sel ast.SelectionSet, v upstream.StopOrderCancellation) graphql.Marshaler {
 	return ec._StopOrderCancellation(ctx, sel, &v)
 }
@@ -23995,6 +36141,16 @@ func (ec *executionContext) marshalNTransactionEdge2ᚕgithubᚗcomᚋtradenet�
 	return ret
 }
 
+func (ec *executionContext) unmarshalNTransactionType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionType(ctx context.Context, v any) (upstream.TransactionType, error) {
+	var res upstream.TransactionType
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTransactionType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionType(ctx context.Context, sel ast.SelectionSet, v upstream.TransactionType) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
 func (ec *executionContext) unmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, v any) (upstream.Uint64, error) {
 	var res upstream.Uint64
 	err := res.UnmarshalGQLContext(ctx, v)
@@ -24031,6 +36187,46 @@ func (ec *executionContext) marshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋg
 		return graphql.Null
 	}
 	return ec._ValidatorNode(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNVectorValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx context.Context, sel ast.SelectionSet, v upstream.VectorValue) graphql.Marshaler {
+	return ec._VectorValue(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.VectorValue) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNVectorValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNVolumeBenefitTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTier(ctx context.Context, sel ast.SelectionSet, v upstream.VolumeBenefitTier) graphql.Marshaler {
+	return ec._VolumeBenefitTier(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.VolumeBenefitTier) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNVolumeBenefitTier2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTier(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -24199,6 +36395,13 @@ func (ec *executionContext) marshalOAssetConnection2ᚖgithubᚗcomᚋtradenet�
 	return ec._AssetConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, sel ast.SelectionSet, v *upstream.AssetDetails) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AssetDetails(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, v any) (upstream.AssetStatus, error) {
 	var res upstream.AssetStatus
 	err := res.UnmarshalGQLContext(ctx, v)
@@ -24253,6 +36456,27 @@ func (ec *executionContext) marshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋga
 	return ec._BuiltinAsset(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx context.Context, sel ast.SelectionSet, v *upstream.BuiltinAssetDeposit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BuiltinAssetDeposit(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx context.Context, sel ast.SelectionSet, v *upstream.BuiltinAssetEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BuiltinAssetEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx context.Context, sel ast.SelectionSet, v *upstream.BuiltinAssetWithdrawal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BuiltinAssetWithdrawal(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx context.Context, sel ast.SelectionSet, v *upstream.CancelTransferConfiguration) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -24292,6 +36516,13 @@ func (ec *executionContext) unmarshalOConditionOperator2githubᚗcomᚋtradenet�
 
 func (ec *executionContext) marshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx context.Context, sel ast.SelectionSet, v upstream.ConditionOperator) graphql.Marshaler {
 	return graphql.WrapContextMarshaler(ctx, v)
+}
+
+func (ec *executionContext) marshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx context.Context, sel ast.SelectionSet, v *upstream.CreateReferralSetTeam) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CreateReferralSetTeam(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx context.Context, sel ast.SelectionSet, v *upstream.DataSourceDefinition) graphql.Marshaler {
@@ -24391,6 +36622,76 @@ func (ec *executionContext) marshalOERC202ᚖgithubᚗcomᚋtradenetᚋgateway�
 	return ec._ERC20(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20AssetDelist) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20AssetDelist(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20AssetLimitsUpdated) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20AssetLimitsUpdated(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20AssetList) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20AssetList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20Deposit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20Deposit(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20Event) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20Event(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20MultiSigEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20MultiSigEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20SignerAdded) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20SignerAdded(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20SignerRemoved) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20SignerRemoved(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20ThresholdSet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20ThresholdSet(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx context.Context, sel ast.SelectionSet, v *upstream.ERC20Withdrawal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ERC20Withdrawal(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx context.Context, sel ast.SelectionSet, v *upstream.ETHAddress) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -24408,6 +36709,13 @@ func (ec *executionContext) marshalOEntityScope2githubᚗcomᚋtradenetᚋgatewa
 	return graphql.WrapContextMarshaler(ctx, v)
 }
 
+func (ec *executionContext) marshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx context.Context, sel ast.SelectionSet, v *upstream.Erc20WithdrawExt) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Erc20WithdrawExt(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx context.Context, sel ast.SelectionSet, v *upstream.EthCallSpec) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -24420,6 +36728,13 @@ func (ec *executionContext) marshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋ
 		return graphql.Null
 	}
 	return ec._EthCallTrigger(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx context.Context, sel ast.SelectionSet, v *upstream.EthContractCallEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._EthContractCallEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx context.Context, sel ast.SelectionSet, v *upstream.EthTimeTrigger) graphql.Marshaler {
@@ -24555,6 +36870,22 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) unmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, v any) (upstream.RawJSON, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res upstream.RawJSON
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, sel ast.SelectionSet, v upstream.RawJSON) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
 func (ec *executionContext) marshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx context.Context, sel ast.SelectionSet, v *upstream.LiquidationStrategy) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -24620,6 +36951,13 @@ func (ec *executionContext) marshalOMarketStateUpdateType2githubᚗcomᚋtradene
 	return graphql.WrapContextMarshaler(ctx, v)
 }
 
+func (ec *executionContext) marshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx context.Context, sel ast.SelectionSet, v *upstream.MatrixValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._MatrixValue(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx context.Context, sel ast.SelectionSet, v *upstream.NetworkParameter) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -24648,11 +36986,41 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgra
 	return ec._Node(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx context.Context, v any) (upstream.NodeSignatureKind, error) {
+	var res upstream.NodeSignatureKind
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx context.Context, sel ast.SelectionSet, v upstream.NodeSignatureKind) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
+func (ec *executionContext) unmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx context.Context, v any) (upstream.NodeVoteType, error) {
+	var res upstream.NodeVoteType
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx context.Context, sel ast.SelectionSet, v upstream.NodeVoteType) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
 func (ec *executionContext) marshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx context.Context, sel ast.SelectionSet, v *upstream.OneOffTransfer) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._OneOffTransfer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx context.Context, v any) (upstream.OracleSource, error) {
+	var res upstream.OracleSource
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx context.Context, sel ast.SelectionSet, v upstream.OracleSource) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
 }
 
 func (ec *executionContext) marshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx context.Context, sel ast.SelectionSet, v *upstream.OrderSubmission) graphql.Marshaler {
@@ -24741,6 +37109,13 @@ func (ec *executionContext) marshalOProposalRationale2ᚖgithubᚗcomᚋtradenet
 	return ec._ProposalRationale(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx context.Context, sel ast.SelectionSet, v *upstream.ProposalTerms) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProposalTerms(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx context.Context, sel ast.SelectionSet, v *upstream.PubKey) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -24753,6 +37128,27 @@ func (ec *executionContext) marshalORecurringTransfer2ᚖgithubᚗcomᚋtradenet
 		return graphql.Null
 	}
 	return ec._RecurringTransfer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx context.Context, sel ast.SelectionSet, v *upstream.RecurringTransferFunds) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RecurringTransferFunds(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx context.Context, sel ast.SelectionSet, v *upstream.ReferralProgramChanges) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ReferralProgramChanges(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx context.Context, sel ast.SelectionSet, v *upstream.ScalarValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ScalarValue(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, v any) (upstream.Side, error) {
@@ -24816,6 +37212,48 @@ func (ec *executionContext) marshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋ
 	return ec._Spot(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx context.Context, sel ast.SelectionSet, v *upstream.StakeDeposited) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StakeDeposited(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx context.Context, sel ast.SelectionSet, v *upstream.StakeRemoved) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StakeRemoved(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx context.Context, sel ast.SelectionSet, v *upstream.StakeTotalSupply) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StakeTotalSupply(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx context.Context, sel ast.SelectionSet, v *upstream.StakingEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StakingEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx context.Context, sel ast.SelectionSet, v *upstream.StateValueProposal) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StateValueProposal(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx context.Context, sel ast.SelectionSet, v *upstream.StateVarValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._StateVarValue(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx context.Context, v any) (*upstream.StopOrderExpiryStrategy, error) {
 	if v == nil {
 		return nil, nil
@@ -24837,18 +37275,6 @@ func (ec *executionContext) marshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋ
 		return graphql.Null
 	}
 	return ec._StopOrderSetup(ctx, sel, v)
-}
-
-func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(v)
-	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -24990,11 +37416,54 @@ func (ec *executionContext) marshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatew
 	return graphql.WrapContextMarshaler(ctx, v)
 }
 
+func (ec *executionContext) marshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, sel ast.SelectionSet, v *upstream.Transaction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Transaction(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._TransactionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]upstream.TransactionType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNTransactionType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []upstream.TransactionType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTransactionType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx context.Context, v any) (upstream.TransactionVersion, error) {
@@ -25030,6 +37499,16 @@ func (ec *executionContext) marshalOUint642ᚖgithubᚗcomᚋtradenetᚋgateway�
 	if v == nil {
 		return graphql.Null
 	}
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
+func (ec *executionContext) unmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx context.Context, v any) (upstream.UndelegateMethod, error) {
+	var res upstream.UndelegateMethod
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx context.Context, sel ast.SelectionSet, v upstream.UndelegateMethod) graphql.Marshaler {
 	return graphql.WrapContextMarshaler(ctx, v)
 }
 
@@ -25080,6 +37559,51 @@ func (ec *executionContext) marshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtra
 		return graphql.Null
 	}
 	return ec._UpdatePerpetualProduct(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx context.Context, sel ast.SelectionSet, v *upstream.UpdateReferralSetTeam) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UpdateReferralSetTeam(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx context.Context, sel ast.SelectionSet, v *upstream.UpdateSpotMarketConfiguration) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UpdateSpotMarketConfiguration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx context.Context, sel ast.SelectionSet, v *upstream.VectorValue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._VectorValue(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx context.Context, sel ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._VolumeDiscountProgramChanges(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, v any) (upstream.VoteValue, error) {
+	var res upstream.VoteValue
+	err := res.UnmarshalGQLContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, sel ast.SelectionSet, v upstream.VoteValue) graphql.Marshaler {
+	return graphql.WrapContextMarshaler(ctx, v)
+}
+
+func (ec *executionContext) marshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx context.Context, sel ast.SelectionSet, v *upstream.WithdrawExt) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WithdrawExt(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -384,6 +384,10 @@ func (w *walker) fragment(def *ast.FragmentDefinition, inList bool) fragFigures 
 //     page's rows need it;
 //   - a root lookup (asset, node) is one request: a round of k ids costs
 //     at most k;
+//   - a transaction lookup by hash (Query.transaction) is a block-explorer
+//     request, which has no rate budget: like the explorer's lists it
+//     counts 0 here (the budget is the data node's), and the lookups of
+//     one hash in a request are made once (requestUpstream);
 //   - every other field (party, submitter, a validator node: keys, not
 //     lookups) makes no request of its own.
 //
@@ -409,7 +413,8 @@ func (w *walker) field(f *ast.Field, inList bool) fragFigures {
 	children := w.selectionSet(f.SelectionSet, inList || isList)
 	figures := fragFigures{depth: 1 + children.depth, cost: satAdd(1, children.cost), calls: children.calls, refs: children.refs}
 	switch {
-	case isAssetRef(f):
+	case isAssetRef(f) && selectsBeyondID(nil, f.SelectionSet):
+		// (its id alone is answered without a lookup: loadAsset)
 		figures.refs = satAdd(figures.refs, 1)
 	case isRootLookup(f):
 		figures.calls = satAdd(figures.calls, 1)

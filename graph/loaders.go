@@ -232,9 +232,10 @@ func stateFor(ctx context.Context) *requestState {
 	return s
 }
 
-// loadAsset resolves an asset reference through the request's loader.
-// An empty reference (unset upstream) is null without an error.
-func loadAsset(ctx context.Context, id string) (*upstream.Asset, error) {
+// lookupAsset looks an asset up through the request's loader: an unknown
+// id is a NOT_FOUND error. An empty id (unset upstream) is null without an
+// error. References go through loadAsset (references.go).
+func lookupAsset(ctx context.Context, id string) (*upstream.Asset, error) {
 	if id == "" {
 		return nil, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -86,6 +87,12 @@ func (u *requestUpstream) ListDelegations(ctx context.Context, p upstream.Delega
 
 func (u *requestUpstream) ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error) {
 	return memo(u, "transactions", p, func() (*upstream.TransactionPage, error) { return u.next.ListTransactions(ctx, p) })
+}
+
+// GetTransaction shares one lookup among the request's lookups of the same
+// hash in any letter case (the explorer upper-cases it).
+func (u *requestUpstream) GetTransaction(ctx context.Context, hash string) (*upstream.Transaction, error) {
+	return memo(u, "transaction", strings.ToUpper(hash), func() (*upstream.Transaction, error) { return u.next.GetTransaction(ctx, hash) })
 }
 
 // upstreamFor is the upstream a resolver uses: the request's memoising

@@ -36,9 +36,9 @@ const proposalAssetsQuery = `query($types: [String!]) {
     edges { node { block command { __typename ... on BatchProposalSubmission { terms { changes { change {
       __typename
       ... on NewMarket { changes { instrument { future { settlementAsset { id details { symbol decimals } } } perpetual { settlementAsset { id details { symbol } } } } } }
-      ... on NewSpotMarket { changes { instrument { spot { baseAsset { id } quoteAsset { id } } } } }
+      ... on NewSpotMarket { changes { instrument { spot { baseAsset { id status } quoteAsset { id status } } } } }
       ... on UpdateAsset { assetId asset { id details { name } } }
-      ... on NewTransfer { changes { asset { id } recurring { dispatchStrategy { assetForMetric { id } } } } }
+      ... on NewTransfer { changes { asset { id status } recurring { dispatchStrategy { assetForMetric { id status } } } } }
     } } } } } } }
   }
 }`
@@ -239,17 +239,22 @@ func TestMissingReferenceIsNullWithNotFound(t *testing.T) {
 		t.Fatal("the dataset has no dangling asset reference")
 	}
 	resp := g.query(t, `query($c: String) { transactions(last: 1, before: $c) { edges { node { block command { ... on BatchProposalSubmission { terms { changes { change {
-		... on UpdateAsset { assetId asset { id } }
-		... on NewMarket { changes { instrument { code future { quoteName settlementAsset { id } } } } }
+		... on UpdateAsset { assetId asset { id status } }
+		... on NewMarket { changes { instrument { code future { quoteName settlementAsset { id status } } } } }
 	} } } } } } } } }`, map[string]any{"c": cursorBefore(ds, pos)})
 	if len(resp.Errors) == 0 {
 		t.Fatal("no error for a dangling reference")
 	}
+	// The reference is the asset with its id; its status is null with
+	// NOT_FOUND there.
 	for _, e := range resp.Errors {
-		last := e.Path[len(e.Path)-1]
-		if e.code() != "NOT_FOUND" || (last != "asset" && last != "settlementAsset") || !strings.Contains(e.Message, "no asset has id") {
-			t.Fatalf("error %+v, want NOT_FOUND at the reference", e)
+		ref, last := e.Path[len(e.Path)-2], e.Path[len(e.Path)-1]
+		if e.code() != "NOT_FOUND" || (ref != "asset" && ref != "settlementAsset") || last != "status" || !strings.Contains(e.Message, "no asset has id") {
+			t.Fatalf("error %+v, want NOT_FOUND at the reference's status", e)
 		}
+	}
+	if !strings.Contains(string(resp.Data), `"asset":{"id":"`) {
+		t.Fatalf("the dangling reference lost its id: %s", resp.Data)
 	}
 	var data struct {
 		Transactions struct {

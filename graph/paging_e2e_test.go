@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
 )
 
@@ -36,6 +37,9 @@ type listWalk struct {
 	Vars map[string]any
 	// Key identifies a node.
 	Key func(node json.RawMessage) string
+	// Visit, when set, sees each node with the errors under it (by path
+	// relative to the node), and errors under nodes do not fail the walk.
+	Visit func(t *testing.T, key string, node json.RawMessage, errs map[string][]gqlError)
 }
 
 // walk pages through the list forwards (or backwards) with pages of size
@@ -60,11 +64,19 @@ func (w listWalk) walk(t *testing.T, g *testGateway, backward bool, size int) []
 		}
 		resp := g.query(t, w.Query, vars)
 		var data map[string]connectionPage
-		resp.mustData(t, &data)
+		var nodeErrs []map[string][]gqlError
+		if w.Visit == nil {
+			resp.mustData(t, &data)
+		} else {
+			nodeErrs = w.pageErrors(t, step, resp, &data)
+		}
 		page := data[w.Field]
 		var pageKeys []string
-		for _, e := range page.Edges {
+		for i, e := range page.Edges {
 			pageKeys = append(pageKeys, w.Key(e.Node))
+			if w.Visit != nil {
+				w.Visit(t, pageKeys[i], e.Node, nodeErrs[i])
+			}
 		}
 		info := page.PageInfo
 		if n := len(page.Edges); n > 0 {
@@ -96,6 +108,23 @@ func (w listWalk) walk(t *testing.T, g *testGateway, backward bool, size int) []
 			cursor = info.EndCursor
 		}
 	}
+}
+
+// pageErrors decodes a page into data and returns the errors under each
+// of its nodes, by path relative to the node; any other error fails.
+func (w listWalk) pageErrors(t *testing.T, step int, resp gqlResponse, data *map[string]connectionPage) []map[string][]gqlError {
+	t.Helper()
+	if err := json.Unmarshal(resp.Data, data); err != nil {
+		t.Fatalf("step %d: decode data: %v (errors %+v)", step, err, resp.Errors)
+	}
+	out := make([]map[string][]gqlError, len((*data)[w.Field].Edges))
+	for i := range out {
+		out[i], resp.Errors = errorsUnder(resp.Errors, []any{w.Field, "edges", i, "node"})
+	}
+	if len(resp.Errors) > 0 {
+		t.Fatalf("step %d: errors outside the nodes: %+v", step, resp.Errors)
+	}
+	return out
 }
 
 // checkWalks walks a list both ways at several sizes and compares the
@@ -340,4 +369,49 @@ func TestWalkTransactions(t *testing.T) {
 		w.Vars = map[string]any{"types": []string{"Batch Market Instructions"}, "parties": []string{party}}
 		checkWalks(t, g, w, want, 1, 13)
 	})
+}
+
+// TestWalkTransactionsEveryField walks the whole default dataset (every
+// command and change kind, mixed) forwards and backwards with every field
+// of the schema selected (fullSelection): the rows come in the dataset's
+// order with exact page info, and each equals its wire record (compareTx).
+func TestWalkTransactionsEveryField(t *testing.T) {
+	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits}})
+	ds := g.Sample.Service.Dataset()
+	src := ds.Transactions
+	checker := newWireChecker(t, ds)
+	var all []string
+	positions := map[string]int{}
+	for i := src.Len() - 1; i >= 0; i-- { // newest first
+		m := src.Meta(i)
+		k := fmt.Sprintf("%d|%d", m.Block, m.Index)
+		all = append(all, k)
+		positions[k] = i
+	}
+	differing := 0
+	w := listWalk{
+		Query: `query(` + pagingVars + `) { transactions(first: $first, after: $after, last: $last, before: $before) {
+			edges { cursor node ` + checker.sel.String() + ` } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`,
+		Field: "transactions",
+		Key:   func(n json.RawMessage) string { return field(n, "block", "index") },
+		Visit: func(t *testing.T, key string, node json.RawMessage, errs map[string][]gqlError) {
+			pos, ok := positions[key]
+			if !ok {
+				t.Fatalf("row %s is not in the dataset", key)
+			}
+			var v any
+			if err := decodeNumbers(node, &v); err != nil {
+				t.Fatal(err)
+			}
+			res := checker.compareTx(v, src.AppendJSON(nil, pos), errs)
+			if len(res.problems) == 0 {
+				return
+			}
+			t.Errorf("row %s (position %d) differs from its wire record:\n%s", key, pos, strings.Join(res.problems, "\n"))
+			if differing++; differing >= 20 {
+				t.Fatal("20 rows differ; stopping")
+			}
+		},
+	}
+	checkWalks(t, g, w, all, 1000)
 }

@@ -93,6 +93,9 @@ func (w *refWalk) selections(sel ast.SelectionSet, underList bool) refCount {
 			}
 			switch s.Definition.Type.Name() {
 			case "Asset":
+				if !selectsBeyondID(w.doc.Fragments, s.SelectionSet) {
+					break // the id alone needs no lookup (loadAsset)
+				}
 				for i, ref := range assetRefs {
 					if s.ObjectDefinition != nil && ref.field == s.Name && (ref.object == s.ObjectDefinition.Name || s.ObjectDefinition.Kind != ast.Object) {
 						c.refs |= 1 << i

@@ -73,7 +73,7 @@ func TestAssetReferencesArePrefetched(t *testing.T) {
 	}
 	vars := map[string]any{"types": []string{"Batch Proposal"}}
 	onlyUpdates := `query($types: [String!]) { transactions(first: 50, cmdTypes: $types) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change {
-      ... on UpdateAsset { asset { id } }
+      ... on UpdateAsset { asset { id status } }
     } } } } } } } } }`
 	for _, tc := range []struct {
 		name     string
@@ -83,10 +83,10 @@ func TestAssetReferencesArePrefetched(t *testing.T) {
 	}{
 		{"every reference", proposalAssetsQuery, []int{len(all)}, []int{len(all)}},
 		{"asset updates only", onlyUpdates, []int{len(updated)}, []int{len(updated)}},
-		{"a directive", strings.Replace(onlyUpdates, "asset { id }", "asset @include(if: true) { id }", 1), []int{len(updated)}, nil},
-		{"no reference", strings.Replace(onlyUpdates, "asset { id }", "assetId", 1), nil, nil},
+		{"a directive", strings.Replace(onlyUpdates, "asset { id status }", "asset @include(if: true) { id status }", 1), []int{len(updated)}, nil},
+		{"no reference", strings.Replace(onlyUpdates, "asset { id status }", "assetId", 1), nil, nil},
 		// Two lists would make two rounds where the fields make one.
-		{"two lists", strings.Replace(onlyUpdates, "{ transactions(", "{ a: transactions(first: 50, cmdTypes: $types) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id } } } } } } } } } } b: transactions(", 1), []int{len(updated)}, nil},
+		{"two lists", strings.Replace(onlyUpdates, "{ transactions(", "{ a: transactions(first: 50, cmdTypes: $types) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id status } } } } } } } } } } b: transactions(", 1), []int{len(updated)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls.take()

@@ -118,7 +118,7 @@ func TestSelectedAssetRefs(t *testing.T) {
 		}
 		return s
 	}
-	const updates = `command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id } } } } } } }`
+	const updates = `command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id status } } } } } } }`
 	for _, tc := range []struct {
 		name, query string
 		want        refSet
@@ -128,8 +128,8 @@ func TestSelectedAssetRefs(t *testing.T) {
 		{"through fragments", `query { transactions { ...Page } }
 			fragment Page on TransactionConnection { edges { node { command { ...Proposal } } } }
 			fragment Proposal on BatchProposalSubmission { terms { changes { change {
-				... on NewMarket { changes { instrument { future { settlementAsset { id } } perpetual { settlementAsset { id } } } } }
-				... on NewSpotMarket { changes { instrument { spot { quoteAsset { id } } } } }
+				... on NewMarket { changes { instrument { future { settlementAsset { id status } } perpetual { settlementAsset { id status } } } } }
+				... on NewSpotMarket { changes { instrument { spot { quoteAsset { id status } } } } }
 			} } } }`, set("Future.settlementAsset", "Perpetual.settlementAsset", "Spot.quoteAsset")},
 		{"no reference", `{ transactions { edges { node { hash } } } }`, 0},
 		{"no list", `{ asset(id: "x") { id } }`, 0},
@@ -146,5 +146,14 @@ func TestSelectedAssetRefs(t *testing.T) {
 		if got := selectedAssetRefs(doc, doc.Operations[0]); got != tc.want {
 			t.Errorf("%s: refs %b, want %b", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestAssetRefsFitTheSet: a refSet is a 64-bit mask of assetRefs indexes,
+// so the schema may hold at most 64 asset references before refSet must
+// grow (16 at issue 16).
+func TestAssetRefsFitTheSet(t *testing.T) {
+	if n := len(assetRefs); n > 64 {
+		t.Fatalf("%d asset references do not fit refSet's 64 bits: widen refSet", n)
 	}
 }

@@ -14,6 +14,7 @@ type Upstream interface {
 	ListFundingPayments(ctx context.Context, p upstream.FundingPaymentsParams) (*upstream.FundingPaymentPage, error)
 	ListDelegations(ctx context.Context, p upstream.DelegationsParams) (*upstream.DelegationPage, error)
 	ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error)
+	GetTransaction(ctx context.Context, hash string) (*upstream.Transaction, error)
 }
 
 var _ Upstream = (*upstream.Client)(nil)

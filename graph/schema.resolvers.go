@@ -12,9 +12,44 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
+// Asset is the resolver for the asset field.
+func (r *builtinAssetDepositResolver) Asset(ctx context.Context, obj *upstream.BuiltinAssetDeposit) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *builtinAssetWithdrawalResolver) Asset(ctx context.Context, obj *upstream.BuiltinAssetWithdrawal) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
 // AssetForMetric is the resolver for the assetForMetric field.
 func (r *dispatchStrategyResolver) AssetForMetric(ctx context.Context, obj *upstream.DispatchStrategy) (*upstream.Asset, error) {
 	return loadAsset(ctx, obj.AssetForMetric)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20AssetDelistResolver) Asset(ctx context.Context, obj *upstream.ERC20AssetDelist) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20AssetLimitsUpdatedResolver) Asset(ctx context.Context, obj *upstream.ERC20AssetLimitsUpdated) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20AssetListResolver) Asset(ctx context.Context, obj *upstream.ERC20AssetList) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20DepositResolver) Asset(ctx context.Context, obj *upstream.ERC20Deposit) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
+}
+
+// Asset is the resolver for the asset field.
+func (r *eRC20WithdrawalResolver) Asset(ctx context.Context, obj *upstream.ERC20Withdrawal) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.VegaAssetID)
 }
 
 // SettlementAsset is the resolver for the settlementAsset field.
@@ -38,8 +73,8 @@ func (r *partyResolver) Delegations(ctx context.Context, obj *upstream.Party, no
 }
 
 // Transactions is the resolver for the transactions field.
-func (r *partyResolver) Transactions(ctx context.Context, obj *upstream.Party, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
-	return r.listTransactions(ctx, transactionFilter{CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: []string{obj.ID}}, pageArgs{first, last, after, before})
+func (r *partyResolver) Transactions(ctx context.Context, obj *upstream.Party, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, cmdTypes []string, excludeCmdTypes []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
+	return r.listTransactions(ctx, transactionFilter{Types: types, ExcludeTypes: excludeTypes, Block: block, CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: []string{obj.ID}}, pageArgs{first, last, after, before})
 }
 
 // SettlementAsset is the resolver for the settlementAsset field.
@@ -67,9 +102,14 @@ func (r *queryResolver) Delegations(ctx context.Context, partyID *string, nodeID
 	return r.listDelegations(ctx, delegationFilter{PartyID: partyID, NodeID: nodeID, EpochID: epochID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
+// Transaction is the resolver for the transaction field.
+func (r *queryResolver) Transaction(ctx context.Context, hash string) (*upstream.Transaction, error) {
+	return r.transaction(ctx, hash)
+}
+
 // Transactions is the resolver for the transactions field.
-func (r *queryResolver) Transactions(ctx context.Context, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
-	return r.listTransactions(ctx, transactionFilter{CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: parties}, pageArgs{first, last, after, before})
+func (r *queryResolver) Transactions(ctx context.Context, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, block *upstream.Uint64, submitter *string, cmdTypes []string, excludeCmdTypes []string, parties []string, first *int, after *string, last *int, before *string) (*model.TransactionConnection, error) {
+	return r.listTransactions(ctx, transactionFilter{Types: types, ExcludeTypes: excludeTypes, Block: block, Submitter: submitter, CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: parties}, pageArgs{first, last, after, before})
 }
 
 // Party is the resolver for the party field.
@@ -98,6 +138,11 @@ func (r *spotResolver) QuoteAsset(ctx context.Context, obj *upstream.Spot) (*ups
 }
 
 // Asset is the resolver for the asset field.
+func (r *transferFundsResolver) Asset(ctx context.Context, obj *upstream.TransferFunds) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.Asset)
+}
+
+// Asset is the resolver for the asset field.
 func (r *updateAssetResolver) Asset(ctx context.Context, obj *upstream.UpdateAsset) (*upstream.Asset, error) {
 	return loadAsset(ctx, obj.AssetID)
 }
@@ -107,8 +152,40 @@ func (r *validatorNodeResolver) Delegations(ctx context.Context, obj *upstream.V
 	return r.listDelegations(ctx, delegationFilter{PartyID: partyID, NodeID: &obj.ID, EpochID: epochID}, pageArgs{first, last, after, before}, newestFirst)
 }
 
+// Asset is the resolver for the asset field.
+func (r *withdrawSubmissionResolver) Asset(ctx context.Context, obj *upstream.WithdrawSubmission) (*upstream.Asset, error) {
+	return loadAsset(ctx, obj.Asset)
+}
+
+// BuiltinAssetDeposit returns BuiltinAssetDepositResolver implementation.
+func (r *Resolver) BuiltinAssetDeposit() BuiltinAssetDepositResolver {
+	return &builtinAssetDepositResolver{r}
+}
+
+// BuiltinAssetWithdrawal returns BuiltinAssetWithdrawalResolver implementation.
+func (r *Resolver) BuiltinAssetWithdrawal() BuiltinAssetWithdrawalResolver {
+	return &builtinAssetWithdrawalResolver{r}
+}
+
 // DispatchStrategy returns DispatchStrategyResolver implementation.
 func (r *Resolver) DispatchStrategy() DispatchStrategyResolver { return &dispatchStrategyResolver{r} }
+
+// ERC20AssetDelist returns ERC20AssetDelistResolver implementation.
+func (r *Resolver) ERC20AssetDelist() ERC20AssetDelistResolver { return &eRC20AssetDelistResolver{r} }
+
+// ERC20AssetLimitsUpdated returns ERC20AssetLimitsUpdatedResolver implementation.
+func (r *Resolver) ERC20AssetLimitsUpdated() ERC20AssetLimitsUpdatedResolver {
+	return &eRC20AssetLimitsUpdatedResolver{r}
+}
+
+// ERC20AssetList returns ERC20AssetListResolver implementation.
+func (r *Resolver) ERC20AssetList() ERC20AssetListResolver { return &eRC20AssetListResolver{r} }
+
+// ERC20Deposit returns ERC20DepositResolver implementation.
+func (r *Resolver) ERC20Deposit() ERC20DepositResolver { return &eRC20DepositResolver{r} }
+
+// ERC20Withdrawal returns ERC20WithdrawalResolver implementation.
+func (r *Resolver) ERC20Withdrawal() ERC20WithdrawalResolver { return &eRC20WithdrawalResolver{r} }
 
 // Future returns FutureResolver implementation.
 func (r *Resolver) Future() FutureResolver { return &futureResolver{r} }
@@ -130,20 +207,37 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // Spot returns SpotResolver implementation.
 func (r *Resolver) Spot() SpotResolver { return &spotResolver{r} }
 
+// TransferFunds returns TransferFundsResolver implementation.
+func (r *Resolver) TransferFunds() TransferFundsResolver { return &transferFundsResolver{r} }
+
 // UpdateAsset returns UpdateAssetResolver implementation.
 func (r *Resolver) UpdateAsset() UpdateAssetResolver { return &updateAssetResolver{r} }
 
 // ValidatorNode returns ValidatorNodeResolver implementation.
 func (r *Resolver) ValidatorNode() ValidatorNodeResolver { return &validatorNodeResolver{r} }
 
+// WithdrawSubmission returns WithdrawSubmissionResolver implementation.
+func (r *Resolver) WithdrawSubmission() WithdrawSubmissionResolver {
+	return &withdrawSubmissionResolver{r}
+}
+
 type (
-	dispatchStrategyResolver   struct{ *Resolver }
-	futureResolver             struct{ *Resolver }
-	governanceTransferResolver struct{ *Resolver }
-	partyResolver              struct{ *Resolver }
-	perpetualResolver          struct{ *Resolver }
-	queryResolver              struct{ *Resolver }
-	spotResolver               struct{ *Resolver }
-	updateAssetResolver        struct{ *Resolver }
-	validatorNodeResolver      struct{ *Resolver }
+	builtinAssetDepositResolver     struct{ *Resolver }
+	builtinAssetWithdrawalResolver  struct{ *Resolver }
+	dispatchStrategyResolver        struct{ *Resolver }
+	eRC20AssetDelistResolver        struct{ *Resolver }
+	eRC20AssetLimitsUpdatedResolver struct{ *Resolver }
+	eRC20AssetListResolver          struct{ *Resolver }
+	eRC20DepositResolver            struct{ *Resolver }
+	eRC20WithdrawalResolver         struct{ *Resolver }
+	futureResolver                  struct{ *Resolver }
+	governanceTransferResolver      struct{ *Resolver }
+	partyResolver                   struct{ *Resolver }
+	perpetualResolver               struct{ *Resolver }
+	queryResolver                   struct{ *Resolver }
+	spotResolver                    struct{ *Resolver }
+	transferFundsResolver           struct{ *Resolver }
+	updateAssetResolver             struct{ *Resolver }
+	validatorNodeResolver           struct{ *Resolver }
+	withdrawSubmissionResolver      struct{ *Resolver }
 )

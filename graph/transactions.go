@@ -2,16 +2,173 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tradenet/gateway/graph/model"
 	"github.com/tradenet/gateway/upstream"
 )
 
-// transactionFilter is what a transactions connection is filtered by.
+// transactionFilter is what a transactions connection is filtered by: the
+// arguments of Query.transactions and Party.transactions.
 type transactionFilter struct {
+	Types, ExcludeTypes []upstream.TransactionType
+	Block               *upstream.Uint64
+	Submitter           *string
+	// CmdTypes and ExcludeCmdTypes are the deprecated string forms of
+	// Types and ExcludeTypes; a list of each combines into one.
 	CmdTypes, ExcludeCmdTypes, Parties []string
+}
+
+// params validates f and turns it into the explorer's filters: type
+// strings checked against the explorer's (typeStrings), each enum value
+// sent as every string history spells it, party keys lower-cased as the
+// explorer stores them. Bad input is refused before any request.
+func (f transactionFilter) params() (upstream.TransactionsParams, error) {
+	var p upstream.TransactionsParams
+	for i := range f.Parties {
+		if err := checkID(fmt.Sprintf("parties[%d]", i), "party", &f.Parties[i]); err != nil {
+			return p, err
+		}
+		p.Parties = append(p.Parties, strings.ToLower(f.Parties[i]))
+	}
+	if f.Submitter != nil {
+		if err := checkID("submitter", "party", f.Submitter); err != nil {
+			return p, err
+		}
+		p.Submitter = strings.ToLower(*f.Submitter)
+	}
+	if f.Block != nil {
+		height := uint64(*f.Block)
+		p.BlockHeight = &height
+	}
+	var err error
+	if p.CmdTypes, err = typeFilter("cmdTypes", f.Types, f.CmdTypes); err != nil {
+		return p, err
+	}
+	if p.ExcludeCmdTypes, err = typeFilter("excludeCmdTypes", f.ExcludeTypes, f.ExcludeCmdTypes); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// typeFilter is the explorer's type strings for a list of enum values and
+// one of strings (arg names the strings' argument): every string of each
+// value, then the strings, each once. A string the explorer does not use
+// would silently match nothing: it is refused, naming the valid ones.
+func typeFilter(arg string, types []upstream.TransactionType, names []string) ([]string, error) {
+	var out []string
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, t := range types {
+		for _, s := range typeStrings[t] {
+			add(s)
+		}
+	}
+	for i, name := range names {
+		if _, ok := typeOfString[name]; !ok {
+			return nil, unknownTypeString(fmt.Sprintf("%s[%d]", arg, i), name)
+		}
+		add(name)
+	}
+	return out, nil
+}
+
+// unknownTypeString is the error for a type string the explorer does not
+// use: it says which spelling was meant when only the letter case differs,
+// and lists the valid strings.
+func unknownTypeString(arg, name string) error {
+	hint := ""
+	for s := range typeOfString {
+		if strings.EqualFold(strings.Join(strings.Fields(s), ""), strings.Join(strings.Fields(name), "")) {
+			hint = fmt.Sprintf(" (did you mean %q?)", s)
+			break
+		}
+	}
+	valid := make([]string, 0, len(typeOfString))
+	for s := range typeOfString {
+		valid = append(valid, strconv.Quote(s))
+	}
+	slices.Sort(valid)
+	return badInput("%s: %q is not a transaction type%s; use `types` (enum TransactionType) or one of the explorer's type strings, matched exactly: %s",
+		arg, truncate(name, 80), hint, strings.Join(valid, ", "))
+}
+
+// typeStrings are the explorer's `type` strings of each TransactionType
+// value (upstream-wire.md §5): the current one first, then the spelling
+// cores before v0.72 wrote (commands-v0.74.md §1), which history keeps.
+// TestTransactionTypeStrings checks it against the enum's descriptions.
+var typeStrings = map[upstream.TransactionType][]string{
+	upstream.TransactionTypeSubmitOrder:                   {"Submit Order"},
+	upstream.TransactionTypeCancelOrder:                   {"Cancel Order"},
+	upstream.TransactionTypeAmendOrder:                    {"Amend Order"},
+	upstream.TransactionTypeWithdraw:                      {"Withdraw"},
+	upstream.TransactionTypeProposal:                      {"Proposal"},
+	upstream.TransactionTypeVoteOnProposal:                {"Vote on Proposal"},
+	upstream.TransactionTypeLiquidityProvisionOrder:       {"Liquidity Provision Order"},
+	upstream.TransactionTypeDelegate:                      {"Delegate"},
+	upstream.TransactionTypeUndelegate:                    {"Undelegate"},
+	upstream.TransactionTypeCancelLiquidityProvisionOrder: {"Cancel Liquidity Provision Order", "Cancel LiquidityProvision Order"},
+	upstream.TransactionTypeAmendLiquidityProvisionOrder:  {"Amend Liquidity Provision Order", "Amend LiquidityProvision Order"},
+	upstream.TransactionTypeTransferFunds:                 {"Transfer Funds"},
+	upstream.TransactionTypeCancelTransferFunds:           {"Cancel Transfer Funds"},
+	upstream.TransactionTypeRegisterNewNode:               {"Register New Node", "Register new Node"},
+	upstream.TransactionTypeBatchMarketInstructions:       {"Batch Market Instructions"},
+	upstream.TransactionTypeStopOrdersSubmission:          {"Stop Orders Submission"},
+	upstream.TransactionTypeStopOrdersCancellation:        {"Stop Orders Cancellation"},
+	upstream.TransactionTypeCreateReferralSet:             {"Create Referral Set"},
+	upstream.TransactionTypeUpdateReferralSet:             {"Update Referral Set"},
+	upstream.TransactionTypeApplyReferralCode:             {"Apply Referral Code"},
+	upstream.TransactionTypeUpdateMarginMode:              {"Update Margin Mode"},
+	upstream.TransactionTypeJoinTeam:                      {"Join Team"},
+	upstream.TransactionTypeBatchProposal:                 {"Batch Proposal"},
+	upstream.TransactionTypeUpdatePartyProfile:            {"Update Party Profile"},
+	upstream.TransactionTypeNodeVote:                      {"Node Vote"},
+	upstream.TransactionTypeNodeSignature:                 {"Node Signature"},
+	upstream.TransactionTypeChainEvent:                    {"Chain Event"},
+	upstream.TransactionTypeKeyRotateSubmission:           {"Key Rotate Submission"},
+	upstream.TransactionTypeStateVariableProposal:         {"State Variable Proposal"},
+	upstream.TransactionTypeValidatorHeartbeat:            {"Validator Heartbeat"},
+	upstream.TransactionTypeEthereumKeyRotateSubmission:   {"Ethereum Key Rotate Submission"},
+	upstream.TransactionTypeProtocolUpgrade:               {"Protocol Upgrade"},
+	upstream.TransactionTypeIssueSignatures:               {"Issue Signatures"},
+	upstream.TransactionTypeSubmitOracleData:              {"Submit Oracle Data"},
+}
+
+// typeOfString is typeStrings reversed: the valid type strings.
+var typeOfString = func() map[string]upstream.TransactionType {
+	m := map[string]upstream.TransactionType{}
+	for t, names := range typeStrings {
+		for _, s := range names {
+			m[s] = t
+		}
+	}
+	return m
+}()
+
+// transaction serves Query.transaction: one lookup by hash, shared by the
+// request's lookups of the same hash in any case (requestUpstream).
+func (r *Resolver) transaction(ctx context.Context, hash string) (*upstream.Transaction, error) {
+	if !isHexID(hash) {
+		return nil, badInput("hash: %q is not a transaction hash; hashes are 64 hexadecimal characters", truncate(hash, 80))
+	}
+	tx, err := r.upstreamFor(ctx).GetTransaction(ctx, hash)
+	switch {
+	case upstream.IsNotFound(err):
+		return nil, notFound("no transaction has hash %s", strings.ToUpper(hash))
+	case errors.Is(err, upstream.ErrHashNotUnique):
+		return nil, &Error{Code: CodeUpstreamError, Err: err,
+			Message: fmt.Sprintf("the block explorer holds more than one transaction with hash %s, so it returns none", strings.ToUpper(hash))}
+	case err != nil:
+		return nil, fmt.Errorf("transaction %s: %w", hash, err)
+	}
+	return tx, nil
 }
 
 // txCursor is the gateway's transaction cursor: the row's place in the
@@ -39,20 +196,9 @@ const maxExplorerFollowUps = 4
 
 // listTransactions serves Query.transactions and Party.transactions.
 func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, args pageArgs) (*model.TransactionConnection, error) {
-	for i := range f.Parties {
-		if err := checkID(fmt.Sprintf("parties[%d]", i), "party", &f.Parties[i]); err != nil {
-			return nil, err
-		}
-	}
-	for _, list := range []struct {
-		arg   string
-		types []string
-	}{{"cmdTypes", f.CmdTypes}, {"excludeCmdTypes", f.ExcludeCmdTypes}} {
-		for i, t := range list.types {
-			if t == "" {
-				return nil, badInput("%s[%d]: empty command type; use the explorer's type names such as \"Batch Market Instructions\"", list.arg, i)
-			}
-		}
+	filters, err := f.params()
+	if err != nil {
+		return nil, err
 	}
 	req, err := r.pagingFor(ctx).resolve(args)
 	if err != nil {
@@ -69,7 +215,7 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 	paging := explorerPaging[upstream.Transaction]{
 		MaxFollowUps: maxExplorerFollowUps,
 		Fetch: func(ctx context.Context, older bool, cursor *upstream.Transaction, n int) ([]upstream.Transaction, error) {
-			p := upstream.TransactionsParams{CmdTypes: f.CmdTypes, ExcludeCmdTypes: f.ExcludeCmdTypes, Parties: f.Parties}
+			p := filters
 			var at *upstream.TxCursor
 			if cursor != nil {
 				pos := cursor.Position()

@@ -65,8 +65,8 @@ type TxMeta struct {
 	Index uint32
 	// Type is the explorer's type string, e.g. "Batch Market Instructions".
 	Type string
-	// Parties are the submitter and any receivers (the `parties` filter
-	// matches sender or receiver).
+	// Parties are the submitter and any receivers. The explorer's
+	// `parties` filter matches the submitter (the first) only.
 	Parties []string
 }
 

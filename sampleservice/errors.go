@@ -13,19 +13,23 @@ const (
 	grpcNotFound          = 5
 	grpcPermissionDenied  = 7
 	grpcResourceExhausted = 8
-	grpcUnimplemented     = 12
-	grpcInternal          = 13
+	// grpcFailedPrecondition: the explorer's answer to a hash it holds
+	// twice.
+	grpcFailedPrecondition = 9
+	grpcUnimplemented      = 12
+	grpcInternal           = 13
 )
 
 // grpcNames are the status names the services put in the top-level
 // message ("InvalidArgument error").
 var grpcNames = map[int]string{
-	grpcInvalidArgument:   "InvalidArgument",
-	grpcNotFound:          "NotFound",
-	grpcPermissionDenied:  "PermissionDenied",
-	grpcResourceExhausted: "ResourceExhausted",
-	grpcUnimplemented:     "Unimplemented",
-	grpcInternal:          "Internal",
+	grpcInvalidArgument:    "InvalidArgument",
+	grpcNotFound:           "NotFound",
+	grpcPermissionDenied:   "PermissionDenied",
+	grpcResourceExhausted:  "ResourceExhausted",
+	grpcFailedPrecondition: "FailedPrecondition",
+	grpcUnimplemented:      "Unimplemented",
+	grpcInternal:           "Internal",
 }
 
 // Vega error-detail codes used by the endpoints served here

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Explorer page size when neither first nor last is given (upstream-wire.md
@@ -41,14 +43,23 @@ type txIndex struct {
 	keys        []txKey
 	types       []uint16
 	typeIDs     map[string]uint16
-	byParty     map[string][]int32
 	bySubmitter map[string][]int32
+
+	// byHash maps an upper-case hash to its position, or to
+	// hashNotUnique; it is built on the first lookup.
+	hashOnce sync.Once
+	byHash   map[string]int32
 }
 
+// hashNotUnique marks a hash held by more than one transaction.
+const hashNotUnique = -1
+
 // newTxIndex reads every transaction's metadata once. The submitter is
-// taken to be the first of TxMeta.Parties.
+// the first of TxMeta.Parties; the explorer's `parties` filter matches it
+// alone, like filters[tx.submitter] (upstream-wire.md §5), so receivers
+// are not indexed.
 func newTxIndex(src TransactionSource) (*txIndex, error) {
-	x := &txIndex{src: src, typeIDs: map[string]uint16{}, byParty: map[string][]int32{}, bySubmitter: map[string][]int32{}}
+	x := &txIndex{src: src, typeIDs: map[string]uint16{}, bySubmitter: map[string][]int32{}}
 	if src == nil {
 		return x, nil
 	}
@@ -71,14 +82,8 @@ func newTxIndex(src TransactionSource) (*txIndex, error) {
 			x.typeIDs[m.Type] = id
 		}
 		x.types[i] = id
-		for j, p := range m.Parties {
-			if j == 0 {
-				x.bySubmitter[p] = append(x.bySubmitter[p], int32(i))
-			}
-			if slices.Contains(m.Parties[:j], p) {
-				continue
-			}
-			x.byParty[p] = append(x.byParty[p], int32(i))
+		if len(m.Parties) > 0 {
+			x.bySubmitter[m.Parties[0]] = append(x.bySubmitter[m.Parties[0]], int32(i))
 		}
 	}
 	return x, nil
@@ -288,7 +293,7 @@ func (x *txIndex) selectTransactions(r txRequest, maxRows int) []int {
 	if len(r.parties) > 0 {
 		lists := make([][]int32, 0, len(r.parties))
 		for _, p := range r.parties {
-			lists = append(lists, x.byParty[p])
+			lists = append(lists, x.bySubmitter[p])
 		}
 		c = candidates{list: unionSorted(lists)}
 	}
@@ -403,4 +408,91 @@ func (x *txIndex) listTransactions(q query, defects Defects, maxRows int) ([]byt
 		return nil, err
 	}
 	return x.encodeTransactions(x.selectTransactions(r, maxRows)), nil
+}
+
+// TxHasher is what a TransactionSource may implement to give transaction
+// i's hash (as in its JSON) without encoding the transaction. Without it
+// the lookup index encodes every transaction once, on the first lookup.
+type TxHasher interface {
+	Hash(i int) string
+}
+
+// hashes builds the lookup index once: upper-case hash to position.
+func (x *txIndex) hashes() map[string]int32 {
+	x.hashOnce.Do(func() {
+		n := x.len()
+		hashes := make([]string, n)
+		if h, ok := x.src.(TxHasher); ok {
+			for i := range n {
+				hashes[i] = h.Hash(i)
+			}
+		} else {
+			// Encoding is the cost (tens of microseconds a transaction):
+			// spread it over the processors.
+			workers := min(runtime.GOMAXPROCS(0), max(n/1024, 1))
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var raw []byte
+					for i := w; i < n; i += workers {
+						raw = x.src.AppendJSON(raw[:0], i)
+						var tx struct {
+							Hash string `json:"hash"`
+						}
+						if json.Unmarshal(raw, &tx) == nil {
+							hashes[i] = tx.Hash
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		}
+		x.byHash = make(map[string]int32, n)
+		for i, h := range hashes {
+			if h == "" {
+				continue
+			}
+			h = strings.ToUpper(h)
+			if _, dup := x.byHash[h]; dup {
+				x.byHash[h] = hashNotUnique
+			} else {
+				x.byHash[h] = int32(i)
+			}
+		}
+	})
+	return x.byHash
+}
+
+// errHashNotUnique is the explorer's answer to a hash stored twice.
+var errHashNotUnique = vegaError(http.StatusBadRequest, grpcFailedPrecondition, detailNotMapped,
+	"multiple transactions found for the hash", "")
+
+// errTransactionNotFound is the explorer's answer to an unknown hash.
+var errTransactionNotFound = vegaError(http.StatusNotFound, grpcNotFound, detailNotMapped, "transaction not found", "")
+
+// getTransaction serves GET /transactions/{hash} (and under /rest): the
+// hash is matched case-insensitively (the explorer upper-cases it), and
+// the answer is {"transaction": {…}}, pretty-printed like the list.
+func (x *txIndex) getTransaction(hash string) ([]byte, *apiError) {
+	if x.src == nil {
+		return nil, errTransactionNotFound
+	}
+	pos, ok := x.hashes()[strings.ToUpper(hash)]
+	switch {
+	case !ok:
+		return nil, errTransactionNotFound
+	case pos == hashNotUnique:
+		return nil, errHashNotUnique
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, x.src.AppendJSON(nil, int(pos)), "  ", "  "); err != nil {
+		// The list skips such a row; a lookup has nothing else to show.
+		return nil, plainError(http.StatusInternalServerError, grpcInternal, "failed to decode transaction")
+	}
+	out := make([]byte, 0, pretty.Len()+24)
+	out = append(out, "{\n  \"transaction\": "...)
+	out = append(out, pretty.Bytes()...)
+	return append(out, "\n}"...), nil
 }

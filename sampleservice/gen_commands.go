@@ -1,9 +1,6 @@
 package sampleservice
 
-import (
-	"encoding/base64"
-	"strings"
-)
+import "strings"
 
 // zeroKey is the `to` of a transfer into a network-wide account.
 var zeroKey = strings.Repeat("0", 64)
@@ -22,16 +19,7 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 		o := c.orderAmendment(c.tradedMarket())
 		cmd.OrderAmendment = &o
 	case kindWithdrawSubmission:
-		a := c.g.assets[c.enabledAsset()]
-		ext := &wireWithdrawExt{}
-		if a.Details.ERC20 != nil {
-			ext.ERC20 = &wireERC20WithdrawExt{ReceiverAddress: ethAddress(r)}
-		}
-		cmd.WithdrawSubmission = &wireWithdrawSubmission{
-			Amount: scaled(r, between(r, 1, 50_000), int(a.Details.Decimals)),
-			Asset:  a.ID,
-			Ext:    ext,
-		}
+		cmd.WithdrawSubmission = c.withdrawSubmission(c.g.assets[c.enabledAsset()])
 	case kindProposalSubmission:
 		cmd.ProposalSubmission = c.proposalSubmission()
 	case kindVoteSubmission:
@@ -86,7 +74,7 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 	case kindUpdateReferralSet:
 		s := &wireUpdateReferralSet{ID: hexID(r), IsTeam: chance(r, 2, 3)}
 		if s.IsTeam {
-			s.Team = c.team()
+			s.Team = c.updateTeam()
 		}
 		cmd.UpdateReferralSet = s
 	case kindApplyReferralCode:
@@ -111,21 +99,19 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 		for i := range sig {
 			sig[i] = byte(r.Uint32())
 		}
-		cmd.NodeSignature = &wireNodeSignature{ID: hexID(r), Sig: base64.StdEncoding.EncodeToString(sig), Kind: wireEnum(pick(r, []string{"NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_UPDATE", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"}))}
+		cmd.NodeSignature = &wireNodeSignature{ID: hexID(r), Sig: sig, Kind: wireEnum(pick(r, []string{"NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_UPDATE", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"}))}
 	case kindChainEvent:
 		cmd.ChainEvent = c.chainEvent()
 	case kindKeyRotateSubmission:
-		cmd.KeyRotateSubmission = &wireKeyRotateSubmission{NewPubKeyIndex: uint32(2 + r.IntN(5)), TargetBlock: c.block + 100 + uint64(r.IntN(1000)), NewPubKeyHash: hexID(r), CurrentPubKeyHash: hexID(r)}
+		cmd.KeyRotateSubmission = &wireKeyRotateSubmission{NewPubKeyIndex: uint32(2 + r.IntN(5)), TargetBlock: c.block + 100 + uint64(r.IntN(1000)), NewPubKey: hexID(r), CurrentPubKeyHash: hexID(r)}
 	case kindStateVariableProposal:
-		cmd.StateVariableProposal = &wireStateVariableProposal{Proposal: &wireStateValueProposal{
-			StateVarID: c.tradedMarket().id + "_probability_of_trading",
-			EventID:    "time_" + itoa(c.now/1e9),
-			Kvb: []wireKeyValueBundle{{
-				Key:       "bidOffset",
-				Tolerance: "0.000001",
-				Value:     &wireStateVarValue{ScalarVal: &wireScalarValue{Value: "0." + digits(r, 6)}},
-			}},
-		}}
+		k := stateVarScalar
+		if x := r.IntN(20); x >= 10 {
+			k = stateVarVector
+		} else if x == 0 {
+			k = stateVarMatrix
+		}
+		cmd.StateVariableProposal = c.stateVariableProposal(k)
 	case kindValidatorHeartbeat:
 		n := c.node()
 		cmd.ValidatorHeartbeat = &wireValidatorHeartbeat{NodeID: n.id, EthereumSignature: c.signature("eth"), VegaSignature: c.signature("vega/ed25519"), Message: hexString(r, 64, hexLower)}
@@ -138,9 +124,25 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 		cmd.IssueSignatures = &wireIssueSignatures{Submitter: ethAddress(r), Kind: wireEnum(pick(r, []string{"NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"})), ValidatorNodeID: pick(r, c.g.nodes).id}
 	case kindOracleDataSubmission:
 		payload := `{"prices.BTC.value":"` + itoa(between(r, 6_500_000, 7_300_000)) + `","prices.BTC.timestamp":"` + itoa(c.now/1e9) + `"}`
-		cmd.OracleDataSubmission = &wireOracleDataSubmission{Source: wireEnum(pick(r, []string{"ORACLE_SOURCE_JSON", "ORACLE_SOURCE_OPEN_ORACLE"})), Payload: []byte(payload)}
+		cmd.OracleDataSubmission = &wireOracleDataSubmission{Source: wireEnum(pick(r, []string{"ORACLE_SOURCE_JSON", "ORACLE_SOURCE_OPEN_ORACLE"})), Payload: wireBytes(payload)}
 	default:
 		panic("sampleservice: no builder for command kind " + itoa(int64(kind)))
+	}
+}
+
+// withdrawSubmission returns a withdrawal of asset a: its ext names the
+// receiving Ethereum address for a token-contract asset and is empty ({})
+// for a built-in one.
+func (c *txCtx) withdrawSubmission(a Asset) *wireWithdrawSubmission {
+	r := c.r
+	ext := &wireWithdrawExt{}
+	if a.Details.ERC20 != nil {
+		ext.ERC20 = &wireERC20WithdrawExt{ReceiverAddress: ethAddress(r)}
+	}
+	return &wireWithdrawSubmission{
+		Amount: scaled(r, between(r, 1, 50_000), int(a.Details.Decimals)),
+		Asset:  a.ID,
+		Ext:    ext,
 	}
 }
 
@@ -436,6 +438,9 @@ func (c *txCtx) transfer() *wireTransfer {
 		if chance(r, 1, 5) {
 			t.OneOff.DeliverOn = c.now + between(r, 3_600, 7*86_400)*1e9
 		}
+		if chance(r, 1, 10) {
+			c.standingOrder(t)
+		}
 		return t
 	}
 	t.To = zeroKey
@@ -451,6 +456,17 @@ func (c *txCtx) transfer() *wireTransfer {
 	}
 	t.Recurring = rec
 	return t
+}
+
+// standingOrder makes t a recurring transfer to another party: no dispatch
+// strategy (null), a fixed amount each epoch, sometimes until an end epoch.
+func (c *txCtx) standingOrder(t *wireTransfer) {
+	epoch := c.g.epochAt(c.now)
+	t.OneOff = nil
+	t.Recurring = &wireRecurringTransfer{StartEpoch: epoch + 1, Factor: "1"}
+	if chance(c.r, 1, 2) {
+		t.Recurring.EndEpoch = ptr(epoch + 1 + uint64(c.r.IntN(30)))
+	}
 }
 
 // rewardAccountFor is the reward account a dispatch metric pays from.
@@ -554,6 +570,21 @@ func (c *txCtx) team() *wireTeam {
 	return t
 }
 
+// updateTeam returns the team part of a referral set update: each field
+// but the allow list is left out (unchanged) now and then.
+func (c *txCtx) updateTeam() *wireUpdateTeam {
+	r := c.r
+	t := c.team()
+	u := &wireUpdateTeam{TeamURL: t.TeamURL, AvatarURL: t.AvatarURL, AllowList: t.AllowList}
+	if chance(r, 2, 3) {
+		u.Name = &t.Name
+	}
+	if chance(r, 1, 2) {
+		u.Closed = &t.Closed
+	}
+	return u
+}
+
 func (c *txCtx) announceNode() *wireAnnounceNode {
 	r := c.r
 	n := c.node()
@@ -572,30 +603,4 @@ func (c *txCtx) announceNode() *wireAnnounceNode {
 		VegaSignature:     wireSignature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
 		SubmitterAddress:  pick(r, []string{"", ethAddress(r)}),
 	}
-}
-
-func (c *txCtx) chainEvent() *wireChainEvent {
-	r := c.r
-	e := &wireChainEvent{TxID: "0x" + hexID(r), Nonce: r.Uint64()}
-	ethBlock := 19_430_000 + uint64(c.now-genesis.UnixNano())/12e9
-	switch r.IntN(4) {
-	case 0, 1:
-		a := c.g.assets[c.enabledAsset()]
-		e.ERC20 = &wireERC20Event{Index: uint64(r.IntN(300)), Block: ethBlock, Deposit: &wireERC20Deposit{
-			VegaAssetID:           a.ID,
-			SourceEthereumAddress: ethAddress(r),
-			TargetPartyID:         c.g.randomParty(r),
-			Amount:                scaled(r, between(r, 1, 100_000), int(a.Details.Decimals)),
-		}}
-	case 2:
-		e.StakingEvent = &wireStakingEvent{Index: uint64(r.IntN(300)), Block: ethBlock, StakeDeposited: &wireStakeDeposited{
-			EthereumAddress: ethAddress(r),
-			VegaPublicKey:   c.g.randomParty(r),
-			Amount:          scaled(r, between(r, 1, 100_000), 18),
-			BlockTime:       c.now/1e9 - 60,
-		}}
-	default:
-		e.Heartbeat = &wireChainHeartbeat{ContractAddress: ethAddress(r), BlockHeight: ethBlock, BlockTime: uint64(c.now/1e9 - 30)}
-	}
-	return e
 }

@@ -227,6 +227,16 @@ func TestCoverageEnums(t *testing.T) {
 		{"MarketStateUpdateType", enumMarketState, []string{"updateType"}},
 		{"AccountType (governance transfers)", enumAccountType, []string{"sourceType", "destinationType"}},
 		{"TxVersion", []string{"TX_VERSION_V2", "TX_VERSION_V3"}, []string{"version"}},
+		// Enumerations of commands-v0.74.md §6 (zero values are invalid in
+		// accepted commands; ORACLE_SOURCE_ETHEREUM has no decoder at v0.74).
+		{"VoteValue", []string{"VALUE_NO", "VALUE_YES"}, []string{"value"}},
+		{"UndelegateMethod", []string{"METHOD_NOW", "METHOD_AT_END_OF_EPOCH"}, []string{"method"}},
+		{"NodeVoteType", []string{"TYPE_STAKE_DEPOSITED", "TYPE_STAKE_REMOVED", "TYPE_FUNDS_DEPOSITED", "TYPE_SIGNER_ADDED",
+			"TYPE_SIGNER_REMOVED", "TYPE_BRIDGE_STOPPED", "TYPE_BRIDGE_RESUMED", "TYPE_ASSET_LISTED", "TYPE_LIMITS_UPDATED",
+			"TYPE_STAKE_TOTAL_SUPPLY", "TYPE_SIGNER_THRESHOLD_SET", "TYPE_GOVERNANCE_VALIDATE_ASSET", "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"}, []string{"nodeVote.type"}},
+		{"NodeSignatureKind", []string{"NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED",
+			"NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED", "NODE_SIGNATURE_KIND_ASSET_UPDATE"}, []string{"kind"}},
+		{"OracleSource", []string{"ORACLE_SOURCE_OPEN_ORACLE", "ORACLE_SOURCE_JSON"}, []string{"source"}},
 	} {
 		got := union(e.keys...)
 		for _, v := range e.values {
@@ -307,8 +317,8 @@ func TestCoverageShapes(t *testing.T) {
 		ok           func(map[string]any) bool
 	}{
 		{"stop order with both sides", "stopOrdersSubmission[]", func(o map[string]any) bool { return o["risesAbove"] != nil && o["fallsBelow"] != nil }},
-		{"stop order rising only", "stopOrdersSubmission[]", func(o map[string]any) bool { return o["risesAbove"] != nil && isNull(o, "fallsBelow") }},
-		{"stop order falling only", "stopOrdersSubmission[]", func(o map[string]any) bool { return isNull(o, "risesAbove") && o["fallsBelow"] != nil }},
+		{"stop order rising only", "stopOrdersSubmission[]", func(o map[string]any) bool { return o["risesAbove"] != nil && absent(o, "fallsBelow") }},
+		{"stop order falling only", "stopOrdersSubmission[]", func(o map[string]any) bool { return absent(o, "risesAbove") && o["fallsBelow"] != nil }},
 		{"stop order without expiry", "risesAbove", func(o map[string]any) bool { return absent(o, "expiresAt") && absent(o, "expiryStrategy") }},
 		{"submission without iceberg", "submissions[]", func(o map[string]any) bool { return absent(o, "icebergOpts") && isNull(o, "peggedOrder") }},
 		{"amendment without size, price and expiry", "amendments[]", func(o map[string]any) bool {
@@ -317,11 +327,20 @@ func TestCoverageShapes(t *testing.T) {
 		{"isolated margin without factor (cross)", "updateMarginMode[]", func(o map[string]any) bool { return absent(o, "marginFactor") }},
 		{"stop cancellation of everything", "stopOrdersCancellation[]", func(o map[string]any) bool { return len(o) == 0 }},
 		{"new market without successor", "newMarket.changes", func(o map[string]any) bool { return absent(o, "successor") }},
-		{"perpetual without composite price", "perpetual", func(o map[string]any) bool { return isNull(o, "internalCompositePriceConfiguration") }},
+		{"perpetual without composite price", "perpetual", func(o map[string]any) bool { return absent(o, "internalCompositePriceConfiguration") }},
+		{"perpetual without funding rate bounds", "perpetual", func(o map[string]any) bool {
+			return absent(o, "fundingRateScalingFactor") && absent(o, "fundingRateLowerBound") && absent(o, "fundingRateUpperBound")
+		}},
+		{"new market without price range", "newMarket.changes", func(o map[string]any) bool { return absent(o, "lpPriceRange") }},
+		{"new market with a price range", "newMarket.changes", func(o map[string]any) bool { return o["lpPriceRange"] != nil }},
 		{"eth time trigger without until", "timeTrigger", func(o map[string]any) bool { return o["every"] != nil && absent(o, "until") && absent(o, "conditions") }},
 		{"internal trigger without initial", "triggers[]", func(o map[string]any) bool { return absent(o, "initial") }},
 		{"market state without price", "updateMarketState.changes", func(o map[string]any) bool { return absent(o, "price") }},
-		{"recurring transfer without dispatch", "newTransfer.changes.recurring", func(o map[string]any) bool { return isNull(o, "dispatchStrategy") }},
+		{"recurring transfer without dispatch", "newTransfer.changes.recurring", func(o map[string]any) bool { return absent(o, "dispatchStrategy") }},
+		{"party's recurring transfer without dispatch", "command.transfer.recurring", func(o map[string]any) bool { return isNull(o, "dispatchStrategy") }},
+		{"party's recurring transfer without end", "command.transfer.recurring", func(o map[string]any) bool { return absent(o, "endEpoch") }},
+		{"referral set update leaving the team's name", "updateReferralSet.team", func(o map[string]any) bool { return absent(o, "name") && absent(o, "closed") }},
+		{"contract call without chain id and error", "chainEvent.contractCall", func(o map[string]any) bool { return absent(o, "sourceChainId") && absent(o, "error") }},
 		{"recurring transfer without end", "newTransfer.changes.recurring", func(o map[string]any) bool { return absent(o, "endEpoch") }},
 		{"fee settings without constant", "liquidityFeeSettings", func(o map[string]any) bool { return absent(o, "feeConstant") }},
 		{"update market without liquidation strategy", "updateMarket.changes", func(o map[string]any) bool { return isNull(o, "liquidationStrategy") }},
@@ -572,11 +591,20 @@ var genNotableChecks = map[string]func(tx map[string]any, raw []byte) error{
 		}
 		return fmt.Errorf("every market state change has a price")
 	},
-	"transfer.oneOff":              genRequirePaths("newTransfer.changes.oneOff.deliverOn"),
-	"transfer.recurring":           genRequirePaths("newTransfer.changes.recurring.dispatchStrategy.metric"),
-	"transfer.recurringNoDispatch": func(tx map[string]any, raw []byte) error { return genRequire(raw, `"dispatchStrategy":null`) },
-	"transfer.rankTable":           genRequirePaths("dispatchStrategy.rankTable[].startRank"),
-	"proposal.newAsset":            genRequirePaths("proposalSubmission.terms.newAsset.changes.erc20.contractAddress"),
+	"transfer.oneOff":    genRequirePaths("newTransfer.changes.oneOff.deliverOn"),
+	"transfer.recurring": genRequirePaths("newTransfer.changes.recurring.dispatchStrategy.metric"),
+	"transfer.recurringNoDispatch": func(tx map[string]any, raw []byte) error {
+		for _, ch := range genChanges(tx) {
+			if rec, ok := genDig(ch, "newTransfer", "changes", "recurring").(map[string]any); ok {
+				if _, has := rec["dispatchStrategy"]; !has {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("every recurring transfer has a dispatch strategy")
+	},
+	"transfer.rankTable": genRequirePaths("dispatchStrategy.rankTable[].startRank"),
+	"proposal.newAsset":  genRequirePaths("proposalSubmission.terms.newAsset.changes.erc20.contractAddress"),
 	"txVersion.v2": func(tx map[string]any, raw []byte) error {
 		if tx["version"] != "TX_VERSION_V2" {
 			return fmt.Errorf("version %v", tx["version"])
@@ -662,6 +690,7 @@ func genChangeKinds(kinds ...string) func(map[string]any, []byte) error {
 func TestNotablePositions(t *testing.T) {
 	d, txs := genDataset(t)
 	checks := maps.Clone(genNotableChecks)
+	maps.Copy(checks, genMoreNotableChecks)
 	for _, k := range cmdKinds {
 		checks["command."+k.member] = genCommand(k.member)
 	}

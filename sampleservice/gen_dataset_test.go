@@ -402,3 +402,18 @@ func TestGeneratedTransactionLayout(t *testing.T) {
 		t.Errorf("BlockHeight %d / BlockTime %d older than the last transaction (block %d)", d.BlockHeight, d.BlockTime, last.Block)
 	}
 }
+
+// TestHashMatchesTheTransaction checks the lookup index's shortcut: Hash(i)
+// is the hash transaction i's JSON carries, for drawn and notable rows.
+func TestHashMatchesTheTransaction(t *testing.T) {
+	src := newTxSource(newGenerator(1), 6000)
+	for i := 0; i < src.Len(); i += 7 {
+		var tx struct{ Hash string }
+		if err := json.Unmarshal(src.AppendJSON(nil, i), &tx); err != nil {
+			t.Fatal(err)
+		}
+		if got := src.Hash(i); got != tx.Hash {
+			t.Fatalf("Hash(%d) = %s, the transaction's is %s", i, got, tx.Hash)
+		}
+	}
+}

@@ -125,6 +125,18 @@ var cmdKinds = [numCmdKinds]cmdKindInfo{
 	kindOracleDataSubmission:           {"oracleDataSubmission", "Submit Oracle Data", 245, false},
 }
 
+// validatorCommand reports whether the core classes k as a validator
+// command (commands-v0.74.md §1, kinds 2002 to 2008). Nodes send those
+// without proof of work, so their transaction's pow is null.
+func (k cmdKind) validatorCommand() bool {
+	switch k {
+	case kindNodeVote, kindNodeSignature, kindChainEvent, kindKeyRotateSubmission,
+		kindStateVariableProposal, kindValidatorHeartbeat, kindEthereumKeyRotateSubmission:
+		return true
+	}
+	return false
+}
+
 // changeKind is a member of a proposal change's one-of.
 type changeKind uint8
 

@@ -4,13 +4,7 @@ import (
 	"strings"
 )
 
-var changeCumulative = func() []int {
-	w := make([]int, numChangeKinds)
-	for i, k := range changeKinds {
-		w[i] = k.weight
-	}
-	return cumulate(w)
-}()
+var changeCumulative = cumulateWeights(len(changeKinds), func(i int) int { return changeKinds[i].weight })
 
 // closing returns a proposal's closing time (Unix seconds): a few days after
 // the block.
@@ -84,29 +78,52 @@ func (c *txCtx) changeMembers(k changeKind, m *wireChangeMembers) {
 // proposalSubmission returns a single (not batch) proposal.
 func (c *txCtx) proposalSubmission() *wireProposalSubmission {
 	r := c.r
-	closing := c.closing()
-	p := &wireProposalSubmission{
-		Reference: c.reference("proposal"),
-		Terms: wireProposalTerms{
-			ClosingTimestamp:   closing,
-			EnactmentTimestamp: closing + between(r, 0, 2)*86_400,
-		},
-	}
+	p := c.newProposal()
 	if chance(r, 1, 8) {
-		c.newAsset(p)
+		c.newAsset(p, true)
 		return p
 	}
-	k := changeKind(weighted(r, changeCumulative))
-	c.changeMembers(k, &p.Terms.wireChangeMembers)
-	p.Rationale = c.rationale([]changeKind{k})
+	c.proposalChange(p, changeKind(weighted(r, changeCumulative)))
 	return p
 }
 
-// newAsset makes p a new-asset proposal. New assets are proposed alone (not
-// in batches) and validated against the bridge first.
-func (c *txCtx) newAsset(p *wireProposalSubmission) {
+// newProposal returns a single proposal's reference and times, without a
+// change.
+func (c *txCtx) newProposal() *wireProposalSubmission {
+	closing := c.closing()
+	return &wireProposalSubmission{
+		Reference: c.reference("proposal"),
+		Terms: wireProposalTerms{
+			ClosingTimestamp:   closing,
+			EnactmentTimestamp: closing + between(c.r, 0, 2)*86_400,
+		},
+	}
+}
+
+// proposalChange makes p a proposal of change kind k. A free-form proposal
+// enacts nothing: its enactment time is 0.
+func (c *txCtx) proposalChange(p *wireProposalSubmission, k changeKind) {
+	c.changeMembers(k, &p.Terms.wireChangeMembers)
+	p.Rationale = c.rationale([]changeKind{k})
+	if k == changeNewFreeform {
+		p.Terms.EnactmentTimestamp = 0
+	}
+}
+
+// newAsset makes p a new-asset proposal of a token-contract (erc20) or
+// built-in asset. New assets are proposed alone (not in batches) and
+// validated first.
+func (c *txCtx) newAsset(p *wireProposalSubmission, erc20 bool) {
 	r := c.r
 	p.Terms.ValidationTimestamp = c.now/1e9 + 3_600
+	if !erc20 {
+		p.Terms.NewAsset = &wireNewAsset{Changes: AssetDetails{
+			Name: "tAVAX TEST", Symbol: "tAVAX", Decimals: 5, Quantum: "1",
+			BuiltinAsset: &BuiltinAsset{MaxFaucetAmountMint: "1000000000"},
+		}}
+		p.Rationale = wireProposalRationale{Title: "Add the tAVAX test asset", Description: "A faucet asset for testing AVAX markets."}
+		return
+	}
 	p.Terms.NewAsset = &wireNewAsset{Changes: AssetDetails{
 		Name: "Wrapped Dogecoin", Symbol: "WDOGE", Decimals: 8, Quantum: "1000000000",
 		ERC20: &ERC20{ContractAddress: ethAddress(r), LifetimeLimit: "1000000000000000", WithdrawThreshold: "100000000000"},
@@ -251,7 +268,7 @@ func (c *txCtx) newMarketConfig(o marketOptions) wireNewMarketConfig {
 		PriceMonitoringParameters:     c.priceMonitoring(),
 		LiquidityMonitoringParameters: c.liquidityMonitoring(),
 		PositionDecimalPlaces:         int64(r.IntN(5)) - 1,
-		LpPriceRange:                  pick(r, []string{"", "0.5", "0.1"}),
+		LpPriceRange:                  optional(pick(r, []string{"", "0.5", "0.1"})),
 		LinearSlippageFactor:          pick(r, []string{"0.001", "0.01", "0.1"}),
 		QuadraticSlippageFactor:       pick(r, []string{"0", "0.000001"}),
 		LiquiditySlaParameters:        c.slaParameters(),
@@ -322,9 +339,9 @@ func (c *txCtx) perpetualProduct(o marketOptions) wireUpdatePerpetual {
 		ClampUpperBound:                     pick(r, []string{"0.0005", "0", "1"}),
 		DataSourceSpecForSettlementSchedule: c.internalTimeTriggerSource(chance(r, 3, 4), o.coverage),
 		DataSourceSpecBinding:               &wirePerpetualBinding{SettlementDataProperty: prop, SettlementScheduleProperty: "vegaprotocol.builtin.timetrigger"},
-		FundingRateScalingFactor:            pick(r, []string{"1", "0.5", ""}),
-		FundingRateLowerBound:               pick(r, []string{"-0.005", "-0.001", ""}),
-		FundingRateUpperBound:               pick(r, []string{"0.005", "0.001", ""}),
+		FundingRateScalingFactor:            optional(pick(r, []string{"1", "0.5", ""})),
+		FundingRateLowerBound:               optional(pick(r, []string{"-0.005", "-0.001", ""})),
+		FundingRateUpperBound:               optional(pick(r, []string{"0.005", "0.001", ""})),
 	}
 	if o.ethOracle {
 		p.DataSourceSpecForSettlementData = c.ethOracleSource(prop, o.until, o.coverage)
@@ -345,7 +362,7 @@ func (c *txCtx) updateMarket(m *genMarket) *wireUpdateMarket {
 		Metadata:                      []string{"quote:" + m.quoteName},
 		PriceMonitoringParameters:     c.priceMonitoring(),
 		LiquidityMonitoringParameters: c.liquidityMonitoring(),
-		LpPriceRange:                  "",
+		LpPriceRange:                  nil,
 		LinearSlippageFactor:          pick(r, []string{"0.001", "0.01"}),
 		QuadraticSlippageFactor:       "0",
 		LiquiditySlaParameters:        c.slaParameters(),
@@ -487,7 +504,7 @@ func (c *txCtx) priceMonitoring() *wirePriceMonitoringParameters {
 }
 
 func (c *txCtx) targetStake() *wireTargetStakeParameters {
-	return &wireTargetStakeParameters{TimeWindow: int64(pick(c.r, []int{3600, 86400, 604800})), ScalingFactor: pick(c.r, []float64{1, 0.05, 10, 2.5})}
+	return &wireTargetStakeParameters{TimeWindow: int64(pick(c.r, []int{3600, 86400, 604800})), ScalingFactor: pick(c.r, []wireF64{1, 0.05, 10, 2.5})}
 }
 
 func (c *txCtx) liquidityMonitoring() *wireLiquidityMonitoringParameters {
@@ -535,23 +552,23 @@ func (c *txCtx) liquidationStrategy() *wireLiquidationStrategy {
 func (c *txCtx) simple() *wireSimpleRiskModel {
 	r := c.r
 	return &wireSimpleRiskModel{
-		FactorLong:           pick(r, []float64{0.15, 0.1, 0.25}),
-		FactorShort:          pick(r, []float64{0.25, 0.2, 0.5}),
-		MaxMoveUp:            pick(r, []float64{10, 100, 1.5}),
-		MinMoveDown:          pick(r, []float64{-5, -100, -1.5}),
-		ProbabilityOfTrading: pick(r, []float64{0.1, 0.5, 1}),
+		FactorLong:           pick(r, []wireF64{0.15, 0.1, 0.25}),
+		FactorShort:          pick(r, []wireF64{0.25, 0.2, 0.5}),
+		MaxMoveUp:            pick(r, []wireF64{10, 100, 1.5}),
+		MinMoveDown:          pick(r, []wireF64{-5, -100, -1.5}),
+		ProbabilityOfTrading: pick(r, []wireF64{0.1, 0.5, 1}),
 	}
 }
 
 func (c *txCtx) logNormal() *wireLogNormalRiskModel {
 	r := c.r
 	return &wireLogNormalRiskModel{
-		RiskAversionParameter: pick(r, []float64{0.0001, 0.001, 0.01}),
-		Tau:                   pick(r, []float64{0.0001140771161, 0.000190129, 0.0003}),
+		RiskAversionParameter: pick(r, []wireF64{0.0001, 0.001, 0.01}),
+		Tau:                   pick(r, []wireF64{0.0001140771161, 0.000190129, 0.0003}),
 		Params: wireLogNormalParams{
-			Mu:    pick(r, []float64{0, 0.05}),
-			R:     pick(r, []float64{0, 0.016, -0.01}),
-			Sigma: pick(r, []float64{0.8, 1.5, 0.25, 3}),
+			Mu:    pick(r, []wireF64{0, 0.05}),
+			R:     pick(r, []wireF64{0, 0.016, -0.01}),
+			Sigma: pick(r, []wireF64{0.8, 1.5, 0.25, 3}),
 		},
 	}
 }

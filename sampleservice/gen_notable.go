@@ -14,7 +14,13 @@ type specialSpec struct {
 	kind    cmdKind
 	code    uint8
 	version string
-	build   func(c *txCtx, cmd *wireCommand)
+	// typeName, when set, is the explorer's type string instead of the
+	// kind's: a string older cores wrote, or the type of a kind the
+	// explorer does not know.
+	typeName string
+	// noReceiver: a transfer into a reward pool, not to another party.
+	noReceiver bool
+	build      func(c *txCtx, cmd *wireCommand)
 }
 
 // Lengths of the long-rationale edge case, in Unicode code points.
@@ -87,17 +93,17 @@ func specialSpecs() []specialSpec {
 		specialSpec{names: []string{"failed.batchProposal"}, kind: kindBatchProposalSubmission, code: 70, build: func(c *txCtx, cmd *wireCommand) {
 			cmd.BatchProposalSubmission = c.batchProposalOf(changeNewMarket, changeUpdateNetworkParameter)
 		}},
-		specialSpec{names: []string{"market.future", "market.successor", "risk.simple", "dataSource.oracle", "dataSource.internalTime"}, kind: kindBatchProposalSubmission, build: buildFutureMarket},
+		specialSpec{names: []string{"market.future", "market.successor", "risk.simple", "dataSource.oracle", "dataSource.internalTime", "signer.pubKey", "signer.ethAddress"}, kind: kindBatchProposalSubmission, build: buildFutureMarket},
 		specialSpec{names: []string{"market.perpetual", "market.noSuccessor", "risk.logNormal", "dataSource.ethOracle", "dataSource.timeTrigger", "compositePrice.dataSources"}, kind: kindBatchProposalSubmission, build: buildPerpetualMarket},
 		specialSpec{names: []string{"coverage.markets"}, kind: kindBatchProposalSubmission, build: buildMarketCoverage},
 		specialSpec{names: []string{"updateMarket.future", "updateMarket.perpetual"}, kind: kindBatchProposalSubmission, build: buildUpdateMarkets},
 		specialSpec{names: []string{"marketState.withPrice", "marketState.withoutPrice"}, kind: kindBatchProposalSubmission, build: buildMarketStates},
 		specialSpec{names: []string{"coverage.accountTypes"}, kind: kindBatchProposalSubmission, build: buildAccountTypeCoverage},
 		specialSpec{names: []string{"transfer.oneOff", "transfer.recurring", "transfer.recurringNoDispatch", "transfer.rankTable"}, kind: kindBatchProposalSubmission, build: buildDispatchCoverage},
-		specialSpec{names: []string{"proposal.newAsset"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"proposal.newAsset", "proposal.newAsset.erc20"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
 			p := &wireProposalSubmission{Reference: c.reference("proposal"), Terms: wireProposalTerms{ClosingTimestamp: c.closing()}}
 			p.Terms.EnactmentTimestamp = p.Terms.ClosingTimestamp + 86_400
-			c.newAsset(p)
+			c.newAsset(p, true)
 			cmd.ProposalSubmission = p
 		}},
 		specialSpec{names: []string{"txVersion.v2"}, kind: kindOrderSubmission, version: "TX_VERSION_V2", build: func(c *txCtx, cmd *wireCommand) {

@@ -128,3 +128,13 @@ func cumulate(weights []int) []int {
 	}
 	return c
 }
+
+// cumulateWeights returns the cumulative weights of n items, weight(i)
+// being item i's.
+func cumulateWeights(n int, weight func(i int) int) []int {
+	w := make([]int, n)
+	for i := range w {
+		w[i] = weight(i)
+	}
+	return cumulate(w)
+}

@@ -73,3 +73,30 @@ func TestGenerateScale(t *testing.T) {
 		t.Error("no notable transactions")
 	}
 }
+
+// BenchmarkGenerate measures building the default dataset and then
+// encoding every one of its transactions (the cost a cold explorer page
+// pays per row).
+func BenchmarkGenerate(b *testing.B) {
+	b.Run("dataset", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Generate(DatasetOptions{Seed: 1}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("transactions", func(b *testing.B) {
+		d, err := Generate(DatasetOptions{Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		src := d.Transactions
+		var buf []byte
+		for b.Loop() {
+			for i := range src.Len() {
+				buf = src.AppendJSON(buf[:0], i)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*src.Len()), "ns/tx")
+	})
+}

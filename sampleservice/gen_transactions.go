@@ -14,7 +14,7 @@ type txRow struct {
 	block     uint32 // offset from generator.firstBlock
 	index     uint16 // position within the block
 	kind      cmdKind
-	code      uint8  // 0, 70 or 71
+	code      uint8  // 0, 70 or 71, with rowOwnType
 	submitter uint16 // index into generator.submitters
 	receiver  uint16 // 1 + index into generator.submitters; 0 for none
 }
@@ -33,13 +33,14 @@ type txSource struct {
 	single [][]string
 }
 
-var kindCumulative = func() []int {
-	w := make([]int, numCmdKinds)
-	for i, k := range cmdKinds {
-		w[i] = k.weight
-	}
-	return cumulate(w)
-}()
+// rowOwnType, set in txRow.code, marks a notable transaction whose type
+// string is its spec's own (specialSpec.typeName), not its kind's.
+const rowOwnType uint8 = 0x80
+
+// result is the transaction's result code.
+func (row txRow) result() uint8 { return row.code &^ rowOwnType }
+
+var kindCumulative = cumulateWeights(len(cmdKinds), func(i int) int { return cmdKinds[i].weight })
 
 // Submitter offsets in generator.submitters.
 const (
@@ -69,10 +70,27 @@ func newTxSource(g *generator, n int) *txSource {
 		block += 1 + uint32(layout.IntN(3))
 	}
 
-	// Notable transactions, spread evenly over the whole range.
-	specs := specialSpecs()
+	// Notable transactions: the first list spread evenly over the whole
+	// range (where they have always been), the history among the oldest
+	// transactions, the rest spread over the range between them.
+	s.place(specialSpecs(), n)
+	s.place(historySpecs(), n/50)
+	s.place(moreSpecialSpecs(), n)
+
+	for i := range s.rows {
+		s.indexRow(i)
+	}
+	return s
+}
+
+// place spreads specs evenly over the first n positions, each at the next
+// position no earlier spec holds.
+func (s *txSource) place(specs []specialSpec, n int) {
 	for k := range specs {
 		pos := (2*k + 1) * n / (2 * len(specs))
+		for s.specials[pos] != nil {
+			pos = (pos + 1) % len(s.rows)
+		}
 		sp := &specs[k]
 		s.specials[pos] = sp
 		for _, name := range sp.names {
@@ -82,11 +100,6 @@ func newTxSource(g *generator, n int) *txSource {
 			s.notable[name] = pos
 		}
 	}
-
-	for i := range s.rows {
-		s.indexRow(i)
-	}
-	return s
 }
 
 // indexRow draws the kind, submitter, receiver and result code of
@@ -98,6 +111,9 @@ func (s *txSource) indexRow(i int) {
 	if sp != nil {
 		row.kind = sp.kind
 		row.code = sp.code
+		if sp.typeName != "" {
+			row.code |= rowOwnType
+		}
 	} else {
 		row.kind = cmdKind(weighted(r, kindCumulative))
 		if chance(r, 1, 60) {
@@ -123,7 +139,7 @@ func (s *txSource) indexRow(i int) {
 	if row.kind == kindTransfer {
 		// Most transfers go to another party's general account; the rest
 		// fund reward pools (no receiving party).
-		if sp != nil || chance(r, 3, 4) {
+		if (sp != nil && !sp.noReceiver) || (sp == nil && chance(r, 3, 4)) {
 			to := r.IntN(numParties - 1)
 			if to >= int(row.submitter) {
 				to++
@@ -142,7 +158,7 @@ func (s *txSource) Meta(i int) TxMeta {
 	m := TxMeta{
 		Block: s.g.firstBlock + uint64(row.block),
 		Index: uint32(row.index),
-		Type:  cmdKinds[row.kind].typeName,
+		Type:  s.typeName(i, row),
 	}
 	if row.receiver == 0 {
 		m.Parties = s.single[row.submitter]
@@ -150,6 +166,14 @@ func (s *txSource) Meta(i int) TxMeta {
 		m.Parties = []string{s.g.submitters[row.submitter], s.g.submitters[row.receiver-1]}
 	}
 	return m
+}
+
+// typeName is the explorer's type string of transaction i.
+func (s *txSource) typeName(i int, row txRow) string {
+	if row.code&rowOwnType != 0 {
+		return s.specials[i].typeName
+	}
+	return cmdKinds[row.kind].typeName
 }
 
 // AppendJSON appends transaction i's compact wire JSON to dst.
@@ -179,6 +203,14 @@ type txCtx struct {
 	receiver  string // "" when none
 }
 
+// Hash returns transaction i's hash without building the transaction: it
+// is the first draw of the transaction's random stream (transaction
+// relies on that order). It makes the explorer's lookup index cheap
+// (TxHasher).
+func (s *txSource) Hash(i int) string {
+	return hexString(newRand(s.g.seed, streamTxBody, uint64(i)), 64, hexUpper)
+}
+
 // transaction builds the wire form of transaction i.
 func (s *txSource) transaction(i int) *wireTransaction {
 	row := s.rows[i]
@@ -192,17 +224,21 @@ func (s *txSource) transaction(i int) *wireTransaction {
 	}
 
 	tx := &wireTransaction{
-		Block:     block,
-		Index:     uint32(row.index),
-		Hash:      hexString(r, 64, hexUpper),
+		Block: block,
+		Index: uint32(row.index),
+		Hash:  hexString(r, 64, hexUpper), // the first draw: Hash
+
 		Submitter: c.submitter,
-		Type:      cmdKinds[row.kind].typeName,
-		Code:      uint32(row.code),
+		Type:      s.typeName(i, row),
+		Code:      uint32(row.result()),
 		Cursor:    utoa(block) + "." + strconv.Itoa(int(row.index)),
 		Signature: wireSignature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
 		CreatedAt: time.Unix(0, c.now).UTC().Format(time.RFC3339),
 		Version:   "TX_VERSION_V3",
-		Pow:       wirePow{Tid: hexString(r, 64, hexUpper), Nonce: r.Uint64N(200_000)},
+		Pow:       &wirePow{Tid: hexString(r, 64, hexUpper), Nonce: r.Uint64N(200_000)},
+	}
+	if row.kind.validatorCommand() {
+		tx.Pow = nil
 	}
 	if chance(r, 1, 20) {
 		tx.Version = "TX_VERSION_V2"
@@ -218,8 +254,8 @@ func (s *txSource) transaction(i int) *wireTransaction {
 	} else {
 		c.buildCommand(row.kind, &tx.Command)
 	}
-	if row.code != 0 {
-		tx.Error = ptr(c.errorText(row.kind, row.code))
+	if code := row.result(); code != 0 {
+		tx.Error = ptr(c.errorText(row.kind, code))
 	}
 	return tx
 }

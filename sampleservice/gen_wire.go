@@ -1,6 +1,11 @@
 package sampleservice
 
-import "strconv"
+import (
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"strconv"
+)
 
 // Wire types of the explorer's transactions, encoded exactly as the real
 // upstream encodes them (upstream-wire.md section 1): 64-bit integers are
@@ -26,6 +31,48 @@ func unknownEnum(n int32) wireEnum { return wireEnum(strconv.FormatInt(int64(n),
 
 func ptr[T any](v T) *T { return &v }
 
+// optional returns an optional string field: absent (nil) when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// wireBytes is a protobuf bytes field: standard base64 with padding, and
+// null (not "") when empty (commands-v0.74.md §0).
+type wireBytes []byte
+
+// MarshalJSON encodes the bytes as base64, or null when there are none.
+func (b wireBytes) MarshalJSON() ([]byte, error) {
+	if len(b) == 0 {
+		return []byte("null"), nil
+	}
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(b))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, b)
+	return append(out, '"'), nil
+}
+
+// wireF64 is a protobuf double: a JSON number, except NaN and the
+// infinities, which are the strings "NaN", "Infinity" and "-Infinity".
+type wireF64 float64
+
+// MarshalJSON encodes a finite value as encoding/json does, the others as
+// their protojson strings.
+func (f wireF64) MarshalJSON() ([]byte, error) {
+	switch v := float64(f); {
+	case math.IsNaN(v):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(v, 1):
+		return []byte(`"Infinity"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-Infinity"`), nil
+	default:
+		return json.Marshal(v)
+	}
+}
+
 type wireTransaction struct {
 	Block     uint64        `json:"block,string"`
 	Index     uint32        `json:"index"`
@@ -39,7 +86,8 @@ type wireTransaction struct {
 	Error     *string       `json:"error,omitempty"`
 	CreatedAt string        `json:"createdAt"`
 	Version   wireEnum      `json:"version"`
-	Pow       wirePow       `json:"pow"`
+	// Pow is null on validator commands, which carry no proof of work.
+	Pow *wirePow `json:"pow"`
 }
 
 type wireSignature struct {
@@ -168,9 +216,10 @@ type wireOrderAmendment struct {
 	PeggedReference wireEnum `json:"peggedReference"`
 }
 
+// wireStopOrdersSubmission: both sides are optional (absent when unset).
 type wireStopOrdersSubmission struct {
-	RisesAbove *wireStopOrderSetup `json:"risesAbove"`
-	FallsBelow *wireStopOrderSetup `json:"fallsBelow"`
+	RisesAbove *wireStopOrderSetup `json:"risesAbove,omitempty"`
+	FallsBelow *wireStopOrderSetup `json:"fallsBelow,omitempty"`
 }
 
 type wireStopOrderSetup struct {
@@ -301,10 +350,12 @@ type wireGovernanceOneOff struct {
 	DeliverOn int64 `json:"deliverOn,string"`
 }
 
+// wireGovernanceRecurring: unlike the transfer command's recurring
+// transfer, its dispatch strategy is optional (absent, not null, when unset).
 type wireGovernanceRecurring struct {
 	StartEpoch       uint64                `json:"startEpoch,string"`
 	EndEpoch         *uint64               `json:"endEpoch,omitempty,string"`
-	DispatchStrategy *wireDispatchStrategy `json:"dispatchStrategy"`
+	DispatchStrategy *wireDispatchStrategy `json:"dispatchStrategy,omitempty"`
 }
 
 type wireDispatchStrategy struct {
@@ -381,7 +432,7 @@ type wireNewMarketConfig struct {
 	Simple                        *wireSimpleRiskModel               `json:"simple,omitempty"`
 	LogNormal                     *wireLogNormalRiskModel            `json:"logNormal,omitempty"`
 	PositionDecimalPlaces         int64                              `json:"positionDecimalPlaces,string"`
-	LpPriceRange                  string                             `json:"lpPriceRange"`
+	LpPriceRange                  *string                            `json:"lpPriceRange,omitempty"`
 	LinearSlippageFactor          string                             `json:"linearSlippageFactor"`
 	QuadraticSlippageFactor       string                             `json:"quadraticSlippageFactor"`
 	Successor                     *wireSuccessor                     `json:"successor,omitempty"`
@@ -403,7 +454,7 @@ type wireUpdateMarketConfig struct {
 	LiquidityMonitoringParameters *wireLiquidityMonitoringParameters `json:"liquidityMonitoringParameters"`
 	Simple                        *wireSimpleRiskModel               `json:"simple,omitempty"`
 	LogNormal                     *wireLogNormalRiskModel            `json:"logNormal,omitempty"`
-	LpPriceRange                  string                             `json:"lpPriceRange"`
+	LpPriceRange                  *string                            `json:"lpPriceRange,omitempty"`
 	LinearSlippageFactor          string                             `json:"linearSlippageFactor"`
 	QuadraticSlippageFactor       string                             `json:"quadraticSlippageFactor"`
 	LiquiditySlaParameters        *wireSlaParameters                 `json:"liquiditySlaParameters"`
@@ -490,10 +541,10 @@ type wireUpdatePerpetual struct {
 	DataSourceSpecForSettlementSchedule *wireDataSourceDefinition        `json:"dataSourceSpecForSettlementSchedule"`
 	DataSourceSpecForSettlementData     *wireDataSourceDefinition        `json:"dataSourceSpecForSettlementData"`
 	DataSourceSpecBinding               *wirePerpetualBinding            `json:"dataSourceSpecBinding"`
-	FundingRateScalingFactor            string                           `json:"fundingRateScalingFactor"`
-	FundingRateLowerBound               string                           `json:"fundingRateLowerBound"`
-	FundingRateUpperBound               string                           `json:"fundingRateUpperBound"`
-	InternalCompositePriceConfiguration *wireCompositePriceConfiguration `json:"internalCompositePriceConfiguration"`
+	FundingRateScalingFactor            *string                          `json:"fundingRateScalingFactor,omitempty"`
+	FundingRateLowerBound               *string                          `json:"fundingRateLowerBound,omitempty"`
+	FundingRateUpperBound               *string                          `json:"fundingRateUpperBound,omitempty"`
+	InternalCompositePriceConfiguration *wireCompositePriceConfiguration `json:"internalCompositePriceConfiguration,omitempty"`
 }
 
 type wirePerpetualBinding struct {
@@ -530,27 +581,27 @@ type wireLiquidityMonitoringParameters struct {
 
 type wireTargetStakeParameters struct {
 	TimeWindow    int64   `json:"timeWindow,string"`
-	ScalingFactor float64 `json:"scalingFactor"`
+	ScalingFactor wireF64 `json:"scalingFactor"`
 }
 
 type wireSimpleRiskModel struct {
-	FactorLong           float64 `json:"factorLong"`
-	FactorShort          float64 `json:"factorShort"`
-	MaxMoveUp            float64 `json:"maxMoveUp"`
-	MinMoveDown          float64 `json:"minMoveDown"`
-	ProbabilityOfTrading float64 `json:"probabilityOfTrading"`
+	FactorLong           wireF64 `json:"factorLong"`
+	FactorShort          wireF64 `json:"factorShort"`
+	MaxMoveUp            wireF64 `json:"maxMoveUp"`
+	MinMoveDown          wireF64 `json:"minMoveDown"`
+	ProbabilityOfTrading wireF64 `json:"probabilityOfTrading"`
 }
 
 type wireLogNormalRiskModel struct {
-	RiskAversionParameter float64             `json:"riskAversionParameter"`
-	Tau                   float64             `json:"tau"`
+	RiskAversionParameter wireF64             `json:"riskAversionParameter"`
+	Tau                   wireF64             `json:"tau"`
 	Params                wireLogNormalParams `json:"params"`
 }
 
 type wireLogNormalParams struct {
-	Mu    float64 `json:"mu"`
-	R     float64 `json:"r"`
-	Sigma float64 `json:"sigma"`
+	Mu    wireF64 `json:"mu"`
+	R     wireF64 `json:"r"`
+	Sigma wireF64 `json:"sigma"`
 }
 
 type wireSlaParameters struct {
@@ -777,10 +828,20 @@ type wireCreateReferralSet struct {
 	Team   *wireTeam `json:"team,omitempty"`
 }
 
+// wireUpdateTeam is UpdateReferralSet.Team: every field but the allow list
+// is optional (absent means unchanged).
+type wireUpdateTeam struct {
+	Name      *string  `json:"name,omitempty"`
+	TeamURL   *string  `json:"teamUrl,omitempty"`
+	AvatarURL *string  `json:"avatarUrl,omitempty"`
+	Closed    *bool    `json:"closed,omitempty"`
+	AllowList []string `json:"allowList"`
+}
+
 type wireUpdateReferralSet struct {
-	ID     string    `json:"id"`
-	IsTeam bool      `json:"isTeam"`
-	Team   *wireTeam `json:"team,omitempty"`
+	ID     string          `json:"id"`
+	IsTeam bool            `json:"isTeam"`
+	Team   *wireUpdateTeam `json:"team,omitempty"`
 }
 
 type wireJoinTeam struct {
@@ -803,23 +864,62 @@ type wireNodeVote struct {
 }
 
 type wireNodeSignature struct {
-	ID   string   `json:"id"`
-	Sig  string   `json:"sig"`
-	Kind wireEnum `json:"kind"`
+	ID   string    `json:"id"`
+	Sig  wireBytes `json:"sig"`
+	Kind wireEnum  `json:"kind"`
 }
 
+// wireChainEvent: one of five event groups, each with a one-of action
+// (commands-v0.74.md §3). A built-in event may carry no action at all.
 type wireChainEvent struct {
-	TxID         string              `json:"txId"`
-	Nonce        uint64              `json:"nonce,string"`
-	ERC20        *wireERC20Event     `json:"erc20,omitempty"`
-	StakingEvent *wireStakingEvent   `json:"stakingEvent,omitempty"`
-	Heartbeat    *wireChainHeartbeat `json:"heartbeat,omitempty"`
+	TxID          string                    `json:"txId"`
+	Nonce         uint64                    `json:"nonce,string"`
+	Builtin       *wireBuiltinAssetEvent    `json:"builtin,omitempty"`
+	ERC20         *wireERC20Event           `json:"erc20,omitempty"`
+	StakingEvent  *wireStakingEvent         `json:"stakingEvent,omitempty"`
+	ERC20Multisig *wireERC20MultiSigEvent   `json:"erc20Multisig,omitempty"`
+	ContractCall  *wireEthContractCallEvent `json:"contractCall,omitempty"`
 }
 
+type wireBuiltinAssetEvent struct {
+	Deposit    *wireBuiltinAssetMovement `json:"deposit,omitempty"`
+	Withdrawal *wireBuiltinAssetMovement `json:"withdrawal,omitempty"`
+}
+
+// wireBuiltinAssetMovement is BuiltinAssetDeposit and BuiltinAssetWithdrawal
+// (the same shape).
+type wireBuiltinAssetMovement struct {
+	VegaAssetID string `json:"vegaAssetId"`
+	PartyID     string `json:"partyId"`
+	Amount      string `json:"amount"`
+}
+
+// wireERC20Event: bridgeStopped and bridgeResumed are bool members of the
+// one-of, written when set (even when false).
 type wireERC20Event struct {
-	Index   uint64            `json:"index,string"`
-	Block   uint64            `json:"block,string"`
-	Deposit *wireERC20Deposit `json:"deposit,omitempty"`
+	wireEthLog
+	AssetList          *wireERC20AssetList          `json:"assetList,omitempty"`
+	AssetDelist        *wireERC20AssetDelist        `json:"assetDelist,omitempty"`
+	Deposit            *wireERC20Deposit            `json:"deposit,omitempty"`
+	Withdrawal         *wireERC20Withdrawal         `json:"withdrawal,omitempty"`
+	AssetLimitsUpdated *wireERC20AssetLimitsUpdated `json:"assetLimitsUpdated,omitempty"`
+	BridgeStopped      *bool                        `json:"bridgeStopped,omitempty"`
+	BridgeResumed      *bool                        `json:"bridgeResumed,omitempty"`
+}
+
+// wireEthLog locates the Ethereum log an event group comes from.
+type wireEthLog struct {
+	Index uint64 `json:"index,string"`
+	Block uint64 `json:"block,string"`
+}
+
+type wireERC20AssetList struct {
+	VegaAssetID string `json:"vegaAssetId"`
+	AssetSource string `json:"assetSource"`
+}
+
+type wireERC20AssetDelist struct {
+	VegaAssetID string `json:"vegaAssetId"`
 }
 
 type wireERC20Deposit struct {
@@ -829,29 +929,80 @@ type wireERC20Deposit struct {
 	Amount                string `json:"amount"`
 }
 
-type wireStakingEvent struct {
-	Index          uint64              `json:"index,string"`
-	Block          uint64              `json:"block,string"`
-	StakeDeposited *wireStakeDeposited `json:"stakeDeposited,omitempty"`
+type wireERC20Withdrawal struct {
+	VegaAssetID           string `json:"vegaAssetId"`
+	TargetEthereumAddress string `json:"targetEthereumAddress"`
+	ReferenceNonce        string `json:"referenceNonce"`
 }
 
-type wireStakeDeposited struct {
+type wireERC20AssetLimitsUpdated struct {
+	VegaAssetID           string `json:"vegaAssetId"`
+	SourceEthereumAddress string `json:"sourceEthereumAddress"`
+	LifetimeLimits        string `json:"lifetimeLimits"`
+	WithdrawThreshold     string `json:"withdrawThreshold"`
+}
+
+type wireStakingEvent struct {
+	wireEthLog
+	StakeDeposited *wireStakeMovement    `json:"stakeDeposited,omitempty"`
+	StakeRemoved   *wireStakeMovement    `json:"stakeRemoved,omitempty"`
+	TotalSupply    *wireStakeTotalSupply `json:"totalSupply,omitempty"`
+}
+
+// wireStakeMovement is StakeDeposited and StakeRemoved (the same shape).
+type wireStakeMovement struct {
 	EthereumAddress string `json:"ethereumAddress"`
 	VegaPublicKey   string `json:"vegaPublicKey"`
 	Amount          string `json:"amount"`
 	BlockTime       int64  `json:"blockTime,string"`
 }
 
-type wireChainHeartbeat struct {
-	ContractAddress string `json:"contractAddress"`
-	BlockHeight     uint64 `json:"blockHeight,string"`
-	BlockTime       uint64 `json:"blockTime,string"`
+type wireStakeTotalSupply struct {
+	TokenAddress string `json:"tokenAddress"`
+	TotalSupply  string `json:"totalSupply"`
+}
+
+type wireERC20MultiSigEvent struct {
+	wireEthLog
+	SignerAdded   *wireERC20SignerAdded   `json:"signerAdded,omitempty"`
+	SignerRemoved *wireERC20SignerRemoved `json:"signerRemoved,omitempty"`
+	ThresholdSet  *wireERC20ThresholdSet  `json:"thresholdSet,omitempty"`
+}
+
+// The multisig events' nonce is the contract's nonce: a protobuf string
+// holding a 256-bit decimal, not a u64.
+type wireERC20SignerAdded struct {
+	NewSigner string `json:"newSigner"`
+	Nonce     string `json:"nonce"`
+	BlockTime int64  `json:"blockTime,string"`
+}
+
+type wireERC20SignerRemoved struct {
+	OldSigner string `json:"oldSigner"`
+	Nonce     string `json:"nonce"`
+	BlockTime int64  `json:"blockTime,string"`
+}
+
+type wireERC20ThresholdSet struct {
+	NewThreshold uint32 `json:"newThreshold"`
+	Nonce        string `json:"nonce"`
+	BlockTime    int64  `json:"blockTime,string"`
+}
+
+// wireEthContractCallEvent: error and sourceChainId are optional.
+type wireEthContractCallEvent struct {
+	SpecID        string    `json:"specId"`
+	BlockHeight   uint64    `json:"blockHeight,string"`
+	BlockTime     uint64    `json:"blockTime,string"`
+	Result        wireBytes `json:"result"`
+	Error         *string   `json:"error,omitempty"`
+	SourceChainID *uint64   `json:"sourceChainId,omitempty,string"`
 }
 
 type wireKeyRotateSubmission struct {
 	NewPubKeyIndex    uint32 `json:"newPubKeyIndex"`
 	TargetBlock       uint64 `json:"targetBlock,string"`
-	NewPubKeyHash     string `json:"newPubKeyHash"`
+	NewPubKey         string `json:"newPubKey"`
 	CurrentPubKeyHash string `json:"currentPubKeyHash"`
 }
 
@@ -873,10 +1024,20 @@ type wireKeyValueBundle struct {
 
 type wireStateVarValue struct {
 	ScalarVal *wireScalarValue `json:"scalarVal,omitempty"`
+	VectorVal *wireVectorValue `json:"vectorVal,omitempty"`
+	MatrixVal *wireMatrixValue `json:"matrixVal,omitempty"`
 }
 
 type wireScalarValue struct {
 	Value string `json:"value"`
+}
+
+type wireVectorValue struct {
+	Value []string `json:"value"`
+}
+
+type wireMatrixValue struct {
+	Value []wireVectorValue `json:"value"`
 }
 
 type wireValidatorHeartbeat struct {
@@ -906,6 +1067,6 @@ type wireIssueSignatures struct {
 }
 
 type wireOracleDataSubmission struct {
-	Source  wireEnum `json:"source"`
-	Payload []byte   `json:"payload"`
+	Source  wireEnum  `json:"source"`
+	Payload wireBytes `json:"payload"`
 }

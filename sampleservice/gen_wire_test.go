@@ -2,6 +2,7 @@ package sampleservice
 
 import (
 	"encoding/json"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -39,15 +40,35 @@ func TestWireForms(t *testing.T) {
 			`{"marketId":"m","price":"","size":"1","side":"SIDE_SELL","timeInForce":"TIME_IN_FORCE_GTC","expiresAt":"0","type":"TYPE_LIMIT","reference":"","peggedOrder":null,"postOnly":false,"reduceOnly":false}`},
 		{"empty lists are []", emptyBatch(),
 			`{"cancellations":[],"amendments":[],"submissions":[],"stopOrdersCancellation":[],"stopOrdersSubmission":[],"updateMarginMode":[]}`},
-		{"stop order: one side null", wireStopOrdersSubmission{FallsBelow: &wireStopOrderSetup{OrderSubmission: wireOrderSubmission{PeggedOrder: nil}, Price: ptr("5")}},
-			`{"risesAbove":null,"fallsBelow":{"orderSubmission":{"marketId":"","price":"","size":"0","side":"","timeInForce":"","expiresAt":"0","type":"","reference":"","peggedOrder":null,"postOnly":false,"reduceOnly":false},"price":"5"}}`},
+		{"stop order: an unset side is absent", wireStopOrdersSubmission{FallsBelow: &wireStopOrderSetup{OrderSubmission: wireOrderSubmission{PeggedOrder: nil}, Price: ptr("5")}},
+			`{"fallsBelow":{"orderSubmission":{"marketId":"","price":"","size":"0","side":"","timeInForce":"","expiresAt":"0","type":"","reference":"","peggedOrder":null,"postOnly":false,"reduceOnly":false},"price":"5"}}`},
 		{"stop cancellation: optional ids omitted", wireStopOrdersCancellation{}, `{}`},
 		{"one-of change: empty member is {}", wireProposalChange{EnactmentTimestamp: 1710000000, wireChangeMembers: wireChangeMembers{NewFreeform: &wireNewFreeform{}}},
 			`{"enactmentTimestamp":"1710000000","newFreeform":{}}`},
 		{"command: member beside nonce and block height", wireCommand{Nonce: 5, BlockHeight: 34514201, ApplyReferralCode: &wireApplyReferralCode{ID: "abc"}},
 			`{"nonce":"5","blockHeight":"34514201","applyReferralCode":{"id":"abc"}}`},
-		{"recurring transfer: unset dispatch strategy null, unset end omitted", wireGovernanceRecurring{StartEpoch: 7},
-			`{"startEpoch":"7","dispatchStrategy":null}`},
+		{"governance recurring transfer: unset dispatch strategy and end omitted", wireGovernanceRecurring{StartEpoch: 7},
+			`{"startEpoch":"7"}`},
+		{"command recurring transfer: unset dispatch strategy null", wireRecurringTransfer{StartEpoch: 7, Factor: "1"},
+			`{"startEpoch":"7","factor":"1","dispatchStrategy":null}`},
+		{"bytes: base64 with padding", wireNodeSignature{ID: "i", Sig: wireBytes{0xfb, 0xff}, Kind: "NODE_SIGNATURE_KIND_ASSET_NEW"},
+			`{"id":"i","sig":"+/8=","kind":"NODE_SIGNATURE_KIND_ASSET_NEW"}`},
+		{"bytes: empty is null", wireOracleDataSubmission{Source: "ORACLE_SOURCE_JSON", Payload: wireBytes{}}, `{"source":"ORACLE_SOURCE_JSON","payload":null}`},
+		{"doubles: non-finite values are strings", wireSimpleRiskModel{FactorLong: wireF64(math.NaN()), FactorShort: 1e-7, MaxMoveUp: wireF64(math.Inf(1)), MinMoveDown: wireF64(math.Inf(-1)), ProbabilityOfTrading: 0.5},
+			`{"factorLong":"NaN","factorShort":1e-7,"maxMoveUp":"Infinity","minMoveDown":"-Infinity","probabilityOfTrading":0.5}`},
+		{"chain event: a bool one-of member is written", wireChainEvent{TxID: "0x1", Nonce: 2, ERC20: &wireERC20Event{wireEthLog: wireEthLog{Index: 3, Block: 4}, BridgeStopped: ptr(true)}},
+			`{"txId":"0x1","nonce":"2","erc20":{"index":"3","block":"4","bridgeStopped":true}}`},
+		{"chain event: an empty built-in event is {}", wireChainEvent{TxID: "0x1", Builtin: &wireBuiltinAssetEvent{}}, `{"txId":"0x1","nonce":"0","builtin":{}}`},
+		{"contract call: optional error and chain id, empty result null", wireEthContractCallEvent{SpecID: "s", BlockHeight: 1, BlockTime: 2},
+			`{"specId":"s","blockHeight":"1","blockTime":"2","result":null}`},
+		{"multisig threshold: a u32 number, the nonce a string", wireERC20ThresholdSet{NewThreshold: 667, Nonce: "123456789012345678901234567890", BlockTime: 5},
+			`{"newThreshold":667,"nonce":"123456789012345678901234567890","blockTime":"5"}`},
+		{"state variable: a matrix of vectors", wireStateVarValue{MatrixVal: &wireMatrixValue{Value: []wireVectorValue{{Value: []string{"1", "2"}}}}},
+			`{"matrixVal":{"value":[{"value":["1","2"]}]}}`},
+		{"referral set update: unset team fields absent", wireUpdateTeam{Closed: ptr(false), AllowList: []string{}}, `{"closed":false,"allowList":[]}`},
+		{"withdrawal: an empty ext is {}", wireWithdrawSubmission{Amount: "1", Asset: "a", Ext: &wireWithdrawExt{}}, `{"amount":"1","asset":"a","ext":{}}`},
+		{"perpetual: optional funding bounds and composite price absent", wireUpdatePerpetual{},
+			`{"quoteName":"","marginFundingFactor":"","interestRate":"","clampLowerBound":"","clampUpperBound":"","dataSourceSpecForSettlementSchedule":null,"dataSourceSpecForSettlementData":null,"dataSourceSpecBinding":null}`},
 		{"rank table: 32-bit numbers", wireRankItem{StartRank: 1, ShareRatio: 10}, `{"startRank":1,"shareRatio":10}`},
 		{"eth time trigger: optional initial and until", wireEthTimeTrigger{Every: 30}, `{"every":"30"}`},
 		{"internal time trigger: optional initial", wireInternalTimeTrigger{Initial: ptr(int64(1710000000)), Every: 3600}, `{"initial":"1710000000","every":"3600"}`},
@@ -80,7 +101,7 @@ var (
 	}
 	genInt32Paths = []string{
 		"signature.version", "ethereumSignature.version", "vegaSignature.version",
-		"vegaPubKeyIndex", "startRank", "shareRatio", "newPubKeyIndex",
+		"vegaPubKeyIndex", "startRank", "shareRatio", "newPubKeyIndex", "newThreshold",
 	}
 	genDoubleKeys = []string{"scalingFactor", "factorLong", "factorShort", "maxMoveUp", "minMoveDown", "probabilityOfTrading",
 		"riskAversionParameter", "tau", "mu", "r", "sigma"}
@@ -89,8 +110,33 @@ var (
 		"notionalTimeWeightedAveragePositionRequirement", "stakingRequirement", "marginFactor", "percentage",
 		"updateMarketState.changes.marketId", "updateMarketState.changes.price"}
 	// genNullable are the keys whose value may be null: unset messages.
-	genNullable = []string{"peggedOrder", "risesAbove", "fallsBelow", "dispatchStrategy",
-		"internalCompositePriceConfiguration", "liquidationStrategy"}
+	genNullable = []string{"peggedOrder", "dispatchStrategy", "liquidationStrategy",
+		"pow", "sig", "payload", "result"}
+)
+
+var (
+	// genProposalMembers are the 13 members of a single proposal's change.
+	genProposalMembers = func() []string {
+		out := []string{"newAsset"}
+		for _, k := range changeKinds {
+			out = append(out, k.member)
+		}
+		return out
+	}()
+	genDecimalRe = regexp.MustCompile(`^[0-9]+$`)
+	// genLegacyTypes maps the type strings of cores before v0.72.0 to
+	// their command member.
+	genLegacyTypes = map[string]string{
+		"Register new Node":               "announceNode",
+		"Cancel LiquidityProvision Order": "liquidityProvisionCancellation",
+		"Amend LiquidityProvision Order":  "liquidityProvisionAmendment",
+	}
+	// genValidatorCommands are the command members the core classes as
+	// validator commands: sent without proof of work.
+	genValidatorCommands = map[string]bool{
+		"nodeVote": true, "nodeSignature": true, "chainEvent": true, "keyRotateSubmission": true,
+		"stateVariableProposal": true, "validatorHeartbeat": true, "ethereumKeyRotateSubmission": true,
+	}
 )
 
 func genPathMatches(path, key string) bool {
@@ -118,16 +164,23 @@ func TestWireFormsInDataset(t *testing.T) {
 		}
 		cmd := tx["command"].(map[string]any)
 		members := genMember(cmd, "nonce", "blockHeight")
-		if len(members) != 1 || typeOf[members[0]] != tx["type"] {
+		switch {
+		case len(members) == 0 && pos == genDefault.Notable["command.memberless"]:
+		case len(members) == 1 && genLegacyTypes[tx["type"].(string)] == members[0]:
+		case len(members) != 1 || typeOf[members[0]] != tx["type"]:
 			fail(pos, "command members %v, type %v", members, tx["type"])
 		}
 		sig := tx["signature"].(map[string]any)
 		if sig["algo"] != "vega/ed25519" || sig["version"] != json.Number("1") {
 			fail(pos, "signature %v", sig)
 		}
-		pow := tx["pow"].(map[string]any)
-		if !hexUpperRe.MatchString(pow["tid"].(string)) {
-			fail(pos, "pow %v", pow)
+		if pow, ok := tx["pow"].(map[string]any); ok {
+			if !hexUpperRe.MatchString(pow["tid"].(string)) {
+				fail(pos, "pow %v", pow)
+			}
+		}
+		if len(members) == 1 && genValidatorCommands[members[0]] != (tx["pow"] == nil) {
+			fail(pos, "%s command with pow %v", members[0], tx["pow"])
 		}
 		_, hasError := tx["error"]
 		if (tx["code"] != json.Number("0")) != hasError {
@@ -161,6 +214,11 @@ func TestWireFormsInDataset(t *testing.T) {
 				if _, err := strconv.ParseUint(string(n), 10, 32); !ok || err != nil {
 					fail(pos, "%s = %#v, want a 32-bit number", path, v)
 				}
+			case last == "nonce" && strings.Contains(path, ".erc20Multisig."):
+				// The multisig contract's nonce: a 256-bit decimal string.
+				if s, ok := v.(string); !ok || !genDecimalRe.MatchString(s) {
+					fail(pos, "%s = %#v, want a decimal string", path, v)
+				}
 			case slices.Contains(genInt64Keys, last):
 				s, ok := v.(string)
 				_, err := strconv.ParseInt(s, 10, 64)
@@ -168,7 +226,7 @@ func TestWireFormsInDataset(t *testing.T) {
 					fail(pos, "%s = %#v, want a 64-bit integer string", path, v)
 				}
 			case slices.Contains(genDoubleKeys, last):
-				if _, ok := v.(json.Number); !ok {
+				if _, ok := v.(json.Number); !ok && v != "NaN" && v != "Infinity" && v != "-Infinity" {
 					fail(pos, "%s = %#v, want a number", path, v)
 				}
 			case slices.ContainsFunc(genStringKeys, func(k string) bool { return genPathMatches(path, k) }):
@@ -181,14 +239,22 @@ func TestWireFormsInDataset(t *testing.T) {
 			if !ok {
 				return
 			}
-			one := func(group string, members ...string) {
+			count := func(members []string) int {
 				n := 0
 				for _, m := range members {
 					if _, ok := obj[m]; ok {
 						n++
 					}
 				}
-				if n != 1 {
+				return n
+			}
+			one := func(group string, members ...string) {
+				if n := count(members); n != 1 {
+					fail(pos, "%s at %s has %d of %v", group, path, n, members)
+				}
+			}
+			atMostOne := func(group string, members ...string) {
+				if n := count(members); n > 1 {
 					fail(pos, "%s at %s has %d of %v", group, path, n, members)
 				}
 			}
@@ -217,7 +283,27 @@ func TestWireFormsInDataset(t *testing.T) {
 				one("transfer kind", "oneOff", "recurring")
 			case strings.HasSuffix(path, "stopOrdersSubmission[].risesAbove") || strings.HasSuffix(path, "stopOrdersSubmission[].fallsBelow") ||
 				strings.HasSuffix(path, "stopOrdersSubmission.risesAbove") || strings.HasSuffix(path, "stopOrdersSubmission.fallsBelow"):
-				one("stop trigger", "price", "trailingPercentOffset")
+				atMostOne("stop trigger", "price", "trailingPercentOffset")
+			case path == "command.chainEvent":
+				one("chain event", "builtin", "erc20", "stakingEvent", "erc20Multisig", "contractCall")
+			case path == "command.chainEvent.builtin":
+				atMostOne("built-in action", "deposit", "withdrawal")
+			case path == "command.chainEvent.erc20":
+				one("ERC-20 action", "assetList", "assetDelist", "deposit", "withdrawal", "assetLimitsUpdated", "bridgeStopped", "bridgeResumed")
+			case path == "command.chainEvent.stakingEvent":
+				one("staking action", "stakeDeposited", "stakeRemoved", "totalSupply")
+			case path == "command.chainEvent.erc20Multisig":
+				one("multisig action", "signerAdded", "signerRemoved", "thresholdSet")
+			case strings.HasSuffix(path, "kvb[].value"):
+				one("state variable value", "scalarVal", "vectorVal", "matrixVal")
+			case path == "command.withdrawSubmission.ext":
+				atMostOne("withdrawal ext", "erc20")
+			case path == "command.transfer":
+				one("transfer kind", "oneOff", "recurring")
+			case path == "command.proposalSubmission.terms":
+				atMostOne("proposal change", genProposalMembers...)
+			case strings.HasSuffix(path, "newAsset.changes"):
+				one("asset source", "builtinAsset", "erc20")
 			}
 		})
 	}

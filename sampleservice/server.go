@@ -27,15 +27,16 @@ import (
 // request counts.
 type Endpoint string
 
-// The four endpoints.
+// The endpoints.
 const (
 	EndpointAssets          Endpoint = "assets"           // GET /api/v2/assets
 	EndpointFundingPayments Endpoint = "funding-payments" // GET /api/v2/funding-payments
 	EndpointDelegations     Endpoint = "delegations"      // GET /api/v2/delegations
 	EndpointTransactions    Endpoint = "transactions"     // GET /transactions, /rest/transactions
+	EndpointTransaction     Endpoint = "transaction"      // GET /transactions/{hash}, /rest/transactions/{hash}
 )
 
-var endpoints = [...]Endpoint{EndpointAssets, EndpointFundingPayments, EndpointDelegations, EndpointTransactions}
+var endpoints = [...]Endpoint{EndpointAssets, EndpointFundingPayments, EndpointDelegations, EndpointTransactions, EndpointTransaction}
 
 // Defects switches the real service's known defects (upstream-wire.md
 // section 4). A faithful simulation has them all (DefaultDefects); turning
@@ -155,7 +156,8 @@ func New(cfg Config) (*Service, error) {
 func (s *Service) Dataset() *Dataset { return s.data }
 
 // Handler returns the HTTP handler of both services: the data node under
-// /api/v2/ and the explorer at /transactions and /rest/transactions.
+// /api/v2/ and the explorer at /transactions and /rest/transactions (the
+// list) and /transactions/{hash}, /rest/transactions/{hash} (the lookup).
 func (s *Service) Handler() http.Handler { return http.HandlerFunc(s.serve) }
 
 // SetDefects switches defects at run time.
@@ -205,32 +207,58 @@ type route struct {
 	// index is the endpoint's position in endpoints.
 	index    int
 	dataNode bool
-	handle   func(s *Service, q query, d Defects) ([]byte, *apiError)
+	// handle serves the route; param is the path's last segment for a
+	// route with one (the lookup's hash).
+	handle func(s *Service, param string, q query, d Defects) ([]byte, *apiError)
 }
 
 var routes = map[string]route{
-	"/api/v2/assets": {0, true, func(s *Service, q query, d Defects) ([]byte, *apiError) {
+	"/api/v2/assets": {0, true, func(s *Service, _ string, q query, d Defects) ([]byte, *apiError) {
 		return s.dataNode.listAssets(q, d)
 	}},
-	"/api/v2/funding-payments": {1, true, func(s *Service, q query, d Defects) ([]byte, *apiError) {
+	"/api/v2/funding-payments": {1, true, func(s *Service, _ string, q query, d Defects) ([]byte, *apiError) {
 		return s.dataNode.listFundingPayments(q, d)
 	}},
-	"/api/v2/delegations": {2, true, func(s *Service, q query, d Defects) ([]byte, *apiError) {
+	"/api/v2/delegations": {2, true, func(s *Service, _ string, q query, d Defects) ([]byte, *apiError) {
 		return s.dataNode.listDelegations(q, d)
 	}},
 	"/transactions":      {3, false, explorerHandler},
 	"/rest/transactions": {3, false, explorerHandler},
+	// The lookup by hash, matched by prefix (routeFor).
+	"/transactions/":      {4, false, lookupHandler},
+	"/rest/transactions/": {4, false, lookupHandler},
 }
 
-func explorerHandler(s *Service, q query, d Defects) ([]byte, *apiError) {
+func explorerHandler(s *Service, _ string, q query, d Defects) ([]byte, *apiError) {
 	return s.txs.listTransactions(q, d, s.maxTxRows)
+}
+
+func lookupHandler(s *Service, hash string, _ query, _ Defects) ([]byte, *apiError) {
+	return s.txs.getTransaction(hash)
+}
+
+// routeFor finds path's route: an exact match, or a route ending in "/"
+// followed by one non-empty segment (its parameter).
+func routeFor(path string) (rt route, param string, ok bool) {
+	if strings.HasSuffix(path, "/") {
+		return route{}, "", false // a prefix route needs its segment
+	}
+	if rt, ok = routes[path]; ok {
+		return rt, "", true
+	}
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 || i == len(path)-1 {
+		return route{}, "", false
+	}
+	rt, ok = routes[path[:i+1]]
+	return rt, path[i+1:], ok
 }
 
 // serve is the service's one handler. In order: route, count, method,
 // rate limit (data node), faults, cache, the endpoint itself.
 func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
-	rt, known := routes[path]
+	rt, param, known := routeFor(path)
 	dataNode := rt.dataNode || (!known && strings.HasPrefix(path, "/api/"))
 	defer func() {
 		if v := recover(); v != nil {
@@ -298,7 +326,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	key := strconv.FormatUint(st.gen, 10) + path + "?" + values.Encode()
 	body, ok := s.cache.get(key)
 	if !ok {
-		b, apiErr := rt.handle(s, query(values), st.defects)
+		b, apiErr := rt.handle(s, param, query(values), st.defects)
 		if apiErr != nil {
 			s.writeError(w, r, apiErr, dataNode)
 			return

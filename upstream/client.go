@@ -3,11 +3,13 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +34,9 @@ const (
 	EndpointFundingPayments Endpoint = "funding-payments"
 	EndpointDelegations     Endpoint = "delegations"
 	EndpointTransactions    Endpoint = "transactions"
+	// EndpointTransaction is the explorer's lookup of one transaction by
+	// hash.
+	EndpointTransaction Endpoint = "transaction"
 )
 
 // Defaults of Config.
@@ -120,6 +125,8 @@ type Client struct {
 	retryInitial, retryMax time.Duration
 
 	assets, fundingPayments, delegations, transactions route
+	// transaction is the lookup route's base: the hash is appended.
+	transaction route
 }
 
 // route is one endpoint and its absolute URL, without query.
@@ -154,6 +161,7 @@ func New(cfg Config) (*Client, error) {
 		fundingPayments: route{ServiceDataNode, EndpointFundingPayments, dataNode.JoinPath("api/v2/funding-payments").String()},
 		delegations:     route{ServiceDataNode, EndpointDelegations, dataNode.JoinPath("api/v2/delegations").String()},
 		transactions:    route{ServiceExplorer, EndpointTransactions, explorer.JoinPath("transactions").String()},
+		transaction:     route{ServiceExplorer, EndpointTransaction, explorer.JoinPath("transactions").String()},
 	}
 	if c.httpClient == nil {
 		c.httpClient = &http.Client{Transport: newTransport()}
@@ -307,6 +315,53 @@ func (c *Client) ListTransactions(ctx context.Context, p TransactionsParams) (*T
 	return &TransactionPage{Transactions: *body.Transactions}, nil
 }
 
+// GetTransaction returns the transaction with the given hash (hex, any
+// letter case: it is sent upper-cased, as the explorer stores it, so
+// lookups differing only in case share one request). An unknown hash gives
+// an error for which IsNotFound is true; a hash the explorer holds more
+// than once (it answers 400, FailedPrecondition) gives one wrapping
+// ErrHashNotUnique and the *Error. A hash that is not hexadecimal is
+// refused before any request.
+//
+// GET {explorer}/transactions/{hash}
+func (c *Client) GetTransaction(ctx context.Context, hash string) (*Transaction, error) {
+	if err := checkHash(hash); err != nil {
+		return nil, fmt.Errorf("get transaction: %w", err)
+	}
+	hash = strings.ToUpper(hash)
+	r := c.transaction
+	r.url += "/" + hash
+	body, _, err := get[transactionBody](ctx, c, r, nil)
+	var e *Error
+	switch {
+	case errors.As(err, &e) && e.lookupNotFound():
+		return nil, fmt.Errorf("get transaction %s: %w", hash, ErrNotFound)
+	case errors.As(err, &e) && e.StatusCode == http.StatusBadRequest && e.Code == grpcFailedPrecondition:
+		return nil, fmt.Errorf("get transaction %s: %w: %w", hash, ErrHashNotUnique, err)
+	case err != nil:
+		return nil, fmt.Errorf("get transaction %s: %w", hash, err)
+	}
+	return body.Transaction, nil
+}
+
+// maxHashLength bounds a hash GetTransaction sends (real ones are 64 hex
+// characters), so that no input makes an unbounded URL.
+const maxHashLength = 128
+
+// checkHash refuses what cannot be a transaction hash, so that nothing but
+// hex digits reaches the URL path.
+func checkHash(hash string) error {
+	if hash == "" || len(hash) > maxHashLength {
+		return fmt.Errorf("a transaction hash is 1 to %d hexadecimal characters, got %d", maxHashLength, len(hash))
+	}
+	for i := 0; i < len(hash); i++ {
+		if c := hash[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return fmt.Errorf("a transaction hash is hexadecimal: %q at offset %d", c, i)
+		}
+	}
+	return nil
+}
+
 // The response bodies: {"<list>": …}. A nil field after decoding means the
 // body was not the expected list (a wrong URL answering 200, say).
 type (
@@ -322,6 +377,10 @@ type (
 	transactionsBody struct {
 		Transactions *[]Transaction `json:"transactions"`
 	}
+	// transactionBody is the lookup's {"transaction": {…}}.
+	transactionBody struct {
+		Transaction *Transaction `json:"transaction"`
+	}
 	listBody interface{ hasList() bool }
 )
 
@@ -329,6 +388,7 @@ func (b *assetsBody) hasList() bool          { return b.Assets != nil }
 func (b *fundingPaymentsBody) hasList() bool { return b.FundingPayments != nil }
 func (b *delegationsBody) hasList() bool     { return b.Delegations != nil }
 func (b *transactionsBody) hasList() bool    { return b.Transactions != nil }
+func (b *transactionBody) hasList() bool     { return b.Transaction != nil }
 
 // get performs one GET and decodes its 2xx JSON body, or joins an
 // identical GET already in flight (coalescing: one upstream request serves

@@ -7,6 +7,141 @@ import (
 	"io"
 )
 
+// TransactionType is the enum TransactionType of the GraphQL schema.
+//
+// The kind of command a transaction carries, as the block explorer records it in a transaction's
+// `type` string. Each value's description gives the string (and the older spelling that history
+// from cores before v0.72 carries, which the value also matches) and the command member it
+// carries.
+type TransactionType string
+
+// TransactionType values.
+const (
+	// A party submits an order. Type string "Submit Order"; command `orderSubmission`.
+	TransactionTypeSubmitOrder TransactionType = "SUBMIT_ORDER"
+	// A party cancels orders. Type string "Cancel Order"; command `orderCancellation`.
+	TransactionTypeCancelOrder TransactionType = "CANCEL_ORDER"
+	// A party amends an order. Type string "Amend Order"; command `orderAmendment`.
+	TransactionTypeAmendOrder TransactionType = "AMEND_ORDER"
+	// A party withdraws funds to the external chain. Type string "Withdraw"; command `withdrawSubmission`.
+	TransactionTypeWithdraw TransactionType = "WITHDRAW"
+	// A party submits a governance proposal. Type string "Proposal"; command `proposalSubmission`.
+	TransactionTypeProposal TransactionType = "PROPOSAL"
+	// A party votes on a governance proposal. Type string "Vote on Proposal"; command `voteSubmission`.
+	TransactionTypeVoteOnProposal TransactionType = "VOTE_ON_PROPOSAL"
+	// A party commits liquidity to a market. Type string "Liquidity Provision Order"; command `liquidityProvisionSubmission`.
+	TransactionTypeLiquidityProvisionOrder TransactionType = "LIQUIDITY_PROVISION_ORDER"
+	// A party delegates stake to a validator node. Type string "Delegate"; command `delegateSubmission`.
+	TransactionTypeDelegate TransactionType = "DELEGATE"
+	// A party removes stake from a validator node. Type string "Undelegate"; command `undelegateSubmission`.
+	TransactionTypeUndelegate TransactionType = "UNDELEGATE"
+	// A party cancels its liquidity commitment. Type string "Cancel Liquidity Provision Order" and "Cancel LiquidityProvision Order" (the first since v0.72, the second before); command `liquidityProvisionCancellation`.
+	TransactionTypeCancelLiquidityProvisionOrder TransactionType = "CANCEL_LIQUIDITY_PROVISION_ORDER"
+	// A party amends its liquidity commitment. Type string "Amend Liquidity Provision Order" and "Amend LiquidityProvision Order" (the first since v0.72, the second before); command `liquidityProvisionAmendment`.
+	TransactionTypeAmendLiquidityProvisionOrder TransactionType = "AMEND_LIQUIDITY_PROVISION_ORDER"
+	// A party transfers funds. Type string "Transfer Funds"; command `transfer`.
+	TransactionTypeTransferFunds TransactionType = "TRANSFER_FUNDS"
+	// A party cancels a recurring transfer. Type string "Cancel Transfer Funds"; command `cancelTransfer`.
+	TransactionTypeCancelTransferFunds TransactionType = "CANCEL_TRANSFER_FUNDS"
+	// A node operator announces a new validator node. Type string "Register New Node" and "Register new Node" (the first since v0.72, the second before); command `announceNode`.
+	TransactionTypeRegisterNewNode TransactionType = "REGISTER_NEW_NODE"
+	// A party sends several market instructions at once. Type string "Batch Market Instructions"; command `batchMarketInstructions`.
+	TransactionTypeBatchMarketInstructions TransactionType = "BATCH_MARKET_INSTRUCTIONS"
+	// A party submits stop orders. Type string "Stop Orders Submission"; command `stopOrdersSubmission`.
+	TransactionTypeStopOrdersSubmission TransactionType = "STOP_ORDERS_SUBMISSION"
+	// A party cancels stop orders. Type string "Stop Orders Cancellation"; command `stopOrdersCancellation`.
+	TransactionTypeStopOrdersCancellation TransactionType = "STOP_ORDERS_CANCELLATION"
+	// A party creates a referral set (or a team). Type string "Create Referral Set"; command `createReferralSet`.
+	TransactionTypeCreateReferralSet TransactionType = "CREATE_REFERRAL_SET"
+	// A party updates its referral set (or team). Type string "Update Referral Set"; command `updateReferralSet`.
+	TransactionTypeUpdateReferralSet TransactionType = "UPDATE_REFERRAL_SET"
+	// A party joins a referral set with its code. Type string "Apply Referral Code"; command `applyReferralCode`.
+	TransactionTypeApplyReferralCode TransactionType = "APPLY_REFERRAL_CODE"
+	// A party changes its margin mode on a market. Type string "Update Margin Mode"; command `updateMarginMode`.
+	TransactionTypeUpdateMarginMode TransactionType = "UPDATE_MARGIN_MODE"
+	// A party joins a team. Type string "Join Team"; command `joinTeam`.
+	TransactionTypeJoinTeam TransactionType = "JOIN_TEAM"
+	// A party submits a batch of governance proposals. Type string "Batch Proposal"; command `batchProposalSubmission`.
+	TransactionTypeBatchProposal TransactionType = "BATCH_PROPOSAL"
+	// A party updates its profile (alias, metadata). Type string "Update Party Profile"; command `updatePartyProfile`.
+	TransactionTypeUpdatePartyProfile TransactionType = "UPDATE_PARTY_PROFILE"
+	// A validator confirms an event of the external chain (automatic). Type string "Node Vote"; command `nodeVote`.
+	TransactionTypeNodeVote TransactionType = "NODE_VOTE"
+	// A validator signs a resource for the external chain (automatic). Type string "Node Signature"; command `nodeSignature`.
+	TransactionTypeNodeSignature TransactionType = "NODE_SIGNATURE"
+	// A validator forwards an event of the external chain (automatic). Type string "Chain Event"; command `chainEvent`.
+	TransactionTypeChainEvent TransactionType = "CHAIN_EVENT"
+	// A node operator rotates its node's network key. Type string "Key Rotate Submission"; command `keyRotateSubmission`.
+	TransactionTypeKeyRotateSubmission TransactionType = "KEY_ROTATE_SUBMISSION"
+	// A validator proposes values of a state variable (automatic). Type string "State Variable Proposal"; command `stateVariableProposal`.
+	TransactionTypeStateVariableProposal TransactionType = "STATE_VARIABLE_PROPOSAL"
+	// A validator proves it is alive (automatic). Type string "Validator Heartbeat"; command `validatorHeartbeat`.
+	TransactionTypeValidatorHeartbeat TransactionType = "VALIDATOR_HEARTBEAT"
+	// A node operator rotates its node's external-chain key. Type string "Ethereum Key Rotate Submission"; command `ethereumKeyRotateSubmission`.
+	TransactionTypeEthereumKeyRotateSubmission TransactionType = "ETHEREUM_KEY_ROTATE_SUBMISSION"
+	// A node operator proposes a protocol upgrade. Type string "Protocol Upgrade"; command `protocolUpgradeProposal`.
+	TransactionTypeProtocolUpgrade TransactionType = "PROTOCOL_UPGRADE"
+	// A validator node asks for multisig-control signatures. Type string "Issue Signatures"; command `issueSignatures`.
+	TransactionTypeIssueSignatures TransactionType = "ISSUE_SIGNATURES"
+	// A data provider submits oracle data. Type string "Submit Oracle Data"; command `oracleDataSubmission`.
+	TransactionTypeSubmitOracleData TransactionType = "SUBMIT_ORACLE_DATA"
+)
+
+var transactionTypeEnum = newEnum("TransactionType",
+	TransactionTypeSubmitOrder,
+	TransactionTypeCancelOrder,
+	TransactionTypeAmendOrder,
+	TransactionTypeWithdraw,
+	TransactionTypeProposal,
+	TransactionTypeVoteOnProposal,
+	TransactionTypeLiquidityProvisionOrder,
+	TransactionTypeDelegate,
+	TransactionTypeUndelegate,
+	TransactionTypeCancelLiquidityProvisionOrder,
+	TransactionTypeAmendLiquidityProvisionOrder,
+	TransactionTypeTransferFunds,
+	TransactionTypeCancelTransferFunds,
+	TransactionTypeRegisterNewNode,
+	TransactionTypeBatchMarketInstructions,
+	TransactionTypeStopOrdersSubmission,
+	TransactionTypeStopOrdersCancellation,
+	TransactionTypeCreateReferralSet,
+	TransactionTypeUpdateReferralSet,
+	TransactionTypeApplyReferralCode,
+	TransactionTypeUpdateMarginMode,
+	TransactionTypeJoinTeam,
+	TransactionTypeBatchProposal,
+	TransactionTypeUpdatePartyProfile,
+	TransactionTypeNodeVote,
+	TransactionTypeNodeSignature,
+	TransactionTypeChainEvent,
+	TransactionTypeKeyRotateSubmission,
+	TransactionTypeStateVariableProposal,
+	TransactionTypeValidatorHeartbeat,
+	TransactionTypeEthereumKeyRotateSubmission,
+	TransactionTypeProtocolUpgrade,
+	TransactionTypeIssueSignatures,
+	TransactionTypeSubmitOracleData,
+)
+
+// Known reports whether e is a value this package knows.
+func (e TransactionType) Known() bool { return transactionTypeEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *TransactionType) UnmarshalJSON(b []byte) error {
+	return transactionTypeEnum.unmarshalJSON(e, b)
+}
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e TransactionType) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return transactionTypeEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *TransactionType) UnmarshalGQLContext(_ context.Context, v any) error {
+	return transactionTypeEnum.unmarshalGQL(e, v)
+}
+
 // AssetStatus is the enum AssetStatus of the GraphQL schema.
 //
 // Status of an asset.
@@ -87,6 +222,240 @@ func (e TransactionVersion) MarshalGQLContext(_ context.Context, w io.Writer) er
 // UnmarshalGQLContext accepts a known value's name.
 func (e *TransactionVersion) UnmarshalGQLContext(_ context.Context, v any) error {
 	return transactionVersionEnum.unmarshalGQL(e, v)
+}
+
+// VoteValue is the enum VoteValue of the GraphQL schema.
+//
+// Value of a vote on a governance proposal.
+type VoteValue string
+
+// VoteValue values.
+const (
+	// Default value; always invalid.
+	VoteValueUnspecified VoteValue = "VALUE_UNSPECIFIED"
+	// A vote against the proposal.
+	VoteValueNo VoteValue = "VALUE_NO"
+	// A vote for the proposal.
+	VoteValueYes VoteValue = "VALUE_YES"
+)
+
+var voteValueEnum = newEnum("VoteValue",
+	VoteValueUnspecified,
+	VoteValueNo,
+	VoteValueYes,
+)
+
+// Known reports whether e is a value this package knows.
+func (e VoteValue) Known() bool { return voteValueEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *VoteValue) UnmarshalJSON(b []byte) error { return voteValueEnum.unmarshalJSON(e, b) }
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e VoteValue) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return voteValueEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *VoteValue) UnmarshalGQLContext(_ context.Context, v any) error {
+	return voteValueEnum.unmarshalGQL(e, v)
+}
+
+// UndelegateMethod is the enum UndelegateMethod of the GraphQL schema.
+//
+// When undelegated stake is removed.
+type UndelegateMethod string
+
+// UndelegateMethod values.
+const (
+	// Default value; not set.
+	UndelegateMethodUnspecified UndelegateMethod = "METHOD_UNSPECIFIED"
+	// At once, forfeiting the current epoch's rewards.
+	UndelegateMethodNow UndelegateMethod = "METHOD_NOW"
+	// When the epoch ends, keeping its rewards.
+	UndelegateMethodAtEndOfEpoch UndelegateMethod = "METHOD_AT_END_OF_EPOCH"
+)
+
+var undelegateMethodEnum = newEnum("UndelegateMethod",
+	UndelegateMethodUnspecified,
+	UndelegateMethodNow,
+	UndelegateMethodAtEndOfEpoch,
+)
+
+// Known reports whether e is a value this package knows.
+func (e UndelegateMethod) Known() bool { return undelegateMethodEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *UndelegateMethod) UnmarshalJSON(b []byte) error {
+	return undelegateMethodEnum.unmarshalJSON(e, b)
+}
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e UndelegateMethod) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return undelegateMethodEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *UndelegateMethod) UnmarshalGQLContext(_ context.Context, v any) error {
+	return undelegateMethodEnum.unmarshalGQL(e, v)
+}
+
+// NodeVoteType is the enum NodeVoteType of the GraphQL schema.
+//
+// Subject of a validator's vote.
+type NodeVoteType string
+
+// NodeVoteType values.
+const (
+	// Default value; not a valid vote type.
+	NodeVoteTypeUnspecified NodeVoteType = "TYPE_UNSPECIFIED"
+	// A stake deposit.
+	NodeVoteTypeStakeDeposited NodeVoteType = "TYPE_STAKE_DEPOSITED"
+	// A stake removal.
+	NodeVoteTypeStakeRemoved NodeVoteType = "TYPE_STAKE_REMOVED"
+	// A collateral deposit.
+	NodeVoteTypeFundsDeposited NodeVoteType = "TYPE_FUNDS_DEPOSITED"
+	// A signer added to the bridge's multisig contract.
+	NodeVoteTypeSignerAdded NodeVoteType = "TYPE_SIGNER_ADDED"
+	// A signer removed from the bridge's multisig contract.
+	NodeVoteTypeSignerRemoved NodeVoteType = "TYPE_SIGNER_REMOVED"
+	// The bridge was stopped.
+	NodeVoteTypeBridgeStopped NodeVoteType = "TYPE_BRIDGE_STOPPED"
+	// The bridge was resumed.
+	NodeVoteTypeBridgeResumed NodeVoteType = "TYPE_BRIDGE_RESUMED"
+	// An asset was listed.
+	NodeVoteTypeAssetListed NodeVoteType = "TYPE_ASSET_LISTED"
+	// An asset's limits were updated.
+	NodeVoteTypeLimitsUpdated NodeVoteType = "TYPE_LIMITS_UPDATED"
+	// The staking token's total supply.
+	NodeVoteTypeStakeTotalSupply NodeVoteType = "TYPE_STAKE_TOTAL_SUPPLY"
+	// A change of the multisig contract's signature threshold.
+	NodeVoteTypeSignerThresholdSet NodeVoteType = "TYPE_SIGNER_THRESHOLD_SET"
+	// The asset of a new-asset governance proposal.
+	NodeVoteTypeGovernanceValidateAsset NodeVoteType = "TYPE_GOVERNANCE_VALIDATE_ASSET"
+	// An Ethereum contract call's result.
+	NodeVoteTypeEthereumContractCallResult NodeVoteType = "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"
+)
+
+var nodeVoteTypeEnum = newEnum("NodeVoteType",
+	NodeVoteTypeUnspecified,
+	NodeVoteTypeStakeDeposited,
+	NodeVoteTypeStakeRemoved,
+	NodeVoteTypeFundsDeposited,
+	NodeVoteTypeSignerAdded,
+	NodeVoteTypeSignerRemoved,
+	NodeVoteTypeBridgeStopped,
+	NodeVoteTypeBridgeResumed,
+	NodeVoteTypeAssetListed,
+	NodeVoteTypeLimitsUpdated,
+	NodeVoteTypeStakeTotalSupply,
+	NodeVoteTypeSignerThresholdSet,
+	NodeVoteTypeGovernanceValidateAsset,
+	NodeVoteTypeEthereumContractCallResult,
+)
+
+// Known reports whether e is a value this package knows.
+func (e NodeVoteType) Known() bool { return nodeVoteTypeEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *NodeVoteType) UnmarshalJSON(b []byte) error { return nodeVoteTypeEnum.unmarshalJSON(e, b) }
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e NodeVoteType) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return nodeVoteTypeEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *NodeVoteType) UnmarshalGQLContext(_ context.Context, v any) error {
+	return nodeVoteTypeEnum.unmarshalGQL(e, v)
+}
+
+// NodeSignatureKind is the enum NodeSignatureKind of the GraphQL schema.
+//
+// Kind of resource a node signature is for.
+type NodeSignatureKind string
+
+// NodeSignatureKind values.
+const (
+	// Default value; not a valid kind.
+	NodeSignatureKindUnspecified NodeSignatureKind = "NODE_SIGNATURE_KIND_UNSPECIFIED"
+	// Allow-listing of a new asset on the bridge.
+	NodeSignatureKindAssetNew NodeSignatureKind = "NODE_SIGNATURE_KIND_ASSET_NEW"
+	// A withdrawal.
+	NodeSignatureKindAssetWithdrawal NodeSignatureKind = "NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL"
+	// A signer added to the bridge's multisig contract.
+	NodeSignatureKindErc20MultisigSignerAdded NodeSignatureKind = "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"
+	// A signer removed from the bridge's multisig contract.
+	NodeSignatureKindErc20MultisigSignerRemoved NodeSignatureKind = "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"
+	// An update of an asset on the bridge.
+	NodeSignatureKindAssetUpdate NodeSignatureKind = "NODE_SIGNATURE_KIND_ASSET_UPDATE"
+)
+
+var nodeSignatureKindEnum = newEnum("NodeSignatureKind",
+	NodeSignatureKindUnspecified,
+	NodeSignatureKindAssetNew,
+	NodeSignatureKindAssetWithdrawal,
+	NodeSignatureKindErc20MultisigSignerAdded,
+	NodeSignatureKindErc20MultisigSignerRemoved,
+	NodeSignatureKindAssetUpdate,
+)
+
+// Known reports whether e is a value this package knows.
+func (e NodeSignatureKind) Known() bool { return nodeSignatureKindEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *NodeSignatureKind) UnmarshalJSON(b []byte) error {
+	return nodeSignatureKindEnum.unmarshalJSON(e, b)
+}
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e NodeSignatureKind) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return nodeSignatureKindEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *NodeSignatureKind) UnmarshalGQLContext(_ context.Context, v any) error {
+	return nodeSignatureKindEnum.unmarshalGQL(e, v)
+}
+
+// OracleSource is the enum OracleSource of the GraphQL schema.
+//
+// Format of an oracle data submission's payload.
+type OracleSource string
+
+// OracleSource values.
+const (
+	// Default value; not a valid source.
+	OracleSourceUnspecified OracleSource = "ORACLE_SOURCE_UNSPECIFIED"
+	// Open Oracle format (JSON).
+	OracleSourceOpenOracle OracleSource = "ORACLE_SOURCE_OPEN_ORACLE"
+	// A JSON object of string to string.
+	OracleSourceJson OracleSource = "ORACLE_SOURCE_JSON"
+	// Ethereum.
+	OracleSourceEthereum OracleSource = "ORACLE_SOURCE_ETHEREUM"
+)
+
+var oracleSourceEnum = newEnum("OracleSource",
+	OracleSourceUnspecified,
+	OracleSourceOpenOracle,
+	OracleSourceJson,
+	OracleSourceEthereum,
+)
+
+// Known reports whether e is a value this package knows.
+func (e OracleSource) Known() bool { return oracleSourceEnum.known(e) }
+
+// UnmarshalJSON decodes a value name or a bare number.
+func (e *OracleSource) UnmarshalJSON(b []byte) error { return oracleSourceEnum.unmarshalJSON(e, b) }
+
+// MarshalGQLContext writes a known value's quoted name.
+func (e OracleSource) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	return oracleSourceEnum.marshalGQL(w, e)
+}
+
+// UnmarshalGQLContext accepts a known value's name.
+func (e *OracleSource) UnmarshalGQLContext(_ context.Context, v any) error {
+	return oracleSourceEnum.unmarshalGQL(e, v)
 }
 
 // PeggedReference is the enum PeggedReference of the GraphQL schema.

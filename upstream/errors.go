@@ -20,11 +20,17 @@ import (
 //   - *DecodeError: a 2xx answer whose body is not the expected JSON, or is
 //     larger than Config.MaxBodyBytes.
 // GetAsset also returns ErrNotFound when the answer holds no such asset,
-// and ListTransactions refuses contradictory parameters with a plain error
+// GetTransaction when the explorer has no such hash (and ErrHashNotUnique
+// when it has two), and ListTransactions refuses contradictory parameters with a plain error
 // before sending anything (a gateway bug, not an upstream failure).
 
 // ErrNotFound reports that the upstream answered but has no such record.
 var ErrNotFound = errors.New("not found")
+
+// ErrHashNotUnique reports that the explorer holds more than one
+// transaction with the hash looked up, and so returns none (its 400
+// FailedPrecondition).
+var ErrHashNotUnique = errors.New("the explorer holds more than one transaction with this hash")
 
 // ErrResponseTooLarge is wrapped in a *DecodeError when a response body
 // exceeds Config.MaxBodyBytes.
@@ -86,8 +92,21 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// grpcPermissionDenied is the gRPC code of the data node's ban.
-const grpcPermissionDenied = 7
+// gRPC codes the client tells apart: the data node's ban, a lookup's
+// unknown key, the explorer's duplicate hash.
+const (
+	grpcNotFound           = 5
+	grpcPermissionDenied   = 7
+	grpcFailedPrecondition = 9
+)
+
+// lookupNotFound reports whether e is a lookup's answer that the key does
+// not exist: a 404 with a JSON body of code NotFound. A plain-text 404 (a
+// wrong base URL: the explorer without its /rest prefix) and grpc-gateway's
+// bare {"code":5,"message":"Not Found"} for an unknown route are not.
+func (e *Error) lookupNotFound() bool {
+	return e.StatusCode == http.StatusNotFound && e.Code == grpcNotFound && e.Body == "" && e.Message != "Not Found"
+}
 
 // banDuration is how long the data node bans a client that keeps calling
 // while rate limited (upstream-wire.md §7).

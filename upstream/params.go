@@ -104,8 +104,16 @@ type TransactionsParams struct {
 	First, Last   int
 	Before, After *TxCursor
 	// CmdTypes and ExcludeCmdTypes are explorer type strings such as
-	// "Submit Order"; Parties matches the sender or a receiver.
+	// "Submit Order", matched exactly (an unknown string matches nothing);
+	// Parties matches the submitter only (not a receiver, whatever the
+	// interface document says: upstream-wire.md §5).
 	CmdTypes, ExcludeCmdTypes, Parties []string
+	// BlockHeight, if set, keeps the transactions of that block
+	// (filters[block.height]).
+	BlockHeight *uint64
+	// Submitter, if set, keeps the transactions this public key submitted
+	// (filters[tx.submitter]); the explorer stores keys in lower case.
+	Submitter string
 }
 
 func (p TransactionsParams) validate() error {
@@ -146,6 +154,12 @@ func (p TransactionsParams) query() url.Values {
 	}
 	for _, v := range p.Parties {
 		q.Add("parties", v)
+	}
+	if p.BlockHeight != nil {
+		q.Set("filters[block.height]", strconv.FormatUint(*p.BlockHeight, 10))
+	}
+	if p.Submitter != "" {
+		q.Set("filters[tx.submitter]", p.Submitter)
 	}
 	return q
 }

@@ -5,6 +5,9 @@ type Asset struct {
 	ID      string       `json:"id"`
 	Details AssetDetails `json:"details"`
 	Status  AssetStatus  `json:"status"`
+	// NotFound is set, with the lookup's error, on an asset that a
+	// reference names and the data node does not know (MissingAsset).
+	NotFound error `json:"-"`
 }
 
 // AssetDetails holds an asset's descriptive fields and its source, a

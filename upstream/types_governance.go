@@ -5,6 +5,74 @@ import (
 	"reflect"
 )
 
+// ProposalSubmission submits a governance proposal of a single change
+// (command proposalSubmission).
+type ProposalSubmission struct {
+	// Reference is a free human-readable reference.
+	Reference string `json:"reference"`
+	// Terms is nil when the wire sends null.
+	Terms *ProposalTerms `json:"terms"`
+	// Rationale is nil when the wire sends null.
+	Rationale *ProposalRationale `json:"rationale"`
+}
+
+// IsCommand marks the member of the Command union.
+func (*ProposalSubmission) IsCommand() {}
+
+// ProposalTerms are the terms of a single proposal: three times and what it
+// changes (a one-of, decoded into Change). Every time is Unix seconds; "0"
+// (unset) is served as null.
+type ProposalTerms struct {
+	// ClosingTimestamp is when voting closes.
+	ClosingTimestamp UnixSeconds `json:"closingTimestamp"`
+	// EnactmentTimestamp is when the change is enacted if the vote passes;
+	// 0 for a freeform proposal.
+	EnactmentTimestamp UnixSeconds `json:"enactmentTimestamp"`
+	// ValidationTimestamp is when the external validation of a new asset
+	// ends; 0 for every other change.
+	ValidationTimestamp UnixSeconds `json:"validationTimestamp"`
+	// Change is the member of proposalChangeMembers, or
+	// *UnknownProposalChange for any other kind (or none).
+	Change ProposalChangeKind `json:"-"`
+}
+
+// UnmarshalJSON decodes the three times and the change's member.
+func (t *ProposalTerms) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
+	terms, kind, err := decodeWithChange(b, (*ProposalTerms).decodePlain)
+	if err != nil {
+		return err
+	}
+	terms.Change = kind
+	*t = terms
+	return nil
+}
+
+// decodePlain decodes the times, the fields beside the member.
+func (t *ProposalTerms) decodePlain(key, value []byte) (bool, error) {
+	switch string(key) {
+	case "closingTimestamp":
+		return true, t.ClosingTimestamp.UnmarshalJSON(value)
+	case "enactmentTimestamp":
+		return true, t.EnactmentTimestamp.UnmarshalJSON(value)
+	case "validationTimestamp":
+		return true, t.ValidationTimestamp.UnmarshalJSON(value)
+	}
+	return false, nil
+}
+
+// MarshalJSON writes the wire form: the three times and the member under
+// its wire name.
+func (t ProposalTerms) MarshalJSON() ([]byte, error) {
+	return marshalWithChange(map[string]any{
+		"closingTimestamp":    t.ClosingTimestamp,
+		"enactmentTimestamp":  t.EnactmentTimestamp,
+		"validationTimestamp": t.ValidationTimestamp,
+	}, t.Change)
+}
+
 // ProposalRationale explains a proposal.
 type ProposalRationale struct {
 	// Description is 0 to 20,000 Unicode characters.
@@ -25,71 +93,74 @@ type BatchProposalTerms struct {
 type ProposalChange struct {
 	// EnactmentTimestamp is when the change is enacted if the vote passes.
 	EnactmentTimestamp UnixSeconds `json:"enactmentTimestamp"`
-	// Change is *CancelTransfer, *NewFreeform, *NewMarket, *NewSpotMarket,
-	// *NewTransfer, *UpdateAsset, *UpdateMarket, *UpdateMarketState,
-	// *UpdateNetworkParameter, or *UnknownProposalChange for any other kind
-	// (updateSpotMarket, updateReferralProgram, …).
+	// Change is the member of proposalChangeMembers, or
+	// *UnknownProposalChange for any other kind. Batches never carry
+	// newAsset (single proposals only), but one would decode.
 	Change ProposalChangeKind `json:"-"`
 }
 
 // ProposalChangeKind is the GraphQL union ProposalChangeKind.
 type ProposalChangeKind interface{ IsProposalChangeKind() }
 
+// proposalChangeMembers are the members of the change one-of, in single
+// proposals (ProposalTerms) and batches (ProposalChange) alike.
 var proposalChangeMembers = oneOf[ProposalChangeKind]{
 	members: map[string]func() ProposalChangeKind{
-		"cancelTransfer":         func() ProposalChangeKind { return new(CancelTransfer) },
-		"newFreeform":            func() ProposalChangeKind { return new(NewFreeform) },
-		"newMarket":              func() ProposalChangeKind { return new(NewMarket) },
-		"newSpotMarket":          func() ProposalChangeKind { return new(NewSpotMarket) },
-		"newTransfer":            func() ProposalChangeKind { return new(NewTransfer) },
-		"updateAsset":            func() ProposalChangeKind { return new(UpdateAsset) },
-		"updateMarket":           func() ProposalChangeKind { return new(UpdateMarket) },
-		"updateMarketState":      func() ProposalChangeKind { return new(UpdateMarketState) },
-		"updateNetworkParameter": func() ProposalChangeKind { return new(UpdateNetworkParameter) },
+		"cancelTransfer":              func() ProposalChangeKind { return new(CancelTransfer) },
+		"newAsset":                    func() ProposalChangeKind { return new(NewAsset) },
+		"newFreeform":                 func() ProposalChangeKind { return new(NewFreeform) },
+		"newMarket":                   func() ProposalChangeKind { return new(NewMarket) },
+		"newSpotMarket":               func() ProposalChangeKind { return new(NewSpotMarket) },
+		"newTransfer":                 func() ProposalChangeKind { return new(NewTransfer) },
+		"updateAsset":                 func() ProposalChangeKind { return new(UpdateAsset) },
+		"updateMarket":                func() ProposalChangeKind { return new(UpdateMarket) },
+		"updateMarketState":           func() ProposalChangeKind { return new(UpdateMarketState) },
+		"updateNetworkParameter":      func() ProposalChangeKind { return new(UpdateNetworkParameter) },
+		"updateReferralProgram":       func() ProposalChangeKind { return new(UpdateReferralProgram) },
+		"updateSpotMarket":            func() ProposalChangeKind { return new(UpdateSpotMarket) },
+		"updateVolumeDiscountProgram": func() ProposalChangeKind { return new(UpdateVolumeDiscountProgram) },
 	},
 	unknown: func(name string, raw RawJSON) ProposalChangeKind {
 		return &UnknownProposalChange{Name: name, Raw: raw}
 	},
 }
 
+// proposalChangeNames is the wire name of each member's Go type, for
+// MarshalJSON.
+var proposalChangeNames = func() map[reflect.Type]string {
+	names := make(map[reflect.Type]string, len(proposalChangeMembers.members))
+	for name, newMember := range proposalChangeMembers.members {
+		names[reflect.TypeOf(newMember())] = name
+	}
+	return names
+}()
+
 // UnmarshalJSON decodes enactmentTimestamp and the change's member.
 func (p *ProposalChange) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
 		return nil
 	}
-	var fast ProposalChange
-	if kind, ok := proposalChangeMembers.decodeLast(b, fast.decodePlain); ok {
-		fast.Change = kind
-		*p = fast
-		return nil
-	}
-	return p.unmarshalGeneral(b)
-}
-
-// unmarshalGeneral decodes any proposal change object: every key scanned,
-// the member chosen among them (oneOf.consider).
-func (p *ProposalChange) unmarshalGeneral(b []byte) error {
-	var change ProposalChange
-	var member choice
-	err := eachMember(b, reflect.TypeFor[ProposalChange](), func(key, value []byte) error {
-		if string(key) == "enactmentTimestamp" {
-			return inField("enactmentTimestamp", change.EnactmentTimestamp.UnmarshalJSON(value))
-		}
-		proposalChangeMembers.consider(&member, key, value)
-		return nil
-	})
+	change, kind, err := decodeWithChange(b, (*ProposalChange).decodePlain)
 	if err != nil {
 		return err
 	}
-	if change.Change, err = proposalChangeMembers.decode(b, member); err != nil {
-		return err
-	}
+	change.Change = kind
 	*p = change
 	return nil
 }
 
-// decodePlain decodes enactmentTimestamp, the field beside the member
-// (oneOf.decodeLast).
+// unmarshalGeneral decodes b the general way only (changeGeneral).
+func (p *ProposalChange) unmarshalGeneral(b []byte) error {
+	change, kind, err := changeGeneral(b, (*ProposalChange).decodePlain)
+	if err != nil {
+		return err
+	}
+	change.Change = kind
+	*p = change
+	return nil
+}
+
+// decodePlain decodes enactmentTimestamp, the field beside the member.
 func (p *ProposalChange) decodePlain(key, value []byte) (bool, error) {
 	if string(key) == "enactmentTimestamp" {
 		return true, p.EnactmentTimestamp.UnmarshalJSON(value)
@@ -100,32 +171,60 @@ func (p *ProposalChange) decodePlain(key, value []byte) (bool, error) {
 // MarshalJSON writes the wire form: enactmentTimestamp and the member under
 // its wire name.
 func (p ProposalChange) MarshalJSON() ([]byte, error) {
-	fields := map[string]any{"enactmentTimestamp": p.EnactmentTimestamp}
-	switch c := p.Change.(type) {
+	return marshalWithChange(map[string]any{"enactmentTimestamp": p.EnactmentTimestamp}, p.Change)
+}
+
+// decodeWithChange decodes a JSON object of plain fields (decoded by plain,
+// which reports whether key is one) beside a member of the change one-of:
+// the fast path (oneOf.decodeLast) for the wire's order, the member last,
+// else the general one (changeGeneral).
+func decodeWithChange[T any](b []byte, plain func(t *T, key, value []byte) (bool, error)) (T, ProposalChangeKind, error) {
+	var fast T
+	if kind, ok := proposalChangeMembers.decodeLast(b, func(key, value []byte) (bool, error) {
+		return plain(&fast, key, value)
+	}); ok {
+		return fast, kind, nil
+	}
+	return changeGeneral(b, plain)
+}
+
+// changeGeneral decodes any such object: every key scanned, the member
+// chosen among them (oneOf.consider). An object without a member gives an
+// *UnknownProposalChange holding the whole object, as a command without
+// one does (commands-v0.74.md §9: a kind newer than the explorer).
+func changeGeneral[T any](b []byte, plain func(t *T, key, value []byte) (bool, error)) (T, ProposalChangeKind, error) {
+	var obj T
+	var member choice
+	err := eachMember(b, reflect.TypeFor[T](), func(key, value []byte) error {
+		isPlain, err := plain(&obj, key, value)
+		if err != nil {
+			return inField(string(key), err)
+		}
+		if !isPlain {
+			proposalChangeMembers.consider(&member, key, value)
+		}
+		return nil
+	})
+	if err != nil {
+		return obj, nil, err
+	}
+	kind, err := proposalChangeMembers.decode(b, member)
+	return obj, kind, err
+}
+
+// marshalWithChange adds the change's member to fields under its wire name
+// and writes them as one object. A change with no member (an
+// *UnknownProposalChange without a name) is written as it was received.
+func marshalWithChange(fields map[string]any, change ProposalChangeKind) ([]byte, error) {
+	switch c := change.(type) {
 	case nil:
-	case *CancelTransfer:
-		fields["cancelTransfer"] = c
-	case *NewFreeform:
-		fields["newFreeform"] = c
-	case *NewMarket:
-		fields["newMarket"] = c
-	case *NewSpotMarket:
-		fields["newSpotMarket"] = c
-	case *NewTransfer:
-		fields["newTransfer"] = c
-	case *UpdateAsset:
-		fields["updateAsset"] = c
-	case *UpdateMarket:
-		fields["updateMarket"] = c
-	case *UpdateMarketState:
-		fields["updateMarketState"] = c
-	case *UpdateNetworkParameter:
-		fields["updateNetworkParameter"] = c
 	case *UnknownProposalChange:
 		if c.Name == "" {
 			return c.Raw.MarshalJSON()
 		}
 		fields[c.Name] = c.Raw
+	default:
+		fields[proposalChangeNames[reflect.TypeOf(c)]] = c
 	}
 	return json.Marshal(fields)
 }
@@ -155,6 +254,15 @@ type CancelTransferConfiguration struct {
 	// TransferID is the ID of the governance transfer proposal.
 	TransferID string `json:"transferId"`
 }
+
+// NewAsset proposes a new asset (single proposals only). The asset has no
+// ID yet: the proposal's ID becomes it.
+type NewAsset struct {
+	Changes *AssetDetails `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*NewAsset) IsProposalChangeKind() {}
 
 // NewFreeform is a sentiment-only proposal with no effect on the network.
 // Its fields are not described; Raw is its JSON as sent, normally {}.
@@ -229,6 +337,15 @@ type UpdateMarket struct {
 
 // IsProposalChangeKind marks the member of the ProposalChangeKind union.
 func (*UpdateMarket) IsProposalChangeKind() {}
+
+// UpdateSpotMarket proposes changes to an existing spot market.
+type UpdateSpotMarket struct {
+	MarketID string                         `json:"marketId"`
+	Changes  *UpdateSpotMarketConfiguration `json:"changes"`
+}
+
+// IsProposalChangeKind marks the member of the ProposalChangeKind union.
+func (*UpdateSpotMarket) IsProposalChangeKind() {}
 
 // UpdateMarketState proposes terminating, suspending or resuming a market.
 type UpdateMarketState struct {
@@ -318,7 +435,8 @@ type DispatchStrategy struct {
 	WindowLength       Uint64   `json:"windowLength"`
 }
 
-// RankTable is one entry of a rank distribution.
+// RankTable is one entry of a rank distribution. Both numbers are u32,
+// sent as JSON numbers (the interface document says int64).
 type RankTable struct {
 	ShareRatio Int64 `json:"shareRatio"`
 	StartRank  Int64 `json:"startRank"`

@@ -17,8 +17,9 @@ type NewFutureMarketConfig struct {
 	LiquidityMonitoringParameters *LiquidityMonitoringParameters `json:"liquidityMonitoringParameters"`
 	LiquiditySLAParameters        *SlaParameters                 `json:"liquiditySlaParameters"`
 	LogNormal                     *LogNormalRiskModel            `json:"logNormal"`
-	// LpPriceRange is deprecated in favour of the liquidity SLA parameters.
-	LpPriceRange           string                       `json:"lpPriceRange"`
+	// LpPriceRange is deprecated in favour of the liquidity SLA parameters;
+	// optional, omitted when unset.
+	LpPriceRange           *string                      `json:"lpPriceRange"`
 	MarkPriceConfiguration *CompositePriceConfiguration `json:"markPriceConfiguration"`
 	Metadata               []string                     `json:"metadata"`
 	// PositionDecimalPlaces is the number of decimal places for order sizes.
@@ -55,8 +56,9 @@ type UpdateMarketConfig struct {
 	LiquidityMonitoringParameters *LiquidityMonitoringParameters `json:"liquidityMonitoringParameters"`
 	LiquiditySLAParameters        *SlaParameters                 `json:"liquiditySlaParameters"`
 	LogNormal                     *LogNormalRiskModel            `json:"logNormal"`
-	// LpPriceRange is deprecated in favour of the liquidity SLA parameters.
-	LpPriceRange              string                       `json:"lpPriceRange"`
+	// LpPriceRange is deprecated in favour of the liquidity SLA parameters;
+	// optional, omitted when unset.
+	LpPriceRange              *string                      `json:"lpPriceRange"`
 	MarkPriceConfiguration    *CompositePriceConfiguration `json:"markPriceConfiguration"`
 	Metadata                  []string                     `json:"metadata"`
 	PriceMonitoringParameters *PriceMonitoringParameters   `json:"priceMonitoringParameters"`
@@ -220,7 +222,7 @@ type LiquidityMonitoringParameters struct {
 
 // TargetStakeParameters configures the target stake of a market.
 type TargetStakeParameters struct {
-	ScalingFactor float64 `json:"scalingFactor"`
+	ScalingFactor Float64 `json:"scalingFactor"`
 	// TimeWindow is in seconds.
 	TimeWindow Int64 `json:"timeWindow"`
 }
@@ -236,25 +238,25 @@ type SlaParameters struct {
 // LogNormalRiskModel is the log-normal risk model.
 type LogNormalRiskModel struct {
 	Params                *LogNormalModelParams `json:"params"`
-	RiskAversionParameter float64               `json:"riskAversionParameter"`
+	RiskAversionParameter Float64               `json:"riskAversionParameter"`
 	// Tau is the projection horizon as a fraction of a year.
-	Tau float64 `json:"tau"`
+	Tau Float64 `json:"tau"`
 }
 
 // LogNormalModelParams are the parameters of the log-normal risk model.
 type LogNormalModelParams struct {
-	Mu    float64 `json:"mu"`
-	R     float64 `json:"r"`
-	Sigma float64 `json:"sigma"`
+	Mu    Float64 `json:"mu"`
+	R     Float64 `json:"r"`
+	Sigma Float64 `json:"sigma"`
 }
 
 // SimpleRiskModel is the simple risk model's pre-defined constants.
 type SimpleRiskModel struct {
-	FactorLong           float64 `json:"factorLong"`
-	FactorShort          float64 `json:"factorShort"`
-	MaxMoveUp            float64 `json:"maxMoveUp"`
-	MinMoveDown          float64 `json:"minMoveDown"`
-	ProbabilityOfTrading float64 `json:"probabilityOfTrading"`
+	FactorLong           Float64 `json:"factorLong"`
+	FactorShort          Float64 `json:"factorShort"`
+	MaxMoveUp            Float64 `json:"maxMoveUp"`
+	MinMoveDown          Float64 `json:"minMoveDown"`
+	ProbabilityOfTrading Float64 `json:"probabilityOfTrading"`
 }
 
 // CompositePriceConfiguration configures a mark price or an internal
@@ -277,4 +279,17 @@ type CompositePriceConfiguration struct {
 // SpecBindingForCompositePrice names the property a price source supplies.
 type SpecBindingForCompositePrice struct {
 	PriceSourceProperty string `json:"priceSourceProperty"`
+}
+
+// UpdateSpotMarketConfiguration is the new configuration of an existing
+// spot market: no instrument and no decimal places, which cannot change.
+// The risk model is a one-of: exactly one of Simple and LogNormal is set.
+type UpdateSpotMarketConfiguration struct {
+	Metadata                  []string                   `json:"metadata"`
+	PriceMonitoringParameters *PriceMonitoringParameters `json:"priceMonitoringParameters"`
+	TargetStakeParameters     *TargetStakeParameters     `json:"targetStakeParameters"`
+	Simple                    *SimpleRiskModel           `json:"simple"`
+	LogNormal                 *LogNormalRiskModel        `json:"logNormal"`
+	SlaParams                 *SlaParameters             `json:"slaParams"`
+	LiquidityFeeSettings      *LiquidityFeeSettings      `json:"liquidityFeeSettings"`
 }

@@ -67,17 +67,18 @@ type ProofOfWork struct {
 type Command struct {
 	Nonce       Uint64 `json:"nonce"`
 	BlockHeight Uint64 `json:"blockHeight"`
-	// Kind is the command's member: *AnnounceNode, *ApplyReferralCode,
-	// *BatchMarketInstructions, *BatchProposalSubmission, or *UnknownCommand
-	// for any other. It is nil only when the command itself was null.
+	// Kind is the command's member: the type commandMembers gives for its
+	// wire name (*OrderSubmission for orderSubmission, …), or
+	// *UnknownCommand for any other. It is nil only when the command itself
+	// was null.
 	Kind CommandKind `json:"-"`
 }
 
 // CommandKind is the GraphQL union Command.
 type CommandKind interface{ IsCommand() }
 
-// UnknownCommand is a command member this package does not describe
-// (orderSubmission, transfer, …), kept as the upstream sent it.
+// UnknownCommand is a command member this package does not describe (one
+// a later network version adds), kept as the upstream sent it.
 type UnknownCommand struct {
 	// Name is the member's wire name, e.g. "orderSubmission"; "" when the
 	// command had no member, in which case Raw is the whole command object.
@@ -90,15 +91,56 @@ func (*UnknownCommand) IsCommand() {}
 
 var commandMembers = oneOf[CommandKind]{
 	members: map[string]func() CommandKind{
-		"announceNode":            func() CommandKind { return new(AnnounceNode) },
-		"applyReferralCode":       func() CommandKind { return new(ApplyReferralCode) },
-		"batchMarketInstructions": func() CommandKind { return new(BatchMarketInstructions) },
-		"batchProposalSubmission": func() CommandKind { return new(BatchProposalSubmission) },
+		"announceNode":                   func() CommandKind { return new(AnnounceNode) },
+		"applyReferralCode":              func() CommandKind { return new(ApplyReferralCode) },
+		"batchMarketInstructions":        func() CommandKind { return new(BatchMarketInstructions) },
+		"batchProposalSubmission":        func() CommandKind { return new(BatchProposalSubmission) },
+		"cancelTransfer":                 func() CommandKind { return new(CancelTransferFunds) },
+		"createReferralSet":              func() CommandKind { return new(CreateReferralSet) },
+		"delegateSubmission":             func() CommandKind { return new(DelegateSubmission) },
+		"joinTeam":                       func() CommandKind { return new(JoinTeam) },
+		"liquidityProvisionAmendment":    func() CommandKind { return new(LiquidityProvisionAmendment) },
+		"liquidityProvisionCancellation": func() CommandKind { return new(LiquidityProvisionCancellation) },
+		"liquidityProvisionSubmission":   func() CommandKind { return new(LiquidityProvisionSubmission) },
+		"orderAmendment":                 func() CommandKind { return new(OrderAmendment) },
+		"orderCancellation":              func() CommandKind { return new(OrderCancellation) },
+		"orderSubmission":                func() CommandKind { return new(OrderSubmission) },
+		"proposalSubmission":             func() CommandKind { return new(ProposalSubmission) },
+		"stopOrdersCancellation":         func() CommandKind { return new(StopOrderCancellation) },
+		"stopOrdersSubmission":           func() CommandKind { return new(StopOrdersSubmission) },
+		"transfer":                       func() CommandKind { return new(TransferFunds) },
+		"undelegateSubmission":           func() CommandKind { return new(UndelegateSubmission) },
+		"updateMarginMode":               func() CommandKind { return new(UpdateMarginMode) },
+		"updatePartyProfile":             func() CommandKind { return new(UpdatePartyProfile) },
+		"updateReferralSet":              func() CommandKind { return new(UpdateReferralSet) },
+		"voteSubmission":                 func() CommandKind { return new(VoteSubmission) },
+		"withdrawSubmission":             func() CommandKind { return new(WithdrawSubmission) },
+		// Validator and oracle commands: types_commands_validator.go,
+		// types_chainevents.go.
+		"chainEvent":                  func() CommandKind { return new(ChainEvent) },
+		"ethereumKeyRotateSubmission": func() CommandKind { return new(EthereumKeyRotateSubmission) },
+		"issueSignatures":             func() CommandKind { return new(IssueSignatures) },
+		"keyRotateSubmission":         func() CommandKind { return new(KeyRotateSubmission) },
+		"nodeSignature":               func() CommandKind { return new(NodeSignature) },
+		"nodeVote":                    func() CommandKind { return new(NodeVote) },
+		"oracleDataSubmission":        func() CommandKind { return new(OracleDataSubmission) },
+		"protocolUpgradeProposal":     func() CommandKind { return new(ProtocolUpgradeProposal) },
+		"stateVariableProposal":       func() CommandKind { return new(StateVariableProposal) },
+		"validatorHeartbeat":          func() CommandKind { return new(ValidatorHeartbeat) },
 	},
 	unknown: func(name string, raw RawJSON) CommandKind {
 		return &UnknownCommand{Name: name, Raw: raw}
 	},
 }
+
+// commandNames is the wire name of each member type of commandMembers.
+var commandNames = func() map[reflect.Type]string {
+	names := make(map[reflect.Type]string, len(commandMembers.members))
+	for name, newKind := range commandMembers.members {
+		names[reflect.TypeOf(newKind())] = name
+	}
+	return names
+}()
 
 // UnmarshalJSON decodes nonce, blockHeight and the command's member.
 func (c *Command) UnmarshalJSON(b []byte) error {
@@ -160,19 +202,13 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	fields := map[string]any{"nonce": c.Nonce, "blockHeight": c.BlockHeight}
 	switch k := c.Kind.(type) {
 	case nil:
-	case *AnnounceNode:
-		fields["announceNode"] = k
-	case *ApplyReferralCode:
-		fields["applyReferralCode"] = k
-	case *BatchMarketInstructions:
-		fields["batchMarketInstructions"] = k
-	case *BatchProposalSubmission:
-		fields["batchProposalSubmission"] = k
 	case *UnknownCommand:
 		if k.Name == "" {
 			return k.Raw.MarshalJSON()
 		}
 		fields[k.Name] = k.Raw
+	default:
+		fields[commandNames[reflect.TypeOf(k)]] = k
 	}
 	return json.Marshal(fields)
 }

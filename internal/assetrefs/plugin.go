@@ -11,8 +11,9 @@
 // "Schema conventions"): a field of type Asset, without arguments, on an
 // object bound to a Go struct whose wire field holding the asset's id is a
 // string named like the field (Future.settlementAsset: json
-// "settlementAsset") or like the field plus "Id" (UpdateAsset.asset: json
-// "assetId", a sibling field of the schema). Adding one is adding the
+// "settlementAsset"), like the field plus "Id" (UpdateAsset.asset: json
+// "assetId", a sibling field of the schema), or so with the prefix "vega"
+// (ERC20Deposit.asset: json "vegaAssetId"). Adding one is adding the
 // field to the schema and running `go generate ./...`.
 package assetrefs
 
@@ -97,13 +98,14 @@ func (p *Plugin) MutateConfig(cfg *config.Config) error {
 }
 
 // idField returns the string field of struct type t whose json name is
-// name, else name+"Id".
+// name, else name+"Id", else "vega"+Name+"Id" (the chain events' asset
+// ids are vegaAssetId, their field asset).
 func idField(t types.Type, name string) (string, bool) {
 	s, ok := t.Underlying().(*types.Struct)
-	if !ok {
+	if !ok || name == "" {
 		return "", false
 	}
-	for _, want := range []string{name, name + "Id"} {
+	for _, want := range []string{name, name + "Id", "vega" + strings.ToUpper(name[:1]) + name[1:] + "Id"} {
 		for i := range s.NumFields() {
 			f := s.Field(i)
 			json, _, _ := strings.Cut(reflect.StructTag(s.Tag(i)).Get("json"), ",")

@@ -1,0 +1,229 @@
+package sampleservice
+
+import "strings"
+
+// Validator commands: chain events (every group and action of
+// commands-v0.74.md §3) and state variable proposals (scalar, vector and
+// matrix values).
+
+// chainEventKind is one action of one chain event group.
+type chainEventKind uint8
+
+const (
+	ceBuiltinDeposit chainEventKind = iota
+	ceBuiltinWithdrawal
+	ceBuiltinEmpty
+	ceERC20AssetList
+	ceERC20AssetDelist
+	ceERC20Deposit
+	ceERC20Withdrawal
+	ceERC20AssetLimitsUpdated
+	ceERC20BridgeStopped
+	ceERC20BridgeResumed
+	ceStakeDeposited
+	ceStakeRemoved
+	ceStakeTotalSupply
+	ceSignerAdded
+	ceSignerRemoved
+	ceThresholdSet
+	ceContractCall
+	numChainEventKinds
+)
+
+// chainEventKinds names each action "group.action" (the notable
+// transaction "chainEvent.<name>" carries it) and says how often a drawn
+// chain event is one (weight 0: only in its notable transaction).
+var chainEventKinds = [numChainEventKinds]struct {
+	name   string
+	weight int
+}{
+	ceBuiltinDeposit:          {"builtin.deposit", 4},
+	ceBuiltinWithdrawal:       {"builtin.withdrawal", 2},
+	ceBuiltinEmpty:            {"builtin.empty", 0},
+	ceERC20AssetList:          {"erc20.assetList", 1},
+	ceERC20AssetDelist:        {"erc20.assetDelist", 0},
+	ceERC20Deposit:            {"erc20.deposit", 40},
+	ceERC20Withdrawal:         {"erc20.withdrawal", 12},
+	ceERC20AssetLimitsUpdated: {"erc20.assetLimitsUpdated", 1},
+	ceERC20BridgeStopped:      {"erc20.bridgeStopped", 0},
+	ceERC20BridgeResumed:      {"erc20.bridgeResumed", 0},
+	ceStakeDeposited:          {"stakingEvent.stakeDeposited", 15},
+	ceStakeRemoved:            {"stakingEvent.stakeRemoved", 7},
+	ceStakeTotalSupply:        {"stakingEvent.totalSupply", 1},
+	ceSignerAdded:             {"erc20Multisig.signerAdded", 1},
+	ceSignerRemoved:           {"erc20Multisig.signerRemoved", 1},
+	ceThresholdSet:            {"erc20Multisig.thresholdSet", 0},
+	ceContractCall:            {"contractCall", 15},
+}
+
+var chainEventCumulative = cumulateWeights(len(chainEventKinds), func(i int) int { return chainEventKinds[i].weight })
+
+// ethBlock is the Ethereum block height at the transaction's time.
+func (c *txCtx) ethBlock() uint64 {
+	return 19_430_000 + uint64(c.now-genesis.UnixNano())/12e9
+}
+
+// sourcedAsset returns an enabled asset with a token contract (erc20) or a
+// built-in one.
+func (c *txCtx) sourcedAsset(erc20 bool) Asset {
+	for {
+		a := c.g.assets[c.enabledAsset()]
+		if (a.Details.ERC20 != nil) == erc20 {
+			return a
+		}
+	}
+}
+
+// contractNonce is a multisig contract nonce: a 256-bit decimal.
+func (c *txCtx) contractNonce() string {
+	return itoa(between(c.r, 1, 9)) + digits(c.r, 20+c.r.IntN(50))
+}
+
+// chainEvent returns a drawn chain event.
+func (c *txCtx) chainEvent() *wireChainEvent {
+	return c.chainEventOf(chainEventKind(weighted(c.r, chainEventCumulative)))
+}
+
+// chainEventOf returns a chain event of kind k.
+func (c *txCtx) chainEventOf(k chainEventKind) *wireChainEvent {
+	r := c.r
+	e := &wireChainEvent{TxID: "0x" + hexID(r), Nonce: r.Uint64()}
+	ethBlock := c.ethBlock()
+	log := wireEthLog{Index: uint64(r.IntN(300)), Block: ethBlock}
+	ethTime := c.now/1e9 - between(r, 30, 600)
+	switch k {
+	case ceBuiltinDeposit, ceBuiltinWithdrawal, ceBuiltinEmpty:
+		a := c.sourcedAsset(false)
+		m := &wireBuiltinAssetMovement{VegaAssetID: a.ID, PartyID: c.g.randomParty(r), Amount: scaled(r, between(r, 1, 10_000), int(a.Details.Decimals))}
+		e.Builtin = &wireBuiltinAssetEvent{}
+		switch k {
+		case ceBuiltinDeposit:
+			e.Builtin.Deposit = m
+		case ceBuiltinWithdrawal:
+			e.Builtin.Withdrawal = m
+		}
+	case ceERC20AssetList, ceERC20AssetDelist, ceERC20Deposit, ceERC20Withdrawal, ceERC20AssetLimitsUpdated, ceERC20BridgeStopped, ceERC20BridgeResumed:
+		a := c.sourcedAsset(true)
+		ev := &wireERC20Event{wireEthLog: log}
+		switch k {
+		case ceERC20AssetList:
+			ev.AssetList = &wireERC20AssetList{VegaAssetID: a.ID, AssetSource: a.Details.ERC20.ContractAddress}
+		case ceERC20AssetDelist:
+			ev.AssetDelist = &wireERC20AssetDelist{VegaAssetID: a.ID}
+		case ceERC20Deposit:
+			ev.Deposit = &wireERC20Deposit{
+				VegaAssetID:           a.ID,
+				SourceEthereumAddress: ethAddress(r),
+				TargetPartyID:         c.g.randomParty(r),
+				Amount:                scaled(r, between(r, 1, 100_000), int(a.Details.Decimals)),
+			}
+		case ceERC20Withdrawal:
+			ev.Withdrawal = &wireERC20Withdrawal{VegaAssetID: a.ID, TargetEthereumAddress: ethAddress(r), ReferenceNonce: c.contractNonce()}
+		case ceERC20AssetLimitsUpdated:
+			ev.AssetLimitsUpdated = &wireERC20AssetLimitsUpdated{
+				VegaAssetID:           a.ID,
+				SourceEthereumAddress: a.Details.ERC20.ContractAddress,
+				LifetimeLimits:        scaled(r, between(r, 1, 100)*100_000, int(a.Details.Decimals)),
+				WithdrawThreshold:     scaled(r, between(r, 1, 100)*1_000, int(a.Details.Decimals)),
+			}
+		case ceERC20BridgeStopped:
+			ev.BridgeStopped = ptr(true)
+		case ceERC20BridgeResumed:
+			ev.BridgeResumed = ptr(true)
+		}
+		e.ERC20 = ev
+	case ceStakeDeposited, ceStakeRemoved, ceStakeTotalSupply:
+		ev := &wireStakingEvent{wireEthLog: log}
+		m := &wireStakeMovement{
+			EthereumAddress: ethAddress(r),
+			VegaPublicKey:   c.g.randomParty(r),
+			Amount:          scaled(r, between(r, 1, 100_000), 18),
+			BlockTime:       ethTime,
+		}
+		switch k {
+		case ceStakeDeposited:
+			ev.StakeDeposited = m
+		case ceStakeRemoved:
+			ev.StakeRemoved = m
+		case ceStakeTotalSupply:
+			vega := c.g.assets[c.g.asset("VEGA")]
+			ev.TotalSupply = &wireStakeTotalSupply{TokenAddress: vega.Details.ERC20.ContractAddress, TotalSupply: scaled(r, between(r, 64_000_000, 65_000_000), 18)}
+		}
+		e.StakingEvent = ev
+	case ceSignerAdded, ceSignerRemoved, ceThresholdSet:
+		ev := &wireERC20MultiSigEvent{wireEthLog: log}
+		switch k {
+		case ceSignerAdded:
+			ev.SignerAdded = &wireERC20SignerAdded{NewSigner: pick(r, c.g.nodes).ethAddress, Nonce: c.contractNonce(), BlockTime: ethTime}
+		case ceSignerRemoved:
+			ev.SignerRemoved = &wireERC20SignerRemoved{OldSigner: pick(r, c.g.nodes).ethAddress, Nonce: c.contractNonce(), BlockTime: ethTime}
+		case ceThresholdSet:
+			ev.ThresholdSet = &wireERC20ThresholdSet{NewThreshold: uint32(pick(r, []int{500, 667, 700})), Nonce: c.contractNonce(), BlockTime: ethTime}
+		}
+		e.ERC20Multisig = ev
+	case ceContractCall:
+		// An ABI-packed int256: a price with 8 decimals.
+		result := make([]byte, 32)
+		price := uint64(between(r, 6_500_000, 7_300_000)) * 100_000_000 / 100
+		for i := range 8 {
+			result[31-i] = byte(price >> (8 * i))
+		}
+		e.ContractCall = &wireEthContractCallEvent{
+			SpecID:      hexID(r),
+			BlockHeight: ethBlock,
+			BlockTime:   uint64(ethTime),
+			Result:      result,
+		}
+		if chance(r, 1, 3) {
+			e.ContractCall.SourceChainID = ptr(uint64(pick(r, []int{1, 100, 42161})))
+		}
+	}
+	return e
+}
+
+// stateVarKind is the value shape of a state variable proposal.
+type stateVarKind uint8
+
+const (
+	stateVarScalar stateVarKind = iota
+	stateVarVector
+	stateVarMatrix
+)
+
+// stateVariableProposal returns a state variable proposal: risk factors
+// (scalars), probability of trading (vectors) or, rarely, a matrix.
+func (c *txCtx) stateVariableProposal(k stateVarKind) *wireStateVariableProposal {
+	r := c.r
+	m := c.tradedMarket()
+	p := &wireStateValueProposal{EventID: "time_" + itoa(c.now/1e9), Kvb: []wireKeyValueBundle{}}
+	decimal := func() string { return "0." + digits(r, 6) }
+	vector := func(n int) wireVectorValue {
+		v := wireVectorValue{Value: []string{}}
+		for range n {
+			v.Value = append(v.Value, decimal())
+		}
+		return v
+	}
+	switch k {
+	case stateVarScalar:
+		p.StateVarID = m.id + "_risk-factors"
+		for _, key := range []string{"short", "long"} {
+			p.Kvb = append(p.Kvb, wireKeyValueBundle{Key: key, Tolerance: "0.000001", Value: &wireStateVarValue{ScalarVal: &wireScalarValue{Value: decimal()}}})
+		}
+	case stateVarVector:
+		p.StateVarID = m.id + "_probability_of_trading"
+		n := 1 + r.IntN(5)
+		for _, key := range []string{"bidOffset", "bidProbability", "askOffset", "askProbability"} {
+			v := vector(n)
+			p.Kvb = append(p.Kvb, wireKeyValueBundle{Key: key, Tolerance: "0.000001", Value: &wireStateVarValue{VectorVal: &v}})
+		}
+	case stateVarMatrix:
+		p.StateVarID = m.id + "_" + strings.ToLower(pick(r, []string{"Correlation", "Covariance"}))
+		mat := &wireMatrixValue{Value: []wireVectorValue{}}
+		for range 2 + r.IntN(2) {
+			mat.Value = append(mat.Value, vector(3))
+		}
+		p.Kvb = append(p.Kvb, wireKeyValueBundle{Key: "matrix", Tolerance: "0.0001", Value: &wireStateVarValue{MatrixVal: mat}})
+	}
+	return &wireStateVariableProposal{Proposal: p}
+}
