@@ -26,6 +26,16 @@ type oneOf[K any] struct {
 	unknown func(name string, raw RawJSON) K
 }
 
+// names maps the Go type of each known member to its wire name, for
+// writing the wire form back (MarshalJSON).
+func (o *oneOf[K]) names() map[reflect.Type]string {
+	names := make(map[reflect.Type]string, len(o.members))
+	for name, newMember := range o.members {
+		names[reflect.TypeOf(newMember())] = name
+	}
+	return names
+}
+
 // choice is the member picked so far among an object's keys. key and raw
 // point into the object being decoded; the key becomes a string only when
 // it is needed (an unknown member's name, an error), so that decoding a

@@ -127,13 +127,7 @@ var proposalChangeMembers = oneOf[ProposalChangeKind]{
 
 // proposalChangeNames is the wire name of each member's Go type, for
 // MarshalJSON.
-var proposalChangeNames = func() map[reflect.Type]string {
-	names := make(map[reflect.Type]string, len(proposalChangeMembers.members))
-	for name, newMember := range proposalChangeMembers.members {
-		names[reflect.TypeOf(newMember())] = name
-	}
-	return names
-}()
+var proposalChangeNames = proposalChangeMembers.names()
 
 // UnmarshalJSON decodes enactmentTimestamp and the change's member.
 func (p *ProposalChange) UnmarshalJSON(b []byte) error {

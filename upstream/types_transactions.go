@@ -134,13 +134,7 @@ var commandMembers = oneOf[CommandKind]{
 }
 
 // commandNames is the wire name of each member type of commandMembers.
-var commandNames = func() map[reflect.Type]string {
-	names := make(map[reflect.Type]string, len(commandMembers.members))
-	for name, newKind := range commandMembers.members {
-		names[reflect.TypeOf(newKind())] = name
-	}
-	return names
-}()
+var commandNames = commandMembers.names()
 
 // UnmarshalJSON decodes nonce, blockHeight and the command's member.
 func (c *Command) UnmarshalJSON(b []byte) error {
