@@ -305,6 +305,9 @@ func TestTransactionTypeErrors(t *testing.T) {
 			`excludeCmdTypes[1]: "Announce Node" is not a transaction type; use ` + "`types`" + ` (enum TransactionType) or one of the explorer's type strings, matched exactly: ` + validTypeStrings},
 		{"a party's misspelt cmdTypes", `{ party(id: "` + strings.Repeat("a", 64) + `") { transactions(cmdTypes: ["SubmitOrder"]) { edges { cursor } } } }`,
 			`cmdTypes[0]: "SubmitOrder" is not a transaction type (did you mean "Submit Order"?); use ` + "`types`" + ` (enum TransactionType) or one of the explorer's type strings, matched exactly: ` + validTypeStrings},
+		// Two valid spellings fold alike: the hint is the current one, every time.
+		{"a case-folded old spelling", `{ transactions(cmdTypes: ["register new  node"]) { edges { cursor } } }`,
+			`cmdTypes[0]: "register new  node" is not a transaction type (did you mean "Register New Node"?); use ` + "`types`" + ` (enum TransactionType) or one of the explorer's type strings, matched exactly: ` + validTypeStrings},
 		{"malformed submitter", `{ transactions(submitter: "me") { edges { cursor } } }`,
 			`submitter: "me" is not a party id; party ids are 64 hexadecimal characters`},
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,18 +85,20 @@ func typeFilter(arg string, types []upstream.TransactionType, names []string) ([
 // use: it says which spelling was meant when only the letter case differs,
 // and lists the valid strings.
 func unknownTypeString(arg, name string) error {
+	// In sorted order, so that the hint is the same on every call: of two
+	// spellings differing only in case, the current one ("Register New
+	// Node") sorts before the old one ("Register new Node").
 	hint := ""
-	for s := range typeOfString {
+	for _, s := range slices.Sorted(maps.Keys(typeOfString)) {
 		if strings.EqualFold(strings.Join(strings.Fields(s), ""), strings.Join(strings.Fields(name), "")) {
 			hint = fmt.Sprintf(" (did you mean %q?)", s)
 			break
 		}
 	}
 	valid := make([]string, 0, len(typeOfString))
-	for s := range typeOfString {
+	for _, s := range slices.Sorted(maps.Keys(typeOfString)) {
 		valid = append(valid, strconv.Quote(s))
 	}
-	slices.Sort(valid)
 	return badInput("%s: %q is not a transaction type%s; use `types` (enum TransactionType) or one of the explorer's type strings, matched exactly: %s",
 		arg, truncate(name, 80), hint, strings.Join(valid, ", "))
 }
