@@ -22,6 +22,8 @@ export function possibleTypesOf(schema) {
 }
 
 const PAGING_ARGS = new Set(['first', 'after', 'last', 'before']);
+// The types whose `id` is their identity (design.md: ids are the network's keys).
+const ENTITIES = new Set(['Asset', 'Party', 'ValidatorNode']);
 
 /**
  * relayStylePagination for every field of every object type that returns
@@ -45,11 +47,15 @@ export function connectionTypePolicies(schema) {
 export function makeClient(gatewayURL, sdl) {
   const schema = buildSchema(sdl);
   const typePolicies = connectionTypePolicies(schema);
-  // Command values carry an `id` that is not an entity's identity (an
-  // announced node's key, a referral code): keep them inside their
-  // transaction instead of merging every command that shares the id.
-  typePolicies.AnnounceNode = { ...typePolicies.AnnounceNode, keyFields: false };
-  typePolicies.ApplyReferralCode = { ...typePolicies.ApplyReferralCode, keyFields: false };
+  // Only the entities are identified by their `id`. Command and change
+  // values carry an `id` that is not an identity (an announced node's key,
+  // a referral code, a team, a signature's resource): keep them inside
+  // their transaction instead of merging every value that shares the id.
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (isObjectType(type) && !type.name.startsWith('__') && type.getFields().id && !ENTITIES.has(type.name)) {
+      typePolicies[type.name] = { ...typePolicies[type.name], keyFields: false };
+    }
+  }
   return new ApolloClient({
     link: new HttpLink({ uri: `${gatewayURL}/graphql` }),
     cache: new InMemoryCache({ possibleTypes: possibleTypesOf(schema), typePolicies }),
