@@ -1,0 +1,227 @@
+// Package live turns the block explorer's transaction list into a push
+// feed: one poller reads the explorer's newest transactions and fans them
+// out to every subscription of the process, each filtered in the process
+// (issue 17; design.md, Live data). With a Coordinator (Redis), one
+// process of a fleet polls at a time and the others receive what it finds.
+//
+// This file is the package's contract: the types and functions the graph
+// layer (the GraphQL subscription), redisstate (the Redis coordinator) and
+// the root package (configuration, metrics, shutdown) build against.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// Explorer is the part of the upstream client the feed reads
+// (*upstream.Client satisfies it). The explorer's `after=C, first=N`
+// answers the N transactions immediately newer than C, newest first;
+// `first=N` alone the N newest (upstream-wire.md §5).
+type Explorer interface {
+	ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error)
+}
+
+// Coordinator decides which process of a fleet polls, and carries what it
+// finds to every process (redisstate's LiveCoordinator). A Feed without
+// one polls for itself.
+//
+// A Feed calls Run while it has subscribers and ends Run's context when it
+// has had none for Config.Linger; only processes with subscribers contend
+// for the lease.
+type Coordinator interface {
+	// Run takes part in the fleet until ctx ends. It calls deliver with
+	// every message any process publishes (this one's included), one at a
+	// time, in the order published. While this process holds the polling
+	// lease it runs lead with a context that ends when the lease is lost
+	// (or ctx ends); lead returns soon after. A lease whose holder died is
+	// taken over within a few seconds. While the shared store is
+	// unreachable, Run runs lead itself (each process then polls for
+	// itself) and goes back to the lease when the store returns. Run
+	// returns after ctx ends, once lead has returned and the lease is
+	// released; its error is only for a coordinator that could not start.
+	Run(ctx context.Context, lead func(ctx context.Context), deliver func(msg []byte)) error
+	// Publish sends msg to every process's Run (the lease holder's lead
+	// calls it). An error means the message may not reach the fleet; the
+	// Feed then delivers the batch to its own subscriptions itself.
+	Publish(ctx context.Context, msg []byte) error
+}
+
+// Config configures a Feed. Zero fields take the defaults below.
+type Config struct {
+	// Explorer is read by the poller and by catch-up from a cursor.
+	Explorer Explorer
+	// Budget, if not nil, is waited on before every explorer request the
+	// feed makes (polls, head reads, catch-up and gap fills), so polling
+	// stays inside the gateway's shared rate budget.
+	Budget upstream.Budget
+	// ClientKey keys the feed's requests for the fair budget
+	// (upstream.WithClient); default "live-feed".
+	ClientKey string
+	// Interval is the time between polls of the explorer's newest page;
+	// default 500ms (p50 delivery latency under a second).
+	Interval time.Duration
+	// PageSize is the number of transactions a poll or catch-up request
+	// asks for; default 100. A poll that fills its page asks again at
+	// once, for at most MaxBacklog transactions a tick.
+	PageSize int
+	// MaxBacklog is the most transactions a subscription resuming from a
+	// cursor may replay before going live (and the most a gap fill
+	// fetches); past it Subscribe fails with *BacklogError. Default 1000.
+	MaxBacklog int
+	// Buffer is how many transactions may wait undelivered for one
+	// subscription; one more and the subscription is dropped (ErrTooSlow).
+	// Default 256.
+	Buffer int
+	// MaxSubscriptions bounds the subscriptions of the process; past it
+	// Subscribe fails with ErrTooManySubscriptions. Default 10,000.
+	MaxSubscriptions int
+	// Linger is how long polling (or the coordinator) keeps running after
+	// the last subscription ends; default 2×Interval.
+	Linger time.Duration
+	// Coordinator, if not nil, shares one poller among processes.
+	Coordinator Coordinator
+	// Logger receives poll failures and lease changes; default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// SubscribeOptions says what a subscription receives.
+type SubscribeOptions struct {
+	// Filter selects transactions the way the explorer does
+	// (upstream-wire.md §5): CmdTypes (any of, exact strings),
+	// ExcludeCmdTypes (none of), Parties (the submitter is one of them),
+	// Submitter and BlockHeight (equal). Paging fields are ignored. The
+	// same filter is sent to the explorer when catching up.
+	Filter upstream.TransactionsParams
+	// After, if set, resumes: every matching transaction newer than After
+	// is delivered first (at most MaxBacklog of them), then the live feed,
+	// with no gap and no duplicate. Unset, the subscription starts at the
+	// chain head: it receives the transactions newer than the newest one
+	// when it subscribed.
+	After *upstream.TxCursor
+}
+
+// Errors a subscription can end with (Subscription.Err) or Subscribe can
+// return.
+var (
+	// ErrTooSlow ends a subscription whose consumer let Buffer
+	// transactions wait undelivered.
+	ErrTooSlow = errors.New("live: subscriber too slow")
+	// ErrGap ends the subscriptions of a process that missed transactions
+	// it could not fetch again (more than MaxBacklog behind the fleet's
+	// poller); clients resubscribe from their last cursor.
+	ErrGap = errors.New("live: feed lost transactions")
+	// ErrTooManySubscriptions is returned by Subscribe at
+	// MaxSubscriptions.
+	ErrTooManySubscriptions = errors.New("live: too many subscriptions")
+	// ErrClosed is returned by Subscribe after Close.
+	ErrClosed = errors.New("live: feed closed")
+)
+
+// BacklogError is returned by Subscribe when more than Max matching
+// transactions are newer than the cursor resumed from.
+type BacklogError struct {
+	After upstream.TxCursor
+	Max   int
+}
+
+func (e *BacklogError) Error() string {
+	return fmt.Sprintf("live: more than %d transactions are newer than %s", e.Max, e.After)
+}
+
+// Stats are a Feed's figures, read for metrics at each scrape.
+type Stats struct {
+	// Subscriptions is the number of open subscriptions.
+	Subscriptions int
+	// Delivered counts transactions handed to subscriptions (one per
+	// subscription per transaction, catch-up included).
+	Delivered uint64
+	// DroppedSlow and DroppedGap count subscriptions ended by ErrTooSlow
+	// and ErrGap; Refused counts Subscribe calls refused by
+	// MaxSubscriptions, BacklogRefused those refused by MaxBacklog.
+	DroppedSlow, DroppedGap, Refused, BacklogRefused uint64
+	// Polls and PollErrors count this process's explorer polls.
+	Polls, PollErrors uint64
+	// State is the poller's state: "idle" (no subscriptions), "starting"
+	// (reading the chain head), "polling" (this process polls), "following"
+	// (another process holds the lease), "backoff" (polls failing).
+	State string
+	// Head is the newest transaction position the feed has seen, and
+	// DeliveredAt the newest it has fanned out (equal unless a gap is
+	// being filled).
+	Head, DeliveredAt upstream.TxCursor
+	// Lag is how long ago the feed last confirmed it was at the chain
+	// head (a poll that found no more, or a leader's batch or heartbeat);
+	// 0 while idle.
+	Lag time.Duration
+}
+
+// Feed is the live transaction feed of one process, with T the form in
+// which subscriptions receive a transaction (prepared once per
+// transaction, whatever the number of subscriptions).
+type Feed[T any] struct {
+	feed *feed[T]
+}
+
+// New returns a feed that prepares each delivered transaction with
+// prepare. Nothing polls until the first Subscribe.
+func New[T any](cfg Config, prepare func(*upstream.Transaction) T) *Feed[T] {
+	return &Feed[T]{feed: newFeed(cfg, prepare)}
+}
+
+// Subscribe opens a subscription, bound to ctx: it ends when ctx ends.
+// It returns once the feed knows the chain head and, with opts.After, once
+// the catch-up is fetched (its transactions are then already waiting in
+// the channel). Errors: ErrClosed, ErrTooManySubscriptions,
+// *BacklogError, ctx's error, or an upstream error of the head read or
+// catch-up.
+func (f *Feed[T]) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription[T], error) {
+	return f.feed.subscribe(ctx, opts)
+}
+
+// Close ends every subscription cleanly (channels close with Err nil:
+// a completion), stops polling and the coordinator (releasing the lease),
+// and waits for them. Later Subscribe calls fail with ErrClosed. Close is
+// idempotent.
+func (f *Feed[T]) Close() { f.feed.close() }
+
+// Stats returns the feed's figures.
+func (f *Feed[T]) Stats() Stats { return f.feed.stats() }
+
+// Subscription is one subscriber's view of the feed.
+type Subscription[T any] struct {
+	sub *subscriber[T]
+}
+
+// C delivers the subscription's transactions in chain order, each once.
+// It is closed when the subscription ends; Err then says why.
+func (s *Subscription[T]) C() <-chan T { return s.sub.channel() }
+
+// Err is why C was closed: nil for a clean end (ctx ended, Close,
+// Feed.Close), ErrTooSlow or ErrGap otherwise. It is nil while C is open.
+func (s *Subscription[T]) Err() error { return s.sub.err() }
+
+// Close ends the subscription (as its ctx ending does).
+func (s *Subscription[T]) Close() { s.sub.close() }
+
+// Batch is what a poll finds: transactions in chain order (oldest first),
+// the first immediately after Prev. A batch without transactions is a
+// heartbeat: the poller is at the chain head, Prev.
+type Batch struct {
+	Prev         upstream.TxCursor
+	Transactions []upstream.Transaction
+}
+
+// EncodeBatch and DecodeBatch are the wire form of a Batch between
+// processes (Coordinator messages).
+func EncodeBatch(b Batch) ([]byte, error) { return encodeBatch(b) }
+
+// DecodeBatch parses EncodeBatch's form; a malformed message is an error,
+// never a panic.
+func DecodeBatch(msg []byte) (Batch, error) { return decodeBatch(msg) }
