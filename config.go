@@ -70,6 +70,16 @@ type config struct {
 	LoaderWait       time.Duration
 	APQCacheSize     int
 
+	// The live feed (subscriptions) and its transports.
+	LivePollInterval time.Duration
+	LiveMaxBacklog   int
+	LiveBuffer       int
+	LiveMaxSubs      int
+	LiveLeaseTTL     time.Duration
+	WSMaxSubs        int
+	WSInitTimeout    time.Duration
+	WSKeepAlive      time.Duration
+
 	// Operations: Redis, metrics, tracing, logs.
 	RedisURL         string
 	RedisPrefix      string
@@ -82,8 +92,9 @@ type config struct {
 	LogLevel         string
 
 	// The embedded sample data service.
-	SampleSeed  int64
-	SampleScale int
+	SampleSeed          int64
+	SampleScale         int
+	SampleBlockInterval time.Duration
 }
 
 // setting describes one configuration entry for flags, the environment,
@@ -134,6 +145,16 @@ func (c *config) settings() []setting {
 		{"loader-wait", "LOADER_WAIT", "how long a loader collects references before calling the upstream once for all", durationValue(&c.LoaderWait, 2*time.Millisecond)},
 		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
 
+		// The live feed and the subscription transports (livefeed.go, handler.go).
+		{"live-poll-interval", "LIVE_POLL_INTERVAL", "how often the live feed polls the explorer's newest transactions while anyone is subscribed (one poller for every subscriber; with Redis, for every replica)", durationValue(&c.LivePollInterval, 500*time.Millisecond)},
+		{"live-max-backlog", "LIVE_MAX_BACKLOG", "most transactions a subscription resuming from a cursor may replay before going live; an older cursor is refused", intValue(&c.LiveMaxBacklog, 1000)},
+		{"live-buffer", "LIVE_BUFFER", "transactions that may wait undelivered for one subscription; a subscriber further behind is dropped with an error", intValue(&c.LiveBuffer, 256)},
+		{"live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "most subscriptions open in this process", intValue(&c.LiveMaxSubs, 10000)},
+		{"live-lease-ttl", "LIVE_LEASE_TTL", "with Redis: lifetime of the polling lease, renewed by its holder; a replica that dies is replaced within about this long", durationValue(&c.LiveLeaseTTL, 3*time.Second)},
+		{"ws-max-subscriptions", "WS_MAX_SUBSCRIPTIONS", "most subscriptions one WebSocket connection may hold open", intValue(&c.WSMaxSubs, 100)},
+		{"ws-init-timeout", "WS_INIT_TIMEOUT", "how long a new WebSocket connection may take to send connection_init", durationValue(&c.WSInitTimeout, 10*time.Second)},
+		{"ws-keepalive", "WS_KEEPALIVE", "interval of the keep-alive pings sent on WebSocket connections and SSE streams", durationValue(&c.WSKeepAlive, 15*time.Second)},
+
 		// Operations: Redis (sharedstate.go), metrics and tracing (instrumentation.go), logs (logging.go).
 		{"redis-url", "REDIS_URL", "Redis shared by every replica (redis://host:6379/0): persisted queries, asset cache, rate budget; unset keeps them in this process", stringValue(&c.RedisURL, "")},
 		{"redis-prefix", "REDIS_PREFIX", "prefix of this gateway's Redis keys (give each network's gateways their own)", stringValue(&c.RedisPrefix, "gateway:")},
@@ -148,6 +169,7 @@ func (c *config) settings() []setting {
 		// The embedded sample data service, served when UPSTREAM_URL is unset.
 		{"sample-seed", "SAMPLE_SEED", "seed of the embedded sample data service's dataset", int64Value(&c.SampleSeed, 1)},
 		{"sample-scale", "SAMPLE_SCALE", "multiplier of the embedded sample dataset's transactions (200 = a million)", intValue(&c.SampleScale, 1)},
+		{"sample-block-interval", "SAMPLE_BLOCK_INTERVAL", "how often the embedded sample data service adds a block of new transactions, so that subscriptions show a live feed; 0 = never", durationValue(&c.SampleBlockInterval, 2*time.Second)},
 	}
 }
 
@@ -188,7 +210,8 @@ func (c *config) validate() error {
 		name  string
 		value int
 	}{{"MAX_DEPTH", c.MaxDepth}, {"MAX_COST", c.MaxCost}, {"MAX_TOKENS", c.MaxTokens}, {"MAX_ALIASES", c.MaxAliases},
-		{"UPSTREAM_BURST", c.UpstreamBurst}, {"UPSTREAM_CONCURRENCY", c.UpstreamConcurrency}, {"BREAKER_FAILURES", c.BreakerFailures}} {
+		{"UPSTREAM_BURST", c.UpstreamBurst}, {"UPSTREAM_CONCURRENCY", c.UpstreamConcurrency}, {"BREAKER_FAILURES", c.BreakerFailures},
+		{"LIVE_MAX_BACKLOG", c.LiveMaxBacklog}, {"LIVE_BUFFER", c.LiveBuffer}, {"LIVE_MAX_SUBSCRIPTIONS", c.LiveMaxSubs}, {"WS_MAX_SUBSCRIPTIONS", c.WSMaxSubs}} {
 		if l.value < 1 {
 			return fmt.Errorf("%s=%d: want at least 1", l.name, l.value)
 		}
@@ -196,7 +219,8 @@ func (c *config) validate() error {
 	for _, d := range []struct {
 		name  string
 		value time.Duration
-	}{{"UPSTREAM_TIMEOUT", c.UpstreamTimeout}, {"REQUEST_TIMEOUT", c.RequestTimeout}, {"SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"BREAKER_OPEN", c.BreakerOpen}} {
+	}{{"UPSTREAM_TIMEOUT", c.UpstreamTimeout}, {"REQUEST_TIMEOUT", c.RequestTimeout}, {"SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"BREAKER_OPEN", c.BreakerOpen},
+		{"LIVE_POLL_INTERVAL", c.LivePollInterval}, {"LIVE_LEASE_TTL", c.LiveLeaseTTL}, {"WS_INIT_TIMEOUT", c.WSInitTimeout}, {"WS_KEEPALIVE", c.WSKeepAlive}} {
 		if d.value <= 0 {
 			return fmt.Errorf("%s must be positive", d.name)
 		}
@@ -303,8 +327,22 @@ func (c *config) validate() error {
 		return fmt.Errorf("LOG_FORMAT=%q: want text or json", c.LogFormat)
 	}
 
+	// The live feed.
+	if c.LivePollInterval < 50*time.Millisecond {
+		return fmt.Errorf("LIVE_POLL_INTERVAL=%s: want at least 50ms (the explorer is polled once an interval)", c.LivePollInterval)
+	}
+	if c.LiveLeaseTTL < time.Second {
+		return fmt.Errorf("LIVE_LEASE_TTL=%s: want at least 1s (the holder renews it three times a lifetime)", c.LiveLeaseTTL)
+	}
+	if c.WSMaxSubs > c.LiveMaxSubs {
+		return fmt.Errorf("WS_MAX_SUBSCRIPTIONS=%d is more than LIVE_MAX_SUBSCRIPTIONS=%d, the process's limit", c.WSMaxSubs, c.LiveMaxSubs)
+	}
+
 	if c.SampleScale < 1 {
 		return fmt.Errorf("SAMPLE_SCALE must be at least 1")
+	}
+	if c.SampleBlockInterval < 0 {
+		return fmt.Errorf("SAMPLE_BLOCK_INTERVAL must be >= 0 (0: no new blocks)")
 	}
 	return nil
 }

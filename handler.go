@@ -13,10 +13,10 @@ import (
 
 // newGraphQLHandler is the GraphQL endpoint over client, configured here
 // in full: paging, query limits, the request deadline, cursor keys,
-// loaders, the telemetry extension and the loaders' metrics, and where
+// loaders, the telemetry extension and the loaders' metrics, where
 // persisted queries and the asset cache live (Redis when configured, else
-// this process).
-func newGraphQLHandler(cfg *config, client *upstream.Client, ops *operations, logger *slog.Logger) http.Handler {
+// this process), and the subscription transports over the live feed.
+func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorKeys, feed *graph.LiveFeed, ops *operations, logger *slog.Logger) http.Handler {
 	return graph.NewHandler(graph.HandlerConfig{
 		Upstream:      client,
 		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax, NestedMaxSize: cfg.PageNestedMax},
@@ -30,7 +30,9 @@ func newGraphQLHandler(cfg *config, client *upstream.Client, ops *operations, lo
 		Logger:         logger,
 		Limits:         cfg.limits(),
 		RequestTimeout: cfg.RequestTimeout,
-		CursorKeys:     cfg.signingKeys(logger),
+		CursorKeys:     keys,
+		Live:           feed,
+		Subscriptions:  cfg.subscriptions(),
 		Extensions:     []graphql.HandlerExtension{telemetry.NewGraphQL(ops.metrics, ops.tracing.Provider)},
 		Hooks:          ops.graphQLHooks(),
 		APQCache:       ops.apqCache(cfg.APQCacheSize),

@@ -40,7 +40,7 @@ type opsGateway struct {
 
 func startOpsGateway(t *testing.T, args ...string) *opsGateway {
 	t.Helper()
-	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+	cfg, err := parseConfig(args, testEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/cors"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/httpcompress"
 	"github.com/tradenet/gateway/playground"
 	"github.com/tradenet/gateway/sampleservice"
@@ -76,6 +77,7 @@ type gateway struct {
 	explorerURL string
 	readiness   *readiness
 	ops         *operations
+	live        *graph.LiveFeed
 }
 
 // newGateway builds the gateway from the configuration, each part in
@@ -94,7 +96,7 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 		return nil, err
 	}
 	gw.ops = ops
-	client, err := newUpstreamClient(cfg, gw.dataNodeURL, gw.explorerURL, ops)
+	client, budget, err := newUpstreamClient(cfg, gw.dataNodeURL, gw.explorerURL, ops)
 	if err != nil {
 		gw.Close()
 		return nil, err
@@ -104,13 +106,18 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 		_, err := client.ListAssets(ctx, upstream.AssetsParams{Pagination: upstream.Pagination{First: &one}})
 		return err
 	}, ttl: 5 * time.Second}
-	gw.handler = gw.routes(newGraphQLHandler(cfg, client, ops, logger))
+	keys := cfg.signingKeys(logger)
+	gw.live = newLiveFeed(cfg, client, budget, ops, keys, logger)
+	gw.handler = gw.routes(newGraphQLHandler(cfg, client, keys, gw.live, ops, logger))
 	gw.ready.Store(true)
 	return gw, nil
 }
 
 // Close releases what newGateway started.
 func (gw *gateway) Close() {
+	if gw.live != nil {
+		gw.live.Close()
+	}
 	gw.ops.close()
 	if gw.sample != nil {
 		_ = gw.sample.Close()
@@ -237,6 +244,12 @@ func (gw *gateway) serve(ctx context.Context, ln, metricsLn net.Listener) error 
 		gw.logger.Info("shutting down: readiness fails; still serving for the shutdown delay", "delay", d)
 		time.Sleep(d)
 	}
+	// Subscriptions end first, cleanly: each receives its completion and
+	// WebSocket connections a close frame; clients resubscribe elsewhere
+	// from their last cursor. Then HTTP requests (SSE streams, now ended,
+	// among them) drain.
+	gw.logger.Info("shutting down: ending subscriptions", "subscriptions", gw.live.Stats().Subscriptions)
+	gw.live.Close()
 	gw.logger.Info("shutting down: draining in-flight requests", "timeout", gw.cfg.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), gw.cfg.ShutdownTimeout)
 	defer cancel()

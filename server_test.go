@@ -69,10 +69,21 @@ func TestReadmeListsEverySetting(t *testing.T) {
 	}
 }
 
+// testEnv is the environment of the gateways tests start: empty but for
+// SAMPLE_BLOCK_INTERVAL=0, so that the embedded sample data service keeps
+// its dataset still unless a test asks for new blocks (by flag, which
+// wins over the environment).
+func testEnv(key string) string {
+	if key == "SAMPLE_BLOCK_INTERVAL" {
+		return "0"
+	}
+	return ""
+}
+
 // startGateway runs the gateway as `go run .` does, on a loopback port.
 func startGateway(t *testing.T, args ...string) (url string, logs *testutil.LockedBuffer, stop func() error) {
 	t.Helper()
-	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+	cfg, err := parseConfig(args, testEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

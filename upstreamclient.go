@@ -17,6 +17,7 @@ func (gw *gateway) upstreamURLs() error {
 		sample, err := sampleservice.Start(sampleservice.Config{
 			Dataset: sampleservice.DatasetOptions{Seed: gw.cfg.SampleSeed, Scale: gw.cfg.SampleScale},
 			Defects: sampleservice.DefaultDefects(),
+			Blocks:  sampleservice.BlocksConfig{Interval: gw.cfg.SampleBlockInterval},
 		}, "127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("start the embedded sample data service: %w", err)
@@ -24,7 +25,7 @@ func (gw *gateway) upstreamURLs() error {
 		gw.sample = sample
 		gw.dataNodeURL = sample.URL
 		gw.explorerURL = sample.URL + "/rest" // as on real deployments
-		gw.logger.Info("no UPSTREAM_URL configured: serving the embedded sample data service", "url", sample.URL)
+		gw.logger.Info("no UPSTREAM_URL configured: serving the embedded sample data service", "url", sample.URL, "new_block_every", gw.cfg.SampleBlockInterval)
 	}
 	if gw.explorerURL == "" {
 		gw.explorerURL = gw.dataNodeURL
@@ -37,8 +38,9 @@ func (gw *gateway) upstreamURLs() error {
 // circuit breakers, concurrency, the data node's rate budget (shared
 // through Redis when configured, and taken by clients in turn), and the
 // metrics and tracing of every call, with the breakers and the budget
-// exported at every scrape.
-func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operations) (*upstream.Client, error) {
+// exported at every scrape. The budget is returned too: the live feed's
+// polls wait on it.
+func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operations) (*upstream.Client, upstream.Budget, error) {
 	retries := cfg.UpstreamRetries
 	if retries == 0 {
 		retries = -1 // upstream.Config: 0 takes the default, negative means none
@@ -62,9 +64,9 @@ func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operat
 	}
 	client, err := upstream.New(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ops.metrics.WatchBreakers(client.BreakerState, upstream.ServiceDataNode, upstream.ServiceExplorer)
 	ops.metrics.WatchBudget(budget)
-	return client, nil
+	return client, budget, nil
 }

@@ -53,7 +53,7 @@ http_ok() {
 }
 
 log "starting the sample data service"
-"$work/gateway" sample-upstream -listen 127.0.0.1:0 >"$work/sample.log" 2>&1 &
+"$work/gateway" sample-upstream -listen 127.0.0.1:0 -control >"$work/sample.log" 2>&1 &
 pids+=($!)
 upstream=$(wait_for_log "$work/sample.log" 'data node: http://127\.0\.0\.1:[0-9]+' | sed 's/^data node: //')
 

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/live"
+	"github.com/tradenet/gateway/redisstate"
+	"github.com/tradenet/gateway/upstream"
+)
+
+// newLiveFeed is the live transaction feed behind the GraphQL
+// subscription (design.md, Live data), configured here in full: one
+// poller of the explorer for every subscriber of this process, inside the
+// data node's shared rate budget; with Redis, one poller for every
+// replica, elected by a lease, its batches published to all (README,
+// Running many replicas). Its figures are exported at every scrape.
+func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, ops *operations, keys *graph.CursorKeys, logger *slog.Logger) *graph.LiveFeed {
+	lc := live.Config{
+		Explorer:         client,
+		Budget:           budget,
+		Interval:         cfg.LivePollInterval,
+		MaxBacklog:       cfg.LiveMaxBacklog,
+		Buffer:           cfg.LiveBuffer,
+		MaxSubscriptions: cfg.LiveMaxSubs,
+		Logger:           logger,
+	}
+	if ops.shared != nil {
+		lc.Coordinator = ops.shared.LiveCoordinator(redisstate.LiveOptions{LeaseTTL: cfg.LiveLeaseTTL, Logger: logger})
+	}
+	feed := graph.NewLiveFeed(lc, keys)
+	ops.metrics.WatchLive(feed.Stats)
+	return feed
+}
+
+// subscriptions is the subscription transports' configuration: the
+// WebSocket limits and timers, and the origins that may open a WebSocket,
+// which are CORS's (a page of another origin cannot subscribe).
+func (c *config) subscriptions() graph.SubscriptionConfig {
+	return graph.SubscriptionConfig{
+		MaxPerConnection: c.WSMaxSubs,
+		InitTimeout:      c.WSInitTimeout,
+		KeepAlive:        c.WSKeepAlive,
+		AllowedOrigins:   c.CORSOrigins,
+	}
+}
