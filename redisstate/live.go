@@ -223,12 +223,15 @@ func (r *leaseRun) receive(ctx context.Context, deliver func([]byte)) {
 	retry.InitialInterval = min(50*time.Millisecond, c.retry)
 	retry.MaxInterval = c.retry
 	for ctx.Err() == nil {
+		// Until the subscription is confirmed this replica cannot hear
+		// the holder: that counts as failing (a dial to an unreachable
+		// Redis can take longer than the lease's TTL to fail).
+		r.failing(&r.subErrSince)
 		err := r.session(ctx, deliver, retry.Reset)
 		c.subscribed.Store(false)
 		if ctx.Err() != nil {
 			return
 		}
-		r.failing(&r.subErrSince)
 		c.store.errors.report(ctx, "live", err)
 		_ = ctxwait.Sleep(ctx, retry.NextBackOff())
 	}
