@@ -1,0 +1,449 @@
+package redisstate_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/tradenet/gateway/redisstate"
+	"github.com/tradenet/gateway/redisstate/redistest"
+)
+
+// deadline bounds every wait for an event: generous, for a loaded machine.
+const deadline = 15 * time.Second
+
+// checkLeaks fails t if goroutines started during it outlive it (checked
+// after every other cleanup: the stores closed, Redis stopped).
+func checkLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
+
+// fleet records which replicas run lead: events in the order they happen,
+// and the most that ran at once.
+type fleet struct {
+	events            chan leadEvent
+	active, maxActive atomic.Int32
+}
+
+type leadEvent struct {
+	replica string
+	leading bool // started (true) or returned (false)
+}
+
+func newFleet() *fleet { return &fleet{events: make(chan leadEvent, 1000)} }
+
+func (f *fleet) lead(name string) func(context.Context) {
+	return func(ctx context.Context) {
+		n := f.active.Add(1)
+		for m := f.maxActive.Load(); n > m && !f.maxActive.CompareAndSwap(m, n); m = f.maxActive.Load() {
+		}
+		f.events <- leadEvent{name, true}
+		<-ctx.Done()
+		f.active.Add(-1)
+		f.events <- leadEvent{name, false}
+	}
+}
+
+// next returns the next lead event that matches want, failing t after
+// the deadline.
+func (f *fleet) next(t *testing.T, what string, want func(leadEvent) bool) leadEvent {
+	t.Helper()
+	timeout := time.After(deadline)
+	for {
+		select {
+		case e := <-f.events:
+			if want(e) {
+				return e
+			}
+		case <-timeout:
+			t.Fatalf("timed out waiting until %s", what)
+		}
+	}
+}
+
+func started(name string) func(leadEvent) bool {
+	return func(e leadEvent) bool { return e.leading && (name == "" || e.replica == name) }
+}
+
+func stopped(name string) func(leadEvent) bool {
+	return func(e leadEvent) bool { return !e.leading && e.replica == name }
+}
+
+// replica is one gateway process's coordinator, running.
+type replica struct {
+	name  string
+	store *redisstate.Store
+	c     *redisstate.LiveCoordinator
+	got   chan string // messages delivered, in order
+	stop  func() error
+}
+
+// startReplica runs a coordinator named name (its holder id) with the
+// lease's TTL and Retry.
+func startReplica(t *testing.T, f *fleet, store *redisstate.Store, name string, ttl, retry time.Duration) *replica {
+	t.Helper()
+	r := &replica{name: name, store: store, got: make(chan string, 10000)}
+	r.c = store.LiveCoordinator(redisstate.LiveOptions{ID: name, LeaseTTL: ttl, Retry: retry})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- r.c.Run(ctx, f.lead(name), func(msg []byte) { r.got <- string(msg) })
+	}()
+	var once sync.Once
+	var err error
+	r.stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(deadline):
+				err = fmt.Errorf("replica %s: Run did not return after its context ended", name)
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() {
+		if err := r.stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
+}
+
+// receive returns the next message r delivers, failing t after the
+// deadline.
+func (r *replica) receive(t *testing.T) string {
+	t.Helper()
+	select {
+	case m := <-r.got:
+		return m
+	case <-time.After(deadline):
+		t.Fatalf("replica %s received nothing", r.name)
+		return ""
+	}
+}
+
+// connected publishes probes from `from` until every replica delivers
+// one: then all of them are subscribed, and their queues hold nothing
+// older than the last probe.
+func connected(t *testing.T, from *replica, all ...*replica) {
+	t.Helper()
+	timeout := time.After(deadline)
+	for i := 0; ; i++ {
+		probe := "probe-" + strconv.Itoa(i)
+		_ = from.c.Publish(context.Background(), []byte(probe))
+		retry := time.After(100 * time.Millisecond)
+		received := 0
+		for _, r := range all {
+			if !r.await(t, probe, retry, timeout) {
+				break
+			}
+			received++
+		}
+		if received == len(all) {
+			return
+		}
+	}
+}
+
+// await reads r's messages until msg (true) or until retry fires (false).
+func (r *replica) await(t *testing.T, msg string, retry, timeout <-chan time.Time) bool {
+	t.Helper()
+	for {
+		select {
+		case m := <-r.got:
+			if m == msg {
+				return true
+			}
+		case <-retry:
+			return false
+		case <-timeout:
+			t.Fatalf("replica %s did not receive the probes", r.name)
+		}
+	}
+}
+
+func (r *replica) holder(t *testing.T) string {
+	t.Helper()
+	id, err := r.c.Holder(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestLiveCoordinatorOneReplicaPollsAndEveryReplicaReceives(t *testing.T) {
+	checkLeaks(t)
+	url := redistest.Start(t)
+	f := newFleet()
+	a := startReplica(t, f, open(t, url, "", nil), "a", 600*time.Millisecond, 0)
+	b := startReplica(t, f, open(t, url, "", nil), "b", 600*time.Millisecond, 0)
+	byName := map[string]*replica{"a": a, "b": b}
+
+	leader := byName[f.next(t, "a replica leads", started("")).replica]
+	follower := a
+	if leader == a {
+		follower = b
+	}
+	connected(t, leader, a, b)
+	if !leader.c.Holding() || follower.c.Holding() {
+		t.Fatalf("Holding: leader %v, follower %v", leader.c.Holding(), follower.c.Holding())
+	}
+	if got := leader.holder(t); got != leader.name {
+		t.Fatalf("Holder = %q, want %q", got, leader.name)
+	}
+
+	// Messages from either replica reach both, in the order published.
+	var want []string
+	for i := range 200 {
+		from := leader
+		if i%10 == 9 {
+			from = follower
+		}
+		msg := fmt.Sprintf("batch %d from %s", i, from.name)
+		want = append(want, msg)
+		if err := from.c.Publish(context.Background(), []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range []*replica{a, b} {
+		for i, w := range want {
+			if got := r.receive(t); got != w {
+				t.Fatalf("replica %s: message %d is %q, want %q", r.name, i, got, w)
+			}
+		}
+	}
+	if n := f.maxActive.Load(); n != 1 {
+		t.Fatalf("%d replicas polled at once", n)
+	}
+	// A second Run of one coordinator is refused, not run beside the first.
+	if err := a.c.Run(context.Background(), func(context.Context) {}, func([]byte) {}); err == nil {
+		t.Fatal("a second Run of one coordinator was accepted")
+	}
+}
+
+// When the holder's Run ends, it releases the lease and the other replica
+// takes it at its next try (without waiting for the lease to expire: its
+// TTL is an hour).
+func TestLiveCoordinatorLeaseMovesWhenItsHolderStops(t *testing.T) {
+	checkLeaks(t)
+	url := redistest.Start(t)
+	f := newFleet()
+	a := startReplica(t, f, open(t, url, "", nil), "a", time.Hour, 100*time.Millisecond)
+	if e := f.next(t, "a leads", started("")); e.replica != "a" {
+		t.Fatalf("%s leads", e.replica)
+	}
+	b := startReplica(t, f, open(t, url, "", nil), "b", time.Hour, 100*time.Millisecond)
+	connected(t, a, a, b)
+
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Run returned after lead did: a's stop event is already queued, and
+	// the lease is released.
+	f.next(t, "a stops leading", stopped("a"))
+	if got := b.holder(t); got == "a" {
+		t.Fatal("the lease still names a after its Run returned")
+	}
+	f.next(t, "b leads", started("b"))
+	if got := b.holder(t); got != "b" || !b.c.Holding() || a.c.Holding() {
+		t.Fatalf("Holder = %q, b.Holding %v, a.Holding %v", got, b.c.Holding(), a.c.Holding())
+	}
+	if n := f.maxActive.Load(); n != 1 {
+		t.Fatalf("%d replicas polled at once", n)
+	}
+}
+
+// A holder that dies without releasing the lease (its connection closed:
+// it can neither renew nor release) loses it when it expires.
+func TestLiveCoordinatorLeaseIsTakenOverFromADeadHolder(t *testing.T) {
+	checkLeaks(t)
+	url := redistest.Start(t)
+	f := newFleet()
+	const ttl = 300 * time.Millisecond
+	a := startReplica(t, f, open(t, url, "", nil), "a", ttl, 0)
+	if e := f.next(t, "a leads", started("")); e.replica != "a" {
+		t.Fatalf("%s leads", e.replica)
+	}
+	b := startReplica(t, f, open(t, url, "", nil), "b", ttl, 0)
+	connected(t, a, a, b)
+
+	died := time.Now()
+	_ = a.store.Close()
+	f.next(t, "b takes the lease over", started("b"))
+	t.Logf("taken over %v after the holder died (TTL %v, Retry %v)", time.Since(died).Round(time.Millisecond), ttl, ttl/3)
+	if got := b.holder(t); got != "b" || !b.c.Holding() {
+		t.Fatalf("Holder = %q, b.Holding %v", got, b.c.Holding())
+	}
+	// b's batches reach b.
+	connected(t, b, b)
+}
+
+// redisServer is a redis-server that a test can kill and start again on
+// the same port.
+type redisServer struct {
+	t    *testing.T
+	port int
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func startRedisServer(t *testing.T) *redisServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	s := &redisServer{t: t, port: port, dir: t.TempDir()}
+	s.start()
+	t.Cleanup(s.kill)
+	return s
+}
+
+func (s *redisServer) url() string { return "redis://127.0.0.1:" + strconv.Itoa(s.port) + "/0" }
+
+// start runs redis-server and returns once it says it accepts
+// connections.
+func (s *redisServer) start() {
+	s.t.Helper()
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--daemonize", "no", "--loglevel", "notice")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("redis-server (scripts/install-redis.sh installs it): %v", err)
+	}
+	s.cmd, s.done = cmd, make(chan struct{})
+	ready := make(chan struct{})
+	go func() {
+		defer close(s.done)
+		sc := bufio.NewScanner(out)
+		signalled := false
+		for sc.Scan() {
+			if !signalled && strings.Contains(sc.Text(), "Ready to accept connections") {
+				close(ready)
+				signalled = true
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	select {
+	case <-ready:
+	case <-s.done:
+		s.t.Fatal("redis-server exited before accepting connections")
+	case <-time.After(deadline):
+		s.kill()
+		s.t.Fatal("redis-server did not start")
+	}
+}
+
+func (s *redisServer) kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	s.cmd = nil
+}
+
+// While Redis is down every replica polls for itself, and Publish fails
+// (the feed then delivers locally); when it is back, one replica holds
+// the lease again and the others stop polling.
+func TestLiveCoordinatorPollsLocallyWhileRedisIsDown(t *testing.T) {
+	checkLeaks(t)
+	server := startRedisServer(t)
+	var reported atomic.Int64
+	onError := func(use string, _ error) {
+		if use == "live" {
+			reported.Add(1)
+		}
+	}
+	f := newFleet()
+	const ttl = 300 * time.Millisecond
+	a := startReplica(t, f, open(t, server.url(), "", onError), "a", ttl, 0)
+	b := startReplica(t, f, open(t, server.url(), "", onError), "b", ttl, 0)
+	byName := map[string]*replica{"a": a, "b": b}
+	leader := byName[f.next(t, "a replica leads", started("")).replica]
+	follower := a
+	if leader == a {
+		follower = b
+	}
+	connected(t, leader, a, b)
+
+	server.kill()
+	t.Logf("Redis killed")
+	// The holder keeps its poller; the follower starts its own.
+	f.next(t, "the follower polls for itself", started(follower.name))
+	if n := f.active.Load(); n != 2 {
+		t.Fatalf("%d replicas poll while Redis is down, want 2", n)
+	}
+	for _, r := range []*replica{a, b} {
+		if err := r.c.Publish(context.Background(), []byte("lost")); err == nil {
+			t.Fatalf("replica %s published without Redis", r.name)
+		}
+	}
+	if reported.Load() == 0 {
+		t.Fatal("no Redis failure was reported for use \"live\"")
+	}
+
+	// Redis comes back, empty: one replica takes the lease, the other
+	// stops polling.
+	server.start()
+	t.Logf("Redis started again")
+	loser := byName[f.next(t, "one replica stops polling", func(e leadEvent) bool { return !e.leading }).replica]
+	winner := a
+	if loser == a {
+		winner = b
+	}
+	if got := winner.holder(t); got != winner.name {
+		t.Fatalf("Holder = %q, want %q", got, winner.name)
+	}
+	if loser.c.Holding() {
+		t.Fatalf("%s holds the lease after stopping its poller", loser.name)
+	}
+	if n := f.active.Load(); n != 1 {
+		t.Fatalf("%d replicas poll after Redis returned, want 1", n)
+	}
+	connected(t, winner, a, b)
+}
+
+func TestLiveCoordinatorRefusesBadOptions(t *testing.T) {
+	checkLeaks(t)
+	store := open(t, redistest.Start(t), "", nil)
+	lead, deliver := func(context.Context) {}, func([]byte) {}
+	for _, opts := range []redisstate.LiveOptions{
+		{LeaseTTL: time.Second, Retry: time.Second},
+		{LeaseTTL: time.Second, Retry: 2 * time.Second},
+		{LeaseTTL: time.Microsecond, Retry: time.Nanosecond},
+	} {
+		if err := store.LiveCoordinator(opts).Run(context.Background(), lead, deliver); err == nil {
+			t.Errorf("Run with %+v succeeded", opts)
+		}
+	}
+	c := store.LiveCoordinator(redisstate.LiveOptions{})
+	if err := c.Run(context.Background(), nil, deliver); err == nil {
+		t.Error("Run without lead succeeded")
+	}
+	if id, err := c.Holder(context.Background()); err != nil || id != "" {
+		t.Errorf("Holder of a free lease = %q, %v", id, err)
+	}
+	if c.ID() == "" || c.ID() == store.LiveCoordinator(redisstate.LiveOptions{}).ID() {
+		t.Errorf("default holder ids are not unique: %q", c.ID())
+	}
+}

@@ -1,0 +1,81 @@
+package telemetry
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tradenet/gateway/live"
+)
+
+// liveStates are the live feed's poller states (live.Stats.State), in
+// the order gateway_live_poller_state lists them.
+var liveStates = []string{"idle", "starting", "polling", "following", "backoff"}
+
+// liveDescs are the live feed's metrics, computed from live.Stats at
+// each scrape.
+var liveDescs = struct {
+	subscriptions, deliveries, dropped, refused, polls, pollErrors, state, lag, head, delivered *prometheus.Desc
+}{
+	subscriptions: prometheus.NewDesc("gateway_live_subscriptions",
+		"Open subscriptions to the live transaction feed in this process (GraphQL subscriptions over WebSocket or SSE).", nil, nil),
+	deliveries: prometheus.NewDesc("gateway_live_deliveries_total",
+		"Transactions handed to subscriptions: one per subscription per transaction, replays of a resumed subscription included.", nil, nil),
+	dropped: prometheus.NewDesc("gateway_live_dropped_total",
+		"Subscriptions the feed ended with an error, by reason: slow (the client did not keep up and its buffer filled), gap (this process missed transactions it could not fetch again; clients resubscribe from their last cursor).",
+		[]string{"reason"}, nil),
+	refused: prometheus.NewDesc("gateway_live_refused_total",
+		"Subscriptions refused at the start, by reason: limit (the process's subscription limit was reached), backlog (the cursor resumed from is further behind than the feed replays).",
+		[]string{"reason"}, nil),
+	polls: prometheus.NewDesc("gateway_live_polls_total",
+		"Polls of the block explorer's newest transactions made by this process (one poller for all its subscriptions; with Redis, one process polls for the fleet).", nil, nil),
+	pollErrors: prometheus.NewDesc("gateway_live_poll_errors_total",
+		"Polls of the block explorer that failed; the poller backs off and retries, subscriptions stay open.", nil, nil),
+	state: prometheus.NewDesc("gateway_live_poller_state",
+		"The live feed's poller state: 1 for the current one, 0 for the others. idle: no subscriptions, nothing polls; starting: reading the chain head; polling: this process polls; following: another replica holds the polling lease and this one receives its batches through Redis; backoff: polls are failing.",
+		[]string{"state"}, nil),
+	lag: prometheus.NewDesc("gateway_live_lag_seconds",
+		"How long ago the live feed last confirmed it was at the chain head (a poll that found nothing newer, or the polling replica's batch or heartbeat); grows while polls fail or the polling replica is silent. 0 while idle.", nil, nil),
+	head: prometheus.NewDesc("gateway_live_head_block",
+		"Block of the newest transaction the live feed has seen (0 until it has read the chain head).", nil, nil),
+	delivered: prometheus.NewDesc("gateway_live_delivered_block",
+		"Block of the newest transaction the live feed has fanned out to subscriptions; below gateway_live_head_block while a gap is being filled.", nil, nil),
+}
+
+// WatchLive exports the live feed's figures, read from stats at every
+// scrape (live.Feed.Stats).
+func (m *Metrics) WatchLive(stats func() live.Stats) {
+	if m == nil || stats == nil {
+		return
+	}
+	d := liveDescs
+	m.registry.MustRegister(collectorFunc{
+		desc: d.subscriptions,
+		also: []*prometheus.Desc{d.deliveries, d.dropped, d.refused, d.polls, d.pollErrors, d.state, d.lag, d.head, d.delivered},
+		collect: func(ch chan<- prometheus.Metric) {
+			st := stats()
+			gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+				ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+			}
+			counter := func(desc *prometheus.Desc, v uint64, labels ...string) {
+				ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
+			}
+			gauge(d.subscriptions, float64(st.Subscriptions))
+			counter(d.deliveries, st.Delivered)
+			counter(d.dropped, st.DroppedSlow, "slow")
+			counter(d.dropped, st.DroppedGap, "gap")
+			counter(d.refused, st.Refused, "limit")
+			counter(d.refused, st.BacklogRefused, "backlog")
+			counter(d.polls, st.Polls)
+			counter(d.pollErrors, st.PollErrors)
+			for _, s := range liveStates {
+				v := 0.0
+				if s == st.State {
+					v = 1
+				}
+				gauge(d.state, v, s)
+			}
+			gauge(d.lag, st.Lag.Seconds())
+			gauge(d.head, float64(st.Head.Block))
+			gauge(d.delivered, float64(st.DeliveredAt.Block))
+		},
+	})
+}

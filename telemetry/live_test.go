@@ -1,0 +1,90 @@
+package telemetry_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tradenet/gateway/live"
+	"github.com/tradenet/gateway/telemetry"
+	"github.com/tradenet/gateway/upstream"
+)
+
+// The live feed's figures are read at each scrape: a scrape shows the
+// stats of that moment, the poller state as one 1 among 0s.
+func TestLiveMetricsReadTheFeedAtEachScrape(t *testing.T) {
+	m := telemetry.NewMetrics()
+	var mu sync.Mutex
+	st := live.Stats{State: "idle"}
+	m.WatchLive(func() live.Stats {
+		mu.Lock()
+		defer mu.Unlock()
+		return st
+	})
+	text := gather(t, m)
+	for _, want := range []string{
+		"gateway_live_subscriptions 0",
+		"gateway_live_deliveries_total 0",
+		`gateway_live_poller_state{state="idle"} 1`,
+		`gateway_live_poller_state{state="polling"} 0`,
+		"gateway_live_lag_seconds 0",
+		"gateway_live_head_block 0",
+	} {
+		if !strings.Contains(text, "\n"+want+"\n") {
+			t.Errorf("idle: no %q in:\n%s", want, text)
+		}
+	}
+
+	mu.Lock()
+	st = live.Stats{
+		Subscriptions: 3, Delivered: 1234,
+		DroppedSlow: 2, DroppedGap: 1, Refused: 5, BacklogRefused: 4,
+		Polls: 77, PollErrors: 6,
+		State:       "following",
+		Head:        upstream.TxCursor{Block: 34514203, Index: 2},
+		DeliveredAt: upstream.TxCursor{Block: 34514200, Index: 9},
+		Lag:         1500 * time.Millisecond,
+	}
+	mu.Unlock()
+	text = gather(t, m)
+	for _, want := range []string{
+		"gateway_live_subscriptions 3",
+		"gateway_live_deliveries_total 1234",
+		`gateway_live_dropped_total{reason="slow"} 2`,
+		`gateway_live_dropped_total{reason="gap"} 1`,
+		`gateway_live_refused_total{reason="limit"} 5`,
+		`gateway_live_refused_total{reason="backlog"} 4`,
+		"gateway_live_polls_total 77",
+		"gateway_live_poll_errors_total 6",
+		`gateway_live_poller_state{state="following"} 1`,
+		`gateway_live_poller_state{state="idle"} 0`,
+		`gateway_live_poller_state{state="starting"} 0`,
+		`gateway_live_poller_state{state="polling"} 0`,
+		`gateway_live_poller_state{state="backoff"} 0`,
+		"gateway_live_lag_seconds 1.5",
+		"gateway_live_head_block 3.4514203e+07",
+		"gateway_live_delivered_block 3.45142e+07",
+		"# TYPE gateway_live_deliveries_total counter",
+		"# TYPE gateway_live_dropped_total counter",
+		"# TYPE gateway_live_subscriptions gauge",
+	} {
+		if !strings.Contains(text, "\n"+want+"\n") {
+			t.Errorf("busy: no %q in:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, "\ngateway_live_poller_state{"); n != 5 {
+		t.Errorf("%d poller state series, want 5", n)
+	}
+}
+
+// Without metrics, or without a feed, WatchLive does nothing.
+func TestWatchLiveIsNilSafe(t *testing.T) {
+	var none *telemetry.Metrics
+	none.WatchLive(func() live.Stats { t.Fatal("stats read without metrics"); return live.Stats{} })
+	m := telemetry.NewMetrics()
+	m.WatchLive(nil)
+	if text := gather(t, m); strings.Contains(text, "gateway_live_") {
+		t.Errorf("live metrics without a feed:\n%s", text)
+	}
+}
