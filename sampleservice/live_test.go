@@ -585,40 +585,84 @@ func TestMainCommandBlocks(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-listen", "127.0.0.1:0", "-block-interval", "1h", "-block-size", "2", "-control"}, pw)
-		pw.Close()
-	}()
-	lines := bufio.NewScanner(pr)
+	printed, stop := startMain(t, "control: POST ", "-listen", "127.0.0.1:0", "-block-interval", "1h", "-block-size", "2", "-control")
+	defer stop()
 	control, blocks := "", ""
-	for control == "" && lines.Scan() {
-		if rest, ok := strings.CutPrefix(lines.Text(), "new blocks: "); ok {
+	for _, line := range printed {
+		if rest, ok := strings.CutPrefix(line, "new blocks: "); ok {
 			blocks = rest
 		}
-		if rest, ok := strings.CutPrefix(lines.Text(), "control: POST "); ok {
+		if rest, ok := strings.CutPrefix(line, "control: POST "); ok {
 			control = rest
 		}
 	}
-	go io.Copy(io.Discard, pr)
-	if control == "" || blocks != "every 1h0m0s, 1 to 2 transactions each" {
-		t.Fatalf("control %q, blocks %q", control, blocks)
+	if blocks != "every 1h0m0s, 1 to 2 transactions each" {
+		t.Errorf("printed %q", printed)
 	}
 	r := post(t, control)
 	var b appendedBlock
 	if err := json.Unmarshal(r.body, &b); r.status != http.StatusOK || err != nil || len(b.Transactions) < 1 || len(b.Transactions) > 2 {
 		t.Errorf("POST %s: %d %s", control, r.status, r.body)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run returned %v", err)
+}
+
+// startMain runs the standalone command with args until it prints a line
+// starting with until, and returns the lines printed so far; stop ends the
+// command and checks it returned cleanly.
+func startMain(t *testing.T, until string, args ...string) (printed []string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, args, pw)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	for lines.Scan() {
+		printed = append(printed, lines.Text())
+		if strings.HasPrefix(lines.Text(), until) {
+			break
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("run did not stop")
+	}
+	go io.Copy(io.Discard, pr)
+	stop = func() {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run returned %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("run did not stop")
+		}
+	}
+	if len(printed) == 0 || !strings.HasPrefix(printed[len(printed)-1], until) {
+		stop()
+		t.Fatalf("run %v printed %q, no line starting %q", args, printed, until)
+	}
+	return printed, stop
+}
+
+// BenchmarkAppendBlock measures an append of one 4-transaction block: its
+// cost must not grow with the chain (scale 200: over a million).
+func BenchmarkAppendBlock(b *testing.B) {
+	for _, scale := range []int{1, 200} {
+		b.Run(fmt.Sprintf("scale-%d", scale), func(b *testing.B) {
+			svc, err := New(Config{Dataset: DatasetOptions{Scale: scale}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The first append copies the index's exactly-sized slices once.
+			if _, err := svc.AppendBlockOf(4); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := svc.AppendBlockOf(4); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
