@@ -189,20 +189,26 @@ func (r *replica) holder(t *testing.T) string {
 	return id
 }
 
+// startPair starts replicas a and b (lease TTL ttl, default Retry) on the
+// Redis at url, waits until one leads and both are subscribed, and
+// returns them, the leader and the follower.
+func startPair(t *testing.T, url string, onError func(string, error), ttl time.Duration) (f *fleet, a, b, leader, follower *replica) {
+	t.Helper()
+	f = newFleet()
+	a = startReplica(t, f, open(t, url, "", onError), "a", ttl, 0)
+	b = startReplica(t, f, open(t, url, "", onError), "b", ttl, 0)
+	leader, follower = a, b
+	if f.next(t, "a replica leads", started("")).replica == "b" {
+		leader, follower = b, a
+	}
+	connected(t, leader, a, b)
+	return f, a, b, leader, follower
+}
+
 func TestLiveCoordinatorOneReplicaPollsAndEveryReplicaReceives(t *testing.T) {
 	checkLeaks(t)
 	url := redistest.Start(t)
-	f := newFleet()
-	a := startReplica(t, f, open(t, url, "", nil), "a", 600*time.Millisecond, 0)
-	b := startReplica(t, f, open(t, url, "", nil), "b", 600*time.Millisecond, 0)
-	byName := map[string]*replica{"a": a, "b": b}
-
-	leader := byName[f.next(t, "a replica leads", started("")).replica]
-	follower := a
-	if leader == a {
-		follower = b
-	}
-	connected(t, leader, a, b)
+	f, a, b, leader, follower := startPair(t, url, nil, 600*time.Millisecond)
 	if !leader.c.Holding() || follower.c.Holding() {
 		t.Fatalf("Holding: leader %v, follower %v", leader.c.Holding(), follower.c.Holding())
 	}
@@ -380,17 +386,7 @@ func TestLiveCoordinatorPollsLocallyWhileRedisIsDown(t *testing.T) {
 			reported.Add(1)
 		}
 	}
-	f := newFleet()
-	const ttl = 300 * time.Millisecond
-	a := startReplica(t, f, open(t, server.url(), "", onError), "a", ttl, 0)
-	b := startReplica(t, f, open(t, server.url(), "", onError), "b", ttl, 0)
-	byName := map[string]*replica{"a": a, "b": b}
-	leader := byName[f.next(t, "a replica leads", started("")).replica]
-	follower := a
-	if leader == a {
-		follower = b
-	}
-	connected(t, leader, a, b)
+	f, a, b, _, follower := startPair(t, server.url(), onError, 300*time.Millisecond)
 
 	server.kill()
 	t.Logf("Redis killed")
@@ -412,10 +408,9 @@ func TestLiveCoordinatorPollsLocallyWhileRedisIsDown(t *testing.T) {
 	// stops polling.
 	server.start()
 	t.Logf("Redis started again")
-	loser := byName[f.next(t, "one replica stops polling", func(e leadEvent) bool { return !e.leading }).replica]
-	winner := a
-	if loser == a {
-		winner = b
+	loser, winner := a, b
+	if f.next(t, "one replica stops polling", func(e leadEvent) bool { return !e.leading }).replica == "b" {
+		loser, winner = b, a
 	}
 	if got := winner.holder(t); got != winner.name {
 		t.Fatalf("Holder = %q, want %q", got, winner.name)
