@@ -38,6 +38,7 @@ type Metrics struct {
 	executions       *prometheus.CounterVec
 	compressed       *prometheus.CounterVec
 	compressedBytes  *prometheus.CounterVec
+	subscriptions    subscriptionMetrics
 }
 
 // MaxOperationNames bounds the distinct operation names in metric labels:
@@ -80,7 +81,7 @@ func NewMetrics() *Metrics {
 		}, []string{"operation"}),
 		operationSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_graphql_operation_duration_seconds",
-			Help:    "Time from reading a GraphQL request to having its response, by operation name.",
+			Help:    "Time from reading a GraphQL request to having its response (the last part of a @defer response), by operation name; subscriptions are not in it (gateway_graphql_subscription_setup_duration_seconds).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"operation"}),
 		operationErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -138,6 +139,7 @@ func NewMetrics() *Metrics {
 		m.assetCache, m.loaderBatch, m.loaderPrefetch, m.breakerChanges, m.redisErrors, m.executions,
 		m.compressed, m.compressedBytes,
 	)
+	m.subscriptions = newSubscriptionMetrics(reg)
 	for _, e := range []string{"direct", "gqlgen"} {
 		m.executions.WithLabelValues(e)
 	}
@@ -180,15 +182,30 @@ func (m *Metrics) ObserveOperation(operation string, d time.Duration, codes []st
 	}
 	m.operations.WithLabelValues(operation).Inc()
 	m.operationSeconds.WithLabelValues(operation).Observe(d.Seconds())
+	m.observeErrors(operation, codes)
+}
+
+// observeErrors counts an operation's errors by code.
+func (m *Metrics) observeErrors(operation string, codes []string) {
+	if m == nil {
+		return
+	}
 	for _, c := range codes {
-		if !errorCodes[c] {
-			if c == "" {
-				c = "NONE"
-			} else {
-				c = "OTHER"
-			}
-		}
-		m.operationErrors.WithLabelValues(operation, c).Inc()
+		m.operationErrors.WithLabelValues(operation, errorCodeLabel(c)).Inc()
+	}
+}
+
+// errorCodeLabel is the label of an error's extensions.code: the code
+// itself when it is one of errorCodes, "NONE" when there is none, and
+// "OTHER" for any other.
+func errorCodeLabel(c string) string {
+	switch {
+	case errorCodes[c]:
+		return c
+	case c == "":
+		return "NONE"
+	default:
+		return "OTHER"
 	}
 }
 

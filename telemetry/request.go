@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -13,6 +14,7 @@ import (
 // upstream requests it caused. Safe for concurrent use.
 type Request struct {
 	upstreamCalls atomic.Int64
+	events        atomic.Int64
 
 	mu        sync.Mutex
 	operation string
@@ -62,6 +64,40 @@ func (r *Request) setOperation(name string, codes []string) {
 	r.operation = name
 	r.codes = append(r.codes, codes...)
 }
+
+// maxEventCodes bounds the error codes a request's subscription events
+// add to its record: a connection may deliver events for hours.
+const maxEventCodes = 16
+
+// addEvent counts a subscription event and notes its error codes, each
+// code once.
+func (r *Request) addEvent(codes []string) {
+	if r == nil {
+		return
+	}
+	r.events.Add(1)
+	if len(codes) > 0 {
+		r.addErrorCodes(codes)
+	}
+}
+
+// addErrorCodes notes codes not noted yet, up to maxEventCodes.
+func (r *Request) addErrorCodes(codes []string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range codes {
+		if len(r.codes) < maxEventCodes && !slices.Contains(r.codes, c) {
+			r.codes = append(r.codes, c)
+		}
+	}
+}
+
+// SubscriptionEvents is the number of subscription events the request
+// answered (its WebSocket connection's or SSE stream's).
+func (r *Request) SubscriptionEvents() int64 { return r.events.Load() }
 
 // GraphQL reports whether the request reached the GraphQL executor, and
 // the operation's name ("" when unnamed or never parsed).
