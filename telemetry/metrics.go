@@ -153,6 +153,11 @@ func NewMetrics() *Metrics {
 	for _, r := range []string{"hit", "miss"} {
 		m.assetCache.WithLabelValues(r)
 	}
+	// Series known in advance start at 0, so that rate() and the
+	// dashboard see them before the first event.
+	for _, use := range []string{"apq", "asset_cache", "budget"} {
+		m.redisErrors.WithLabelValues(use)
+	}
 	m.names = &nameSet{max: MaxOperationNames, idle: OperationNameIdle, seen: map[string]time.Time{}, evict: m.deleteOperation}
 	return m
 }
@@ -310,6 +315,11 @@ var breakerStates = []string{upstream.BreakerClosed, upstream.BreakerHalfOpen, u
 func (m *Metrics) WatchBreakers(state func(upstream.Service) string, services ...upstream.Service) {
 	if m == nil {
 		return
+	}
+	for _, s := range services {
+		for _, st := range breakerStates {
+			m.breakerChanges.WithLabelValues(string(s), st)
+		}
 	}
 	desc := prometheus.NewDesc("gateway_upstream_breaker_state",
 		"Circuit breaker state of each upstream service: 1 for the current state (closed, half-open, open), 0 for the others.",
