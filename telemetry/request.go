@@ -62,12 +62,13 @@ func (r *Request) setOperation(name string, codes []string) {
 	defer r.mu.Unlock()
 	r.graphql = true
 	r.operation = name
-	r.codes = append(r.codes, codes...)
+	// A WebSocket connection may run operations for hours: the record
+	// keeps the first maxLoggedCodes codes.
+	r.codes = append(r.codes, codes[:min(len(codes), max(0, maxLoggedCodes-len(r.codes)))]...)
 }
 
-// maxEventCodes bounds the error codes a request's subscription events
-// add to its record: a connection may deliver events for hours.
-const maxEventCodes = 16
+// maxLoggedCodes bounds the error codes a request's record keeps.
+const maxLoggedCodes = 64
 
 // addEvent counts a subscription event and notes its error codes, each
 // code once.
@@ -81,7 +82,7 @@ func (r *Request) addEvent(codes []string) {
 	}
 }
 
-// addErrorCodes notes codes not noted yet, up to maxEventCodes.
+// addErrorCodes notes codes not noted yet, within maxLoggedCodes.
 func (r *Request) addErrorCodes(codes []string) {
 	if r == nil {
 		return
@@ -89,7 +90,7 @@ func (r *Request) addErrorCodes(codes []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range codes {
-		if len(r.codes) < maxEventCodes && !slices.Contains(r.codes, c) {
+		if len(r.codes) < maxLoggedCodes && !slices.Contains(r.codes, c) {
 			r.codes = append(r.codes, c)
 		}
 	}
@@ -125,7 +126,9 @@ func (r *Request) setTraceID(id string) {
 	r.traceID = id
 }
 
-// ErrorCodes are the extensions.code of the response's errors, in order.
+// ErrorCodes are the extensions.code of the response's errors, in order
+// (at most maxLoggedCodes); a subscription's events add each of theirs
+// once.
 func (r *Request) ErrorCodes() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

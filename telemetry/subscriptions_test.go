@@ -24,6 +24,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/goleak"
 
 	"github.com/tradenet/gateway/telemetry"
@@ -526,4 +527,26 @@ func TestDeferredQueryEndsWithItsRequest(t *testing.T) {
 		}
 		_ = tp.Shutdown(context.Background())
 	})
+}
+
+// A connection that runs operations for hours keeps a bounded record:
+// its queries' codes up to a limit (events keep each code once:
+// TestSubscriptionIsOneOperationAndItsEvents).
+func TestRequestRecordIsBounded(t *testing.T) {
+	exec := executor.New(newTinySchema(noop.NewTracerProvider()).executable())
+	exec.Use(telemetry.NewGraphQL(nil, nil))
+	ctx, rec := telemetry.WithRequest(context.Background())
+	for range 1000 {
+		ctx := graphql.StartOperationTrace(ctx)
+		opCtx, errs := exec.CreateOperationContext(ctx, &graphql.RawParams{Query: "query Deferred { ping ... @defer { slow } }"})
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		responses, rctx := exec.DispatchOperation(graphql.WithOperationContext(ctx, opCtx), opCtx)
+		for responses(rctx) != nil {
+		}
+	}
+	if n := len(rec.ErrorCodes()); n == 0 || n > 100 {
+		t.Errorf("after 1000 failing operations the record holds %d codes, want some and a bounded number", n)
+	}
 }
