@@ -1,0 +1,248 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// Poller states (Stats.State).
+const (
+	stateIdle      = "idle"
+	stateStarting  = "starting"
+	statePolling   = "polling"
+	stateFollowing = "following"
+	stateBackoff   = "backoff"
+)
+
+// withDefaults fills Config's zero fields.
+func (c Config) withDefaults() Config {
+	if c.ClientKey == "" {
+		c.ClientKey = "live-feed"
+	}
+	if c.Interval <= 0 {
+		c.Interval = 500 * time.Millisecond
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = 100
+	}
+	if c.MaxBacklog <= 0 {
+		c.MaxBacklog = 1000
+	}
+	if c.Buffer <= 0 {
+		c.Buffer = 256
+	}
+	if c.MaxSubscriptions <= 0 {
+		c.MaxSubscriptions = 10_000
+	}
+	if c.Linger <= 0 {
+		c.Linger = 2 * c.Interval
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Explorer == nil {
+		// A feed without an explorer can only fail; say so in its log
+		// rather than panic in a background goroutine.
+		c.Explorer = noExplorer{}
+	}
+	return c
+}
+
+type noExplorer struct{}
+
+var errNoExplorer = errors.New("live: no explorer configured")
+
+func (noExplorer) ListTransactions(context.Context, upstream.TransactionsParams) (*upstream.TransactionPage, error) {
+	return nil, errNoExplorer
+}
+
+// feed is the hub: the subscriptions, the position delivered to them, and
+// the run goroutine (poller, or coordinator member) while anyone listens.
+type feed[T any] struct {
+	cfg     Config
+	prepare func(*upstream.Transaction) T
+
+	// applyMu serialises apply (gap check, gap fill, fan-out), which the
+	// coordinator's deliver and a leader's local fallback may both call.
+	applyMu sync.Mutex
+
+	polls, pollErrors, badMessages atomic.Uint64
+
+	mu       sync.Mutex
+	closed   bool
+	closedCh chan struct{}
+	// subs are the registered subscriptions (live and catching up); each
+	// knows its index, for removal in O(1).
+	subs []*subscriber[T]
+	// reserved counts subscriptions from the start of Subscribe to their
+	// end: the slots of MaxSubscriptions and what keeps the run going.
+	reserved int
+
+	// The run goroutine: runCancel ends it, runDone is closed when it has
+	// returned, ready when it knows the chain head. running is false once
+	// it has been told to stop (a new run then waits for runDone).
+	running   bool
+	runGen    uint64
+	runCancel context.CancelFunc
+	runDone   chan struct{}
+	ready     chan struct{}
+	linger    *time.Timer
+	lingerGen uint64
+
+	// last is the newest position fanned out (every subscription is at
+	// it or beyond); head the newest the feed has seen; confirmed when it
+	// last knew it was at the chain head.
+	last, head upstream.TxCursor
+	confirmed  time.Time
+	state      string
+
+	delivered, droppedSlow, droppedGap, refused, backlogRefused uint64
+}
+
+func newFeed[T any](cfg Config, prepare func(*upstream.Transaction) T) *feed[T] {
+	return &feed[T]{
+		cfg:      cfg.withDefaults(),
+		prepare:  prepare,
+		closedCh: make(chan struct{}),
+		state:    stateIdle,
+	}
+}
+
+// ctxFor is ctx marked for the fair budget.
+func (f *feed[T]) ctxFor(ctx context.Context) context.Context {
+	return upstream.WithClient(ctx, f.cfg.ClientKey)
+}
+
+// list waits for the budget, then asks the explorer.
+func (f *feed[T]) list(ctx context.Context, p upstream.TransactionsParams) ([]upstream.Transaction, error) {
+	ctx = f.ctxFor(ctx)
+	if f.cfg.Budget != nil {
+		if err := f.cfg.Budget.Wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+	page, err := f.cfg.Explorer.ListTransactions(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return page.Transactions, nil
+}
+
+// startLocked makes sure a run goroutine is going and returns the channel
+// closed when it knows the head. f.mu is held.
+func (f *feed[T]) startLocked() <-chan struct{} {
+	if f.linger != nil {
+		f.linger.Stop()
+		f.linger = nil
+		f.lingerGen++
+	}
+	if f.running {
+		return f.ready
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	prev := f.runDone
+	f.running, f.runCancel = true, cancel
+	f.runGen++
+	f.runDone, f.ready = make(chan struct{}), make(chan struct{})
+	f.state = stateStarting
+	go f.run(ctx, f.runGen, prev, f.runDone, f.ready)
+	return f.ready
+}
+
+// releaseLocked gives back a reserved slot; the last one starts the
+// linger. f.mu is held.
+func (f *feed[T]) releaseLocked() {
+	f.reserved--
+	if f.reserved > 0 || !f.running || f.closed {
+		return
+	}
+	f.lingerGen++
+	gen := f.lingerGen
+	f.linger = time.AfterFunc(f.cfg.Linger, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if gen == f.lingerGen && f.reserved == 0 && f.running {
+			f.stopRunLocked()
+		}
+	})
+}
+
+// stopRunLocked tells the run goroutine to stop; it does not wait.
+func (f *feed[T]) stopRunLocked() {
+	f.running = false
+	f.runCancel()
+	f.linger = nil
+	f.state = stateIdle
+}
+
+func (f *feed[T]) close() {
+	f.mu.Lock()
+	if !f.closed {
+		f.closed = true
+		close(f.closedCh)
+		for len(f.subs) > 0 {
+			f.endLocked(f.subs[len(f.subs)-1], nil)
+		}
+		if f.linger != nil {
+			f.linger.Stop()
+		}
+		if f.running {
+			f.stopRunLocked()
+		}
+	}
+	done := f.runDone
+	f.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+func (f *feed[T]) stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := Stats{
+		Subscriptions:  len(f.subs),
+		Delivered:      f.delivered,
+		DroppedSlow:    f.droppedSlow,
+		DroppedGap:     f.droppedGap,
+		Refused:        f.refused,
+		BacklogRefused: f.backlogRefused,
+		Polls:          f.polls.Load(),
+		PollErrors:     f.pollErrors.Load(),
+		State:          f.state,
+		Head:           f.head,
+		DeliveredAt:    f.last,
+	}
+	if f.running && !f.confirmed.IsZero() {
+		s.Lag = time.Since(f.confirmed)
+	}
+	return s
+}
+
+// setState sets the state of run gen, if it is still the current run.
+func (f *feed[T]) setState(gen uint64, s string) {
+	f.mu.Lock()
+	if f.running && f.runGen == gen {
+		f.state = s
+	}
+	f.mu.Unlock()
+}
+
+// seen records that the chain reaches pos; atHead that the feed knows it
+// is at the chain's head.
+func (f *feed[T]) seen(pos upstream.TxCursor, atHead bool) {
+	f.mu.Lock()
+	if older(f.head, pos) {
+		f.head = pos
+	}
+	if atHead {
+		f.confirmed = time.Now()
+	}
+	f.mu.Unlock()
+}

@@ -1,0 +1,209 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+// subscriber is one subscription's state, guarded by its feed's mu. It
+// costs no goroutine: the fan-out sends to ch, and its context's end
+// calls close (context.AfterFunc).
+type subscriber[T any] struct {
+	f      *feed[T]
+	filter filter
+	// pos is the position the subscription has reached: it receives only
+	// transactions newer than it.
+	pos upstream.TxCursor
+	// idx is the subscription's index in f.subs.
+	idx int
+	ch  chan T
+	// catching is set while Subscribe fetches the catch-up; the fan-out
+	// then keeps the live transactions in pending.
+	catching bool
+	pending  []T
+	ended    bool
+	why      error
+	stop     func() bool
+}
+
+func (f *feed[T]) subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription[T], error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	switch {
+	case f.closed:
+		f.mu.Unlock()
+		return nil, ErrClosed
+	case f.reserved >= f.cfg.MaxSubscriptions:
+		f.refused++
+		f.mu.Unlock()
+		return nil, ErrTooManySubscriptions
+	}
+	f.reserved++
+	ready := f.startLocked()
+	f.mu.Unlock()
+
+	var err error
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-f.closedCh:
+		err = ErrClosed
+	}
+	f.mu.Lock()
+	if err == nil && f.closed {
+		err = ErrClosed
+	}
+	if err != nil {
+		f.releaseLocked()
+		f.mu.Unlock()
+		return nil, err
+	}
+	s := &subscriber[T]{f: f, filter: newFilter(opts.Filter), pos: f.last, idx: len(f.subs)}
+	if opts.After != nil && older(*opts.After, f.last) {
+		s.catching = true
+	} else {
+		if opts.After != nil {
+			s.pos = *opts.After
+		}
+		s.ch = make(chan T, f.cfg.Buffer)
+	}
+	f.subs = append(f.subs, s)
+	f.mu.Unlock()
+
+	stop := context.AfterFunc(ctx, s.close)
+	f.mu.Lock()
+	if s.ended {
+		stop()
+	} else {
+		s.stop = stop
+	}
+	f.mu.Unlock()
+	if !s.catching {
+		return &Subscription[T]{sub: s}, nil
+	}
+	return f.catchUp(ctx, s, *opts.After)
+}
+
+// catchUp fetches the subscription's transactions from after to its
+// position, then puts them in its channel ahead of the live ones that
+// arrived meanwhile, and makes it live.
+func (f *feed[T]) catchUp(ctx context.Context, s *subscriber[T], after upstream.TxCursor) (*Subscription[T], error) {
+	rows, err := f.backlog(ctx, &s.filter, after, s.pos)
+	var prepared []T
+	if err == nil {
+		prepared = make([]T, len(rows))
+		for i := range rows {
+			prepared[i] = f.prepare(&rows[i])
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s.ended {
+		switch {
+		case s.why != nil:
+			return nil, s.why
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		return nil, ErrClosed
+	}
+	if err != nil {
+		if _, ok := errors.AsType[*BacklogError](err); ok {
+			f.backlogRefused++
+		}
+		f.endLocked(s, nil)
+		return nil, err
+	}
+	s.ch = make(chan T, len(prepared)+f.cfg.Buffer)
+	for _, v := range prepared {
+		s.ch <- v
+	}
+	for _, v := range s.pending {
+		s.ch <- v
+	}
+	f.delivered += uint64(len(prepared) + len(s.pending))
+	s.pending, s.catching = nil, false
+	return &Subscription[T]{sub: s}, nil
+}
+
+// backlog reads the transactions matching filter after after, up to and
+// including to, oldest first: at most MaxBacklog of them.
+func (f *feed[T]) backlog(ctx context.Context, filter *filter, after, to upstream.TxCursor) ([]upstream.Transaction, error) {
+	var out []upstream.Transaction
+	p := filter.params()
+	p.First = f.cfg.PageSize
+	for pos := after; ; {
+		from := pos
+		p.After = &from
+		rows, err := f.list(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("catch up after %s: %w", after, err)
+		}
+		rows = chainOrder(rows, pos)
+		if len(rows) == 0 {
+			return out, nil
+		}
+		for i := range rows {
+			r := &rows[i]
+			if older(to, r.Position()) {
+				return out, nil
+			}
+			if !filter.match(r) {
+				continue
+			}
+			if len(out) == f.cfg.MaxBacklog {
+				return nil, &BacklogError{After: after, Max: f.cfg.MaxBacklog}
+			}
+			out = append(out, *r)
+		}
+		pos = rows[len(rows)-1].Position()
+	}
+}
+
+// endLocked ends s (why nil: a clean end), removing it from the feed and
+// closing its channel. f.mu is held.
+func (f *feed[T]) endLocked(s *subscriber[T], why error) {
+	if s.ended {
+		return
+	}
+	s.ended, s.why = true, why
+	last := len(f.subs) - 1
+	f.subs[s.idx] = f.subs[last]
+	f.subs[s.idx].idx = s.idx
+	f.subs[last] = nil
+	f.subs = f.subs[:last]
+	if s.ch != nil {
+		close(s.ch)
+	}
+	s.pending = nil
+	switch why {
+	case ErrTooSlow:
+		f.droppedSlow++
+	case ErrGap:
+		f.droppedGap++
+	}
+	if s.stop != nil {
+		s.stop()
+	}
+	f.releaseLocked()
+}
+
+func (s *subscriber[T]) channel() <-chan T { return s.ch }
+
+func (s *subscriber[T]) err() error {
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	return s.why
+}
+
+func (s *subscriber[T]) close() {
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	s.f.endLocked(s, nil)
+}
