@@ -45,6 +45,10 @@ type LiveFeed struct {
 	conns     context.Context
 	closeConn context.CancelFunc
 	closeOnce sync.Once
+
+	// subscribed, if set (tests), is called after each Subscribe that
+	// succeeded: the subscription then starts at the head it read.
+	subscribed func()
 }
 
 // Defaults of live.Config repeated for the messages that name a limit
@@ -171,6 +175,9 @@ func (r *Resolver) subscribeTransactions(ctx context.Context, f transactionFilte
 	sub, err := r.Live.feed.Subscribe(ctx, opts)
 	if err != nil {
 		return nil, r.Live.subscribeError(err)
+	}
+	if r.Live.subscribed != nil {
+		r.Live.subscribed()
 	}
 	if op := liveOperationFor(ctx); op != nil {
 		op.set(sub)
