@@ -328,6 +328,8 @@ func TestHostileRequests(t *testing.T) {
 		{"upgrade to another protocol", http.MethodGet, "", "", "", map[string]string{"Connection": "Upgrade", "Upgrade": "h2c"}, 400, "BAD_USER_INPUT", "WebSocket"},
 		{"POST WebSocket upgrade", http.MethodPost, "", "application/json", `{"query":"{ __typename }"}`, map[string]string{"Connection": "Upgrade", "Upgrade": "websocket"}, 400, "BAD_USER_INPUT", "WebSocket"},
 		{"subscription over POST", http.MethodPost, "", "application/json", `{"query":"subscription { transactions { cursor } }"}`, nil, 200, "BAD_USER_INPUT", "subscriptions need a WebSocket"},
+		{"@defer without multipart/mixed", http.MethodPost, "", "application/json", `{"query":"{ transactions(first: 1) { edges { node { ... @defer { hash } } } } }"}`, nil, 200, "BAD_USER_INPUT", "multipart/mixed"},
+		{"@defer in a fragment, with GET", http.MethodGet, "query=" + url.QueryEscape(`{ ...F } fragment F on Query { transactions(first: 1) { edges { node { ...G @defer } } } } fragment G on Transaction { hash }`), "", "", nil, 200, "BAD_USER_INPUT", "multipart/mixed"},
 		{"subscription over GET", http.MethodGet, "query=" + url.QueryEscape(`subscription { transactions { cursor } }`), "", "", nil, 200, "BAD_USER_INPUT", "subscriptions need a WebSocket"},
 		{"malformed JSON", http.MethodPost, "", "application/json", `{"query": "{ __typename }"`, nil, 400, "BAD_USER_INPUT", "not a GraphQL request in JSON"},
 		{"a JSON string body", http.MethodPost, "", "application/json", `"{ __typename }"`, nil, 400, "BAD_USER_INPUT", "not a GraphQL request in JSON"},
