@@ -356,9 +356,11 @@ func TestSubscriptionSlowConsumer(t *testing.T) {
 	head := g.headCursor(t)
 	fast, slow := connectWS(t, g.URL), connectWS(t, g.URL)
 	fast.subscribe("f", `subscription($after: String) { transactions(after: $after) { cursor node { hash } } }`, map[string]any{"after": head})
-	slow.subscribe("s", `subscription($after: String) { transactions(after: $after) {
-		cursor node { hash submitter { delegations(first: 1) { edges { cursor } } } } } }`, map[string]any{"after": head})
-	g.waitSubscribed(t, 2)
+	const slowQuery = `subscription($after: String) { transactions(after: $after) {
+		cursor node { hash submitter { delegations(first: 1) { edges { cursor } } } } } }`
+	slow.subscribe("s", slowQuery, map[string]any{"after": head})
+	slowSSE := subscribeSSE(t, g.URL, slowQuery, map[string]any{"after": head})
+	g.waitSubscribed(t, 3)
 	// In steps the fast one reads in full (a batch is handed out at once),
 	// 40 in all, more than the slow one's buffer.
 	var txs []sampleservice.AppendedTx
@@ -371,7 +373,8 @@ func TestSubscriptionSlowConsumer(t *testing.T) {
 	// this one, the slow one has been offered all 40 before it.
 	marker := g.appendTxs(t, 1)
 	checkHashes(t, "fast, then", fast.collect(map[string]int{"f": 1})["f"], marker)
-	<-g.Gate.held // the slow subscription's first event waits at the gate
+	<-g.Gate.held // the slow subscriptions' first events wait at the gate
+	<-g.Gate.held
 	g.Gate.release()
 
 	var got []edge
@@ -395,7 +398,26 @@ func TestSubscriptionSlowConsumer(t *testing.T) {
 		t.Fatalf("the slow subscription received %d events before its error", len(got))
 	}
 	checkHashes(t, "slow", got, txs[:len(got)])
-	if st := g.Live.Stats(); st.DroppedSlow != 1 {
+	// Over SSE: the events, then a last next with the error, then complete.
+	var gotSSE []edge
+	for {
+		name, data := slowSSE.mustEvent()
+		var resp struct{ Errors []gqlError }
+		if name != "next" || json.Unmarshal(data, &resp) != nil {
+			t.Fatalf("SSE: %s %s", name, data)
+		}
+		if len(resp.Errors) == 0 {
+			gotSSE = append(gotSSE, eventEdge(t, data))
+			continue
+		}
+		wantError(t, resp.Errors[0], "RATE_LIMITED", "fell 25 transactions behind", "resubscribe with `after`")
+		break
+	}
+	checkHashes(t, "slow over SSE", gotSSE, txs[:len(gotSSE)])
+	if name, data := slowSSE.mustEvent(); name != "complete" {
+		t.Fatalf("SSE after the error: %s %s", name, data)
+	}
+	if st := g.Live.Stats(); st.DroppedSlow != 2 {
 		t.Fatalf("stats %+v", st)
 	}
 	// The connection is still open, and the other subscription live.

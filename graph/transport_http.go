@@ -122,22 +122,22 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, status, errs)
 		return
 	}
-	if opCtx.Operation.Operation == ast.Subscription {
-		status := http.StatusBadRequest
-		if media == mediaJSON {
-			status = http.StatusOK
-		}
-		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, status, gqlerror.List{inputError(subscriptionTransportMessage)})
-		return
+	// Operations one response cannot carry: a request error (its status
+	// as for any other).
+	refusal := ""
+	switch {
+	case opCtx.Operation.Operation == ast.Subscription:
+		refusal = subscriptionTransportMessage
+	case usesDefer(opCtx.Doc, opCtx.Operation.SelectionSet, map[string]bool{}):
+		// (gqlgen's deferred fragments would also wait forever for a reader.)
+		refusal = deferTransportMessage
 	}
-	if usesDefer(opCtx.Doc, opCtx.Operation.SelectionSet, map[string]bool{}) {
-		// One response cannot carry the incremental parts (and gqlgen's
-		// deferred fragments would wait forever for a reader).
+	if refusal != "" {
 		status := http.StatusBadRequest
 		if media == mediaJSON {
 			status = http.StatusOK
 		}
-		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, status, gqlerror.List{inputError(deferTransportMessage)})
+		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, status, gqlerror.List{inputError(refusal)})
 		return
 	}
 	if queryOnly && opCtx.Operation.Operation != ast.Query {
