@@ -132,6 +132,14 @@
       url: wsURL,
       lazy: true,
       retryAttempts: 3,
+      // Reconnect after a dropped connection (network, server restart),
+      // not when the server closed it on purpose (4xxx: forbidden, too many
+      // subscriptions, ...): that is shown at once. (Each acknowledged
+      // connection resets graphql-ws's retry count, so retrying those would
+      // never end.)
+      shouldRetry: function (err) {
+        return !(err && typeof err.code === 'number' && err.code >= 4000);
+      },
       connectionParams: function () {
         return payload;
       }
@@ -139,18 +147,24 @@
     return wsClient;
   }
 
-  // What a failed subscription shows: GraphQL errors from the server as
-  // they are (GraphiQL lists them), a closed or failed socket as an Error
-  // that says what happened.
+  // What a failed subscription shows in the result pane, as {errors: [...]}:
+  // GraphQL errors from the server as they are, a closed or failed socket
+  // as a message that says what happened. (Plain objects, not Errors, so
+  // GraphiQL shows no stack trace.)
   function wsError(err, url) {
-    if (Array.isArray(err) || err instanceof Error) {
+    if (Array.isArray(err)) {
       return err;
     }
-    if (err && typeof err.code === 'number') { // CloseEvent
-      return new Error('WebSocket ' + url + ' closed: ' + err.code +
-        (err.reason ? ' ' + err.reason : ''));
+    if (err instanceof Error) {
+      return { message: err.message };
     }
-    return new Error('WebSocket connection to ' + url + ' failed');
+    if (err && typeof err.code === 'number') { // CloseEvent
+      return {
+        message: 'WebSocket ' + url + ' closed: ' + err.code +
+          (err.reason ? ' ' + err.reason : err.code === 1006 ? ' (connection failed or cut)' : '')
+      };
+    }
+    return { message: 'WebSocket connection to ' + url + ' failed' };
   }
 
   // Runs a subscription; returns the Observable-like object GraphiQL
