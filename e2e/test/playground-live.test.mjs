@@ -9,8 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch } from '../lib/browser.mjs';
-import { guardContext, webSocketOrigin } from '../lib/origin-guard.mjs';
+import { launchGuarded } from '../lib/browser.mjs';
+import { webSocketOrigin } from '../lib/origin-guard.mjs';
 import { artifactsDir, gatewayURL, upstreamURL } from '../lib/env.mjs';
 
 const SUBSCRIPTION = 'subscription { transactions { cursor node { hash block type } } }';
@@ -90,15 +90,8 @@ test('the playground in Chromium: a subscription streams appended transactions o
   const wsURL = webSocketOrigin(origin) + '/graphql';
   mkdirSync(artifactsDir, { recursive: true });
 
-  const browser = await launch();
-  const problems = [];
+  const { browser, guard, page, problems } = await launchGuarded(origin);
   try {
-    const guard = await guardContext(browser.context, origin);
-    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
-    });
     // Every WebSocket the page opens, with the graphql-transport-ws
     // messages it sends and receives.
     const sockets = [];
@@ -205,8 +198,7 @@ test('the playground in Chromium: a subscription streams appended transactions o
     assert.ok(guard.all().some((u) => u.startsWith(origin + '/playground/graphql-ws.min.')), 'graphql-ws came from the gateway');
     assert.deepEqual(problems, []);
   } catch (err) {
-    const page = browser.context.pages()[0];
-    if (page) await page.screenshot({ path: join(artifactsDir, 'playground-live-failure.png') }).catch(() => {});
+    await page.screenshot({ path: join(artifactsDir, 'playground-live-failure.png') }).catch(() => {});
     throw err;
   } finally {
     await browser.close();
