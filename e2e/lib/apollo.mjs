@@ -78,6 +78,11 @@ export function makeClient(gatewayURL, sdl) {
  * requests. Returns the client and the graphql-ws client (dispose() it).
  */
 export function makeLiveClient(gatewayURL, sdl, { fetch: fetchImpl = fetch, wsOptions = {} } = {}) {
+  // GraphQLWsLink tells a socket's error event by `WebSocket.CLOSED` of the
+  // global WebSocket, which browsers and Node 22 have and Node 20 lacks
+  // (without it a refused connection throws a ReferenceError instead of
+  // failing the subscription): give it `ws`'s, as a Node 20 app must.
+  globalThis.WebSocket ??= WebSocket;
   const wsClient = createClient({
     url: `${gatewayURL.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
