@@ -45,10 +45,25 @@ type txIndex struct {
 	typeIDs     map[string]uint16
 	bySubmitter map[string][]int32
 
+	// hashes is the lookup index, shared by the snapshots of one chain
+	// (live.go: an append makes a new txIndex that extends these slices).
+	hashes *hashIndex
+}
+
+// hashIndex finds a transaction by hash: the initial chain's hashes in a
+// map built on the first lookup, and the hashes of appended transactions,
+// added as they are appended.
+type hashIndex struct {
+	src TransactionSource // the initial chain
+	n   int               // its length
+
 	// byHash maps an upper-case hash to its position, or to
 	// hashNotUnique; it is built on the first lookup.
-	hashOnce sync.Once
-	byHash   map[string]int32
+	once   sync.Once
+	byHash map[string]int32
+
+	mu       sync.RWMutex
+	appended map[string]int32
 }
 
 // hashNotUnique marks a hash held by more than one transaction.
@@ -59,34 +74,44 @@ const hashNotUnique = -1
 // alone, like filters[tx.submitter] (upstream-wire.md §5), so receivers
 // are not indexed.
 func newTxIndex(src TransactionSource) (*txIndex, error) {
-	x := &txIndex{src: src, typeIDs: map[string]uint16{}, bySubmitter: map[string][]int32{}}
+	x := &txIndex{src: src, typeIDs: map[string]uint16{}, bySubmitter: map[string][]int32{}, hashes: &hashIndex{src: src}}
 	if src == nil {
 		return x, nil
 	}
 	n := src.Len()
-	x.keys = make([]txKey, n)
-	x.types = make([]uint16, n)
+	x.hashes.n = n
+	x.keys = make([]txKey, 0, n)
+	x.types = make([]uint16, 0, n)
 	for i := 0; i < n; i++ {
-		m := src.Meta(i)
-		x.keys[i] = txKey{m.Block, m.Index}
-		if i > 0 && compareTxKey(x.keys[i-1], x.keys[i]) >= 0 {
-			return nil, fmt.Errorf("transactions out of order at position %d: %d.%d after %d.%d",
-				i, m.Block, m.Index, x.keys[i-1].block, x.keys[i-1].index)
-		}
-		id, ok := x.typeIDs[m.Type]
-		if !ok {
-			if len(x.typeIDs) == 1<<16-1 {
-				return nil, errors.New("too many transaction types")
-			}
-			id = uint16(len(x.typeIDs))
-			x.typeIDs[m.Type] = id
-		}
-		x.types[i] = id
-		if len(m.Parties) > 0 {
-			x.bySubmitter[m.Parties[0]] = append(x.bySubmitter[m.Parties[0]], int32(i))
+		if err := x.add(i, src.Meta(i)); err != nil {
+			return nil, err
 		}
 	}
 	return x, nil
+}
+
+// add indexes m, the metadata of the transaction at position i ==
+// x.len(). It appends to x's slices and maps in place.
+func (x *txIndex) add(i int, m TxMeta) error {
+	k := txKey{m.Block, m.Index}
+	if i > 0 && compareTxKey(x.keys[i-1], k) >= 0 {
+		return fmt.Errorf("transactions out of order at position %d: %d.%d after %d.%d",
+			i, m.Block, m.Index, x.keys[i-1].block, x.keys[i-1].index)
+	}
+	id, ok := x.typeIDs[m.Type]
+	if !ok {
+		if len(x.typeIDs) == 1<<16-1 {
+			return errors.New("too many transaction types")
+		}
+		id = uint16(len(x.typeIDs))
+		x.typeIDs[m.Type] = id
+	}
+	x.keys = append(x.keys, k)
+	x.types = append(x.types, id)
+	if len(m.Parties) > 0 {
+		x.bySubmitter[m.Parties[0]] = append(x.bySubmitter[m.Parties[0]], int32(i))
+	}
+	return nil
 }
 
 // len is the number of transactions.
@@ -417,14 +442,15 @@ type TxHasher interface {
 	Hash(i int) string
 }
 
-// hashes builds the lookup index once: upper-case hash to position.
-func (x *txIndex) hashes() map[string]int32 {
-	x.hashOnce.Do(func() {
-		n := x.len()
+// initial builds the initial chain's lookup index once: upper-case hash to
+// position.
+func (h *hashIndex) initial() map[string]int32 {
+	h.once.Do(func() {
+		n := h.n
 		hashes := make([]string, n)
-		if h, ok := x.src.(TxHasher); ok {
+		if hs, ok := h.src.(TxHasher); ok {
 			for i := range n {
-				hashes[i] = h.Hash(i)
+				hashes[i] = hs.Hash(i)
 			}
 		} else {
 			// Encoding is the cost (tens of microseconds a transaction):
@@ -437,32 +463,51 @@ func (x *txIndex) hashes() map[string]int32 {
 					defer wg.Done()
 					var raw []byte
 					for i := w; i < n; i += workers {
-						raw = x.src.AppendJSON(raw[:0], i)
-						var tx struct {
-							Hash string `json:"hash"`
-						}
-						if json.Unmarshal(raw, &tx) == nil {
-							hashes[i] = tx.Hash
-						}
+						hashes[i], raw = decodeHash(h.src, i, raw)
 					}
 				}()
 			}
 			wg.Wait()
 		}
-		x.byHash = make(map[string]int32, n)
-		for i, h := range hashes {
-			if h == "" {
+		h.byHash = make(map[string]int32, n)
+		for i, hash := range hashes {
+			if hash == "" {
 				continue
 			}
-			h = strings.ToUpper(h)
-			if _, dup := x.byHash[h]; dup {
-				x.byHash[h] = hashNotUnique
+			hash = strings.ToUpper(hash)
+			if _, dup := h.byHash[hash]; dup {
+				h.byHash[hash] = hashNotUnique
 			} else {
-				x.byHash[h] = int32(i)
+				h.byHash[hash] = int32(i)
 			}
 		}
 	})
-	return x.byHash
+	return h.byHash
+}
+
+// decodeHash reads transaction i's hash from its JSON ("" when it does not
+// decode), using raw as the buffer, which it returns for reuse.
+func decodeHash(src TransactionSource, i int, raw []byte) (string, []byte) {
+	raw = src.AppendJSON(raw[:0], i)
+	var tx struct {
+		Hash string `json:"hash"`
+	}
+	if json.Unmarshal(raw, &tx) != nil {
+		return "", raw
+	}
+	return tx.Hash, raw
+}
+
+// find returns the position of the transaction with the given upper-case
+// hash, or hashNotUnique.
+func (h *hashIndex) find(hash string) (int32, bool) {
+	if pos, ok := h.initial()[hash]; ok {
+		return pos, true
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	pos, ok := h.appended[hash]
+	return pos, ok
 }
 
 // errHashNotUnique is the explorer's answer to a hash stored twice.
@@ -479,9 +524,10 @@ func (x *txIndex) getTransaction(hash string) ([]byte, *apiError) {
 	if x.src == nil {
 		return nil, errTransactionNotFound
 	}
-	pos, ok := x.hashes()[strings.ToUpper(hash)]
+	pos, ok := x.hashes.find(strings.ToUpper(hash))
 	switch {
-	case !ok:
+	case !ok, int(pos) >= x.len():
+		// Not in this snapshot (appended since it was taken).
 		return nil, errTransactionNotFound
 	case pos == hashNotUnique:
 		return nil, errHashNotUnique

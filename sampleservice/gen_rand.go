@@ -19,6 +19,11 @@ const (
 	streamTxIndex
 	streamTxBody
 	streamMisc
+	// Blocks appended while the service runs (live.go), drawn per block
+	// height (layout) and per (height, index) (index, body).
+	streamLiveLayout
+	streamLiveIndex
+	streamLiveBody
 )
 
 // mix64 is the SplitMix64 finaliser: it spreads nearby inputs far apart.

@@ -105,9 +105,12 @@ func (s *txSource) place(specs []specialSpec, n int) {
 // indexRow draws the kind, submitter, receiver and result code of
 // transaction i from its own stream.
 func (s *txSource) indexRow(i int) {
-	r := newRand(s.g.seed, streamTxIndex, uint64(i))
-	row := &s.rows[i]
-	sp := s.specials[i]
+	s.g.drawRow(newRand(s.g.seed, streamTxIndex, uint64(i)), &s.rows[i], s.specials[i])
+}
+
+// drawRow draws a row's kind, submitter, receiver and result code from r
+// (sp, when set, fixes the kind and code of a notable transaction).
+func (g *generator) drawRow(r *rand.Rand, row *txRow, sp *specialSpec) {
 	if sp != nil {
 		row.kind = sp.kind
 		row.code = sp.code
@@ -155,10 +158,15 @@ func (s *txSource) Len() int { return len(s.rows) }
 // Meta returns transaction i's block, index, type and parties.
 func (s *txSource) Meta(i int) TxMeta {
 	row := s.rows[i]
+	return s.meta(row, s.typeName(i, row))
+}
+
+// meta is the TxMeta of row, whose type string is typeName.
+func (s *txSource) meta(row txRow, typeName string) TxMeta {
 	m := TxMeta{
 		Block: s.g.firstBlock + uint64(row.block),
 		Index: uint32(row.index),
-		Type:  s.typeName(i, row),
+		Type:  typeName,
 	}
 	if row.receiver == 0 {
 		m.Parties = s.single[row.submitter]
@@ -178,14 +186,19 @@ func (s *txSource) typeName(i int, row txRow) string {
 
 // AppendJSON appends transaction i's compact wire JSON to dst.
 func (s *txSource) AppendJSON(dst []byte, i int) []byte {
-	tx := s.transaction(i)
+	return appendWireJSON(dst, s.transaction(i), i)
+}
+
+// appendWireJSON appends tx's compact wire JSON (of the transaction at
+// position pos) to dst.
+func appendWireJSON(dst []byte, tx *wireTransaction, pos int) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	// The upstream (protojson) does not escape <, > and &.
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(tx); err != nil {
 		// Every wire type encodes; an error here is a generator bug.
-		panic("sampleservice: encode transaction " + strconv.Itoa(i) + ": " + err.Error())
+		panic("sampleservice: encode transaction " + strconv.Itoa(pos) + ": " + err.Error())
 	}
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
@@ -214,10 +227,14 @@ func (s *txSource) Hash(i int) string {
 // transaction builds the wire form of transaction i.
 func (s *txSource) transaction(i int) *wireTransaction {
 	row := s.rows[i]
-	g := s.g
+	return s.g.transaction(newRand(s.g.seed, streamTxBody, uint64(i)), i, row, s.specials[i], s.typeName(i, row))
+}
+
+// transaction builds the wire form of the transaction at position pos
+// described by row (sp set for a notable one), drawing its body from r.
+func (g *generator) transaction(r *rand.Rand, pos int, row txRow, sp *specialSpec, typeName string) *wireTransaction {
 	block := g.firstBlock + uint64(row.block)
-	r := newRand(g.seed, streamTxBody, uint64(i))
-	c := &txCtx{g: g, r: r, pos: i, block: block, now: g.blockTime(block), subIdx: int(row.submitter)}
+	c := &txCtx{g: g, r: r, pos: pos, block: block, now: g.blockTime(block), subIdx: int(row.submitter)}
 	c.submitter = g.submitters[row.submitter]
 	if row.receiver != 0 {
 		c.receiver = g.submitters[row.receiver-1]
@@ -229,7 +246,7 @@ func (s *txSource) transaction(i int) *wireTransaction {
 		Hash:  hexString(r, 64, hexUpper), // the first draw: Hash
 
 		Submitter: c.submitter,
-		Type:      s.typeName(i, row),
+		Type:      typeName,
 		Code:      uint32(row.result()),
 		Cursor:    utoa(block) + "." + strconv.Itoa(int(row.index)),
 		Signature: wireSignature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
@@ -246,7 +263,7 @@ func (s *txSource) transaction(i int) *wireTransaction {
 	tx.Command.Nonce = r.Uint64()
 	tx.Command.BlockHeight = block - 1 - uint64(r.IntN(3))
 
-	if sp := s.specials[i]; sp != nil {
+	if sp != nil {
 		sp.build(c, &tx.Command)
 		if sp.version != "" {
 			tx.Version = wireEnum(sp.version)

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,26 +79,48 @@ type Config struct {
 	ExplorerMaxPage int
 	// FaultSeed seeds the fault-injection draws; 0 means 1.
 	FaultSeed int64
+	// Blocks makes the chain grow: with an Interval, a Server appends a
+	// block that often (live.go). Off by default. Needs a generated
+	// dataset.
+	Blocks BlocksConfig
+	// Control serves the control route POST /_sample/blocks, which appends
+	// a block now (for end-to-end tests in other processes). Off by
+	// default: the route is then unknown (404).
+	Control bool
 }
 
 // Service serves one dataset as the data node and the block explorer.
 // All its methods are safe for concurrent use.
 type Service struct {
-	data        *Dataset
-	dataNode    *dataNode
-	txs         *txIndex
-	cache       *responseCache
-	faults      *faultInjector
-	limiter     *rateLimiter // nil when the rate limit is off
-	maxTxRows   int
-	blockHeight string
-	blockTime   string
+	data      *Dataset
+	dataNode  *dataNode
+	cache     *responseCache
+	faults    *faultInjector
+	limiter   *rateLimiter // nil when the rate limit is off
+	maxTxRows int
+	blocks    BlocksConfig
+	control   bool
+
+	// txs is the explorer's index of the chain now; an append replaces it
+	// (live.go). fresh is the data node's X-Block-* headers.
+	txs   atomic.Pointer[txIndex]
+	fresh atomic.Pointer[freshness]
+	// generated is the generated chain blocks are appended to; nil when
+	// the dataset is hand-made. appendMu serialises appends.
+	generated *txSource
+	appendMu  sync.Mutex
+	// onAppend, when set (by tests, before any append), is called with
+	// each append's transactions.
+	onAppend func([]AppendedTx)
 
 	state       atomic.Pointer[serviceState]
 	requests    [len(endpoints)]atomic.Int64
 	bans        atomic.Int64
 	rateLimited atomic.Int64
 }
+
+// freshness is the data node's X-Block-Height and X-Block-Timestamp.
+type freshness struct{ height, time string }
 
 // serviceState is what SetDefects replaces; gen keeps cached responses of
 // other defect settings from being served.
@@ -128,15 +151,25 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index transactions: %w", err)
 	}
-	s := &Service{
-		data:        data,
-		dataNode:    newDataNode(data),
-		txs:         txs,
-		cache:       newResponseCache(cfg.CacheEntries),
-		maxTxRows:   cfg.ExplorerMaxPage,
-		blockHeight: strconv.FormatUint(data.BlockHeight, 10),
-		blockTime:   strconv.FormatInt(data.BlockTime, 10),
+	blocks := cfg.Blocks
+	if err := blocks.validate(); err != nil {
+		return nil, err
 	}
+	generated, _ := data.Transactions.(*txSource)
+	if blocks.Interval > 0 && generated == nil {
+		return nil, errNotAppendable
+	}
+	s := &Service{
+		data:      data,
+		dataNode:  newDataNode(data),
+		cache:     newResponseCache(cfg.CacheEntries),
+		maxTxRows: cfg.ExplorerMaxPage,
+		blocks:    blocks,
+		control:   cfg.Control,
+		generated: generated,
+	}
+	s.txs.Store(txs)
+	s.fresh.Store(&freshness{height: strconv.FormatUint(data.BlockHeight, 10), time: strconv.FormatInt(data.BlockTime, 10)})
 	if s.maxTxRows <= 0 {
 		s.maxTxRows = defaultExplorerCap
 	}
@@ -152,7 +185,8 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Dataset returns the dataset served. Callers must not modify it.
+// Dataset returns the dataset served. Callers must not modify it. Blocks
+// appended since start are not in it: Transactions gives the chain now.
 func (s *Service) Dataset() *Dataset { return s.data }
 
 // Handler returns the HTTP handler of both services: the data node under
@@ -207,19 +241,19 @@ type route struct {
 	// index is the endpoint's position in endpoints.
 	index    int
 	dataNode bool
-	// handle serves the route; param is the path's last segment for a
-	// route with one (the lookup's hash).
-	handle func(s *Service, param string, q query, d Defects) ([]byte, *apiError)
+	// handle serves the route from the chain x; param is the path's last
+	// segment for a route with one (the lookup's hash).
+	handle func(s *Service, x *txIndex, param string, q query, d Defects) ([]byte, *apiError)
 }
 
 var routes = map[string]route{
-	"/api/v2/assets": {0, true, func(s *Service, _ string, q query, d Defects) ([]byte, *apiError) {
+	"/api/v2/assets": {0, true, func(s *Service, _ *txIndex, _ string, q query, d Defects) ([]byte, *apiError) {
 		return s.dataNode.listAssets(q, d)
 	}},
-	"/api/v2/funding-payments": {1, true, func(s *Service, _ string, q query, d Defects) ([]byte, *apiError) {
+	"/api/v2/funding-payments": {1, true, func(s *Service, _ *txIndex, _ string, q query, d Defects) ([]byte, *apiError) {
 		return s.dataNode.listFundingPayments(q, d)
 	}},
-	"/api/v2/delegations": {2, true, func(s *Service, _ string, q query, d Defects) ([]byte, *apiError) {
+	"/api/v2/delegations": {2, true, func(s *Service, _ *txIndex, _ string, q query, d Defects) ([]byte, *apiError) {
 		return s.dataNode.listDelegations(q, d)
 	}},
 	"/transactions":      {3, false, explorerHandler},
@@ -229,12 +263,12 @@ var routes = map[string]route{
 	"/rest/transactions/": {4, false, lookupHandler},
 }
 
-func explorerHandler(s *Service, _ string, q query, d Defects) ([]byte, *apiError) {
-	return s.txs.listTransactions(q, d, s.maxTxRows)
+func explorerHandler(s *Service, x *txIndex, _ string, q query, d Defects) ([]byte, *apiError) {
+	return x.listTransactions(q, d, s.maxTxRows)
 }
 
-func lookupHandler(s *Service, hash string, _ query, _ Defects) ([]byte, *apiError) {
-	return s.txs.getTransaction(hash)
+func lookupHandler(_ *Service, x *txIndex, hash string, _ query, _ Defects) ([]byte, *apiError) {
+	return x.getTransaction(hash)
 }
 
 // routeFor finds path's route: an exact match, or a route ending in "/"
@@ -272,8 +306,13 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	}()
 	if dataNode {
 		h := w.Header()
-		h.Set("X-Block-Height", s.blockHeight)
-		h.Set("X-Block-Timestamp", s.blockTime)
+		f := s.fresh.Load()
+		h.Set("X-Block-Height", f.height)
+		h.Set("X-Block-Timestamp", f.time)
+	}
+	if !known && s.control && path == controlBlocksPath {
+		s.serveControl(w, r)
+		return
 	}
 	if !known {
 		s.writeError(w, r, errNotFoundRoute, dataNode)
@@ -323,10 +362,18 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := s.state.Load()
+	// One snapshot of the chain serves the request. A list's cache key
+	// names the chain's length, so a page cached before an append is not
+	// served after it; a lookup's body never changes, and a miss (404) is
+	// not cached.
+	x := s.txs.Load()
 	key := strconv.FormatUint(st.gen, 10) + path + "?" + values.Encode()
+	if endpoints[rt.index] == EndpointTransactions {
+		key = strconv.Itoa(x.len()) + "@" + key
+	}
 	body, ok := s.cache.get(key)
 	if !ok {
-		b, apiErr := rt.handle(s, param, query(values), st.defects)
+		b, apiErr := rt.handle(s, x, param, query(values), st.defects)
 		if apiErr != nil {
 			s.writeError(w, r, apiErr, dataNode)
 			return
@@ -386,6 +433,10 @@ type Server struct {
 
 	srv  *http.Server
 	done chan struct{}
+	// stopBlocks ends the block producer; blocksDone is closed when it
+	// has (at once without one).
+	stopBlocks context.CancelFunc
+	blocksDone chan struct{}
 }
 
 // Start builds a service from cfg and serves it in the background on addr
@@ -399,7 +450,8 @@ func Start(cfg Config, addr string) (*Server, error) {
 }
 
 // Serve serves an existing service in the background on addr ("" means
-// 127.0.0.1 on a free port).
+// 127.0.0.1 on a free port). With Config.Blocks.Interval set, the server
+// appends a block that often until it is closed.
 func Serve(svc *Service, addr string) (*Server, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -416,17 +468,36 @@ func Serve(svc *Service, addr string) (*Server, error) {
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 		},
-		done: make(chan struct{}),
+		done:       make(chan struct{}),
+		blocksDone: make(chan struct{}),
 	}
 	go func() {
 		defer close(s.done)
 		s.srv.Serve(ln)
 	}()
+	var ctx context.Context
+	ctx, s.stopBlocks = context.WithCancel(context.Background())
+	if svc.blocks.Interval > 0 {
+		go func() {
+			defer close(s.blocksDone)
+			svc.produceBlocks(ctx, svc.blocks.Interval)
+		}()
+	} else {
+		close(s.blocksDone)
+	}
 	return s, nil
 }
 
-// Close stops the server at once, closing open connections.
+// stopProducing stops the block producer and waits for it.
+func (s *Server) stopProducing() {
+	s.stopBlocks()
+	<-s.blocksDone
+}
+
+// Close stops the server at once, closing open connections, and its block
+// producer.
 func (s *Server) Close() error {
+	s.stopProducing()
 	err := s.srv.Close()
 	<-s.done
 	return err
@@ -435,6 +506,7 @@ func (s *Server) Close() error {
 // Shutdown stops the server gracefully: it stops accepting connections and
 // waits for requests in flight until ctx is done, then closes the rest.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopProducing()
 	err := s.srv.Shutdown(ctx)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		s.srv.Close()
