@@ -17,6 +17,7 @@ type report struct {
 	machine    machine
 	cells      []cell
 	coalescing []coalescingResult
+	live       []liveResult
 	took       time.Duration
 }
 
@@ -159,6 +160,7 @@ func (r *report) write(w io.Writer) error {
 		}
 		p("\n")
 	}
+	writeLive(p, r.live)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
