@@ -110,7 +110,7 @@ type liveResult struct {
 	// subscribing (client and gateway: one process); the same split into
 	// what connecting cost per connection and what subscribing cost per
 	// subscription.
-	HeapPerSubscriber, HeapPerConnection, HeapPerSubscription                float64
+	HeapPerSubscriber, HeapPerConnection, HeapPerSubscription                   float64
 	GoroutinesPerSubscriber, GoroutinesPerConnection, GoroutinesPerSubscription float64
 	// CPU of the process from the first append to the last delivery.
 	CPUPerDelivery time.Duration
