@@ -20,6 +20,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -80,10 +81,13 @@ func liveCellParams(o *options) liveParams {
 		// process holds both ends of every connection, and 10,000
 		// connections need more than the 20,000 descriptors
 		// RLIMIT_NOFILE allows here (BENCHMARKS.md).
-		shapes:     []liveShape{{1, 1}, {1000, 1}, {10, 100}, {100, 100}},
-		filtered:   100,
-		window:     o.liveWindow,
-		blockEvery: 400 * time.Millisecond,
+		shapes:   []liveShape{{1, 1}, {1000, 1}, {10, 100}, {100, 100}},
+		filtered: 100,
+		window:   o.liveWindow,
+		// About 1.25 transactions a second (blocks of 1–4): 12,500
+		// deliveries a second at 10,000 subscribers, within what two
+		// cores deliver (BENCHMARKS.md).
+		blockEvery: 2 * time.Second,
 	}
 }
 
@@ -120,6 +124,10 @@ type liveResult struct {
 	UpstreamPerMinute float64
 	Polls             uint64
 	Elapsed           time.Duration
+	// Offered is deliveries per second of the append window: the load.
+	Offered float64
+	// LoadAverage is the machine's (1 minute) when the cell started.
+	LoadAverage float64
 }
 
 // runLive measures the live section once and adds its cells to rep.
@@ -561,7 +569,7 @@ func perEach(after, before float64, n int) float64 { return (after - before) / f
 // delivery awaited and checked.
 func measureLive(ctx context.Context, sample *sampleservice.Server, interval time.Duration, shape liveShape, filters []liveFilter, p liveParams) (liveResult, error) {
 	n := shape.subscribers()
-	res := liveResult{Interval: interval, Connections: shape.connections, PerConnection: shape.perConnection, Subscribers: n, Filtered: filters != nil}
+	res := liveResult{Interval: interval, Connections: shape.connections, PerConnection: shape.perConnection, Subscribers: n, Filtered: filters != nil, LoadAverage: loadAverage()}
 	if need := 2*shape.connections + 256; need > openFileLimit() {
 		return res, fmt.Errorf("%d connections need about %d file descriptors (both ends are in this process); RLIMIT_NOFILE allows %d", shape.connections, need, openFileLimit())
 	}
@@ -731,6 +739,7 @@ func measureLive(ctx context.Context, sample *sampleservice.Server, interval tim
 	}
 	slices.Sort(latencies)
 	res.P50, res.P99 = percentile(latencies, 50), percentile(latencies, 99)
+	res.Offered = float64(total) / p.window.Seconds()
 	res.CPUPerDelivery = cpu / time.Duration(total)
 	res.CPUPerSecond = cpu.Seconds() / res.Elapsed.Seconds()
 	res.UpstreamPerMinute = float64(requests) / res.Elapsed.Minutes()
@@ -788,6 +797,17 @@ func raiseOpenFileLimit() {
 		l.Cur = l.Max
 		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
 	}
+}
+
+// loadAverage is the machine's load average over the last minute (0 where
+// /proc/loadavg is not).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
+	return f
 }
 
 func micros(d time.Duration) string {
@@ -867,13 +887,15 @@ func writeLive(p func(string, ...any), results []liveResult) {
 	upm := func(r liveResult) float64 { return r.UpstreamPerMinute }
 	p("## Live transactions: subscribers of one process (issue 17)\n\n")
 	p("Delivery latency: from a block's append at the sample service to a subscriber's receipt of each transaction, over every delivery; × is the ratio to one subscriber at the same poll interval in the same run (median over runs, range in brackets). Every delivery checked: each subscriber received every appended transaction its filter selects, once, in chain order.\n\n")
-	p("| Poll interval | Subscribers | Connections × subscriptions | Transactions appended | Deliveries checked | p50 | p50 × | p99 | p99 × |\n")
-	p("|---:|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	p("| Poll interval | Subscribers | Connections × subscriptions | Transactions appended | Deliveries checked | Deliveries per second offered | Load average | p50 | p50 × | p99 | p99 × |\n")
+	p("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, g := range groups {
 		r := g[0]
-		p("| %s | %d | %s | %s | %s | %s ms | %s | %s ms | %s |\n", r.Interval, r.Subscribers, r.shapeText(),
+		p("| %s | %d | %s | %s | %s | %s | %s | %s ms | %s | %s ms | %s |\n", r.Interval, r.Subscribers, r.shapeText(),
 			liveMedian(g, func(r liveResult) float64 { return float64(r.Transactions) }, "%.0f"),
 			liveMedian(g, func(r liveResult) float64 { return float64(r.Deliveries) }, "%.0f"),
+			liveMedian(g, func(r liveResult) float64 { return r.Offered }, "%.0f"),
+			liveMedian(g, func(r liveResult) float64 { return r.LoadAverage }, "%.1f"),
 			liveMedian(g, p50, "%.0f"), liveMedian(g, toBase(p50), "%.2f"),
 			liveMedian(g, p99, "%.0f"), liveMedian(g, toBase(p99), "%.2f"))
 	}

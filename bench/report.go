@@ -304,6 +304,9 @@ func commandFlags(o *options) []string {
 	if o.compression != 0 {
 		f = append(f, fmt.Sprintf("-compression-level %d", o.compression))
 	}
+	if o.liveWindow != 24*time.Second {
+		f = append(f, "-live-window "+o.liveWindow.String())
+	}
 	if o.directDecode != "generic" {
 		f = append(f, "-direct-decode "+o.directDecode)
 	}
