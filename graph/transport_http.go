@@ -122,6 +122,14 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, status, errs)
 		return
 	}
+	if opCtx.Operation.Operation == ast.Subscription {
+		status := http.StatusBadRequest
+		if media == mediaJSON {
+			status = http.StatusOK
+		}
+		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, status, gqlerror.List{inputError(subscriptionTransportMessage)})
+		return
+	}
 	if queryOnly && opCtx.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
 		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, http.StatusMethodNotAllowed, gqlerror.List{inputError(fmt.Sprintf("a %s cannot be sent with GET: send it with POST", opCtx.Operation.Operation))})
@@ -130,6 +138,10 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	writeResponse(w, responses(ctx))
 }
+
+// subscriptionTransportMessage answers a subscription sent as a plain
+// request, which has one response where a subscription has many.
+const subscriptionTransportMessage = "subscriptions need a WebSocket (graphql-transport-ws) or Server-Sent Events (POST with Accept: text/event-stream); a plain GET or POST carries one response"
 
 // requestErrorResponse is the response to a request error: no data.
 type requestErrorResponse struct {
