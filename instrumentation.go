@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/redisstate"
 	"github.com/tradenet/gateway/telemetry"
 )
@@ -54,6 +55,12 @@ func (o *operations) graphQLHooks() graph.Hooks {
 		return graph.Hooks{}
 	}
 	return graph.Hooks{AssetCache: o.metrics.ObserveAssetCache, LoaderBatch: o.metrics.ObserveLoaderBatch, LoaderPrefetch: o.metrics.ObserveLoaderPrefetch, Execution: o.metrics.ObserveExecution}
+}
+
+// watchLive exports the live feed's figures on /metrics, read at each
+// scrape (stats is the feed's Stats); nothing without metrics.
+func (o *operations) watchLive(stats func() live.Stats) {
+	o.metrics.WatchLive(stats)
 }
 
 // close flushes the spans still buffered (bounded) and closes Redis.

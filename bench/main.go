@@ -63,6 +63,7 @@ type options struct {
 	smoke        bool
 	out          string
 	jsonOut      string
+	liveWindow   time.Duration
 
 	cpuProfile, memProfile string
 	profileDuration        time.Duration
@@ -70,7 +71,7 @@ type options struct {
 	profileQuery           string
 }
 
-var allSections = []string{"headline", "compression", "distance", "pagesize", "concurrency", "dataset", "coalescing"}
+var allSections = []string{"headline", "compression", "distance", "pagesize", "concurrency", "dataset", "coalescing", "live"}
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -87,6 +88,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.compression, "compression-level", 0, "the gateways' COMPRESSION_LEVEL: gzip level of their responses, 0 for none. Both clients ask for gzip, as browsers do; the sample service's gzip is made once per response, so the direct path pays no compression, and by default neither does the gateway. The compression section measures the other setting (the gateway's default, level 1, when this is 0) beside it")
 	fs.DurationVar(&o.loaderWait, "loader-wait", graph.DefaultLoaderConfig.Wait, "the gateways' loader wait (LOADER_WAIT): how long the asset loader collects references before one upstream round")
 	distancesFlag := fs.String("distances", "1ms,5ms", "upstream latencies of the distance section, comma-separated (e.g. 1ms alone)")
+	fs.DurationVar(&o.liveWindow, "live-window", 24*time.Second, "live section: how long blocks are appended in each cell")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
 	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
 	fs.StringVar(&o.jsonOut, "json", "", "also write every measurement (each run's cells and bursts) as JSON to this file")
@@ -116,6 +118,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		o.distances = append(o.distances, d)
 	}
 	switch {
+	case o.liveWindow <= 0:
+		return nil, errors.New("-live-window must be positive")
 	case o.duration <= 0 || o.rounds < 1 || o.runs < 1 || o.maxRequests < 1:
 		return nil, errors.New("-duration, -rounds, -runs and -max-requests must be positive")
 	case o.largeScale < 1:
@@ -205,7 +209,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			Machine    machine
 			Cells      []cell
 			Coalescing []coalescingResult
-		}{rep.machine, rep.cells, rep.coalescing}, "", "  ")
+			Live       []liveResult
+		}{rep.machine, rep.cells, rep.coalescing, rep.live}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -314,6 +319,8 @@ func runSection(ctx context.Context, o *options, section string, small, large *e
 			}
 		}
 		rep.coalescing = append(rep.coalescing, res...)
+	case "live":
+		return runLive(ctx, o, rep, logf)
 	}
 	return nil
 }

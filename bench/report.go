@@ -17,6 +17,7 @@ type report struct {
 	machine    machine
 	cells      []cell
 	coalescing []coalescingResult
+	live       []liveResult
 	took       time.Duration
 }
 
@@ -159,6 +160,7 @@ func (r *report) write(w io.Writer) error {
 		}
 		p("\n")
 	}
+	writeLive(p, r.live)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -301,6 +303,9 @@ func commandFlags(o *options) []string {
 	}
 	if o.compression != 0 {
 		f = append(f, fmt.Sprintf("-compression-level %d", o.compression))
+	}
+	if o.liveWindow != 24*time.Second {
+		f = append(f, "-live-window "+o.liveWindow.String())
 	}
 	if o.directDecode != "generic" {
 		f = append(f, "-direct-decode "+o.directDecode)

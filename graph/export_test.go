@@ -83,3 +83,7 @@ type rawData []byte
 func (r rawData) appendEscaped(dst []byte) []byte { return appendHTMLEscaped(dst, r) }
 
 func (r rawData) size() int { return len(r) }
+
+// OnSubscribedForTest makes lf call f after every subscription it opens,
+// once the subscription knows where it starts.
+func OnSubscribedForTest(lf *LiveFeed, f func()) { lf.subscribed = f }

@@ -77,7 +77,13 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		return s.executableSchema.Exec(ctx)
 	}
 	done := false
+	// gqlgen's handler, once the direct executor gave up: it answers the
+	// later calls too (the incremental parts of @defer).
+	var gqlgen graphql.ResponseHandler
 	return func(rctx context.Context) *graphql.Response {
+		if gqlgen != nil {
+			return gqlgen(rctx)
+		}
 		if done {
 			return nil
 		}
@@ -91,7 +97,8 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			return &graphql.Response{Data: data.bytes()}
 		}
 		s.observe("gqlgen")
-		return s.executableSchema.Exec(ctx)(rctx)
+		gqlgen = s.executableSchema.Exec(ctx)
+		return gqlgen(rctx)
 	}
 }
 

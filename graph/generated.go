@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	Perpetual() PerpetualResolver
 	Query() QueryResolver
 	Spot() SpotResolver
+	Subscription() SubscriptionResolver
 	TransferFunds() TransferFundsResolver
 	UpdateAsset() UpdateAssetResolver
 	ValidatorNode() ValidatorNodeResolver
@@ -903,6 +904,10 @@ type ComplexityRoot struct {
 		RisesAbove func(childComplexity int) int
 	}
 
+	Subscription struct {
+		Transactions func(childComplexity int, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, cmdTypes []string, excludeCmdTypes []string, parties []string, submitter *string, after *string) int
+	}
+
 	SuccessorConfiguration struct {
 		InsurancePoolFraction func(childComplexity int) int
 		ParentMarketID        func(childComplexity int) int
@@ -1197,6 +1202,9 @@ type SpotResolver interface {
 	BaseAsset(ctx context.Context, obj *upstream.Spot) (*upstream.Asset, error)
 
 	QuoteAsset(ctx context.Context, obj *upstream.Spot) (*upstream.Asset, error)
+}
+type SubscriptionResolver interface {
+	Transactions(ctx context.Context, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, cmdTypes []string, excludeCmdTypes []string, parties []string, submitter *string, after *string) (<-chan *model.TransactionEdge, error)
 }
 type TransferFundsResolver interface {
 	Asset(ctx context.Context, obj *upstream.TransferFunds) (*upstream.Asset, error)
@@ -4180,6 +4188,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StopOrdersSubmission.RisesAbove(childComplexity), true
 
+	case "Subscription.transactions":
+		if e.ComplexityRoot.Subscription.Transactions == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_transactions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Transactions(childComplexity, args["types"].([]upstream.TransactionType), args["excludeTypes"].([]upstream.TransactionType), args["cmdTypes"].([]string), args["excludeCmdTypes"].([]string), args["parties"].([]string), args["submitter"].(*string), args["after"].(*string)), true
+
 	case "SuccessorConfiguration.insurancePoolFraction":
 		if e.ComplexityRoot.SuccessorConfiguration.InsurancePoolFraction == nil {
 			break
@@ -5032,6 +5052,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 			return &response
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -5086,6 +5123,10 @@ var sources = []*ast.Source{
 #   the same name in two commands take their command's name as a prefix
 #   (CreateReferralSetTeam, UpdateReferralSetTeam). Where two union members give one field
 #   name different types (` + "`" + `type` + "`" + ` of OrderSubmission and NodeVote), select both under aliases.
+# - Live data: ` + "`" + `Subscription.transactions` + "`" + ` pushes new transactions over WebSocket
+#   (` + "`" + `graphql-transport-ws` + "`" + `) or Server-Sent Events (POST with ` + "`" + `Accept: text/event-stream` + "`" + `), fed by
+#   one upstream poller shared by every subscriber. Queries may ` + "`" + `@defer` + "`" + ` fragments; the response
+#   is then ` + "`" + `multipart/mixed` + "`" + ` (POST with ` + "`" + `Accept: multipart/mixed` + "`" + `).
 
 # ---------------------------------------------------------------------------------------------
 # Scalars
@@ -5297,6 +5338,65 @@ type Query {
     "A globally unique id: an asset id."
     id: ID!
   ): Node
+}
+
+# ---------------------------------------------------------------------------------------------
+# Root subscription
+# ---------------------------------------------------------------------------------------------
+
+"""
+Live data, pushed as it reaches the chain. Subscriptions are served over WebSocket with the
+` + "`" + `graphql-transport-ws` + "`" + ` protocol (the one ` + "`" + `graphql-ws` + "`" + ` and Apollo Client speak) at the GraphQL
+endpoint, and over Server-Sent Events (` + "`" + `graphql-sse` + "`" + `'s distinct connections mode: POST the
+subscription with ` + "`" + `Accept: text/event-stream` + "`" + `). A subscription sent as a plain GET or POST is a
+BAD_USER_INPUT error. WebSocket connections are accepted from the same origins as CORS, and a
+connection holds a limited number of subscriptions (100 by default; RATE_LIMITED past it).
+"""
+type Subscription {
+  """
+  New transactions, oldest first, each delivered once, in chain order (by block, then index
+  within the block): an edge whose ` + "`" + `node` + "`" + ` is the transaction, with the same fields and nested
+  objects as in ` + "`" + `Query.transactions` + "`" + `, and whose ` + "`" + `cursor` + "`" + ` is a cursor of that list. The filters
+  are those of ` + "`" + `Query.transactions` + "`" + `, validated the same way (bad input is a BAD_USER_INPUT
+  error before anything is read). Without ` + "`" + `after` + "`" + ` the subscription starts at the chain head: it
+  receives the transactions newer than the newest one when it subscribed. With ` + "`" + `after` + "`" + ` (the
+  ` + "`" + `cursor` + "`" + ` of the last event received, or any cursor of ` + "`" + `Query.transactions` + "`" + `) it first replays
+  every matching transaction newer than that cursor, then goes live, with no gap and no
+  duplicate: to resume after a reconnect, subscribe again with the last cursor received. A
+  replay is bounded (1000 transactions by default): past it the subscription is a
+  BAD_USER_INPUT error saying how many; page through the gap with ` + "`" + `Query.transactions(after:)` + "`" + `
+  and subscribe from the newest cursor. Every subscriber is fed by one upstream poller, so the
+  upstream's load does not grow with subscribers. The subscription ends with an error (then
+  completes) when the client falls too far behind (RATE_LIMITED) or the gateway lost
+  transactions (UPSTREAM_UNAVAILABLE); both messages say to resubscribe with ` + "`" + `after` + "`" + ` set to the
+  last cursor received. On shutdown subscriptions complete normally.
+  """
+  transactions(
+    "Only transactions with these command types. Together with ` + "`" + `cmdTypes` + "`" + `: either list's types."
+    types: [TransactionType!]
+    "All transactions except those with these command types."
+    excludeTypes: [TransactionType!]
+    """
+    Only transactions with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings (for example
+    "Batch Market Instructions"). A string that is not one of the explorer's types is a
+    BAD_USER_INPUT error naming the valid ones.
+    """
+    cmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `types` + "`" + `: its enum values are the valid types, and each matches every spelling history carries.")
+    "All transactions except those with these command types, as the explorer's ` + "`" + `type` + "`" + ` strings; validated like ` + "`" + `cmdTypes` + "`" + `."
+    excludeCmdTypes: [String!] @deprecated(reason: "Use ` + "`" + `excludeTypes` + "`" + `.")
+    """
+    Only transactions submitted by one of these parties (public keys). The explorer matches the
+    submitter only: a party that receives a transfer does not match.
+    """
+    parties: [ID!]
+    "Only transactions submitted by this party (a public key of 64 hexadecimal characters, any letter case)."
+    submitter: ID
+    """
+    Resume after this cursor (an event's ` + "`" + `cursor` + "`" + `, or an edge cursor of ` + "`" + `Query.transactions` + "`" + `):
+    every matching transaction newer than it is delivered first. Unset: start at the chain head.
+    """
+    after: String
+  ): TransactionEdge!
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -10320,6 +10420,68 @@ func (ec *executionContext) field_Query_validatorNode_args(ctx context.Context, 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_transactions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "excludeTypes",
+		func(ctx context.Context, v any) ([]upstream.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["excludeTypes"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "cmdTypes",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cmdTypes"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "excludeCmdTypes",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["excludeCmdTypes"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "parties",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["parties"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "submitter",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["submitter"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg6
 	return args, nil
 }
 
@@ -22654,6 +22816,50 @@ func (ec *executionContext) fieldContext_StopOrdersSubmission_risesAbove(_ conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_transactions(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_transactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Transactions(ctx, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["submitter"].(*string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TransactionEdge) graphql.Marshaler {
+			return ec.marshalNTransactionEdge2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdge(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_transactions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TransactionEdge(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_transactions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SuccessorConfiguration_parentMarketId(ctx context.Context, field graphql.CollectedField, obj *upstream.SuccessorConfiguration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -33446,6 +33652,26 @@ func (ec *executionContext) _StopOrdersSubmission(ctx context.Context, sel ast.S
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "transactions":
+		return ec._Subscription_transactions(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var successorConfigurationImplementors = []string{"SuccessorConfiguration"}
 
 func (ec *executionContext) _SuccessorConfiguration(ctx context.Context, sel ast.SelectionSet, obj *upstream.SuccessorConfiguration) graphql.Marshaler {
@@ -36139,6 +36365,14 @@ func (ec *executionContext) marshalNTransactionEdge2ᚕgithubᚗcomᚋtradenet�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNTransactionEdge2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdge(ctx context.Context, sel ast.SelectionSet, v *model.TransactionEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TransactionEdge!")
+		return graphql.Null
+	}
+	return ec._TransactionEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTransactionType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionType(ctx context.Context, v any) (upstream.TransactionType, error) {

@@ -52,6 +52,14 @@ type HandlerConfig struct {
 	// RequestTimeout bounds each request, upstream calls included; 0
 	// means no deadline of the handler's own.
 	RequestTimeout time.Duration
+	// Live is the transaction feed of Subscription.transactions; nil: the
+	// subscription answers UPSTREAM_UNAVAILABLE ("live feed disabled").
+	// Its cursor keys are the handler's: when CursorKeys is nil the
+	// handler takes the feed's, and the two must not differ.
+	Live *LiveFeed
+	// Subscriptions configures the WebSocket and SSE transports; zero
+	// fields take DefaultSubscriptions'.
+	Subscriptions SubscriptionConfig
 	// GqlgenExecutor answers every query with gqlgen's executor alone,
 	// without the direct executor in front of it (fastexec.go): for
 	// comparisons in tests and benchmarks. It is implied when an extension
@@ -64,8 +72,9 @@ type HandlerConfig struct {
 const DefaultAPQCacheSize = 1000
 
 // NewHandler builds the GraphQL endpoint: gqlgen's server with explicit
-// transports (GET and POST; no WebSocket, no multipart: the API has no
-// subscriptions and no uploads), the error presenter and panic recovery.
+// transports (GET and POST; WebSocket and SSE for subscriptions;
+// multipart/mixed for @defer; no uploads), the error presenter and panic
+// recovery.
 func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -82,10 +91,19 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Loaders == (LoaderConfig{}) {
 		cfg.Loaders = DefaultLoaderConfig
 	}
+	if cfg.CursorKeys == nil && cfg.Live != nil {
+		cfg.CursorKeys = cfg.Live.keys
+	}
 	if cfg.CursorKeys == nil {
 		cfg.CursorKeys = RandomCursorKeys()
 	}
-	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging, Cursors: cfg.CursorKeys}
+	if cfg.Live != nil && cfg.Live.keys != cfg.CursorKeys {
+		// A wiring mistake: the events' cursors would not page the
+		// connection, nor its cursors resume the subscription.
+		panic("graph: HandlerConfig.Live signs cursors with other keys than HandlerConfig.CursorKeys; pass the same *CursorKeys to NewLiveFeed")
+	}
+	cfg.Subscriptions = cfg.Subscriptions.withDefaults()
+	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging, Cursors: cfg.CursorKeys, Live: cfg.Live}
 	gqlgenOnly := cfg.GqlgenExecutor
 	for _, ext := range cfg.Extensions {
 		// Field interceptors run inside gqlgen's execution of each field,
@@ -98,11 +116,20 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	conns := context.Background() // WebSocket connections: closed by the feed's drain
+	if cfg.Live != nil {
+		conns = cfg.Live.conns
+	}
+	// In this order: gqlgen serves a request with the first transport
+	// that supports it, and directPOST supports every POST.
+	srv.AddTransport(websocketTransport(cfg.Subscriptions, conns, cfg.Limits.MaxBodyBytes))
+	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: cfg.Subscriptions.KeepAlive}})
+	srv.AddTransport(multipartTransport{})
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
 	srv.AddTransport(getTransport{})
 	srv.AddTransport(directPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	cfg.Limits = cfg.Limits.withDefaults()
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(&limitsExtension{limits: cfg.Limits, paging: cfg.Paging, assetRound: assetRoundCalls(cfg.Loaders)})
 	if cfg.APQCache == nil {
@@ -112,23 +139,35 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	srv.SetErrorPresenter(ErrorPresenter(cfg.Logger))
+	present := ErrorPresenter(cfg.Logger)
+	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(recoverFunc(cfg.Logger))
-	srv.AroundResponses(freshnessExtension)
 	cache := cfg.AssetCache
 	if cache == nil {
 		cache = NewAssetCache(cfg.Loaders.AssetCacheSize, cfg.Loaders.AssetCacheTTL)
 	}
-	return guardRequest(cfg.Limits.MaxBodyBytes, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if cfg.RequestTimeout > 0 {
-			ctx, cancel := context.WithTimeout(r.Context(), cfg.RequestTimeout)
-			defer cancel()
-			r = r.WithContext(ctx)
-		}
+	newState := func() *requestState {
 		fresh := &freshness{}
 		up := newRequestUpstream(cfg.Upstream)
-		state := &requestState{loaders: newLoaders(up, cache, cfg.Loaders, cfg.Hooks, fresh), fresh: fresh, upstream: up}
-		srv.ServeHTTP(w, r.WithContext(withPanicLogger(withRequestState(r.Context(), state), cfg.Logger)))
+		return &requestState{loaders: newLoaders(up, cache, cfg.Loaders, cfg.Hooks, fresh), fresh: fresh, upstream: up}
+	}
+	streams := streamingOperations{newState: newState, present: present, live: cfg.Live}
+	srv.AroundOperations(streams.operations)
+	srv.AroundResponses(streams.responses) // outside freshnessExtension: it reads the event's state
+	srv.AroundResponses(freshnessExtension)
+	return guardRequest(cfg.Limits.MaxBodyBytes, cfg.Subscriptions, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cfg.RequestTimeout > 0 {
+			if isStream(r) {
+				// A stream lasts as long as its subscriptions; its
+				// queries get the deadline each (streamingOperations).
+				r = r.WithContext(withStreamTimeout(r.Context(), cfg.RequestTimeout))
+			} else {
+				ctx, cancel := context.WithTimeout(r.Context(), cfg.RequestTimeout)
+				defer cancel()
+				r = r.WithContext(ctx)
+			}
+		}
+		srv.ServeHTTP(w, r.WithContext(withPanicLogger(withRequestState(r.Context(), newState()), cfg.Logger)))
 	}))
 }
 

@@ -27,4 +27,6 @@ type Resolver struct {
 	// Cursors sign the cursors the resolvers issue and verify those
 	// clients send back.
 	Cursors *CursorKeys
+	// Live feeds Subscription.transactions; nil disables it.
+	Live *LiveFeed
 }

@@ -137,6 +137,11 @@ func (r *spotResolver) QuoteAsset(ctx context.Context, obj *upstream.Spot) (*ups
 	return loadAsset(ctx, obj.QuoteAsset)
 }
 
+// Transactions is the resolver for the transactions field.
+func (r *subscriptionResolver) Transactions(ctx context.Context, types []upstream.TransactionType, excludeTypes []upstream.TransactionType, cmdTypes []string, excludeCmdTypes []string, parties []string, submitter *string, after *string) (<-chan *model.TransactionEdge, error) {
+	return r.subscribeTransactions(ctx, transactionFilter{Types: types, ExcludeTypes: excludeTypes, CmdTypes: cmdTypes, ExcludeCmdTypes: excludeCmdTypes, Parties: parties, Submitter: submitter}, after)
+}
+
 // Asset is the resolver for the asset field.
 func (r *transferFundsResolver) Asset(ctx context.Context, obj *upstream.TransferFunds) (*upstream.Asset, error) {
 	return loadAsset(ctx, obj.Asset)
@@ -207,6 +212,9 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // Spot returns SpotResolver implementation.
 func (r *Resolver) Spot() SpotResolver { return &spotResolver{r} }
 
+// Subscription returns SubscriptionResolver implementation.
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
 // TransferFunds returns TransferFundsResolver implementation.
 func (r *Resolver) TransferFunds() TransferFundsResolver { return &transferFundsResolver{r} }
 
@@ -236,6 +244,7 @@ type (
 	perpetualResolver               struct{ *Resolver }
 	queryResolver                   struct{ *Resolver }
 	spotResolver                    struct{ *Resolver }
+	subscriptionResolver            struct{ *Resolver }
 	transferFundsResolver           struct{ *Resolver }
 	updateAssetResolver             struct{ *Resolver }
 	validatorNodeResolver           struct{ *Resolver }

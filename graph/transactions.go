@@ -251,3 +251,9 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 	conn.PageInfo = pageInfo(cursors, hasNext, hasPrev)
 	return conn, nil
 }
+
+// txCursorOf is the cursor of a transaction's row.
+func txCursorOf(tx *upstream.Transaction) txCursor {
+	pos := tx.Position()
+	return txCursor{B: pos.Block, I: pos.Index}
+}

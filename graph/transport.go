@@ -22,23 +22,33 @@ import (
 //   - methods other than GET, POST and OPTIONS: 405;
 //   - an Accept header that admits neither application/json nor
 //     application/graphql-response+json: 406 (GraphQL over HTTP allows
-//     this or answering in application/json regardless);
-//   - WebSocket upgrades: 400 (no WebSocket transport is enabled: the API
-//     has no subscriptions);
+//     this or answering in application/json regardless), except a POST
+//     that accepts text/event-stream (SSE) or multipart/mixed (@defer);
+//   - WebSocket upgrades from an origin the CORS settings do not allow:
+//     403, before the upgrade (SubscriptionConfig.AllowedOrigins); other
+//     WebSocket upgrades go to the WebSocket transport, with no other check;
+//   - upgrades to other protocols: 400;
 //   - POST bodies that are not application/json: 415 (which also keeps
 //     CORS "simple" form and text posts out);
 //   - bodies over the size limit: 413;
 //   - batched operations (a JSON array body): 400, one operation per
 //     request;
 //   - GET variables or extensions that are not a JSON object: 400.
-func guardRequest(maxBody int64, next http.Handler) http.Handler {
+func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "" {
-			refuse(w, r, http.StatusBadRequest, "protocol upgrades (WebSocket) are not supported: the API has no subscriptions; send queries with POST or GET")
+			switch {
+			case !isWebSocketUpgrade(r):
+				refuse(w, r, http.StatusBadRequest, "the only protocol upgrade served is WebSocket (GET with Upgrade: websocket, subprotocol graphql-transport-ws); send queries with POST or GET")
+			case !subs.originAllowed(r):
+				refuse(w, r, http.StatusForbidden, fmt.Sprintf("WebSocket connections from origin %q are not allowed (the CORS allowed origins apply)", truncate(r.Header.Get("Origin"), 128)))
+			default:
+				next.ServeHTTP(w, r)
+			}
 			return
 		}
 		if r.Method == http.MethodGet || r.Method == http.MethodPost {
-			if accept := r.Header.Get("Accept"); negotiate(accept) == mediaNone {
+			if accept := r.Header.Get("Accept"); negotiate(accept) == mediaNone && !acceptsStream(r.Method, accept) {
 				refuse(w, r, http.StatusNotAcceptable, fmt.Sprintf("the Accept header %q admits no type the gateway answers in: accept application/graphql-response+json or application/json", truncate(accept, 128)))
 				return
 			}
@@ -82,6 +92,12 @@ func guardRequest(maxBody int64, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// acceptsStream reports a POST that accepts a streamed response: Server-
+// Sent Events (subscriptions) or multipart/mixed (@defer).
+func acceptsStream(method, accept string) bool {
+	return method == http.MethodPost && (acceptsType(accept, contentTypeEventStream) || acceptsType(accept, contentTypeMultipart))
 }
 
 // checkGET checks the JSON parameters of a GET request.

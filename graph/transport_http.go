@@ -122,6 +122,24 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, status, errs)
 		return
 	}
+	// Operations one response cannot carry: a request error (its status
+	// as for any other).
+	refusal := ""
+	switch {
+	case opCtx.Operation.Operation == ast.Subscription:
+		refusal = subscriptionTransportMessage
+	case usesDefer(opCtx.Doc, opCtx.Operation.SelectionSet, map[string]bool{}):
+		// (gqlgen's deferred fragments would also wait forever for a reader.)
+		refusal = deferTransportMessage
+	}
+	if refusal != "" {
+		status := http.StatusBadRequest
+		if media == mediaJSON {
+			status = http.StatusOK
+		}
+		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, status, gqlerror.List{inputError(refusal)})
+		return
+	}
 	if queryOnly && opCtx.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
 		writeRequestError(graphql.WithOperationContext(ctx, opCtx), w, exec, http.StatusMethodNotAllowed, gqlerror.List{inputError(fmt.Sprintf("a %s cannot be sent with GET: send it with POST", opCtx.Operation.Operation))})
@@ -129,6 +147,43 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	writeResponse(w, responses(ctx))
+}
+
+// subscriptionTransportMessage answers a subscription sent as a plain
+// request, which has one response where a subscription has many.
+const subscriptionTransportMessage = "subscriptions need a WebSocket (graphql-transport-ws) or Server-Sent Events (POST with Accept: text/event-stream); a plain GET or POST carries one response"
+
+// deferTransportMessage answers a query using @defer sent without
+// accepting an incremental response.
+const deferTransportMessage = "@defer needs an incremental response: POST the query with Accept: multipart/mixed (Apollo Client does when a query uses @defer)"
+
+// usesDefer reports whether a selection set, with the fragments it
+// spreads, holds a @defer.
+func usesDefer(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) bool {
+	for _, s := range set {
+		switch s := s.(type) {
+		case *ast.Field:
+			if usesDefer(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if s.Directives.ForName("defer") != nil || usesDefer(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if s.Directives.ForName("defer") != nil {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if def := doc.Fragments.ForName(s.Name); def != nil && usesDefer(doc, def.SelectionSet, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // requestErrorResponse is the response to a request error: no data.

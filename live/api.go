@@ -170,7 +170,9 @@ type Feed[T any] struct {
 }
 
 // New returns a feed that prepares each delivered transaction with
-// prepare. Nothing polls until the first Subscribe.
+// prepare. Nothing polls until the first Subscribe. prepare runs during
+// the fan-out, with the feed's lock held: it must be quick and must not
+// call the Feed.
 func New[T any](cfg Config, prepare func(*upstream.Transaction) T) *Feed[T] {
 	return &Feed[T]{feed: newFeed(cfg, prepare)}
 }

@@ -179,6 +179,7 @@ func (f *feed[T]) stopRunLocked() {
 	f.runCancel()
 	f.linger = nil
 	f.state = stateIdle
+	f.confirmed = time.Time{}
 }
 
 func (f *feed[T]) close() {

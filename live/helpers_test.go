@@ -184,7 +184,8 @@ func subscribe(t *testing.T, f *Feed[upstream.TxCursor], opts SubscribeOptions) 
 	return s
 }
 
-// take receives n transactions, failing after a (generous) deadline.
+// take receives n transactions; it fails the test (without stopping it:
+// it may run in another goroutine) after a generous deadline.
 func take(t *testing.T, s *Subscription[upstream.TxCursor], n int) []upstream.TxCursor {
 	t.Helper()
 	var got []upstream.TxCursor
@@ -193,11 +194,13 @@ func take(t *testing.T, s *Subscription[upstream.TxCursor], n int) []upstream.Tx
 		select {
 		case pos, ok := <-s.C():
 			if !ok {
-				t.Fatalf("subscription ended (%v) after %d of %d transactions: %v", s.Err(), len(got), n, got)
+				t.Errorf("subscription ended (%v) after %d of %d transactions: %v", s.Err(), len(got), n, got)
+				return got
 			}
 			got = append(got, pos)
 		case <-deadline:
-			t.Fatalf("received %d of %d transactions: %v", len(got), n, got)
+			t.Errorf("received %d of %d transactions: %v", len(got), n, got)
+			return got
 		}
 	}
 	return got
@@ -232,7 +235,8 @@ func closed(t *testing.T, s *Subscription[upstream.TxCursor]) []upstream.TxCurso
 			}
 			got = append(got, pos)
 		case <-deadline:
-			t.Fatalf("subscription still open")
+			t.Errorf("subscription still open")
+			return got
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cenkalti/backoff/v5"
 
+	"github.com/tradenet/gateway/internal/ctxwait"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -89,7 +90,7 @@ func (f *feed[T]) readHead(ctx context.Context, gen uint64) (upstream.TxCursor, 
 		f.setState(gen, stateBackoff)
 		wait := bo.NextBackOff()
 		f.cfg.Logger.Warn("live feed: reading the chain head failed", "err", err, "retry_in", wait)
-		if !sleep(ctx, wait) {
+		if ctxwait.Sleep(ctx, wait) != nil {
 			return upstream.TxCursor{}, ctx.Err()
 		}
 	}
@@ -105,7 +106,7 @@ func (f *feed[T]) lead(ctx context.Context, gen uint64, publish func(context.Con
 	f.mu.Unlock()
 	bo := f.newBackoff()
 	wait := f.cfg.Interval
-	for sleep(ctx, wait) {
+	for ctxwait.Sleep(ctx, wait) == nil {
 		var err error
 		pos, err = f.pollRound(ctx, pos, publish)
 		switch {
@@ -293,17 +294,5 @@ func (f *feed[T]) fanout(rows []upstream.Transaction) {
 				f.endLocked(s, ErrTooSlow)
 			}
 		}
-	}
-}
-
-// sleep waits d, or until ctx ends (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -2,10 +2,15 @@
 // assets embedded in the binary: no CDN and no other origin is contacted at
 // run time, so it works on machines without internet access.
 //
-// The vendored browser build (GraphiQL 3.x UMD + React 18 UMD, see
-// assets/README.md) is served under [AssetsPrefix] with content-hashed file
-// names and long-lived cache headers; the HTML page references only those
-// same-origin paths and carries a strict Content-Security-Policy.
+// The vendored browser build (GraphiQL 3.x UMD + React 18 UMD + the
+// graphql-ws client's UMD build, see assets/README.md) is served under
+// [AssetsPrefix] with content-hashed file names and long-lived cache headers;
+// the HTML page references only those same-origin paths and carries a strict
+// Content-Security-Policy.
+//
+// The page POSTs queries and mutations to the endpoint as JSON and runs
+// subscriptions over a WebSocket to the same endpoint (graphql-transport-ws,
+// the endpoint's URL with ws: or wss: for http: or https:).
 //
 // Mounting (Go 1.22+ ServeMux):
 //
@@ -72,9 +77,11 @@ type Options struct {
 	// Default DefaultTitle.
 	Title string
 	// Endpoint is the GraphQL endpoint the page POSTs operations to as JSON,
-	// normally a same-origin absolute path such as "/graphql" (the default).
-	// If it is an absolute http(s) URL, its origin is added to the page's
-	// connect-src (and that server must allow the page's origin by CORS).
+	// and opens subscriptions' WebSockets to (graphql-transport-ws), normally
+	// a same-origin absolute path such as "/graphql" (the default). If it is
+	// an absolute http(s) URL, its origin and the matching ws(s) origin are
+	// added to the page's connect-src (and that server must allow the page's
+	// origin by CORS and in its WebSocket origin check).
 	Endpoint string
 	// DefaultQuery is the query shown in the editor of a fresh tab (GraphiQL
 	// keeps the user's own tabs in the browser's localStorage). Default
@@ -284,6 +291,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <script src="{{.ReactJS}}"></script>
 <script src="{{.ReactDOMJS}}"></script>
 <script src="{{.GraphiQLJS}}"></script>
+<script src="{{.GraphQLWSJS}}"></script>
 <script src="{{.PageJS}}"></script>
 </body>
 </html>
@@ -315,6 +323,9 @@ func newPage(opts Options) (*page, error) {
 	if u, err := url.Parse(prefix); err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(prefix, "//") {
 		return nil, fmt.Errorf("Options.AssetsURL %q must be a same-origin path", opts.AssetsURL)
 	}
+	// 'self' covers the page's own origin for fetch and, in CSP Level 3
+	// (Chromium, Firefox, Safari 15.4+), the WebSocket to the same host and
+	// port with ws: for an http: page and wss: for https:.
 	connect := "'self'"
 	eu, err := url.Parse(opts.Endpoint)
 	if err != nil {
@@ -324,15 +335,19 @@ func newPage(opts Options) (*page, error) {
 	case eu.Scheme == "" && eu.Host == "":
 		// same-origin path
 	case (eu.Scheme == "http" || eu.Scheme == "https") && eu.Host != "":
-		connect += " " + eu.Scheme + "://" + eu.Host
+		ws := "ws"
+		if eu.Scheme == "https" {
+			ws = "wss"
+		}
+		connect += " " + eu.Scheme + "://" + eu.Host + " " + ws + "://" + eu.Host
 	default:
 		return nil, fmt.Errorf("Options.Endpoint %q must be a path or an http(s) URL", opts.Endpoint)
 	}
 
 	data := struct {
-		Title, Endpoint, DefaultQuery           string
-		Favicon, GraphiQLCSS, PageCSS           string
-		ReactJS, ReactDOMJS, GraphiQLJS, PageJS string
+		Title, Endpoint, DefaultQuery                        string
+		Favicon, GraphiQLCSS, PageCSS                        string
+		ReactJS, ReactDOMJS, GraphiQLJS, GraphQLWSJS, PageJS string
 	}{
 		Title:        opts.Title,
 		Endpoint:     opts.Endpoint,
@@ -343,6 +358,7 @@ func newPage(opts Options) (*page, error) {
 		ReactJS:      assetURL(prefix, "react.production.min.js"),
 		ReactDOMJS:   assetURL(prefix, "react-dom.production.min.js"),
 		GraphiQLJS:   assetURL(prefix, "graphiql.min.js"),
+		GraphQLWSJS:  assetURL(prefix, "graphql-ws.min.js"),
 		PageJS:       assetURL(prefix, "playground.js"),
 	}
 	var buf bytes.Buffer
@@ -359,7 +375,8 @@ func newPage(opts Options) (*page, error) {
 
 // contentSecurityPolicy is the page's policy. Scripts, styles, fonts and
 // images come only from this origin ('self'; GraphiQL's fonts and icons are
-// data: URIs inside its stylesheet), operations are POSTed only to connect.
+// data: URIs inside its stylesheet), operations are POSTed (and
+// subscriptions' WebSockets opened) only to connect.
 // style-src needs 'unsafe-inline' because GraphiQL's bundled UI libraries
 // (react-remove-scroll via Radix dialogs, CodeMirror) inject <style> elements
 // and style attributes at run time; scripts stay 'self' only: the bootstrap

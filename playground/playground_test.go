@@ -124,8 +124,8 @@ func TestPageContent(t *testing.T) {
 	}
 	// No inline script or style: every <script> has a src and no body.
 	scripts := regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`).FindAllStringSubmatch(html, -1)
-	if len(scripts) != 4 {
-		t.Errorf("page has %d scripts, want 4 (react, react-dom, graphiql, bootstrap)", len(scripts))
+	if len(scripts) != 5 {
+		t.Errorf("page has %d scripts, want 5 (react, react-dom, graphiql, graphql-ws, bootstrap)", len(scripts))
 	}
 	for _, s := range scripts {
 		if !strings.Contains(s[1], "src=") || strings.TrimSpace(s[2]) != "" {
@@ -213,14 +213,14 @@ func TestReferencedAssetsAreServed(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"react.production.min.js", "react-dom.production.min.js",
-		"graphiql.min.js", "graphiql.min.css", "playground.js", "playground.css", "favicon.svg"} {
+		"graphiql.min.js", "graphql-ws.min.js", "graphiql.min.css", "playground.js", "playground.css", "favicon.svg"} {
 		if !seen[name] {
 			t.Errorf("page does not reference %s", name)
 		}
 	}
 	// Scripts load in dependency order.
 	last := -1
-	for _, name := range []string{"/react.production.min.", "/react-dom.production.min.", "/graphiql.min.", "/playground."} {
+	for _, name := range []string{"/react.production.min.", "/react-dom.production.min.", "/graphiql.min.", "/graphql-ws.min.", "/playground."} {
 		i := strings.LastIndex(html, name)
 		if i <= last {
 			t.Errorf("%s is not loaded after the scripts it needs", name)
@@ -345,7 +345,7 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestLicencesEmbedded(t *testing.T) {
-	for _, name := range []string{"LICENSE.graphiql", "LICENSE.react", "LICENSE.react-dom", "THIRD-PARTY-LICENSES.graphiql"} {
+	for _, name := range []string{"LICENSE.graphiql", "LICENSE.react", "LICENSE.react-dom", "LICENSE.graphql-ws", "THIRD-PARTY-LICENSES.graphiql"} {
 		b, err := fs.ReadFile(embedded, "assets/"+name)
 		if err != nil {
 			t.Errorf("licence %s not embedded: %v", name, err)
@@ -383,6 +383,9 @@ func TestReadmeNamesVendoredVersions(t *testing.T) {
 	}
 	if !bytes.Contains(readme, []byte("| graphiql  | 3.")) {
 		t.Error("README.md does not name the GraphiQL 3.x version")
+	}
+	if !regexp.MustCompile(`\| graphql-ws \| \d+\.\d+\.\d+ +\|`).Match(readme) {
+		t.Error("README.md does not name the graphql-ws version")
 	}
 }
 
@@ -432,8 +435,8 @@ func TestNoOtherOriginLoads(t *testing.T) {
 			t.Errorf("%s has a sourceMappingURL comment (the map is not vendored)", a.name)
 		}
 	}
-	if n < 7 {
-		t.Errorf("checked %d JS/CSS/SVG assets, want at least 7", n)
+	if n < 8 {
+		t.Errorf("checked %d JS/CSS/SVG assets, want at least 8", n)
 	}
 }
 
@@ -456,6 +459,67 @@ func TestBootstrapScript(t *testing.T) {
 	}
 }
 
+// TestSubscriptionsOverWebSocket checks the pieces the playground's
+// subscriptions rest on (the browser test e2e/test/playground-live.test.mjs
+// runs one end to end): the graphql-ws client is embedded, served as
+// JavaScript and referenced by the page before the bootstrap; it defines the
+// global the bootstrap uses and speaks graphql-transport-ws; the bootstrap
+// sends subscriptions to the endpoint's ws(s) URL with the headers as the
+// connection_init payload; and the CSP lets the page open that WebSocket
+// ('self', which in CSP Level 3 matches ws: and wss: of the page's own host
+// and port) and nothing else.
+func TestSubscriptionsOverWebSocket(t *testing.T) {
+	rec, html := getPage(t, testOpts)
+	d := cspDirectives(t, rec.Header().Get("Content-Security-Policy"))
+	if d["connect-src"] != "'self'" {
+		t.Errorf("connect-src = %q, want 'self' (same-origin fetch and WebSocket only)", d["connect-src"])
+	}
+	if d["script-src"] != "'self'" {
+		t.Errorf("script-src = %q, want 'self'", d["script-src"])
+	}
+
+	u := assetURL(AssetsPrefix, "graphql-ws.min.js")
+	if !strings.Contains(html, `<script src="`+u+`"></script>`) {
+		t.Errorf("page does not load %s", u)
+	}
+	got := do(t, Handler(testOpts), http.MethodGet, u, nil)
+	if got.Code != http.StatusOK || got.Header().Get("Content-Type") != "text/javascript; charset=utf-8" {
+		t.Fatalf("GET %s = %d %q", u, got.Code, got.Header().Get("Content-Type"))
+	}
+	js := got.Body.String()
+	for _, want := range []string{
+		".graphqlWs={}",          // the UMD wrapper's global
+		`"graphql-transport-ws"`, // the WebSocket subprotocol
+		"createClient",
+		"connection_init",
+	} {
+		if !strings.Contains(js, want) {
+			t.Errorf("graphql-ws.min.js lacks %s", want)
+		}
+	}
+	if regexp.MustCompile(`\brequire\(`).MatchString(js) {
+		t.Error("graphql-ws.min.js requires a module (it must be self-contained)")
+	}
+
+	// GraphiQL's bundle exposes its graphql-js, which the bootstrap parses
+	// operations with.
+	gi, _ := fs.ReadFile(embedded, "assets/graphiql.min.js")
+	if !regexp.MustCompile(`\.GraphQL=[\w$]+,`).Match(gi) {
+		t.Error("graphiql.min.js no longer assigns GraphiQL.GraphQL")
+	}
+
+	b, _ := fs.ReadFile(embedded, "assets/playground.js")
+	boot := string(b)
+	for _, want := range []string{
+		"graphqlWs.createClient(", "lazy: true", "retryAttempts:", "connectionParams:",
+		"window.GraphiQL.GraphQL", "=== 'subscription'", "'wss:' : 'ws:'", "new URL(endpoint, window.location.href)",
+	} {
+		if !strings.Contains(boot, want) {
+			t.Errorf("playground.js lacks %s", want)
+		}
+	}
+}
+
 func TestOptionsAssetsURLAndEndpoint(t *testing.T) {
 	_, html := getPage(t, Options{AssetsURL: "/ui/playground"})
 	for _, u := range pageURLs(t, html) {
@@ -464,7 +528,11 @@ func TestOptionsAssetsURLAndEndpoint(t *testing.T) {
 		}
 	}
 	rec, _ := getPage(t, Options{Endpoint: "https://api.example.test/graphql"})
-	if d := cspDirectives(t, rec.Header().Get("Content-Security-Policy")); d["connect-src"] != "'self' https://api.example.test" {
+	if d := cspDirectives(t, rec.Header().Get("Content-Security-Policy")); d["connect-src"] != "'self' https://api.example.test wss://api.example.test" {
+		t.Errorf("connect-src = %q", d["connect-src"])
+	}
+	rec, _ = getPage(t, Options{Endpoint: "http://127.0.0.1:8080/graphql"})
+	if d := cspDirectives(t, rec.Header().Get("Content-Security-Policy")); d["connect-src"] != "'self' http://127.0.0.1:8080 ws://127.0.0.1:8080" {
 		t.Errorf("connect-src = %q", d["connect-src"])
 	}
 	for _, bad := range []Options{{AssetsURL: "https://cdn.example.test/"}, {AssetsURL: "//cdn.example.test/"}, {Endpoint: "javascript:alert(1)"}} {

@@ -7,15 +7,19 @@
 # assets/README.md and run `go test ./playground/`.
 #
 #   ./playground/update-assets.sh                       # pinned versions below
-#   GRAPHIQL_VERSION=3.9.0 ./playground/update-assets.sh
+#   GRAPHIQL_VERSION=3.9.0 GRAPHQL_WS_VERSION=6.4.2 ./playground/update-assets.sh
 #
 # Only a GraphiQL version that still ships the UMD browser build
 # (graphiql/graphiql.min.js + graphiql.min.css, GraphiQL <= 3.x) works here;
 # GraphiQL 4+/5 dropped it in favour of ES modules that need a bundler.
+# Likewise graphql-ws (the WebSocket client playground.js uses for
+# subscriptions) must ship umd/graphql-ws.min.js, which defines the global
+# graphqlWs (5.x and 6.x do).
 set -euo pipefail
 
 GRAPHIQL_VERSION="${GRAPHIQL_VERSION:-3.9.0}"
 REACT_VERSION="${REACT_VERSION:-18.3.1}"
+GRAPHQL_WS_VERSION="${GRAPHQL_WS_VERSION:-6.4.2}"
 # graphql-js is bundled inside graphiql.min.js; it is installed only to satisfy
 # GraphiQL's peer dependency and to collect its licence.
 GRAPHQL_VERSION="${GRAPHQL_VERSION:-16}"
@@ -29,11 +33,12 @@ cd "$tmp"
 npm init -y >/dev/null
 npm install --no-audit --no-fund --ignore-scripts --save-exact \
   "graphiql@$GRAPHIQL_VERSION" "react@$REACT_VERSION" "react-dom@$REACT_VERSION" \
-  "graphql@$GRAPHQL_VERSION" >/dev/null
+  "graphql@$GRAPHQL_VERSION" "graphql-ws@$GRAPHQL_WS_VERSION" >/dev/null
 
 nm="$tmp/node_modules"
 for f in "$nm/graphiql/graphiql.min.js" "$nm/graphiql/graphiql.min.css" \
-         "$nm/react/umd/react.production.min.js" "$nm/react-dom/umd/react-dom.production.min.js"; do
+         "$nm/react/umd/react.production.min.js" "$nm/react-dom/umd/react-dom.production.min.js" \
+         "$nm/graphql-ws/umd/graphql-ws.min.js"; do
   [ -f "$f" ] || { echo "missing $f: this version has no UMD browser build" >&2; exit 1; }
 done
 
@@ -44,10 +49,14 @@ strip_map "$nm/graphiql/graphiql.min.js"                  "$dst/graphiql.min.js"
 strip_map "$nm/graphiql/graphiql.min.css"                 "$dst/graphiql.min.css"
 strip_map "$nm/react/umd/react.production.min.js"         "$dst/react.production.min.js"
 strip_map "$nm/react-dom/umd/react-dom.production.min.js" "$dst/react-dom.production.min.js"
+# graphql-ws's UMD build has no dependencies (graphql is a peer dependency
+# it only needs for types and server helpers, not in the browser client).
+strip_map "$nm/graphql-ws/umd/graphql-ws.min.js"          "$dst/graphql-ws.min.js"
 
 cp "$nm/graphiql/LICENSE"  "$dst/LICENSE.graphiql"
 cp "$nm/react/LICENSE"     "$dst/LICENSE.react"
 cp "$nm/react-dom/LICENSE" "$dst/LICENSE.react-dom"
+cp "$nm/graphql-ws/LICENSE.md" "$dst/LICENSE.graphql-ws"
 
 # graphiql.min.js bundles its whole dependency tree (graphql-js, CodeMirror 5,
 # markdown-it, Radix UI, ...); collect their licences into one file.
@@ -109,7 +118,7 @@ fs.writeFileSync(out, text);
 JS
 
 echo "vendored into $dst:"
-for p in graphiql react react-dom graphql; do
+for p in graphiql react react-dom graphql graphql-ws; do
   printf '  %-10s %s\n' "$p" "$(node -p "require('$nm/$p/package.json').version")"
 done
 echo "Update the versions table in assets/README.md, then run: go test ./playground/"

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/http"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,8 +18,11 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/redisstate"
 	"github.com/tradenet/gateway/redisstate/redistest"
+	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/upstream"
 )
 
 // deadline bounds every wait for an event: generous, for a loaded machine.
@@ -183,20 +189,26 @@ func (r *replica) holder(t *testing.T) string {
 	return id
 }
 
+// startPair starts replicas a and b (lease TTL ttl, default Retry) on the
+// Redis at url, waits until one leads and both are subscribed, and
+// returns them, the leader and the follower.
+func startPair(t *testing.T, url string, onError func(string, error), ttl time.Duration) (f *fleet, a, b, leader, follower *replica) {
+	t.Helper()
+	f = newFleet()
+	a = startReplica(t, f, open(t, url, "", onError), "a", ttl, 0)
+	b = startReplica(t, f, open(t, url, "", onError), "b", ttl, 0)
+	leader, follower = a, b
+	if f.next(t, "a replica leads", started("")).replica == "b" {
+		leader, follower = b, a
+	}
+	connected(t, leader, a, b)
+	return f, a, b, leader, follower
+}
+
 func TestLiveCoordinatorOneReplicaPollsAndEveryReplicaReceives(t *testing.T) {
 	checkLeaks(t)
 	url := redistest.Start(t)
-	f := newFleet()
-	a := startReplica(t, f, open(t, url, "", nil), "a", 600*time.Millisecond, 0)
-	b := startReplica(t, f, open(t, url, "", nil), "b", 600*time.Millisecond, 0)
-	byName := map[string]*replica{"a": a, "b": b}
-
-	leader := byName[f.next(t, "a replica leads", started("")).replica]
-	follower := a
-	if leader == a {
-		follower = b
-	}
-	connected(t, leader, a, b)
+	f, a, b, leader, follower := startPair(t, url, nil, 600*time.Millisecond)
 	if !leader.c.Holding() || follower.c.Holding() {
 		t.Fatalf("Holding: leader %v, follower %v", leader.c.Holding(), follower.c.Holding())
 	}
@@ -374,17 +386,7 @@ func TestLiveCoordinatorPollsLocallyWhileRedisIsDown(t *testing.T) {
 			reported.Add(1)
 		}
 	}
-	f := newFleet()
-	const ttl = 300 * time.Millisecond
-	a := startReplica(t, f, open(t, server.url(), "", onError), "a", ttl, 0)
-	b := startReplica(t, f, open(t, server.url(), "", onError), "b", ttl, 0)
-	byName := map[string]*replica{"a": a, "b": b}
-	leader := byName[f.next(t, "a replica leads", started("")).replica]
-	follower := a
-	if leader == a {
-		follower = b
-	}
-	connected(t, leader, a, b)
+	f, a, b, _, follower := startPair(t, server.url(), onError, 300*time.Millisecond)
 
 	server.kill()
 	t.Logf("Redis killed")
@@ -406,10 +408,9 @@ func TestLiveCoordinatorPollsLocallyWhileRedisIsDown(t *testing.T) {
 	// stops polling.
 	server.start()
 	t.Logf("Redis started again")
-	loser := byName[f.next(t, "one replica stops polling", func(e leadEvent) bool { return !e.leading }).replica]
-	winner := a
-	if loser == a {
-		winner = b
+	loser, winner := a, b
+	if f.next(t, "one replica stops polling", func(e leadEvent) bool { return !e.leading }).replica == "b" {
+		loser, winner = b, a
 	}
 	if got := winner.holder(t); got != winner.name {
 		t.Fatalf("Holder = %q, want %q", got, winner.name)
@@ -445,5 +446,149 @@ func TestLiveCoordinatorRefusesBadOptions(t *testing.T) {
 	}
 	if c.ID() == "" || c.ID() == store.LiveCoordinator(redisstate.LiveOptions{}).ID() {
 		t.Errorf("default holder ids are not unique: %q", c.ID())
+	}
+}
+
+// growingChain is the sample data service's explorer with its newest
+// transactions hidden until the test reveals them: new blocks arriving.
+type growingChain struct {
+	client *upstream.Client
+	tail   []upstream.Transaction // the newest transactions, oldest first
+	shown  atomic.Int64           // how many of tail are visible
+}
+
+// hiddenFrom is the position of the first hidden transaction, nil when
+// all are shown.
+func (g *growingChain) hiddenFrom() *upstream.TxCursor {
+	if n := int(g.shown.Load()); n < len(g.tail) {
+		p := g.tail[n].Position()
+		return &p
+	}
+	return nil
+}
+
+func (g *growingChain) ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error) {
+	hidden := g.hiddenFrom()
+	if hidden != nil && p.After == nil && p.Before == nil && p.Last == 0 {
+		// The N newest visible: the N immediately older than the first
+		// hidden one.
+		p.First, p.Last, p.Before = 0, p.First, hidden
+	}
+	page, err := g.client.ListTransactions(ctx, p)
+	if err != nil || hidden == nil {
+		return page, err
+	}
+	page.Transactions = slices.DeleteFunc(page.Transactions, func(tx upstream.Transaction) bool {
+		pos := tx.Position()
+		return pos.Block > hidden.Block || pos.Block == hidden.Block && pos.Index >= hidden.Index
+	})
+	return page, nil
+}
+
+// countedExplorer counts one process's explorer requests.
+type countedExplorer struct {
+	live.Explorer
+	requests atomic.Int64
+}
+
+func (c *countedExplorer) ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error) {
+	c.requests.Add(1)
+	return c.Explorer.ListTransactions(ctx, p)
+}
+
+// Two processes' live feeds sharing one Redis make one poller between
+// them: both receive every new transaction, in chain order, once, and
+// only the lease holder reads the explorer after the chain head; when it
+// stops, the other polls.
+func TestLiveFeedsOfTwoReplicasShareOnePoller(t *testing.T) {
+	checkLeaks(t)
+	url := redistest.Start(t)
+	sample, err := sampleservice.Start(sampleservice.Config{}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sample.Close()
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	client, err := upstream.New(upstream.Config{DataNodeURL: sample.URL, ExplorerURL: sample.URL + "/rest", HTTPClient: &http.Client{Transport: transport}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := client.ListTransactions(context.Background(), upstream.TransactionsParams{First: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := slices.Clone(page.Transactions)
+	slices.Reverse(tail)
+	chain := &growingChain{client: client, tail: tail}
+	chain.shown.Store(20)
+
+	type process struct {
+		name     string
+		explorer *countedExplorer
+		coord    *redisstate.LiveCoordinator
+		feed     *live.Feed[string]
+		sub      *live.Subscription[string]
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	var procs []*process
+	for _, name := range []string{"a", "b"} {
+		p := &process{name: name, explorer: &countedExplorer{Explorer: chain}}
+		p.coord = open(t, url, "", nil).LiveCoordinator(redisstate.LiveOptions{ID: name, Logger: quiet})
+		p.feed = live.New(live.Config{Explorer: p.explorer, Interval: 20 * time.Millisecond, Coordinator: p.coord, Logger: quiet},
+			func(tx *upstream.Transaction) string { return tx.Position().String() })
+		defer p.feed.Close()
+		if p.sub, err = p.feed.Subscribe(context.Background(), live.SubscribeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, p)
+	}
+	// reveal shows the next n transactions and checks that every
+	// subscription in subs receives them, in order.
+	reveal := func(n int, subs ...*process) {
+		t.Helper()
+		from := int(chain.shown.Add(int64(n))) - n
+		for _, p := range subs {
+			for _, tx := range tail[from : from+n] {
+				select {
+				case got, ok := <-p.sub.C():
+					if !ok {
+						t.Fatalf("%s: the subscription ended: %v", p.name, p.sub.Err())
+					}
+					if want := tx.Position().String(); got != want {
+						t.Fatalf("%s received %s, want %s", p.name, got, want)
+					}
+				case <-time.After(deadline):
+					t.Fatalf("%s did not receive %s", p.name, tx.Position())
+				}
+			}
+		}
+	}
+	reveal(10, procs...)
+	reveal(10, procs...)
+
+	leader, follower := procs[0], procs[1]
+	if !leader.coord.Holding() {
+		leader, follower = follower, leader
+	}
+	if !leader.coord.Holding() || follower.coord.Holding() {
+		t.Fatalf("Holding: a %v, b %v; want exactly one", procs[0].coord.Holding(), procs[1].coord.Holding())
+	}
+	// The follower read the chain head, and nothing since.
+	if n := follower.explorer.requests.Load(); n != 1 {
+		t.Fatalf("the follower made %d explorer requests, want 1 (the head)", n)
+	}
+	if n := leader.explorer.requests.Load(); n < 3 {
+		t.Fatalf("the leader made %d explorer requests", n)
+	}
+	if st := follower.feed.Stats(); st.State != "following" || st.Polls != 1 {
+		t.Fatalf("follower's stats: %+v", st)
+	}
+
+	// The leader's process stops: the follower takes the lease and polls.
+	leader.feed.Close()
+	reveal(10, follower)
+	if !follower.coord.Holding() || follower.explorer.requests.Load() < 2 {
+		t.Fatalf("after the hand-over: Holding %v, %d requests", follower.coord.Holding(), follower.explorer.requests.Load())
 	}
 }

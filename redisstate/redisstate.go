@@ -1,7 +1,9 @@
 // Package redisstate keeps the state that replicas of the gateway share in
 // Redis when REDIS_URL is set: automatic persisted queries, the asset
-// cache and the data node's rate budget. Without Redis each replica keeps
-// its own (package graph's in-memory caches, upstream's local budget).
+// cache and the data node's rate budget, and it elects the one replica that
+// polls the live transaction feed (LiveCoordinator). Without Redis each
+// replica keeps its own (package graph's in-memory caches, upstream's local
+// budget, a poller per process).
 //
 // Shared state is best-effort where it can be: a cache that cannot reach
 // Redis reports a miss and the request goes on. The rate budget cannot

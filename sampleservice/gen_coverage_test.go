@@ -408,25 +408,15 @@ func TestCoverageReferences(t *testing.T) {
 		parties[p] = true
 	}
 	dangling := d.Notable["asset.dangling"]
-	assetKeys := []string{"settlementAsset", "baseAsset", "quoteAsset", "assetForMetric", "updateAsset.assetId",
-		"newTransfer.changes.asset", "withdrawSubmission.asset", "transfer.asset", "deposit.vegaAssetId"}
 	danglingKeys := map[string]bool{}
 	bySubmitterParty := 0
 	for pos, tx := range txs {
-		genWalk("", tx, func(path string, v any) {
-			s, ok := v.(string)
-			if !ok || s == "" {
-				return
-			}
-			for _, k := range assetKeys {
-				if path == k || strings.HasSuffix(path, "."+k) {
-					if !assets[s] {
-						if pos != dangling {
-							t.Errorf("transaction %d: %s = %s is not a dataset asset", pos, path, s)
-						}
-						danglingKeys[k] = true
-					}
+		genAssetRefs(tx, func(path, k, s string) {
+			if !assets[s] {
+				if pos != dangling {
+					t.Errorf("transaction %d: %s = %s is not a dataset asset", pos, path, s)
 				}
+				danglingKeys[k] = true
 			}
 		})
 		if n := genDig(tx, "command", "announceNode"); n != nil {
@@ -454,6 +444,25 @@ func TestCoverageReferences(t *testing.T) {
 	if bySubmitterParty*3 < len(txs)*2 {
 		t.Errorf("only %d of %d transactions are submitted by dataset parties", bySubmitterParty, len(txs))
 	}
+}
+
+// genAssetKeys are the keys (path suffixes) of a transaction's asset ids.
+var genAssetKeys = []string{"settlementAsset", "baseAsset", "quoteAsset", "assetForMetric", "updateAsset.assetId",
+	"newTransfer.changes.asset", "withdrawSubmission.asset", "transfer.asset", "deposit.vegaAssetId"}
+
+// genAssetRefs calls fn with the path, key and value of each asset id in tx.
+func genAssetRefs(tx map[string]any, fn func(path, key, id string)) {
+	genWalk("", tx, func(path string, v any) {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return
+		}
+		for _, k := range genAssetKeys {
+			if path == k || strings.HasSuffix(path, "."+k) {
+				fn(path, k, s)
+			}
+		}
+	})
 }
 
 // genNotableChecks says, for every notable name, what its transaction must

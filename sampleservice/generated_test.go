@@ -1,7 +1,6 @@
 package sampleservice
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -266,38 +264,13 @@ func TestMainCommand(t *testing.T) {
 		}
 	})
 	t.Run("serves until stopped", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		pr, pw := io.Pipe()
-		done := make(chan error, 1)
-		go func() {
-			done <- run(ctx, []string{"-listen", "127.0.0.1:0", "-defects", "off", "-rate-limit"}, pw)
-			pw.Close()
-		}()
-		lines := bufio.NewScanner(pr)
-		base := ""
-		for lines.Scan() {
-			if rest, ok := strings.CutPrefix(lines.Text(), "data node: "); ok {
-				base, _, _ = strings.Cut(rest, "/api/v2/assets")
-				break
-			}
-		}
-		go io.Copy(io.Discard, pr)
-		if base == "" {
-			t.Fatalf("no URL printed")
-		}
+		printed, stop := startMain(t, "data node: ", "-listen", "127.0.0.1:0", "-defects", "off", "-rate-limit")
+		defer stop()
+		rest, _ := strings.CutPrefix(printed[len(printed)-1], "data node: ")
+		base, _, _ := strings.Cut(rest, "/api/v2/assets")
 		r := fetch(t, base+"/api/v2/assets?pagination.first=1")
 		if r.status != http.StatusOK || r.header.Get("Ratelimit-Limit") != "20" {
 			t.Errorf("status %d, Ratelimit-Limit %q; want 200 and 20", r.status, r.header.Get("Ratelimit-Limit"))
-		}
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run returned %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("run did not stop")
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +37,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	defectsFlag := fs.String("defects", "on",
 		"upstream defects to reproduce: on, off, or a comma-separated list of "+strings.Join(defectNames, ", "))
 	cache := fs.Int("cache", defaultCacheEntries, "response cache entries (0 disables the cache)")
+	blockInterval := fs.Duration("block-interval", 0,
+		"append a new block of transactions this often, e.g. 2s, so the explorer's head moves (0: off)")
+	blockSize := fs.Int("block-size", defaultBlockSize,
+		"most transactions in a new block (each holds 1 to this many), 1.."+strconv.Itoa(maxBlockSize))
+	control := fs.Bool("control", false,
+		"serve the control route POST "+controlBlocksPath+"[?transactions=N], which appends a block now (for end-to-end tests)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -61,6 +68,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		},
 		Defects:      defects,
 		CacheEntries: *cache,
+		Blocks:       BlocksConfig{Interval: *blockInterval, PerBlock: *blockSize},
+		Control:      *control,
 	}, *listen)
 	if err != nil {
 		return err
@@ -74,6 +83,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		time.Since(start).Round(time.Millisecond), len(d.Assets), len(d.FundingPayments), len(d.Delegations), n)
 	fmt.Fprintf(stdout, "data node: %s/api/v2/assets  explorer: %s/rest/transactions\n", srv.URL, srv.URL)
 	fmt.Fprintf(stdout, "defects: %s  rate limit: %v\n", FormatDefects(defects), *limitOn)
+	if *blockInterval > 0 {
+		fmt.Fprintf(stdout, "new blocks: every %s, 1 to %d transactions each\n", *blockInterval, *blockSize)
+	}
+	if *control {
+		fmt.Fprintf(stdout, "control: POST %s%s\n", srv.URL, controlBlocksPath)
+	}
 
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "shutting down")

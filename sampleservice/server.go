@@ -367,10 +367,11 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	// served after it; a lookup's body never changes, and a miss (404) is
 	// not cached.
 	x := s.txs.Load()
-	key := strconv.FormatUint(st.gen, 10) + path + "?" + values.Encode()
+	chain := ""
 	if endpoints[rt.index] == EndpointTransactions {
-		key = strconv.Itoa(x.len()) + "@" + key
+		chain = strconv.Itoa(x.len()) + "@"
 	}
+	key := chain + strconv.FormatUint(st.gen, 10) + path + "?" + values.Encode()
 	body, ok := s.cache.get(key)
 	if !ok {
 		b, apiErr := rt.handle(s, x, param, query(values), st.defects)

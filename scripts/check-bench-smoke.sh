@@ -4,7 +4,8 @@
 # at every page size, concurrency level and dataset size of the full run, and the harness
 # fails on any error: a failed request, a GraphQL error the data does not explain, a gateway
 # answer that differs from the direct one, or two identical upstream requests in flight at
-# once among 100 concurrent identical queries. Takes a few seconds; timings are not checked.
+# once among 100 concurrent identical queries, or a live subscriber that misses, repeats or
+# reorders a transaction. Takes a few seconds; timings are not checked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +16,7 @@ go run ./bench -smoke -out "$out/report.md" -json "$out/cells.json"
 
 # The report holds every section and the four queries of the headline.
 for want in '## Headline' '## Growth with page size' '## Growth with concurrency' \
-  '## Growth with the dataset' '## Coalescing' \
+  '## Growth with the dataset' '## Coalescing' '## Live transactions' 'a filter each' \
   '| transactions-50 |' '| assets-100 |' '| party-50 |' '| delegations-1000 |' \
   '| transactions-1000 |' '| delegations-10 |' 'concurrency 16' '| 200 |'; do
   if ! grep -qF -- "$want" "$out/report.md"; then

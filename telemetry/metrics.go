@@ -38,6 +38,7 @@ type Metrics struct {
 	executions       *prometheus.CounterVec
 	compressed       *prometheus.CounterVec
 	compressedBytes  *prometheus.CounterVec
+	subscriptions    subscriptionMetrics
 }
 
 // MaxOperationNames bounds the distinct operation names in metric labels:
@@ -80,7 +81,7 @@ func NewMetrics() *Metrics {
 		}, []string{"operation"}),
 		operationSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_graphql_operation_duration_seconds",
-			Help:    "Time from reading a GraphQL request to having its response, by operation name.",
+			Help:    "Time from reading a GraphQL request to having its response (the last part of a @defer response), by operation name; subscriptions are not in it (gateway_graphql_subscription_setup_duration_seconds).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"operation"}),
 		operationErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -138,6 +139,7 @@ func NewMetrics() *Metrics {
 		m.assetCache, m.loaderBatch, m.loaderPrefetch, m.breakerChanges, m.redisErrors, m.executions,
 		m.compressed, m.compressedBytes,
 	)
+	m.subscriptions = newSubscriptionMetrics(reg)
 	for _, e := range []string{"direct", "gqlgen"} {
 		m.executions.WithLabelValues(e)
 	}
@@ -150,6 +152,11 @@ func NewMetrics() *Metrics {
 	}
 	for _, r := range []string{"hit", "miss"} {
 		m.assetCache.WithLabelValues(r)
+	}
+	// Series known in advance start at 0, so that rate() and the
+	// dashboard see them before the first event.
+	for _, use := range []string{"apq", "asset_cache", "budget"} {
+		m.redisErrors.WithLabelValues(use)
 	}
 	m.names = &nameSet{max: MaxOperationNames, idle: OperationNameIdle, seen: map[string]time.Time{}, evict: m.deleteOperation}
 	return m
@@ -180,15 +187,30 @@ func (m *Metrics) ObserveOperation(operation string, d time.Duration, codes []st
 	}
 	m.operations.WithLabelValues(operation).Inc()
 	m.operationSeconds.WithLabelValues(operation).Observe(d.Seconds())
+	m.observeErrors(operation, codes)
+}
+
+// observeErrors counts an operation's errors by code.
+func (m *Metrics) observeErrors(operation string, codes []string) {
+	if m == nil {
+		return
+	}
 	for _, c := range codes {
-		if !errorCodes[c] {
-			if c == "" {
-				c = "NONE"
-			} else {
-				c = "OTHER"
-			}
-		}
-		m.operationErrors.WithLabelValues(operation, c).Inc()
+		m.operationErrors.WithLabelValues(operation, errorCodeLabel(c)).Inc()
+	}
+}
+
+// errorCodeLabel is the label of an error's extensions.code: the code
+// itself when it is one of errorCodes, "NONE" when there is none, and
+// "OTHER" for any other.
+func errorCodeLabel(c string) string {
+	switch {
+	case errorCodes[c]:
+		return c
+	case c == "":
+		return "NONE"
+	default:
+		return "OTHER"
 	}
 }
 
@@ -293,6 +315,11 @@ var breakerStates = []string{upstream.BreakerClosed, upstream.BreakerHalfOpen, u
 func (m *Metrics) WatchBreakers(state func(upstream.Service) string, services ...upstream.Service) {
 	if m == nil {
 		return
+	}
+	for _, s := range services {
+		for _, st := range breakerStates {
+			m.breakerChanges.WithLabelValues(string(s), st)
+		}
 	}
 	desc := prometheus.NewDesc("gateway_upstream_breaker_state",
 		"Circuit breaker state of each upstream service: 1 for the current state (closed, half-open, open), 0 for the others.",

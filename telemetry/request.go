@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -13,6 +14,7 @@ import (
 // upstream requests it caused. Safe for concurrent use.
 type Request struct {
 	upstreamCalls atomic.Int64
+	events        atomic.Int64
 
 	mu        sync.Mutex
 	operation string
@@ -60,8 +62,43 @@ func (r *Request) setOperation(name string, codes []string) {
 	defer r.mu.Unlock()
 	r.graphql = true
 	r.operation = name
-	r.codes = append(r.codes, codes...)
+	// A WebSocket connection may run operations for hours: the record
+	// keeps the first maxLoggedCodes codes.
+	r.codes = append(r.codes, codes[:min(len(codes), max(0, maxLoggedCodes-len(r.codes)))]...)
 }
+
+// maxLoggedCodes bounds the error codes a request's record keeps.
+const maxLoggedCodes = 64
+
+// addEvent counts a subscription event and notes its error codes, each
+// code once.
+func (r *Request) addEvent(codes []string) {
+	if r == nil {
+		return
+	}
+	r.events.Add(1)
+	if len(codes) > 0 {
+		r.addErrorCodes(codes)
+	}
+}
+
+// addErrorCodes notes codes not noted yet, within maxLoggedCodes.
+func (r *Request) addErrorCodes(codes []string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range codes {
+		if len(r.codes) < maxLoggedCodes && !slices.Contains(r.codes, c) {
+			r.codes = append(r.codes, c)
+		}
+	}
+}
+
+// SubscriptionEvents is the number of subscription events the request
+// answered (its WebSocket connection's or SSE stream's).
+func (r *Request) SubscriptionEvents() int64 { return r.events.Load() }
 
 // GraphQL reports whether the request reached the GraphQL executor, and
 // the operation's name ("" when unnamed or never parsed).
@@ -89,7 +126,9 @@ func (r *Request) setTraceID(id string) {
 	r.traceID = id
 }
 
-// ErrorCodes are the extensions.code of the response's errors, in order.
+// ErrorCodes are the extensions.code of the response's errors, in order
+// (at most maxLoggedCodes); a subscription's events add each of theirs
+// once.
 func (r *Request) ErrorCodes() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -1,10 +1,15 @@
 // An Apollo Client configured as a frontend would configure it for this
 // gateway: relayStylePagination on every connection field, possibleTypes
-// for the unions and the Node interface.
-import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client/core';
-import { relayStylePagination } from '@apollo/client/utilities';
+// for the unions and the Node interface; for live pages, subscriptions
+// over graphql-ws and @defer over multipart/mixed.
+import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from '@apollo/client/core';
+import { Defer20220824Handler } from '@apollo/client/incremental';
+import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
+import { getMainDefinition, relayStylePagination } from '@apollo/client/utilities';
 import { buildSchema, isAbstractType, isObjectType, getNamedType } from 'graphql';
+import { createClient } from 'graphql-ws';
 import { firstValueFrom, filter } from 'rxjs';
+import WebSocket from 'ws';
 
 /**
  * possibleTypes from the schema, as `graphql-codegen`'s fragment-matcher
@@ -44,7 +49,8 @@ export function connectionTypePolicies(schema) {
   return policies;
 }
 
-export function makeClient(gatewayURL, sdl) {
+/** The InMemoryCache a frontend of this gateway configures, from the schema's SDL. */
+export function makeCache(sdl) {
   const schema = buildSchema(sdl);
   const typePolicies = connectionTypePolicies(schema);
   // Only the entities are identified by their `id`. Command and change
@@ -56,10 +62,42 @@ export function makeClient(gatewayURL, sdl) {
       typePolicies[type.name] = { ...typePolicies[type.name], keyFields: false };
     }
   }
-  return new ApolloClient({
-    link: new HttpLink({ uri: `${gatewayURL}/graphql` }),
-    cache: new InMemoryCache({ possibleTypes: possibleTypesOf(schema), typePolicies }),
+  return new InMemoryCache({ possibleTypes: possibleTypesOf(schema), typePolicies });
+}
+
+export function makeClient(gatewayURL, sdl) {
+  return new ApolloClient({ link: new HttpLink({ uri: `${gatewayURL}/graphql` }), cache: makeCache(sdl) });
+}
+
+/**
+ * An Apollo Client for live pages: subscriptions go over one WebSocket
+ * (graphql-ws's client, the graphql-transport-ws protocol, `ws` as the
+ * WebSocket of Node), queries and mutations over HTTP, where @defer
+ * arrives as multipart/mixed (Apollo's 2022-08-24 incremental format,
+ * gqlgen's). fetch (optional) wraps the HttpLink's fetch, to watch the
+ * requests. Returns the client and the graphql-ws client (dispose() it).
+ */
+export function makeLiveClient(gatewayURL, sdl, { fetch: fetchImpl = fetch, wsOptions = {} } = {}) {
+  // GraphQLWsLink tells a socket's error event by `WebSocket.CLOSED` of the
+  // global WebSocket, which browsers and Node 22 have and Node 20 lacks
+  // (without it a refused connection throws a ReferenceError instead of
+  // failing the subscription): give it `ws`'s, as a Node 20 app must.
+  globalThis.WebSocket ??= WebSocket;
+  const wsClient = createClient({
+    url: `${gatewayURL.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    // Errors surface to the test instead of a silent reconnect.
+    retryAttempts: 0,
+    lazy: true,
+    ...wsOptions,
   });
+  const isSubscription = ({ query }) => {
+    const def = getMainDefinition(query);
+    return def.kind === 'OperationDefinition' && def.operation === 'subscription';
+  };
+  const link = ApolloLink.split(isSubscription, new GraphQLWsLink(wsClient), new HttpLink({ uri: `${gatewayURL}/graphql`, fetch: fetchImpl }));
+  const client = new ApolloClient({ link, cache: makeCache(sdl), incrementalHandler: new Defer20220824Handler() });
+  return { client, wsClient };
 }
 
 /**

@@ -4,6 +4,7 @@ import { chromium } from 'playwright-core';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { guardContext } from './origin-guard.mjs';
 
 export const chromiumPath = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 
@@ -38,4 +39,27 @@ export async function launch() {
       await rm(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Launches Chromium (launch()) with the origin guard on origin
+ * (guardContext) and returns its first page, recording the page's
+ * uncaught errors and console errors in problems (a test expects none).
+ * The caller closes browser.
+ */
+export async function launchGuarded(origin) {
+  const browser = await launch();
+  try {
+    const guard = await guardContext(browser.context, origin);
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    const problems = [];
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
+    });
+    return { browser, guard, page, problems };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
 }

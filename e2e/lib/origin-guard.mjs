@@ -33,6 +33,20 @@ export function foreignRequests(urls, origin) {
 }
 
 /**
+ * The WebSocket origin of a page's own origin: ws://host:port for
+ * http://host:port, wss://host:port for https://host:port (the socket a
+ * page opens to its own server, which CSP Level 3's 'self' allows). It is
+ * still another origin than the page's: foreignRequests lists it, and a
+ * test that expects a same-server WebSocket filters it out by this value.
+ */
+export function webSocketOrigin(origin) {
+  const u = new URL(origin);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${origin} is not an http(s) origin`);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  return u.origin;
+}
+
+/**
  * Records every request a browser context makes (pages, workers,
  * WebSockets) and aborts those to other origins before they leave the
  * machine. Returns the recorder: all() every URL seen, foreign() those

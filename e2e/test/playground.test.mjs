@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSchema, isIntrospectionType, isSpecifiedScalarType } from 'graphql';
-import { launch } from '../lib/browser.mjs';
-import { guardContext } from '../lib/origin-guard.mjs';
+import { launchGuarded } from '../lib/browser.mjs';
 import { artifactsDir, gatewayURL, dataNodeList, servedSDL } from '../lib/env.mjs';
 
 // The first sentence of a description as the docs pane shows it: markdown
@@ -29,15 +28,8 @@ test('the playground in Chromium: same origin only, a typed query runs, the docs
   const expectedAssets = (await dataNodeList('/api/v2/assets', {}, 'assets')).slice(0, 3);
   mkdirSync(artifactsDir, { recursive: true });
 
-  const browser = await launch();
-  const problems = [];
+  const { browser, guard, page, problems } = await launchGuarded(origin);
   try {
-    const guard = await guardContext(browser.context, origin);
-    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
-    });
     // The content coding of each /graphql response. (What the browser
     // offered is added below the level playwright reports; the gateway's
     // Go tests check that it answers only in a coding offered.)
@@ -140,8 +132,7 @@ test('the playground in Chromium: same origin only, a typed query runs, the docs
     assert.ok(seen.includes(origin + '/graphql'), 'operations went to the gateway');
     assert.deepEqual(problems, []);
   } catch (err) {
-    const page = browser.context.pages()[0];
-    if (page) await page.screenshot({ path: join(artifactsDir, 'playground-failure.png') }).catch(() => {});
+    await page.screenshot({ path: join(artifactsDir, 'playground-failure.png') }).catch(() => {});
     throw err;
   } finally {
     await browser.close();
