@@ -1,13 +1,15 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 func TestHardeningSettings(t *testing.T) {
@@ -77,33 +79,54 @@ func TestRequestBodyLimitWithoutContentLength(t *testing.T) {
 	}
 }
 
-// TestNoWebSocketTransport: the API has no subscriptions and enables no
-// WebSocket transport, so an upgrade is refused whatever its origin.
-func TestNoWebSocketTransport(t *testing.T) {
-	base, _, _ := startGateway(t, "-cors-origins", "https://app.example")
-	addr := strings.TrimPrefix(base, "http://")
-	for _, origin := range []string{"https://app.example", "https://evil.example"} {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+// TestWebSocketOriginsAreCORSOrigins: a WebSocket opens only from the
+// origins CORS_ORIGINS allows the API (unset: the gateway's own origin
+// only; *: any), checked before the upgrade, since browsers apply no CORS
+// to WebSockets. Clients that send no Origin (not browsers) may connect.
+func TestWebSocketOriginsAreCORSOrigins(t *testing.T) {
+	for _, tc := range []struct {
+		cors    []string
+		allowed map[string]bool // origin → may connect; "self" is the gateway's own
+	}{
+		{nil, map[string]bool{"self": true, "": true, "https://app.example": false}},
+		{[]string{"https://app.example"}, map[string]bool{"self": true, "": true, "https://app.example": true, "https://evil.example": false, "http://app.example": false}},
+		{[]string{"*"}, map[string]bool{"self": true, "https://evil.example": true}},
+	} {
+		var args []string
+		if tc.cors != nil {
+			args = []string{"-cors-origins", strings.Join(tc.cors, ",")}
 		}
-		req := "GET /graphql HTTP/1.1\r\nHost: " + addr + "\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
-			"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n" +
-			"Origin: " + origin + "\r\n\r\n"
-		if _, err := io.WriteString(conn, req); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		conn.Close()
-		if resp.StatusCode == http.StatusSwitchingProtocols || resp.Header.Get("Sec-WebSocket-Accept") != "" {
-			t.Fatalf("origin %s: the upgrade was accepted", origin)
-		}
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "WebSocket") || !strings.Contains(string(body), "BAD_USER_INPUT") {
-			t.Fatalf("origin %s: %d %s", origin, resp.StatusCode, body)
+		base, _, _ := startGateway(t, args...)
+		for origin, allowed := range tc.allowed {
+			if origin == "self" {
+				origin = base
+			}
+			header := http.Header{}
+			if origin != "" {
+				header.Set("Origin", origin)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			conn, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/graphql",
+				&websocket.DialOptions{HTTPHeader: header, Subprotocols: []string{"graphql-transport-ws"}})
+			switch {
+			case allowed && err != nil:
+				t.Errorf("CORS %v, origin %q: refused: %v", tc.cors, origin, err)
+			case allowed:
+				if err := conn.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_init"}`)); err != nil {
+					t.Fatal(err)
+				}
+				_, msg, err := conn.Read(ctx)
+				if err != nil || !strings.Contains(string(msg), `"connection_ack"`) {
+					t.Errorf("CORS %v, origin %q: no connection_ack: %s %v", tc.cors, origin, msg, err)
+				}
+				conn.Close(websocket.StatusNormalClosure, "")
+			case err == nil:
+				conn.CloseNow()
+				t.Errorf("CORS %v, origin %q: the upgrade was accepted", tc.cors, origin)
+			case resp == nil || resp.StatusCode != http.StatusForbidden:
+				t.Errorf("CORS %v, origin %q: want 403, got %v (%v)", tc.cors, origin, resp, err)
+			}
+			cancel()
 		}
 	}
 }

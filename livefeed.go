@@ -29,7 +29,7 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 		lc.Coordinator = ops.shared.LiveCoordinator(redisstate.LiveOptions{LeaseTTL: cfg.LiveLeaseTTL, Logger: logger})
 	}
 	feed := graph.NewLiveFeed(lc, keys)
-	ops.metrics.WatchLive(feed.Stats)
+	ops.watchLive(feed.Stats)
 	return feed
 }
 

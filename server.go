@@ -248,11 +248,13 @@ func (gw *gateway) serve(ctx context.Context, ln, metricsLn net.Listener) error 
 	// WebSocket connections a close frame; clients resubscribe elsewhere
 	// from their last cursor. Then HTTP requests (SSE streams, now ended,
 	// among them) drain.
-	gw.logger.Info("shutting down: ending subscriptions", "subscriptions", gw.live.Stats().Subscriptions)
-	gw.live.Close()
-	gw.logger.Info("shutting down: draining in-flight requests", "timeout", gw.cfg.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), gw.cfg.ShutdownTimeout)
 	defer cancel()
+	gw.logger.Info("shutting down: ending subscriptions", "subscriptions", gw.live.Stats().Subscriptions, "timeout", gw.cfg.ShutdownTimeout)
+	if err := gw.live.Shutdown(shutdownCtx); err != nil {
+		gw.logger.Warn("shutting down: subscriptions did not all end in time; closing their connections", "err", err)
+	}
+	gw.logger.Info("shutting down: draining in-flight requests", "timeout", gw.cfg.ShutdownTimeout)
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		_ = srv.Close()
 		if metricsSrv != nil {
