@@ -328,6 +328,8 @@ func displayAddr(a net.Addr) string {
 
 const defaultQuery = `# Welcome to the trading network's GraphQL gateway.
 # Open the docs (top left) to browse the schema; press the run button.
+# For a live feed of new transactions, run a subscription:
+#   subscription { transactions { cursor node { hash block type } } }
 query LatestTransactions {
   transactions(first: 5) {
     edges {
