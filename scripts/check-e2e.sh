@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks with real clients, against the gateway binary over the
 # sample data service (both on loopback ports):
+#   The sample service runs with -control (POST /_sample/blocks appends a
+#   block now, for the live-feed tests) and makes no blocks by itself.
 #   1. schema: the served SDL equals schema/schema.graphql, and GraphQL
 #      Inspector's breaking changes since the base commit are on purpose
 #      (e2e/schema-gate.mjs; schema/README.md);
