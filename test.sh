@@ -47,7 +47,10 @@ go test -count=1 -timeout 20m "$@" ./...
 #                          items at random there);
 #   . (root)               the client-key middleware and fair-share wiring,
 #                          APQ, replicas over Redis, shutdown, metrics labels;
-#   redisstate, telemetry  the Redis budget; the metrics' label set;
+#   live                   the feed: its poller, fan-out, catch-up, linger
+#                          and drain (issue 17);
+#   redisstate, telemetry  the Redis budget and the live feed's lease; the
+#                          metrics' label set, subscriptions' counters;
 #   sampleservice          its response cache, rate limiter and faults, under
 #                          the concurrent load the other packages' tests send;
 #   internal/ctxwait, internal/httpcompress (its writer pools; skipped if the
@@ -65,14 +68,15 @@ go test -count=1 -timeout 20m "$@" ./...
 # dataset generation (TestGeneratedDataset, TestCoverageCommandAndChange-
 # Kinds, TestGenerateScale, TestGenerateDeterministic: 24 s of one
 # goroutine; the generator starts none). Not run under -race:
-# bench (a harness; its smoke run is below), playground (static assets),
+# bench (a harness; its smoke run is below, and its live section's smoke
+# test runs in go test), playground (static assets),
 # internal/jsonscan and internal/swar (pure functions), internal/gqlgen and
 # internal/fastexec (generators), graph/model (generated types). This keeps
 # the race pass to about 3 minutes on a quiet machine (see the phase times
 # that log prints).
 log "go test -race"
 race_pkgs=()
-for p in ./upstream ./graph . ./redisstate ./telemetry ./sampleservice \
+for p in ./upstream ./graph . ./live ./redisstate ./telemetry ./sampleservice \
   ./internal/ctxwait ./internal/httpcompress ./internal/testutil; do
   [ -d "$p" ] && race_pkgs+=("$p/")
 done
