@@ -266,6 +266,18 @@ func (sseTransport) Supports(r *http.Request) bool {
 	return r.Method == http.MethodPost && acceptsType(r.Header.Get("Accept"), contentTypeEventStream)
 }
 
+// Do serves the stream with its connection's deadlines lifted: the
+// server's ReadTimeout and WriteTimeout bound ordinary requests, and
+// would end a stream that outlives them (a read deadline passing cancels
+// the request; a write deadline fails its writes). WebSocket connections
+// need nothing: hijacking clears the deadlines.
+func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	t.SSE.Do(w, r, exec)
+}
+
 // multipartTransport is gqlgen's multipart/mixed transport (incremental
 // delivery of @defer) for POST requests that accept multipart/mixed.
 type multipartTransport struct{ transport.MultipartMixed }
