@@ -185,10 +185,17 @@ func (operationReader) InterceptResponse(ctx context.Context, next graphql.Respo
 // INTERNAL.
 func TestRequestErrorBeforeAnOperation(t *testing.T) {
 	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Extensions: []graphql.HandlerExtension{operationReader{}}}})
-	for _, body := range []string{`{"query": "{`, ``, `{"query": 1}`} {
-		r := acceptRequest(t, g.URL, http.MethodPost, "", nil, body)
-		if r.status != http.StatusBadRequest || r.code != "BAD_USER_INPUT" || r.hasData {
-			t.Errorf("%q: %d %q data %t: %.300s", body, r.status, r.code, r.hasData, r.body)
+	if r := acceptRequest(t, g.URL, http.MethodPost, "", nil, ``); r.status != http.StatusBadRequest || r.code != "BAD_USER_INPUT" || r.hasData {
+		t.Errorf("null: %d %q data %t: %.300s", r.status, r.code, r.hasData, r.body)
+	}
+	// The stream transports (SSE, @defer's multipart) answer it as any POST.
+	for _, accept := range []string{"", "text/event-stream", "multipart/mixed;deferSpec=20220824, application/json"} {
+		for _, body := range []string{`{"query": "{`, ` `, `{"query": 1}`} {
+			r := acceptRequest(t, g.URL, http.MethodPost, accept, nil, body)
+			if r.status != http.StatusBadRequest || r.code != "BAD_USER_INPUT" || r.hasData ||
+				!strings.Contains(string(r.body), "not a GraphQL request in JSON") {
+				t.Errorf("Accept %q, %q: %d %q data %t: %.300s", accept, body, r.status, r.code, r.hasData, r.body)
+			}
 		}
 	}
 }

@@ -81,6 +81,24 @@ func postDo(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) 
 	setContentType(w.Header(), media)
 	ctx := r.Context()
 	start := graphql.Now()
+	params := rawParamsPool.Get().(*graphql.RawParams)
+	defer func() {
+		*params = graphql.RawParams{}
+		rawParamsPool.Put(params)
+	}()
+	if !decodePOST(w, r, exec, params) {
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	execute(ctx, w, exec, media, params, false)
+}
+
+// decodePOST decodes the body of a POST request (the one guardRequest
+// read: fastParams, else encoding/json as gqlgen decodes it) into params;
+// a body that does not decode is answered as a request error, and false
+// returned. The body stays readable for a transport that decodes it again.
+func decodePOST(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams) bool {
 	var body []byte
 	if rb, ok := r.Body.(*readBody); ok && rb.Len() == len(rb.bytes) {
 		body = rb.bytes
@@ -88,25 +106,19 @@ func postDo(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) 
 		var err error
 		if body, err = io.ReadAll(r.Body); err != nil {
 			// Classified by the error presenter (requestErrorMessage).
-			writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("could not read request body: %v", err)})
-			return
+			writeRequestError(r.Context(), w, exec, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("could not read request body: %v", err)})
+			return false
 		}
+		r.Body = &readBody{Reader: bytes.NewReader(body), bytes: body}
 	}
-	params := rawParamsPool.Get().(*graphql.RawParams)
-	defer func() {
-		*params = graphql.RawParams{}
-		rawParamsPool.Put(params)
-	}()
 	if p, ok := fastParams(body); ok {
 		*params = p
 	} else if err := jsonDecode(body, params); err != nil {
 		// Classified by the error presenter (requestErrorMessage).
-		writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %v", err)})
-		return
+		writeRequestError(r.Context(), w, exec, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %v", err)})
+		return false
 	}
-	params.Headers = r.Header
-	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(ctx, w, exec, media, params, false)
+	return true
 }
 
 // execute runs the operation, or answers its request error.

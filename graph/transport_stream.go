@@ -272,6 +272,9 @@ func (sseTransport) Supports(r *http.Request) bool {
 // the request; a write deadline fails its writes). WebSocket connections
 // need nothing: hijacking clears the deadlines.
 func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if !decodeStreamPOST(w, r, exec) {
+		return
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
@@ -284,6 +287,22 @@ type multipartTransport struct{ transport.MultipartMixed }
 
 func (multipartTransport) Supports(r *http.Request) bool {
 	return r.Method == http.MethodPost && acceptsType(r.Header.Get("Accept"), contentTypeMultipart)
+}
+
+func (t multipartTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if decodeStreamPOST(w, r, exec) {
+		t.MultipartMixed.Do(w, r, exec)
+	}
+}
+
+// decodeStreamPOST answers a stream request whose body is not a GraphQL
+// request as any POST's (decodePOST: 400, BAD_USER_INPUT, no data), before
+// gqlgen's stream transports, which would answer it with data null and
+// without the operation context response interceptors read.
+func decodeStreamPOST(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) bool {
+	var params graphql.RawParams
+	setContentType(w.Header(), negotiate(r.Header.Get("Accept"))) // the transport sets its own when it streams
+	return decodePOST(w, r, exec, &params)
 }
 
 var (
