@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/formatter"
 
 	"github.com/tradenet/gateway/graph"
@@ -16,9 +17,26 @@ import (
 // schema/README.md).
 var schemaSDL = printSchema()
 
-// printSchema prints the gateway's executable schema as SDL.
+// declaredBuiltins are the directives the gateway accepts beyond those
+// every GraphQL implementation knows (@skip, @include, @deprecated,
+// @specifiedBy, @oneOf): gqlparser counts them as built in, so its
+// formatter leaves them out, and code generators then refuse documents
+// that use them.
+var declaredBuiltins = []string{"defer"}
+
+// printSchema prints the gateway's executable schema as SDL, with the
+// directives of declaredBuiltins declared.
 func printSchema() []byte {
+	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
 	var buf bytes.Buffer
-	formatter.NewFormatter(&buf, formatter.WithIndent("  ")).FormatSchema(graph.NewExecutableSchema(graph.Config{}).Schema())
+	formatter.NewFormatter(&buf, formatter.WithIndent("  ")).FormatSchema(schema)
+	buf.WriteByte('\n')
+	doc := &ast.SchemaDocument{}
+	for _, name := range declaredBuiltins {
+		def := *schema.Directives[name]
+		def.Position = nil // printed as if declared here
+		doc.Directives = append(doc.Directives, &def)
+	}
+	formatter.NewFormatter(&buf, formatter.WithIndent("  ")).FormatSchemaDocument(doc)
 	return buf.Bytes()
 }

@@ -50,16 +50,16 @@ func newFastSchema(cfg Config, disabled bool, observe func(executor string)) gra
 	if observe == nil {
 		observe = func(string) {}
 	}
-	es := NewExecutableSchema(cfg)
+	es := NewExecutableSchema(cfg).(*executableSchema)
 	if disabled {
 		return observedSchema{es, observe}
 	}
-	return fastSchema{es.(*executableSchema), observe}
+	return fastSchema{es, observe}
 }
 
 // observedSchema is gqlgen's executor alone, counted.
 type observedSchema struct {
-	graphql.ExecutableSchema
+	*executableSchema
 	observe func(executor string)
 }
 
@@ -67,11 +67,20 @@ func (s observedSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Query {
 		s.observe("gqlgen")
 	}
-	return s.ExecutableSchema.Exec(ctx)
+	if h, ok := s.execStreaming(ctx); ok {
+		return h
+	}
+	return s.executableSchema.Exec(ctx)
 }
 
 // Exec implements graphql.ExecutableSchema.
 func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
+	if h, ok := s.execStreaming(ctx); ok {
+		if op := graphql.GetOperationContext(ctx).Operation; op.Operation == ast.Query {
+			s.observe("gqlgen")
+		}
+		return h
+	}
 	opCtx := graphql.GetOperationContext(ctx)
 	if opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query {
 		return s.executableSchema.Exec(ctx)

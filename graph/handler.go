@@ -2,10 +2,8 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -72,8 +70,9 @@ type HandlerConfig struct {
 const DefaultAPQCacheSize = 1000
 
 // NewHandler builds the GraphQL endpoint: gqlgen's server with explicit
-// transports (GET and POST; WebSocket and SSE for subscriptions;
-// multipart/mixed for @defer; no uploads), the error presenter and panic
+// transports (GET and POST; for subscriptions and @defer, WebSocket,
+// Server-Sent Events in both of graphql-sse's modes, and multipart/mixed;
+// no uploads; docs/transports.md), the error presenter and panic
 // recovery.
 func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Logger == nil {
@@ -124,9 +123,9 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	// In this order: gqlgen serves a request with the first transport
 	// that supports it, and directPOST supports every POST.
 	srv.AddTransport(websocketTransport(cfg.Subscriptions, conns, cfg.Limits.MaxBodyBytes))
-	srv.AddTransport(sseTransport{transport.SSE{KeepAlivePingInterval: cfg.Subscriptions.KeepAlive}})
-	srv.AddTransport(multipartTransport{})
-	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions}})
+	srv.AddTransport(newEventStreams(cfg.Subscriptions, conns))
+	srv.AddTransport(streamTransport{cfg: cfg.Subscriptions})
+	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions}})
 	srv.AddTransport(getTransport{})
 	srv.AddTransport(directPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -172,10 +171,9 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 }
 
 // recoverFunc turns a panic in a resolver into an INTERNAL error, logged
-// with its stack; the process keeps serving.
+// (logPanic); the process keeps serving.
 func recoverFunc(logger *slog.Logger) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
-		logger.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-		return &Error{Code: CodeInternal, Message: "internal error", Err: fmt.Errorf("panic: %v", p)}
+		return panicError(withPanicLogger(ctx, logger), "resolver", p)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -26,8 +25,7 @@ import (
 // memo, freshness), so nested references resolve through the loaders and
 // the shared asset cache, and nothing accumulates over a long
 // subscription. When a subscription ends with an error, the client gets
-// the error, then the end of the operation: an `error` message over
-// WebSocket, a last `next` event carrying it over SSE.
+// a last result carrying the error, then the end of the operation.
 
 // LiveFeed is the process's feed of new transactions, as the edges
 // Subscription.transactions delivers. The handler and the feed must sign
@@ -317,12 +315,9 @@ func (s streamingOperations) responses(ctx context.Context, next graphql.Respons
 			gqlErr.Path = ast.Path{ast.PathName(f.Alias)}
 		}
 	}
-	if wsConnFor(ctx) != nil {
-		// graphql-transport-ws: an `error` message ends the operation.
-		transport.AddSubscriptionError(ctx, gqlErr)
-		return nil
-	}
-	// SSE: a last `next` event with the error, then `complete`.
+	// On every transport a last result carries the error, then the
+	// operation completes (graphql-transport-ws's `error` is for an
+	// operation that did not start: no `complete` may follow it).
 	return &graphql.Response{Errors: gqlerror.List{gqlErr}}
 }
 

@@ -19,11 +19,12 @@ import (
 // every refusal is a JSON GraphQL response whose error has
 // extensions.code BAD_USER_INPUT and a message that says what to send.
 //
-//   - methods other than GET, POST and OPTIONS: 405;
+//   - methods other than GET, POST, PUT, DELETE (graphql-sse's single
+//     connection mode) and OPTIONS: 405;
 //   - an Accept header that admits neither application/json nor
 //     application/graphql-response+json: 406 (GraphQL over HTTP allows
-//     this or answering in application/json regardless), except a POST
-//     that accepts text/event-stream (SSE) or multipart/mixed (@defer);
+//     this or answering in application/json regardless), except one that
+//     accepts a stream, text/event-stream or multipart/mixed;
 //   - WebSocket upgrades from an origin the CORS settings do not allow:
 //     403, before the upgrade (SubscriptionConfig.AllowedOrigins); other
 //     WebSocket upgrades go to the WebSocket transport, with no other check;
@@ -48,7 +49,7 @@ func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) htt
 			return
 		}
 		if r.Method == http.MethodGet || r.Method == http.MethodPost {
-			if accept := r.Header.Get("Accept"); negotiate(accept) == mediaNone && !acceptsStream(r.Method, accept) {
+			if accept := r.Header.Get("Accept"); negotiate(accept) == mediaNone && preferredStream(accept) == streamNone {
 				refuse(w, r, http.StatusNotAcceptable, fmt.Sprintf("the Accept header %q admits no type the gateway answers in: accept application/graphql-response+json or application/json", truncate(accept, 128)))
 				return
 			}
@@ -84,20 +85,16 @@ func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) htt
 				return
 			}
 			r.Body = &readBody{Reader: bytes.NewReader(body), bytes: body}
-		case http.MethodOptions:
+		case http.MethodOptions, http.MethodPut, http.MethodDelete:
+			// PUT and DELETE: graphql-sse's single connection mode
+			// (transport_sse.go), which answers them itself.
 		default:
-			w.Header().Set("Allow", "GET, POST, OPTIONS")
+			w.Header().Set("Allow", "GET, POST, PUT, DELETE, OPTIONS")
 			refuse(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: send queries with POST (application/json) or GET", r.Method))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// acceptsStream reports a POST that accepts a streamed response: Server-
-// Sent Events (subscriptions) or multipart/mixed (@defer).
-func acceptsStream(method, accept string) bool {
-	return method == http.MethodPost && (acceptsType(accept, contentTypeEventStream) || acceptsType(accept, contentTypeMultipart))
 }
 
 // checkGET checks the JSON parameters of a GET request.

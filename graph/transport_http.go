@@ -45,12 +45,23 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	setContentType(w.Header(), media)
 	ctx := r.Context()
 	start := graphql.Now()
-	query, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{inputError("the URL query is malformed: " + err.Error())})
+	params, msg := getParams(r)
+	if msg != "" {
+		writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{inputError(msg)})
 		return
 	}
-	params := &graphql.RawParams{
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	execute(ctx, w, exec, media, params, true)
+}
+
+// getParams reads a GET request's parameters from its URL; msg says what
+// is wrong when they do not read.
+func getParams(r *http.Request) (params *graphql.RawParams, msg string) {
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, "the URL query is malformed: " + err.Error()
+	}
+	params = &graphql.RawParams{
 		Query:         query.Get("query"),
 		OperationName: query.Get("operationName"),
 		Headers:       r.Header,
@@ -61,13 +72,11 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	}{{"variables", &params.Variables}, {"extensions", &params.Extensions}} {
 		if v := query.Get(p.name); v != "" {
 			if err := jsonDecode([]byte(v), p.dst); err != nil {
-				writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{inputError(fmt.Sprintf("the %s parameter must be a JSON object", p.name))})
-				return
+				return nil, fmt.Sprintf("the %s parameter must be a JSON object", p.name)
 			}
 		}
 	}
-	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(ctx, w, exec, media, params, true)
+	return params, ""
 }
 
 // rawParamsPool holds the POST transport's parameters, as gqlgen's
@@ -140,7 +149,7 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 	switch {
 	case opCtx.Operation.Operation == ast.Subscription:
 		refusal = subscriptionTransportMessage
-	case usesDefer(opCtx.Doc, opCtx.Operation.SelectionSet, map[string]bool{}):
+	case defersFragments(opCtx):
 		// (gqlgen's deferred fragments would also wait forever for a reader.)
 		refusal = deferTransportMessage
 	}
@@ -163,40 +172,11 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 
 // subscriptionTransportMessage answers a subscription sent as a plain
 // request, which has one response where a subscription has many.
-const subscriptionTransportMessage = "subscriptions need a WebSocket (graphql-transport-ws) or Server-Sent Events (POST with Accept: text/event-stream); a plain GET or POST carries one response"
+const subscriptionTransportMessage = "subscriptions need a stream: a WebSocket (graphql-transport-ws), Server-Sent Events (Accept: text/event-stream) or multipart/mixed (Accept: multipart/mixed;subscriptionSpec=1.0, as Apollo Client sends); a response in JSON carries one result"
 
 // deferTransportMessage answers a query using @defer sent without
 // accepting an incremental response.
-const deferTransportMessage = "@defer needs an incremental response: POST the query with Accept: multipart/mixed (Apollo Client does when a query uses @defer)"
-
-// usesDefer reports whether a selection set, with the fragments it
-// spreads, holds a @defer.
-func usesDefer(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) bool {
-	for _, s := range set {
-		switch s := s.(type) {
-		case *ast.Field:
-			if usesDefer(doc, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if s.Directives.ForName("defer") != nil || usesDefer(doc, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if s.Directives.ForName("defer") != nil {
-				return true
-			}
-			if seen[s.Name] {
-				continue
-			}
-			seen[s.Name] = true
-			if def := doc.Fragments.ForName(s.Name); def != nil && usesDefer(doc, def.SelectionSet, seen) {
-				return true
-			}
-		}
-	}
-	return false
-}
+const deferTransportMessage = "@defer needs an incremental response: send the query (GET or POST) with Accept: multipart/mixed (Apollo Client and urql do) or text/event-stream, or over a WebSocket"
 
 // requestErrorResponse is the response to a request error: no data.
 type requestErrorResponse struct {

@@ -1,0 +1,441 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// Execution of the operations that answer more than once: queries with
+// @defer (incremental delivery) and subscriptions. gqlgen's generated Exec
+// runs them with two defects this file owns instead:
+//
+//   - a deferred field is written as null in the payload before its own
+//     (docs/transports.md: the incremental delivery format leaves it out,
+//     and a client cannot tell that null from a value); and the loop that
+//     waits for deferred payloads does not watch the context, so an
+//     operation whose client left blocks its goroutine for ever;
+//   - each subscription event is written into one buffer reused for the
+//     next, so a transport that holds two events at once holds the last
+//     one twice.
+//
+// Both loops here watch the operation's context, give each payload bytes
+// of its own, and leave deferred fields out of the payloads that come
+// before theirs. Queries without @defer do not come here (fastexec.go).
+
+// execIncremental runs a query that defers fragments: the first response
+// holds everything not deferred (HasNext true while payloads are pending),
+// each later one the fields of one deferred fragment at its path.
+func (e *executableSchema) execIncremental(ctx context.Context, opCtx *graphql.OperationContext) graphql.ResponseHandler {
+	results := make(chan graphql.DeferredResult)
+	ec := newExecutionContext(opCtx, e, results)
+	omit := &deferredFields{}
+	first := true
+	return func(rctx context.Context) *graphql.Response {
+		var resp graphql.Response
+		var data []byte
+		if first {
+			first = false
+			octx := withDeferredFields(graphql.WithLazyInputUnmarshalerIndex(rctx, newInputUnmarshalers), omit)
+			var buf bytes.Buffer
+			ec._Query(octx, opCtx.Operation.SelectionSet).MarshalGQL(&buf)
+			data = omit.strip(buf.Bytes(), nil, false)
+		} else {
+			if atomic.LoadInt32(&ec.PendingDeferred) <= 0 {
+				return nil
+			}
+			var result graphql.DeferredResult
+			select {
+			case result = <-results:
+			case <-rctx.Done():
+				// The client left: the deferred work sees the same
+				// context and stops; nothing more is sent.
+				return nil
+			}
+			atomic.AddInt32(&ec.PendingDeferred, -1)
+			var buf bytes.Buffer
+			result.Result.MarshalGQL(&buf)
+			data = omit.strip(buf.Bytes(), result.Path, true)
+			resp.Path, resp.Label, resp.Errors = result.Path, result.Label, result.Errors
+		}
+		resp.Data = data
+		hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
+		resp.HasNext = &hasNext
+		return &resp
+	}
+}
+
+// execSubscription runs a subscription: one response per event, each with
+// data of its own, nil when the source stream ends.
+func (e *executableSchema) execSubscription(ctx context.Context, opCtx *graphql.OperationContext) graphql.ResponseHandler {
+	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
+	next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+	return func(rctx context.Context) *graphql.Response {
+		data := next(rctx)
+		if data == nil {
+			return nil
+		}
+		var buf bytes.Buffer
+		data.MarshalGQL(&buf)
+		return &graphql.Response{Data: buf.Bytes()}
+	}
+}
+
+// execStreaming answers the operations this file owns; ok is false for
+// the others (a query without an active @defer).
+func (e *executableSchema) execStreaming(ctx context.Context) (graphql.ResponseHandler, bool) {
+	opCtx := graphql.GetOperationContext(ctx)
+	if opCtx.Operation == nil {
+		return nil, false
+	}
+	switch {
+	case opCtx.Operation.Operation == ast.Subscription:
+		return e.execSubscription(ctx, opCtx), true
+	case opCtx.Operation.Operation == ast.Query && defersFragments(opCtx):
+		return e.execIncremental(ctx, opCtx), true
+	}
+	return nil, false
+}
+
+// ProcessDeferredGroup shadows gqlgen's (the generated code calls it on
+// every object that defers fields, after collecting them and before
+// marshalling the object): it records which fields of the object at the
+// group's path are deferred, so that the payload holding the object can
+// leave them out, then hands the group to gqlgen.
+func (ec *executionContext) ProcessDeferredGroup(dg graphql.DeferredGroup) {
+	if omit := deferredFieldsFor(dg.Context); omit != nil && len(dg.Defers) > 0 {
+		omit.add(dg.Path, deferredAliases(dg.FieldSet))
+	}
+	ec.ExecutionContextState.ProcessDeferredGroup(dg)
+}
+
+// deferredAliases are the response names of the fields a deferred group's
+// field set resolves. gqlgen keeps them unexported (FieldSet.fields, one
+// CollectedField per deferred field, in the order added); reflection reads
+// them without writing. TestDeferredFieldsAreAbsentFromEarlierPayloads
+// fails if a gqlgen upgrade moves them.
+func deferredAliases(fs *graphql.FieldSet) []string {
+	fields := reflect.ValueOf(fs).Elem().FieldByName("fields")
+	if !fields.IsValid() || fields.Kind() != reflect.Slice {
+		return nil
+	}
+	aliases := make([]string, 0, fields.Len())
+	for i := range fields.Len() {
+		if alias := fields.Index(i).FieldByName("Alias"); alias.IsValid() && alias.Kind() == reflect.String {
+			aliases = append(aliases, alias.String())
+		}
+	}
+	return aliases
+}
+
+// deferredFields records, for one operation, the deferred fields of each
+// object by the object's response path.
+type deferredFields struct {
+	mu     sync.Mutex
+	byPath map[string][]string
+}
+
+type deferredFieldsKey struct{}
+
+func withDeferredFields(ctx context.Context, d *deferredFields) context.Context {
+	return context.WithValue(ctx, deferredFieldsKey{}, d)
+}
+
+func deferredFieldsFor(ctx context.Context) *deferredFields {
+	d, _ := ctx.Value(deferredFieldsKey{}).(*deferredFields)
+	return d
+}
+
+func (d *deferredFields) add(path ast.Path, aliases []string) {
+	if len(aliases) == 0 {
+		return
+	}
+	key := pathKey(path)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byPath == nil {
+		d.byPath = map[string][]string{}
+	}
+	d.byPath[key] = append(d.byPath[key], aliases...)
+}
+
+func (d *deferredFields) at(key string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.byPath[key]
+}
+
+func (d *deferredFields) empty() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.byPath) == 0
+}
+
+// pathKey writes a response path as a map key: ".name" per field, "[i]"
+// per list index.
+func pathKey(path ast.Path) string {
+	var b strings.Builder
+	for _, el := range path {
+		switch el := el.(type) {
+		case ast.PathName:
+			b.WriteByte('.')
+			b.WriteString(string(el))
+		case ast.PathIndex:
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(int(el)))
+			b.WriteByte(']')
+		}
+	}
+	return b.String()
+}
+
+// strip returns data, the JSON of the value at path base, without the
+// members recorded as deferred at their objects' paths; a deferred
+// payload (deferred) keeps its own members, the ones deferred at base.
+// data is valid JSON written by the executor; a malformed document is
+// returned as it is.
+func (d *deferredFields) strip(data []byte, base ast.Path, deferred bool) []byte {
+	if d.empty() || len(data) == 0 {
+		return data
+	}
+	s := stripper{in: data, d: d, out: make([]byte, 0, len(data)), keepRoot: deferred}
+	var key strings.Builder
+	key.WriteString(pathKey(base))
+	if !s.value(&key) {
+		return data
+	}
+	return s.out
+}
+
+// stripper copies a JSON document, dropping deferred members.
+type stripper struct {
+	in       []byte
+	pos      int
+	out      []byte
+	d        *deferredFields
+	keepRoot bool // the root object's members are all kept
+}
+
+func (s *stripper) ws() {
+	for s.pos < len(s.in) {
+		switch s.in[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value copies the value at pos, whose path is key; false on malformed
+// input.
+func (s *stripper) value(key *strings.Builder) bool {
+	s.ws()
+	if s.pos >= len(s.in) {
+		return false
+	}
+	switch s.in[s.pos] {
+	case '{':
+		return s.object(key)
+	case '[':
+		return s.array(key)
+	case '"':
+		start := s.pos
+		if !s.skipString() {
+			return false
+		}
+		s.out = append(s.out, s.in[start:s.pos]...)
+		return true
+	default:
+		start := s.pos
+		for s.pos < len(s.in) && !strings.ContainsRune(",]} \t\n\r", rune(s.in[s.pos])) {
+			s.pos++
+		}
+		s.out = append(s.out, s.in[start:s.pos]...)
+		return s.pos > start
+	}
+}
+
+func (s *stripper) skipString() bool {
+	s.pos++ // opening quote
+	for s.pos < len(s.in) {
+		switch s.in[s.pos] {
+		case '\\':
+			s.pos += 2
+		case '"':
+			s.pos++
+			return true
+		default:
+			s.pos++
+		}
+	}
+	return false
+}
+
+func (s *stripper) object(key *strings.Builder) bool {
+	s.pos++
+	s.out = append(s.out, '{')
+	var omit []string
+	if s.keepRoot {
+		s.keepRoot = false
+	} else {
+		omit = s.d.at(key.String())
+	}
+	prefix := key.Len()
+	first := true
+	for {
+		s.ws()
+		if s.pos >= len(s.in) {
+			return false
+		}
+		if s.in[s.pos] == '}' {
+			s.pos++
+			s.out = append(s.out, '}')
+			return true
+		}
+		if s.in[s.pos] == ',' {
+			s.pos++
+			s.ws()
+		}
+		if s.pos >= len(s.in) || s.in[s.pos] != '"' {
+			return false
+		}
+		nameStart := s.pos
+		if !s.skipString() {
+			return false
+		}
+		rawName := s.in[nameStart:s.pos]
+		name, err := strconv.Unquote(string(rawName))
+		if err != nil {
+			return false
+		}
+		s.ws()
+		if s.pos >= len(s.in) || s.in[s.pos] != ':' {
+			return false
+		}
+		s.pos++
+		mark := len(s.out)
+		if !first {
+			s.out = append(s.out, ',')
+		}
+		s.out = append(s.out, rawName...)
+		s.out = append(s.out, ':')
+		key.WriteByte('.')
+		key.WriteString(name)
+		ok := s.value(key)
+		resetBuilder(key, prefix)
+		if !ok {
+			return false
+		}
+		if containsString(omit, name) {
+			s.out = s.out[:mark] // deferred: its own payload carries it
+			continue
+		}
+		first = false
+	}
+}
+
+func (s *stripper) array(key *strings.Builder) bool {
+	s.pos++
+	s.out = append(s.out, '[')
+	prefix := key.Len()
+	for i := 0; ; i++ {
+		s.ws()
+		if s.pos >= len(s.in) {
+			return false
+		}
+		if s.in[s.pos] == ']' {
+			s.pos++
+			s.out = append(s.out, ']')
+			return true
+		}
+		if i > 0 {
+			if s.in[s.pos] != ',' {
+				return false
+			}
+			s.pos++
+			s.out = append(s.out, ',')
+		}
+		key.WriteByte('[')
+		key.WriteString(strconv.Itoa(i))
+		key.WriteByte(']')
+		ok := s.value(key)
+		resetBuilder(key, prefix)
+		if !ok {
+			return false
+		}
+	}
+}
+
+// resetBuilder truncates b to its first n bytes.
+func resetBuilder(b *strings.Builder, n int) {
+	if b.Len() == n {
+		return
+	}
+	s := b.String()[:n]
+	b.Reset()
+	b.WriteString(s)
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// defersFragments reports whether the operation holds an active @defer:
+// one whose `if` argument is not false once variables are applied.
+func defersFragments(opCtx *graphql.OperationContext) bool {
+	return activeDefer(opCtx.Doc, opCtx.Operation.SelectionSet, opCtx.Variables, map[string]bool{})
+}
+
+func activeDefer(doc *ast.QueryDocument, set ast.SelectionSet, vars map[string]any, seen map[string]bool) bool {
+	for _, s := range set {
+		switch s := s.(type) {
+		case *ast.Field:
+			if activeDefer(doc, s.SelectionSet, vars, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if deferOn(s.Directives, vars) || activeDefer(doc, s.SelectionSet, vars, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if deferOn(s.Directives, vars) {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if def := doc.Fragments.ForName(s.Name); def != nil && activeDefer(doc, def.SelectionSet, vars, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deferOn reports a @defer among directives whose `if` is not false.
+func deferOn(directives ast.DirectiveList, vars map[string]any) bool {
+	d := directives.ForName("defer")
+	if d == nil {
+		return false
+	}
+	if v, ok := d.ArgumentMap(vars)["if"]; ok {
+		if b, isBool := v.(bool); isBool && !b {
+			return false
+		}
+	}
+	return true
+}

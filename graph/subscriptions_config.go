@@ -1,0 +1,193 @@
+package graph
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	coderws "github.com/coder/websocket"
+)
+
+// The configuration the streaming transports of /graphql share
+// (docs/transports.md): WebSocket (graphql-transport-ws,
+// transport_ws.go), Server-Sent Events (graphql-sse, both modes,
+// transport_sse.go) and multipart/mixed (incremental delivery and Apollo's
+// multipart subscriptions, transport_streaming.go): limits, timeouts, the
+// origins WebSocket upgrades are accepted from, and which requests are
+// streams.
+
+// SubscriptionConfig configures the subscription transports.
+type SubscriptionConfig struct {
+	// MaxPerConnection bounds the subscriptions a WebSocket connection
+	// holds at once; past it a subscription is RATE_LIMITED. Default 100.
+	MaxPerConnection int
+	// InitTimeout is how long a WebSocket connection may wait before its
+	// connection_init; then it is closed with 4408. Default 10s.
+	InitTimeout time.Duration
+	// KeepAlive is the interval of the server's keep-alive messages: a
+	// graphql-transport-ws ping, an SSE comment, an empty multipart part.
+	// Default 15s.
+	KeepAlive time.Duration
+	// WriteTimeout bounds the write of each message or event: a client
+	// that does not take it within this long (it stopped reading) has its
+	// stream or socket closed, its operations ended and their slots
+	// freed. Default 10s.
+	WriteTimeout time.Duration
+	// AllowedOrigins are the origins whose pages may open a WebSocket
+	// connection: the CORS allowed origins. Empty: the same origin only;
+	// ["*"]: any origin; else these exact origins (scheme://host[:port])
+	// and the same origin. A request without Origin (not a browser) is
+	// accepted.
+	AllowedOrigins []string
+}
+
+// DefaultSubscriptions are the defaults of SubscriptionConfig's zero
+// fields.
+var DefaultSubscriptions = SubscriptionConfig{
+	MaxPerConnection: 100,
+	InitTimeout:      10 * time.Second,
+	KeepAlive:        15 * time.Second,
+	WriteTimeout:     10 * time.Second,
+}
+
+func (c SubscriptionConfig) withDefaults() SubscriptionConfig {
+	if c.MaxPerConnection <= 0 {
+		c.MaxPerConnection = DefaultSubscriptions.MaxPerConnection
+	}
+	if c.InitTimeout <= 0 {
+		c.InitTimeout = DefaultSubscriptions.InitTimeout
+	}
+	if c.KeepAlive <= 0 {
+		c.KeepAlive = DefaultSubscriptions.KeepAlive
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultSubscriptions.WriteTimeout
+	}
+	return c
+}
+
+// anyOrigin reports whether the configuration admits every origin.
+func (c SubscriptionConfig) anyOrigin() bool {
+	return len(c.AllowedOrigins) == 1 && c.AllowedOrigins[0] == "*"
+}
+
+// originAllowed applies AllowedOrigins to a WebSocket upgrade request.
+func (c SubscriptionConfig) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || c.anyOrigin() {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	for _, o := range c.AllowedOrigins {
+		if strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptOptions are coder/websocket's, checking origins as originAllowed
+// does (guardRequest has already refused the others, with a GraphQL
+// error; this is the library's own check, kept as a second line).
+func (c SubscriptionConfig) acceptOptions() coderws.AcceptOptions {
+	if c.anyOrigin() {
+		return coderws.AcceptOptions{InsecureSkipVerify: true}
+	}
+	var patterns []string
+	for _, o := range c.AllowedOrigins {
+		// An origin with a scheme is matched against the Origin's
+		// scheme://host; path.Match's metacharacters are escaped.
+		patterns = append(patterns, escapePattern(strings.TrimSuffix(o, "/")))
+	}
+	return coderws.AcceptOptions{OriginPatterns: patterns}
+}
+
+func escapePattern(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// wsConn is one WebSocket connection's state, in the context of its
+// operations.
+type wsConn struct {
+	max int
+	mu  sync.Mutex
+	n   int // subscriptions open
+}
+
+type wsConnKey struct{}
+
+func wsConnFor(ctx context.Context) *wsConn {
+	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
+	return c
+}
+
+// acquire counts a subscription of the connection until ctx (the
+// operation's) ends; false when the connection holds max already.
+func (c *wsConn) acquire(ctx context.Context) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n >= c.max {
+		return false
+	}
+	c.n++
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.n--
+		c.mu.Unlock()
+	})
+	return true
+}
+
+// isWebSocketUpgrade reports a WebSocket opening handshake.
+func isWebSocketUpgrade(r *http.Request) bool {
+	return r.Method == http.MethodGet && headerHasToken(r.Header, "Connection", "upgrade") && headerHasToken(r.Header, "Upgrade", "websocket")
+}
+
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Headers and URL parameter of graphql-sse's single connection mode: the
+// reservation's token, on the stream and on each operation.
+const (
+	eventStreamTokenHeader = "X-GraphQL-Event-Stream-Token"
+	eventStreamTokenParam  = "token"
+)
+
+// isStream reports a request served as a stream (WebSocket, Server-Sent
+// Events, multipart/mixed; an operation of a single connection mode's
+// stream), which the request deadline must not cut: its queries get the
+// deadline each (streamingOperations).
+func isStream(r *http.Request) bool {
+	if isWebSocketUpgrade(r) {
+		return true
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		return false
+	}
+	return preferredStream(r.Header.Get("Accept")) != streamNone ||
+		r.Header.Get(eventStreamTokenHeader) != "" || r.URL.Query().Get(eventStreamTokenParam) != ""
+}

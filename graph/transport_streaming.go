@@ -1,0 +1,248 @@
+package graph
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// streamTransport serves GET and POST requests whose Accept admits a
+// streamed response (docs/transports.md):
+//
+//   - text/event-stream: graphql-sse's distinct connections mode, each
+//     result a `next` event, then `complete`;
+//   - multipart/mixed: incremental delivery for @defer (each payload a
+//     part, deferSpec=20220824), and Apollo's multipart subscription
+//     protocol for subscriptions (each event a part {"payload": …},
+//     heartbeats {}).
+//
+// The form is chosen after the operation is parsed: an operation with one
+// result (a query without an active @defer) is answered as any request,
+// in JSON, when the client accepts JSON (urql and Apollo list both); a
+// request error is answered as any request's, by Accept, when the client
+// accepts JSON, and otherwise inside the stream it asked for. Among the
+// stream forms the one the client weighs highest wins, the first listed
+// on a tie.
+type streamTransport struct {
+	cfg SubscriptionConfig
+}
+
+var _ graphql.Transport = streamTransport{}
+
+func (streamTransport) Supports(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodPost) &&
+		r.Header.Get("Upgrade") == "" && preferredStream(r.Header.Get("Accept")) != streamNone
+}
+
+func (t streamTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	accept := r.Header.Get("Accept")
+	media := negotiate(accept)
+	kind := preferredStream(accept)
+	setContentType(w.Header(), media) // until a stream sets its own
+	ctx := r.Context()
+	start := graphql.Now()
+	params := &graphql.RawParams{}
+	if r.Method == http.MethodGet {
+		var msg string
+		if params, msg = getParams(r); msg != "" {
+			writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{inputError(msg)})
+			return
+		}
+	} else if !decodePOST(w, r, exec, params) {
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	op, fail := startOperation(ctx, exec, params)
+	if fail != nil {
+		t.fail(w, r, kind, media, fail)
+		return
+	}
+	defer op.Close()
+	if r.Method == http.MethodGet && op.Kind() == ast.Mutation {
+		op.Close()
+		w.Header().Set("Allow", "POST")
+		writeRequestError(op.Context(), w, exec, http.StatusMethodNotAllowed, gqlerror.List{inputError("a mutation cannot be sent with GET: send it with POST")})
+		return
+	}
+	if !op.Streams() && media != mediaNone {
+		// One result: answered as any request.
+		payload, ok := op.Next()
+		if !ok {
+			payload = internalErrorJSON
+		}
+		for _, more := op.Next(); more; _, more = op.Next() {
+		}
+		_, _ = w.Write(payload)
+		return
+	}
+	switch kind {
+	case streamSSE:
+		serveEventStream(w, op, t.cfg)
+	case streamMultipart:
+		serveMultipart(w, op, t.cfg, mediaParam(accept, contentTypeMultipart, "subscriptionSpec") != "" || op.Kind() == ast.Subscription)
+	}
+}
+
+// fail answers a request error: as any request's when the client accepts
+// JSON (or the request was not GraphQL at all), else in the stream.
+func (t streamTransport) fail(w http.ResponseWriter, r *http.Request, kind streamKind, media mediaType, fail *requestFailure) {
+	if media != mediaNone || fail.NotGraphQL {
+		status := http.StatusBadRequest
+		if media == mediaJSON && !fail.NotGraphQL {
+			status = http.StatusOK
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(fail.JSON())
+		return
+	}
+	sw := startStreamResponse(w, kind, t.cfg, mediaParam(r.Header.Get("Accept"), contentTypeMultipart, "subscriptionSpec") != "")
+	if kind == streamSSE {
+		_ = sw.write(sseEvent("next", fail.JSON()), sseComplete)
+		return
+	}
+	if sw.subscriptionSpec {
+		_ = sw.write(multipartPart(multipartSubscriptionBoundary, wrapPayload(fail.JSON())), multipartEnd(multipartSubscriptionBoundary))
+		return
+	}
+	_ = sw.write(multipartPart(multipartDeferBoundary, fail.JSON()), multipartEnd(multipartDeferBoundary))
+}
+
+// Multipart boundaries: Apollo's clients read any; these are the ones its
+// own servers send.
+const (
+	multipartDeferBoundary        = "-"
+	multipartSubscriptionBoundary = "graphql"
+)
+
+// streamResponse is a stream's writer, with what its form needs.
+type streamResponse struct {
+	*streamWriter
+	subscriptionSpec bool
+}
+
+// startStreamResponse writes the headers of a streamed response (status
+// 200) and returns its writer.
+func startStreamResponse(w http.ResponseWriter, kind streamKind, cfg SubscriptionConfig, subscriptionSpec bool) streamResponse {
+	h := w.Header()
+	switch {
+	case kind == streamSSE:
+		h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	case subscriptionSpec:
+		h.Set("Content-Type", `multipart/mixed; boundary="`+multipartSubscriptionBoundary+`"; subscriptionSpec="1.0"`)
+	default:
+		h.Set("Content-Type", `multipart/mixed; boundary="`+multipartDeferBoundary+`"; deferSpec=20220824`)
+	}
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // proxies must not hold parts back
+	w.WriteHeader(http.StatusOK)
+	return streamResponse{streamWriter: newStreamWriter(w, cfg.WriteTimeout), subscriptionSpec: subscriptionSpec}
+}
+
+// serveEventStream streams an operation's results as graphql-sse's
+// distinct connections mode: a `next` event per result, a comment every
+// KeepAlive, and `complete` (with a data line, so that every EventSource
+// parser dispatches it) at the end. A write that fails (the client left,
+// or did not read within WriteTimeout) ends the operation.
+func serveEventStream(w http.ResponseWriter, op *streamOperation, cfg SubscriptionConfig) {
+	sw := startStreamResponse(w, streamSSE, cfg, false)
+	results := op.Pump()
+	keepAlive := time.NewTicker(cfg.KeepAlive)
+	defer keepAlive.Stop()
+	if sw.write([]byte(":\n\n")) != nil { // the headers go now: EventSource opens
+		return
+	}
+	for {
+		select {
+		case payload, ok := <-results:
+			if !ok {
+				_ = sw.write(sseComplete)
+				return
+			}
+			if sw.write(sseEvent("next", payload)) != nil {
+				return
+			}
+		case <-keepAlive.C:
+			if sw.write([]byte(":\n\n")) != nil {
+				return
+			}
+		}
+	}
+}
+
+// sseEvent is one event of a stream whose data is one line of JSON.
+func sseEvent(event string, data []byte) []byte {
+	b := make([]byte, 0, len(event)+len(data)+16)
+	b = append(b, "event: "...)
+	b = append(b, event...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	return append(b, "\n\n"...)
+}
+
+// sseComplete ends a distinct connection's stream.
+var sseComplete = []byte("event: complete\ndata:\n\n")
+
+// serveMultipart streams an operation's results as multipart/mixed parts:
+// incremental delivery's payloads for @defer, or (subscriptionSpec)
+// Apollo's multipart subscription protocol: each event {"payload": …}, an
+// empty object every KeepAlive as heartbeat.
+func serveMultipart(w http.ResponseWriter, op *streamOperation, cfg SubscriptionConfig, subscriptionSpec bool) {
+	sw := startStreamResponse(w, streamMultipart, cfg, subscriptionSpec)
+	boundary := multipartDeferBoundary
+	if subscriptionSpec {
+		boundary = multipartSubscriptionBoundary
+	}
+	results := op.Pump()
+	var heartbeat <-chan time.Time
+	if subscriptionSpec {
+		t := time.NewTicker(cfg.KeepAlive)
+		defer t.Stop()
+		heartbeat = t.C
+	}
+	for {
+		select {
+		case payload, ok := <-results:
+			if !ok {
+				_ = sw.write(multipartEnd(boundary))
+				return
+			}
+			if subscriptionSpec {
+				payload = wrapPayload(payload)
+			}
+			if sw.write(multipartPart(boundary, payload)) != nil {
+				return
+			}
+		case <-heartbeat:
+			if sw.write(multipartPart(boundary, []byte("{}"))) != nil {
+				return
+			}
+		}
+	}
+}
+
+// multipartPart is one part: its delimiter, its header, its JSON body.
+func multipartPart(boundary string, body []byte) []byte {
+	b := make([]byte, 0, len(body)+len(boundary)+64)
+	b = append(b, "\r\n--"...)
+	b = append(b, boundary...)
+	b = append(b, "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"...)
+	return append(b, body...)
+}
+
+// multipartEnd is the close delimiter.
+func multipartEnd(boundary string) []byte {
+	return []byte("\r\n--" + boundary + "--\r\n")
+}
+
+// wrapPayload is an execution result as Apollo's multipart subscription
+// protocol carries it.
+func wrapPayload(result []byte) []byte {
+	b := make([]byte, 0, len(result)+12)
+	b = append(b, `{"payload":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
