@@ -81,4 +81,3 @@ func (c wsCloseCodes) SetReadDeadline(t time.Time) error {
 	}
 	return nil
 }
-
