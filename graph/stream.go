@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -30,8 +31,8 @@ type streamOperation struct {
 	opCtx       *graphql.OperationContext
 	responses   graphql.ResponseHandler
 	incremental bool // an active @defer: payloads after the first are incremental
-	started     bool // the first payload was taken
-	ended       bool
+	started     bool        // the first payload was taken
+	ended       atomic.Bool // the last payload was taken
 }
 
 // requestFailure is an operation that never executed (a request error:
@@ -112,6 +113,12 @@ func (op *streamOperation) Streams() bool {
 	return op.incremental || op.Kind() == ast.Subscription
 }
 
+// finished reports that the last payload was taken (incremental
+// delivery's hasNext false, or an error that ended the operation): for
+// the goroutine that calls Next, or one that received Next's payload
+// through Pump.
+func (op *streamOperation) finished() bool { return op.ended.Load() }
+
 // Incremental reports a query with an active @defer.
 func (op *streamOperation) Incremental() bool { return op.incremental }
 
@@ -129,23 +136,23 @@ func (op *streamOperation) Close() { op.cancel() }
 // source stream ended, it was closed, or it panicked after the payload
 // carrying the INTERNAL error).
 func (op *streamOperation) Next() ([]byte, bool) {
-	if op.ended {
+	if op.ended.Load() {
 		return nil, false
 	}
 	if op.ctx.Err() != nil {
-		op.ended = true
+		op.ended.Store(true)
 		return nil, false
 	}
 	first := !op.started
 	op.started = true
 	resp := op.next()
 	if resp == nil {
-		op.ended = true
+		op.ended.Store(true)
 		op.cancel()
 		return nil, false
 	}
 	if resp.HasNext != nil && !*resp.HasNext {
-		op.ended = true
+		op.ended.Store(true)
 	}
 	return encodeResult(resp, op.incremental, first), true
 }
@@ -156,7 +163,7 @@ func (op *streamOperation) next() (resp *graphql.Response) {
 	defer func() {
 		if p := recover(); p != nil {
 			logPanic(op.ctx, "operation", p)
-			op.ended = true
+			op.ended.Store(true)
 			resp = &graphql.Response{Errors: gqlerror.List{internalError()}}
 			if op.incremental {
 				f := false

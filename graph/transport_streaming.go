@@ -105,10 +105,10 @@ func (t streamTransport) fail(w http.ResponseWriter, r *http.Request, kind strea
 		return
 	}
 	if sw.subscriptionSpec {
-		_ = sw.write(multipartPart(multipartSubscriptionBoundary, wrapPayload(fail.JSON())), multipartEnd(multipartSubscriptionBoundary))
+		_ = sw.write(multipartOpen(multipartSubscriptionBoundary), multipartPart(multipartSubscriptionBoundary, wrapPayload(fail.JSON()), true))
 		return
 	}
-	_ = sw.write(multipartPart(multipartDeferBoundary, fail.JSON()), multipartEnd(multipartDeferBoundary))
+	_ = sw.write(multipartOpen(multipartDeferBoundary), multipartPart(multipartDeferBoundary, fail.JSON(), true))
 }
 
 // Multipart boundaries: Apollo's clients read any; these are the ones its
@@ -190,11 +190,20 @@ var sseComplete = []byte("event: complete\ndata:\n\n")
 // incremental delivery's payloads for @defer, or (subscriptionSpec)
 // Apollo's multipart subscription protocol: each event {"payload": …}, an
 // empty object every KeepAlive as heartbeat.
+//
+// Each part is followed at once by the delimiter of the next, so that a
+// reader knows the part ended without waiting for the next event: after
+// incremental delivery's last payload (hasNext false) comes the close
+// delimiter; a subscription, whose end is not known in advance, ends with
+// a heartbeat part and the close delimiter.
 func serveMultipart(w http.ResponseWriter, op *streamOperation, cfg SubscriptionConfig, subscriptionSpec bool) {
 	sw := startStreamResponse(w, streamMultipart, cfg, subscriptionSpec)
 	boundary := multipartDeferBoundary
 	if subscriptionSpec {
 		boundary = multipartSubscriptionBoundary
+	}
+	if sw.write(multipartOpen(boundary)) != nil {
+		return
 	}
 	results := op.Pump()
 	var heartbeat <-chan time.Time
@@ -207,35 +216,45 @@ func serveMultipart(w http.ResponseWriter, op *streamOperation, cfg Subscription
 		select {
 		case payload, ok := <-results:
 			if !ok {
-				_ = sw.write(multipartEnd(boundary))
+				// No part was the last: close with an empty one.
+				_ = sw.write(multipartPart(boundary, []byte("{}"), true))
 				return
 			}
+			last := false
 			if subscriptionSpec {
 				payload = wrapPayload(payload)
+			} else {
+				last = !op.Incremental() || op.finished()
 			}
-			if sw.write(multipartPart(boundary, payload)) != nil {
+			if sw.write(multipartPart(boundary, payload, last)) != nil || last {
 				return
 			}
 		case <-heartbeat:
-			if sw.write(multipartPart(boundary, []byte("{}"))) != nil {
+			if sw.write(multipartPart(boundary, []byte("{}"), false)) != nil {
 				return
 			}
 		}
 	}
 }
 
-// multipartPart is one part: its delimiter, its header, its JSON body.
-func multipartPart(boundary string, body []byte) []byte {
-	b := make([]byte, 0, len(body)+len(boundary)+64)
-	b = append(b, "\r\n--"...)
-	b = append(b, boundary...)
-	b = append(b, "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"...)
-	return append(b, body...)
+// multipartOpen opens the first part.
+func multipartOpen(boundary string) []byte {
+	return []byte("\r\n--" + boundary + "\r\n")
 }
 
-// multipartEnd is the close delimiter.
-func multipartEnd(boundary string) []byte {
-	return []byte("\r\n--" + boundary + "--\r\n")
+// multipartPart is one part (the delimiter before it already written):
+// its header, its JSON body, and the delimiter after it: the close
+// delimiter when last, else the next part's.
+func multipartPart(boundary string, body []byte, last bool) []byte {
+	b := make([]byte, 0, len(body)+len(boundary)+64)
+	b = append(b, "Content-Type: application/json; charset=utf-8\r\n\r\n"...)
+	b = append(b, body...)
+	b = append(b, "\r\n--"...)
+	b = append(b, boundary...)
+	if last {
+		return append(b, "--\r\n"...)
+	}
+	return append(b, "\r\n"...)
 }
 
 // wrapPayload is an execution result as Apollo's multipart subscription
