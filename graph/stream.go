@@ -30,7 +30,7 @@ type streamOperation struct {
 	cancel      context.CancelFunc
 	opCtx       *graphql.OperationContext
 	responses   graphql.ResponseHandler
-	incremental bool // an active @defer: payloads after the first are incremental
+	incremental bool        // an active @defer: payloads after the first are incremental
 	started     bool        // the first payload was taken
 	ended       atomic.Bool // the last payload was taken
 }
