@@ -71,14 +71,15 @@ type config struct {
 	APQCacheSize     int
 
 	// The live feed (subscriptions) and its transports.
-	LivePollInterval time.Duration
-	LiveMaxBacklog   int
-	LiveBuffer       int
-	LiveMaxSubs      int
-	LiveLeaseTTL     time.Duration
-	WSMaxSubs        int
-	WSInitTimeout    time.Duration
-	WSKeepAlive      time.Duration
+	LivePollInterval   time.Duration
+	LiveMaxBacklog     int
+	LiveBuffer         int
+	LiveMaxSubs        int
+	LiveLeaseTTL       time.Duration
+	WSMaxSubs          int
+	WSInitTimeout      time.Duration
+	WSKeepAlive        time.Duration
+	StreamWriteTimeout time.Duration
 
 	// Operations: Redis, metrics, tracing, logs.
 	RedisURL         string
@@ -153,7 +154,8 @@ func (c *config) settings() []setting {
 		{"live-lease-ttl", "LIVE_LEASE_TTL", "with Redis: lifetime of the polling lease, renewed by its holder; a replica that dies is replaced within about this long", durationValue(&c.LiveLeaseTTL, 3*time.Second)},
 		{"ws-max-subscriptions", "WS_MAX_SUBSCRIPTIONS", "most subscriptions one WebSocket connection may hold open", intValue(&c.WSMaxSubs, 100)},
 		{"ws-init-timeout", "WS_INIT_TIMEOUT", "how long a new WebSocket connection may take to send connection_init", durationValue(&c.WSInitTimeout, 10*time.Second)},
-		{"ws-keepalive", "WS_KEEPALIVE", "interval of the keep-alive pings sent on WebSocket connections and SSE streams", durationValue(&c.WSKeepAlive, 15*time.Second)},
+		{"ws-keepalive", "WS_KEEPALIVE", "interval of the keep-alive messages on every stream: WebSocket pings, SSE comments, multipart heartbeats", durationValue(&c.WSKeepAlive, 15*time.Second)},
+		{"stream-write-timeout", "STREAM_WRITE_TIMEOUT", "how long one message of a stream (WebSocket, SSE, multipart) may take to be written; a client that does not read it within this is disconnected and its subscriptions ended", durationValue(&c.StreamWriteTimeout, 10*time.Second)},
 
 		// Operations: Redis (sharedstate.go), metrics and tracing (instrumentation.go), logs (logging.go).
 		{"redis-url", "REDIS_URL", "Redis shared by every replica (redis://host:6379/0): persisted queries, asset cache, rate budget; unset keeps them in this process", stringValue(&c.RedisURL, "")},
@@ -220,7 +222,7 @@ func (c *config) validate() error {
 		name  string
 		value time.Duration
 	}{{"UPSTREAM_TIMEOUT", c.UpstreamTimeout}, {"REQUEST_TIMEOUT", c.RequestTimeout}, {"SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"BREAKER_OPEN", c.BreakerOpen},
-		{"LIVE_POLL_INTERVAL", c.LivePollInterval}, {"LIVE_LEASE_TTL", c.LiveLeaseTTL}, {"WS_INIT_TIMEOUT", c.WSInitTimeout}, {"WS_KEEPALIVE", c.WSKeepAlive}} {
+		{"LIVE_POLL_INTERVAL", c.LivePollInterval}, {"LIVE_LEASE_TTL", c.LiveLeaseTTL}, {"WS_INIT_TIMEOUT", c.WSInitTimeout}, {"WS_KEEPALIVE", c.WSKeepAlive}, {"STREAM_WRITE_TIMEOUT", c.StreamWriteTimeout}} {
 		if d.value <= 0 {
 			return fmt.Errorf("%s must be positive", d.name)
 		}

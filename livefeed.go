@@ -41,6 +41,7 @@ func (c *config) subscriptions() graph.SubscriptionConfig {
 		MaxPerConnection: c.WSMaxSubs,
 		InitTimeout:      c.WSInitTimeout,
 		KeepAlive:        c.WSKeepAlive,
+		WriteTimeout:     c.StreamWriteTimeout,
 		AllowedOrigins:   c.CORSOrigins,
 	}
 }

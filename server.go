@@ -202,8 +202,10 @@ func (gw *gateway) cors(next http.Handler) http.Handler {
 	wildcard := len(gw.cfg.CORSOrigins) == 1 && gw.cfg.CORSOrigins[0] == "*"
 	return cors.New(cors.Options{
 		AllowedOrigins:   gw.cfg.CORSOrigins,
-		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders:   []string{"Content-Type", "Accept", "Authorization", "Apollo-Require-Preflight", "X-Apollo-Operation-Name", "Apollographql-Client-Name", "Apollographql-Client-Version"},
+		// PUT and DELETE, and the token header: graphql-sse's single
+		// connection mode (reservation, operations, stop).
+		AllowedMethods:   []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
+		AllowedHeaders:   []string{"Content-Type", "Accept", "Authorization", "Apollo-Require-Preflight", "X-Apollo-Operation-Name", "Apollographql-Client-Name", "Apollographql-Client-Version", "X-GraphQL-Event-Stream-Token"},
 		AllowCredentials: !wildcard,
 		MaxAge:           600,
 	}).Handler(next)

@@ -12,13 +12,23 @@ import (
 	"time"
 )
 
-// TestEventStreamOutlivesTheServerTimeouts: an SSE subscription lasts
-// longer than the server's ReadTimeout and WriteTimeout, which bound
-// ordinary requests (a read deadline passing would cancel the request, a
-// write deadline fail its writes): the stream keeps its keep-alive pings
+// TestEventStreamOutlivesTheServerTimeouts: an SSE subscription, and one
+// over multipart/mixed (Apollo's multipart subscriptions), last longer
+// than the server's ReadTimeout and WriteTimeout, which bound ordinary
+// requests (a read deadline passing would cancel the request, a write
+// deadline fail its writes): the stream keeps its keep-alive messages
 // coming past both, through the whole middleware chain, then delivers a
 // transaction appended after them.
 func TestEventStreamOutlivesTheServerTimeouts(t *testing.T) {
+	for _, c := range []struct{ accept, keepAlive string }{
+		{"text/event-stream", ": ping"},
+		{`multipart/mixed;subscriptionSpec="1.0", application/json`, "{}"},
+	} {
+		t.Run(c.accept, func(t *testing.T) { testStreamOutlivesTheServerTimeouts(t, c.accept, c.keepAlive) })
+	}
+}
+
+func testStreamOutlivesTheServerTimeouts(t *testing.T, accept, keepAlive string) {
 	cfg, err := parseConfig([]string{"-ws-keepalive", "50ms"}, testEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +56,7 @@ func TestEventStreamOutlivesTheServerTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", accept)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +73,7 @@ func TestEventStreamOutlivesTheServerTimeouts(t *testing.T) {
 	}
 	// 20 pings at 50ms: a second, five times the server's timeouts.
 	for pings := 0; pings < 20; {
-		if readLine() == ": ping" {
+		if readLine() == keepAlive {
 			pings++
 		}
 	}
@@ -73,10 +83,10 @@ func TestEventStreamOutlivesTheServerTimeouts(t *testing.T) {
 	}
 	for {
 		line := readLine()
-		if strings.HasPrefix(line, "data:") && strings.Contains(line, appended[0].Hash) {
+		if strings.Contains(line, appended[0].Hash) {
 			return
 		}
-		if strings.HasPrefix(line, "data:") {
+		if strings.HasPrefix(line, "data:") || strings.HasPrefix(line, `{"payload"`) {
 			t.Fatalf("unexpected event: %s", line)
 		}
 	}

@@ -152,7 +152,7 @@ func serveEventStream(w http.ResponseWriter, op *streamOperation, cfg Subscripti
 	results := op.Pump()
 	keepAlive := time.NewTicker(cfg.KeepAlive)
 	defer keepAlive.Stop()
-	if sw.write([]byte(":\n\n")) != nil { // the headers go now: EventSource opens
+	if sw.write(sseKeepAlive) != nil { // the headers go now: EventSource opens
 		return
 	}
 	for {
@@ -166,7 +166,7 @@ func serveEventStream(w http.ResponseWriter, op *streamOperation, cfg Subscripti
 				return
 			}
 		case <-keepAlive.C:
-			if sw.write([]byte(":\n\n")) != nil {
+			if sw.write(sseKeepAlive) != nil {
 				return
 			}
 		}
@@ -182,6 +182,10 @@ func sseEvent(event string, data []byte) []byte {
 	b = append(b, data...)
 	return append(b, "\n\n"...)
 }
+
+// sseKeepAlive is the comment sent every KeepAlive (and at once, so that
+// the headers go and EventSource opens).
+var sseKeepAlive = []byte(": ping\n\n")
 
 // sseComplete ends a distinct connection's stream.
 var sseComplete = []byte("event: complete\ndata:\n\n")
