@@ -31,6 +31,14 @@ import (
 // with the URL parameters) with the Accept header given.
 func streamRequest(t *testing.T, ctx context.Context, gatewayURL, method, accept, query string, vars map[string]any) *http.Response {
 	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return streamRequestWith(t, ctx, tr, gatewayURL, method, accept, query, vars)
+}
+
+// streamRequestWith is streamRequest over the transport given.
+func streamRequestWith(t *testing.T, ctx context.Context, tr *http.Transport, gatewayURL, method, accept, query string, vars map[string]any) *http.Response {
+	t.Helper()
 	var req *http.Request
 	var err error
 	if method == http.MethodGet {
@@ -49,8 +57,6 @@ func streamRequest(t *testing.T, ctx context.Context, gatewayURL, method, accept
 		t.Fatal(err)
 	}
 	req.Header.Set("Accept", accept)
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)

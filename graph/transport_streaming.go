@@ -183,10 +183,6 @@ func sseEvent(event string, data []byte) []byte {
 	return append(b, "\n\n"...)
 }
 
-// sseKeepAlive is the comment sent every KeepAlive (and at once, so that
-// the headers go and EventSource opens).
-var sseKeepAlive = []byte(": ping\n\n")
-
 // sseComplete ends a distinct connection's stream.
 var sseComplete = []byte("event: complete\ndata:\n\n")
 
