@@ -110,6 +110,9 @@ func FuzzHandler(f *testing.F) {
 			}
 			return
 		}
+		if method == http.MethodPut && rec.Code == http.StatusCreated {
+			return // graphql-sse's reservation: its token, text/plain
+		}
 		if rec.Code >= 500 {
 			t.Fatalf("status %d for %s %q %q %q: %s", rec.Code, method, contentType, rawQuery, body, rec.Body)
 		}

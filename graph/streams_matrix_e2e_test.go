@@ -60,6 +60,8 @@ func TestNoRequestEndsTheProcess(t *testing.T) {
 			deferred := strings.HasPrefix(d.name, "defer") && d.name != "defer if false"
 			for _, tr := range transports {
 				t.Run(k.name+"/"+d.name+"/"+tr.name, func(t *testing.T) {
+					g.query(t, `{ transactions(first: 1) { edges { cursor } } }`, nil)
+					g.closeIdle()
 					before := goleak.IgnoreCurrent()
 					c := matrixCell{t: t, g: g, query: query, method: tr.method, accept: tr.accept,
 						subscription: k.subscription, deferred: deferred}
@@ -71,9 +73,12 @@ func TestNoRequestEndsTheProcess(t *testing.T) {
 					case cellWebSocket:
 						c.overWebSocket()
 					}
+					if c.transport != nil {
+						c.transport.CloseIdleConnections()
+					}
 					// The process serves, and the cell left nothing running.
 					g.query(t, `{ transactions(first: 1) { edges { cursor } } }`, nil)
-					waitNoGoroutines(t, before)
+					g.waitNoGoroutines(t, before)
 				})
 			}
 		}
@@ -319,12 +324,21 @@ func wantCode(t *testing.T, raw json.RawMessage, code string) {
 	}
 }
 
+// closeIdle closes the idle keep-alive connections of the test's
+// clients and of the gateway's upstream client (their goroutines are no
+// request's).
+func (g *liveGateway) closeIdle() {
+	http.DefaultClient.CloseIdleConnections()
+	g.upstream.CloseIdleConnections()
+}
+
 // waitNoGoroutines waits until every goroutine started since before has
-// ended (bounded by goleak's own retries, then the stream deadline).
-func waitNoGoroutines(t *testing.T, before goleak.Option) {
+// ended, idle connections closed (bounded by the stream deadline).
+func (g *liveGateway) waitNoGoroutines(t *testing.T, before goleak.Option) {
 	t.Helper()
 	deadline := time.Now().Add(streamDeadline)
 	for {
+		g.closeIdle()
 		err := goleak.Find(before)
 		if err == nil {
 			return
@@ -332,7 +346,6 @@ func waitNoGoroutines(t *testing.T, before goleak.Option) {
 		if time.Now().After(deadline) {
 			t.Fatalf("goroutines left behind: %v", err)
 		}
-		http.DefaultClient.CloseIdleConnections()
 		time.Sleep(20 * time.Millisecond)
 	}
 }

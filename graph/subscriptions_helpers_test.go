@@ -41,6 +41,9 @@ type liveGateway struct {
 	// (it then knows where it starts).
 	subscribed chan struct{}
 	Gate       *gate
+	// upstream is the transport of the gateway's upstream client: its
+	// idle connections are closed when goroutines are counted.
+	upstream *http.Transport
 }
 
 type liveOptions struct {
@@ -66,7 +69,7 @@ func newLiveGateway(t *testing.T, opts liveOptions) *liveGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &liveGateway{subscribed: make(chan struct{}, 1000)}
+	g := &liveGateway{subscribed: make(chan struct{}, 1000), upstream: tr}
 	resolvers := direct
 	if opts.Gate != "" {
 		g.Gate = newGate(t, sample.URL, opts.Gate)
