@@ -1,7 +1,8 @@
 // An Apollo Client configured as a frontend would configure it for this
 // gateway: relayStylePagination on every connection field, possibleTypes
 // for the unions and the Node interface; for live pages, subscriptions
-// over graphql-ws and @defer over multipart/mixed.
+// over graphql-ws and @defer over multipart/mixed, or everything over
+// HTTP (subscriptions as Apollo's multipart protocol).
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from '@apollo/client/core';
 import { Defer20220824Handler } from '@apollo/client/incremental';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
@@ -98,6 +99,23 @@ export function makeLiveClient(gatewayURL, sdl, { fetch: fetchImpl = fetch, wsOp
   const link = ApolloLink.split(isSubscription, new GraphQLWsLink(wsClient), new HttpLink({ uri: `${gatewayURL}/graphql`, fetch: fetchImpl }));
   const client = new ApolloClient({ link, cache: makeCache(sdl), incrementalHandler: new Defer20220824Handler() });
   return { client, wsClient };
+}
+
+/**
+ * An Apollo Client over HTTP alone, as an app without a WebSocket
+ * configures it: one HttpLink, which carries @defer as multipart/mixed
+ * (Apollo's 2022-08-24 incremental format, through the
+ * Defer20220824Handler) and subscriptions as Apollo's multipart
+ * subscription protocol (its default for a subscription sent over HTTP:
+ * `Accept: multipart/mixed;boundary=graphql;subscriptionSpec=1.0, …`).
+ * fetch (optional) replaces the link's fetch, to watch the requests.
+ */
+export function makeHttpClient(gatewayURL, sdl, { fetch: fetchImpl = fetch } = {}) {
+  return new ApolloClient({
+    link: new HttpLink({ uri: `${gatewayURL}/graphql`, fetch: fetchImpl }),
+    cache: makeCache(sdl),
+    incrementalHandler: new Defer20220824Handler(),
+  });
 }
 
 /**
