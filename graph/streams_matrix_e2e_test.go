@@ -26,7 +26,7 @@ import (
 func TestNoRequestEndsTheProcess(t *testing.T) {
 	g := newLiveGateway(t, liveOptions{Live: live.Config{Linger: time.Millisecond}})
 	kinds := []struct {
-		name, query string
+		name, query  string
 		subscription bool
 	}{
 		{"query", `{ transactions(first: 2) { edges { cursor node { hash submitter { id ${D} { delegations(first: 1) { edges { node { amount party { id ${E} { delegations(first: 1) { edges { cursor } } } } } } } } } } } } }`, false},
