@@ -152,8 +152,8 @@ func (c *config) settings() []setting {
 		{"live-buffer", "LIVE_BUFFER", "transactions that may wait undelivered for one subscription; a subscriber further behind is dropped with an error", intValue(&c.LiveBuffer, 256)},
 		{"live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "most subscriptions open in this process", intValue(&c.LiveMaxSubs, 10000)},
 		{"live-lease-ttl", "LIVE_LEASE_TTL", "with Redis: lifetime of the polling lease, renewed by its holder; a replica that dies is replaced within about this long", durationValue(&c.LiveLeaseTTL, 3*time.Second)},
-		{"ws-max-subscriptions", "WS_MAX_SUBSCRIPTIONS", "most subscriptions one WebSocket connection may hold open", intValue(&c.WSMaxSubs, 100)},
-		{"ws-init-timeout", "WS_INIT_TIMEOUT", "how long a new WebSocket connection may take to send connection_init", durationValue(&c.WSInitTimeout, 10*time.Second)},
+		{"ws-max-subscriptions", "WS_MAX_SUBSCRIPTIONS", "most subscriptions one WebSocket connection, and most operations one single-connection SSE stream, may hold open", intValue(&c.WSMaxSubs, 100)},
+		{"ws-init-timeout", "WS_INIT_TIMEOUT", "how long a new WebSocket connection may take to send connection_init, and an SSE reservation (PUT) to be taken by its stream", durationValue(&c.WSInitTimeout, 10*time.Second)},
 		{"ws-keepalive", "WS_KEEPALIVE", "interval of the keep-alive messages on every stream: WebSocket pings, SSE comments, multipart heartbeats", durationValue(&c.WSKeepAlive, 15*time.Second)},
 		{"stream-write-timeout", "STREAM_WRITE_TIMEOUT", "how long one message of a stream (WebSocket, SSE, multipart) may take to be written; a client that does not read it within this is disconnected and its subscriptions ended", durationValue(&c.StreamWriteTimeout, 10*time.Second)},
 

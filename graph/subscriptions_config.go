@@ -22,10 +22,14 @@ import (
 // SubscriptionConfig configures the subscription transports.
 type SubscriptionConfig struct {
 	// MaxPerConnection bounds the subscriptions a WebSocket connection
-	// holds at once; past it a subscription is RATE_LIMITED. Default 100.
+	// holds at once, and the operations under way on a reserved SSE stream
+	// (graphql-sse's single connection mode); past it a subscription is
+	// RATE_LIMITED (an SSE operation's POST answers 429). Default 100.
 	MaxPerConnection int
 	// InitTimeout is how long a WebSocket connection may wait before its
-	// connection_init; then it is closed with 4408. Default 10s.
+	// connection_init (then it is closed with 4408), and how long an SSE
+	// reservation (PUT) waits for its stream before it expires with its
+	// operations. Default 10s.
 	InitTimeout time.Duration
 	// KeepAlive is the interval of the server's keep-alive messages: a
 	// graphql-transport-ws ping, an SSE comment, an empty multipart part.
