@@ -412,3 +412,59 @@ func TestStreamOfAClientThatStopsReading(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamsFromAnotherOrigin: a page of an origin the CORS settings do
+// not allow cannot open a stream (it could not read it, but the
+// subscription would run for nobody): SSE, multipart and graphql-sse's
+// reservation are refused with 403 before anything starts; the allowed
+// origin and the gateway's own are served.
+func TestStreamsFromAnotherOrigin(t *testing.T) {
+	g := newLiveGateway(t, liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{
+		AllowedOrigins: []string{"https://app.example"},
+	}}})
+	const sub = `{"query":"subscription { transactions { cursor } }"}`
+	send := func(method, accept, origin string) *http.Response {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), streamDeadline)
+		t.Cleanup(cancel)
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(sub)
+		}
+		req, _ := http.NewRequestWithContext(ctx, method, g.URL, body)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", accept)
+		req.Header.Set("Origin", origin)
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		return resp
+	}
+	for _, c := range []struct{ method, accept string }{
+		{http.MethodPost, "text/event-stream"},
+		{http.MethodPost, "multipart/mixed;subscriptionSpec=1.0, application/json"},
+		{http.MethodPut, "*/*"},
+	} {
+		resp := send(c.method, c.accept, "https://evil.example")
+		var body struct{ Errors []gqlError }
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusForbidden ||
+			len(body.Errors) != 1 || body.Errors[0].Extensions["code"] != "BAD_USER_INPUT" {
+			t.Fatalf("%s %s from another origin: %d %+v", c.method, c.accept, resp.StatusCode, body)
+		}
+	}
+	if n := g.Live.Stats().Subscriptions; n != 0 {
+		t.Fatalf("%d subscriptions opened from another origin", n)
+	}
+	u, _ := url.Parse(g.URL)
+	for _, origin := range []string{"https://app.example", "http://" + u.Host} {
+		resp := send(http.MethodPost, "text/event-stream", origin)
+		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+			t.Fatalf("from %s: %d %q", origin, resp.StatusCode, ct)
+		}
+		g.waitSubscribed(t, 1)
+	}
+}

@@ -25,8 +25,9 @@ import (
 //     application/graphql-response+json: 406 (GraphQL over HTTP allows
 //     this or answering in application/json regardless), except one that
 //     accepts a stream, text/event-stream or multipart/mixed;
-//   - WebSocket upgrades from an origin the CORS settings do not allow:
-//     403, before the upgrade (SubscriptionConfig.AllowedOrigins); other
+//   - WebSocket upgrades, streams (SSE, multipart/mixed) and graphql-sse's
+//     reservations from an origin the CORS settings do not allow: 403,
+//     before anything starts (SubscriptionConfig.AllowedOrigins); other
 //     WebSocket upgrades go to the WebSocket transport, with no other check;
 //   - upgrades to other protocols: 400;
 //   - POST bodies that are not application/json: 415 (which also keeps
@@ -46,6 +47,13 @@ func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) htt
 			default:
 				next.ServeHTTP(w, r)
 			}
+			return
+		}
+		if (isStream(r) || r.Method == http.MethodPut || r.Method == http.MethodDelete) && !subs.originAllowed(r) {
+			// A page of another origin cannot read a stream (CORS), but
+			// its request would still open one: a subscription held for
+			// nobody. Refused as WebSocket upgrades are.
+			refuse(w, r, http.StatusForbidden, fmt.Sprintf("streams from origin %q are not allowed (the CORS allowed origins apply)", truncate(r.Header.Get("Origin"), 128)))
 			return
 		}
 		if r.Method == http.MethodGet || r.Method == http.MethodPost {
