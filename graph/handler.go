@@ -140,7 +140,8 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	present := ErrorPresenter(cfg.Logger)
 	srv.SetErrorPresenter(present)
-	srv.SetRecoverFunc(recoverFunc(cfg.Logger))
+	panics := newPanicLog(cfg.Logger)
+	srv.SetRecoverFunc(recoverFunc(panics))
 	cache := cfg.AssetCache
 	if cache == nil {
 		cache = NewAssetCache(cfg.Loaders.AssetCacheSize, cfg.Loaders.AssetCacheTTL)
@@ -166,14 +167,14 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 				r = r.WithContext(ctx)
 			}
 		}
-		srv.ServeHTTP(w, r.WithContext(withPanicLogger(withRequestState(r.Context(), newState()), cfg.Logger)))
+		srv.ServeHTTP(w, r.WithContext(withPanicLog(withRequestState(r.Context(), newState()), panics)))
 	}))
 }
 
 // recoverFunc turns a panic in a resolver into an INTERNAL error, logged
 // (logPanic); the process keeps serving.
-func recoverFunc(logger *slog.Logger) graphql.RecoverFunc {
+func recoverFunc(log *panicLog) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
-		return panicError(withPanicLogger(ctx, logger), "resolver", p)
+		return panicError(withPanicLog(ctx, log), "resolver", p)
 	}
 }

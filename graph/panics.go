@@ -12,19 +12,30 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 )
 
-// panicLogger is the logger of recovered panics outside resolvers (in
-// loaders, transports), set by NewHandler.
-type panicLoggerKey struct{}
-
-func withPanicLogger(ctx context.Context, l *slog.Logger) context.Context {
-	return context.WithValue(ctx, panicLoggerKey{}, l)
+// panicLog is where a handler logs recovered panics: its logger, and the
+// places panics were raised at, whose stack it logged (once each).
+type panicLog struct {
+	logger *slog.Logger
+	sites  sync.Map
 }
 
-func panicLoggerFor(ctx context.Context) *slog.Logger {
-	if logger, _ := ctx.Value(panicLoggerKey{}).(*slog.Logger); logger != nil {
-		return logger
+func newPanicLog(l *slog.Logger) *panicLog { return &panicLog{logger: l} }
+
+type panicLogKey struct{}
+
+// withPanicLog puts the handler's panic log in the context of each request
+// (resolvers, loaders, transports).
+func withPanicLog(ctx context.Context, l *panicLog) context.Context {
+	return context.WithValue(ctx, panicLogKey{}, l)
+}
+
+var defaultPanicLog = newPanicLog(nil)
+
+func panicLogFor(ctx context.Context) *panicLog {
+	if l, _ := ctx.Value(panicLogKey{}).(*panicLog); l != nil {
+		return l
 	}
-	return slog.Default()
+	return defaultPanicLog
 }
 
 // panicError logs a recovered panic (logPanic) and returns the INTERNAL
@@ -35,21 +46,22 @@ func panicError(ctx context.Context, where string, p any) error {
 	return &Error{Code: CodeInternal, Message: "internal error", Err: fmt.Errorf("panic in %s: %v", where, p)}
 }
 
-// panicSites are the places a panic was raised at, logged with their
-// stack once each.
-var panicSites sync.Map
-
 // logPanic logs a recovered panic once per request, as one line naming
 // where it was raised; the stack goes with the first panic raised at that
 // place, so that a request that panics on every call does not fill the
 // log with stacks. Call it from the deferred function that recovered.
 func logPanic(ctx context.Context, where string, p any) {
+	log := panicLogFor(ctx)
 	site := panicSite()
 	attrs := []any{"panic", fmt.Sprint(p), "at", site}
-	if _, seen := panicSites.LoadOrStore(site, true); !seen {
+	if _, seen := log.sites.LoadOrStore(site, true); !seen {
 		attrs = append(attrs, "stack", string(debug.Stack()))
 	}
-	panicLoggerFor(ctx).ErrorContext(ctx, "panic in "+where, attrs...)
+	logger := log.logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger.ErrorContext(ctx, "panic in "+where, attrs...)
 }
 
 // panicSite is the function and line that raised the panic being

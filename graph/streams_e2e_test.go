@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/live"
 )
 
@@ -466,5 +468,53 @@ func TestStreamsFromAnotherOrigin(t *testing.T) {
 			t.Fatalf("from %s: %d %q", origin, resp.StatusCode, ct)
 		}
 		g.waitSubscribed(t, 1)
+	}
+}
+
+// TestPanicsInStreamsEndOnlyTheirField: a resolver that panics under a
+// deferred fragment, or in each event of a subscription, gives that
+// payload or event an INTERNAL error while the stream goes on to its
+// end; the process serves; the panic's stack is logged once, later ones
+// at the same place as one line.
+func TestPanicsInStreamsEndOnlyTheirField(t *testing.T) {
+	logs := &testutil.LockedBuffer{}
+	g := newLiveGateway(t, liveOptions{
+		Wrap:    func(u graph.Upstream) graph.Upstream { return panicky{Upstream: u, listDelegations: true} },
+		Handler: graph.HandlerConfig{Logger: slog.New(slog.NewTextHandler(logs, nil))},
+	})
+	parts := readMultipart(t, streamRequest(t, context.Background(), g.URL, http.MethodPost, "multipart/mixed;deferSpec=20220824, application/json",
+		`{ transactions(first: 2) { edges { node { hash submitter { id ... @defer { delegations(first: 1) { edges { cursor } } } } } } } }`, nil))
+	initial, later := readIncremental(t, parts)
+	if len(initial.Errors) != 0 || len(later) != 2 {
+		t.Fatalf("initial %+v, %d later payloads", initial, len(later))
+	}
+	for _, p := range later {
+		if errs := p.Incremental[0].Errors; len(errs) != 1 || errs[0].Extensions["code"] != "INTERNAL" || errs[0].Message != "internal error" {
+			t.Fatalf("deferred payload %+v", p.Incremental[0])
+		}
+	}
+
+	head := g.headCursor(t)
+	s := subscribeSSE(t, g.URL, `subscription($after: String) { transactions(after: $after) { cursor node { hash submitter { delegations(first: 1) { edges { cursor } } } } } }`, map[string]any{"after": head})
+	g.waitSubscribed(t, 1)
+	g.appendTxs(t, 3)
+	for range 3 {
+		name, data := s.mustEvent()
+		var resp struct {
+			Data   map[string]json.RawMessage
+			Errors []gqlError
+		}
+		if err := json.Unmarshal(data, &resp); name != "next" || err != nil || len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != "INTERNAL" {
+			t.Fatalf("event %s %s", name, data)
+		}
+	}
+	s.close()
+	g.query(t, `{ transactions(first: 1) { edges { cursor } } }`, nil)
+	out := logs.String()
+	if n := strings.Count(out, "assignment to entry in nil map"); n < 5 {
+		t.Fatalf("%d panics logged, want one per panic (5):\n%s", n, out)
+	}
+	if n := strings.Count(out, "stack="); n != 1 {
+		t.Fatalf("%d stacks logged, want the first panic's only:\n%s", n, out)
 	}
 }

@@ -55,6 +55,8 @@ type liveOptions struct {
 	Gate string
 	// NoFeed serves without a live feed.
 	NoFeed bool
+	// Wrap, if set, wraps the resolvers' upstream (the feed's is not).
+	Wrap func(graph.Upstream) graph.Upstream
 }
 
 // newLiveGateway starts the gateway; it checks that the test leaks no
@@ -87,6 +89,9 @@ func newLiveGateway(t *testing.T, opts liveOptions) *liveGateway {
 		graph.OnSubscribedForTest(g.Live, func() { g.subscribed <- struct{}{} })
 	}
 	opts.Handler.Upstream = resolvers
+	if opts.Wrap != nil {
+		opts.Handler.Upstream = opts.Wrap(resolvers)
+	}
 	opts.Handler.CursorKeys = keys
 	opts.Handler.Live = g.Live
 	opts.Handler.Introspection = true

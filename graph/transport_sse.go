@@ -172,7 +172,7 @@ func (s *eventStreams) reserve(w http.ResponseWriter, r *http.Request, exec grap
 	}
 	s.streams[es.token] = es
 	s.pending++
-	logCtx := withPanicLogger(context.Background(), panicLoggerFor(r.Context()))
+	logCtx := withPanicLog(context.Background(), panicLogFor(r.Context()))
 	es.expiry = time.AfterFunc(s.cfg.InitTimeout, func() {
 		defer recoverGoroutine(logCtx, "event stream reservation expiry")
 		s.expire(es)
