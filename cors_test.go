@@ -81,7 +81,11 @@ func TestCORSOrigins(t *testing.T) {
 		check(t, "preflight, refused origin", preflight(t, base, "https://evil.example", "POST", "content-type"), refused)
 		check(t, "preflight, look-alike origin", preflight(t, base, "https://app.example.evil.example", "POST", "content-type"), refused)
 		check(t, "preflight, scheme differs", preflight(t, base, "http://app.example", "POST", "content-type"), refused)
-		check(t, "preflight, PUT", preflight(t, base, "https://app.example", "PUT", ""), refused)
+		check(t, "preflight, PATCH", preflight(t, base, "https://app.example", "PATCH", ""), refused)
+		// graphql-sse's single connection mode: PUT reserves, DELETE stops,
+		// with the reservation's token header.
+		check(t, "preflight, PUT", preflight(t, base, "https://app.example", "PUT", "x-graphql-event-stream-token"), allowed)
+		check(t, "preflight, DELETE", preflight(t, base, "https://app.example", "DELETE", "x-graphql-event-stream-token"), allowed)
 		check(t, "preflight, unknown header", preflight(t, base, "https://app.example", "POST", "x-evil"), refused)
 		// Simple and actual requests: allowed origins can read the answer
 		// (errors included), refused ones cannot.

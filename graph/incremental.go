@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
@@ -32,43 +33,65 @@ import (
 
 // execIncremental runs a query that defers fragments: the first response
 // holds everything not deferred (HasNext true while payloads are pending),
-// each later one the fields of one deferred fragment at its path.
+// each later one the fields of one deferred fragment at its path. A
+// payload is sent only once the object at its path has been: a fragment
+// deferred inside another can be resolved first, and then waits for it.
 func (e *executableSchema) execIncremental(ctx context.Context, opCtx *graphql.OperationContext) graphql.ResponseHandler {
 	results := make(chan graphql.DeferredResult)
 	ec := newExecutionContext(opCtx, e, results)
 	omit := &deferredFields{}
+	var held []graphql.DeferredResult // resolved before their parent was sent
 	first := true
 	return func(rctx context.Context) *graphql.Response {
 		var resp graphql.Response
-		var data []byte
 		if first {
 			first = false
 			octx := withDeferredFields(graphql.WithLazyInputUnmarshalerIndex(rctx, newInputUnmarshalers), omit)
 			var buf bytes.Buffer
 			ec._Query(octx, opCtx.Operation.SelectionSet).MarshalGQL(&buf)
-			data = omit.strip(buf.Bytes(), nil, false)
+			resp.Data = omit.strip(buf.Bytes(), nil, false)
 		} else {
-			if atomic.LoadInt32(&ec.PendingDeferred) <= 0 {
+			result, ok := omit.next(rctx, &held, results, &ec.PendingDeferred)
+			if !ok {
 				return nil
 			}
-			var result graphql.DeferredResult
-			select {
-			case result = <-results:
-			case <-rctx.Done():
-				// The client left: the deferred work sees the same
-				// context and stops; nothing more is sent.
-				return nil
-			}
-			atomic.AddInt32(&ec.PendingDeferred, -1)
 			var buf bytes.Buffer
 			result.Result.MarshalGQL(&buf)
-			data = omit.strip(buf.Bytes(), result.Path, true)
+			resp.Data = omit.strip(buf.Bytes(), result.Path, true)
+			omit.delivered(result.Path, resp.Data)
 			resp.Path, resp.Label, resp.Errors = result.Path, result.Label, result.Errors
 		}
-		resp.Data = data
-		hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
+		hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0 || len(held) > 0
 		resp.HasNext = &hasNext
 		return &resp
+	}
+}
+
+// next is the next deferred result whose object has been sent: a held one,
+// else the next to arrive (held while its parent is pending); false when
+// none is pending or the client left (the deferred work sees the same
+// context and stops).
+func (d *deferredFields) next(ctx context.Context, held *[]graphql.DeferredResult, results <-chan graphql.DeferredResult, pending *int32) (graphql.DeferredResult, bool) {
+	for {
+		for i, r := range *held {
+			if d.deliverable(r.Path) {
+				*held = append((*held)[:i], (*held)[i+1:]...)
+				return r, true
+			}
+		}
+		if atomic.LoadInt32(pending) <= 0 {
+			return graphql.DeferredResult{}, false // (held ones, if any, have no parent: unreachable)
+		}
+		select {
+		case r := <-results:
+			atomic.AddInt32(pending, -1)
+			if d.deliverable(r.Path) {
+				return r, true
+			}
+			*held = append(*held, r)
+		case <-ctx.Done():
+			return graphql.DeferredResult{}, false
+		}
 	}
 }
 
@@ -136,10 +159,45 @@ func deferredAliases(fs *graphql.FieldSet) []string {
 }
 
 // deferredFields records, for one operation, the deferred fields of each
-// object by the object's response path.
+// object by the object's response path, and which of them were sent.
 type deferredFields struct {
 	mu     sync.Mutex
 	byPath map[string][]string
+	sent   map[string]bool // path key + "." + field: its payload was sent
+}
+
+// deliverable reports whether the object at path has been sent: no field
+// on the way to it is deferred in a payload not yet sent.
+func (d *deferredFields) deliverable(path ast.Path) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var key strings.Builder
+	for _, el := range path {
+		if name, ok := el.(ast.PathName); ok {
+			if deferred := d.byPath[key.String()]; containsString(deferred, string(name)) && !d.sent[key.String()+"."+string(name)] {
+				return false
+			}
+		}
+		key.WriteString(pathKey(ast.Path{el}))
+	}
+	return true
+}
+
+// delivered records the fields of a payload sent at path.
+func (d *deferredFields) delivered(path ast.Path, data []byte) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return
+	}
+	key := pathKey(path)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.sent == nil {
+		d.sent = map[string]bool{}
+	}
+	for name := range fields {
+		d.sent[key+"."+name] = true
+	}
 }
 
 type deferredFieldsKey struct{}
