@@ -113,12 +113,6 @@ func (op *streamOperation) Streams() bool {
 	return op.incremental || op.Kind() == ast.Subscription
 }
 
-// finished reports that the last payload was taken (incremental
-// delivery's hasNext false, or an error that ended the operation): for
-// the goroutine that calls Next, or one that received Next's payload
-// through Pump.
-func (op *streamOperation) finished() bool { return op.ended.Load() }
-
 // Incremental reports a query with an active @defer.
 func (op *streamOperation) Incremental() bool { return op.incremental }
 
@@ -180,7 +174,24 @@ func (op *streamOperation) next() (resp *graphql.Response) {
 // outlives the operation: once Close is called it stops, whether or not
 // anyone reads.
 func (op *streamOperation) Pump() <-chan []byte {
-	out := make(chan []byte)
+	return pump(op, func(payload []byte, _ bool) []byte { return payload })
+}
+
+// streamPart is a payload and whether it is the operation's last.
+type streamPart struct {
+	payload []byte
+	last    bool
+}
+
+// Parts is Pump with each payload marked when it is known to be the last
+// (incremental delivery's hasNext false, an error that ended the
+// operation), as the goroutine calling Next knows it.
+func (op *streamOperation) Parts() <-chan streamPart {
+	return pump(op, func(payload []byte, last bool) streamPart { return streamPart{payload, last} })
+}
+
+func pump[T any](op *streamOperation, wrap func(payload []byte, last bool) T) <-chan T {
+	out := make(chan T)
 	go func() {
 		defer close(out)
 		for {
@@ -189,7 +200,7 @@ func (op *streamOperation) Pump() <-chan []byte {
 				return
 			}
 			select {
-			case out <- payload:
+			case out <- wrap(payload, op.ended.Load()):
 			case <-op.ctx.Done():
 				return
 			}

@@ -205,7 +205,7 @@ func serveMultipart(w http.ResponseWriter, op *streamOperation, cfg Subscription
 	if sw.write(multipartOpen(boundary)) != nil {
 		return
 	}
-	results := op.Pump()
+	results := op.Parts()
 	var heartbeat <-chan time.Time
 	if subscriptionSpec {
 		t := time.NewTicker(cfg.KeepAlive)
@@ -214,17 +214,17 @@ func serveMultipart(w http.ResponseWriter, op *streamOperation, cfg Subscription
 	}
 	for {
 		select {
-		case payload, ok := <-results:
+		case part, ok := <-results:
 			if !ok {
 				// No part was the last: close with an empty one.
 				_ = sw.write(multipartPart(boundary, []byte("{}"), true))
 				return
 			}
-			last := false
+			payload, last := part.payload, false
 			if subscriptionSpec {
 				payload = wrapPayload(payload)
 			} else {
-				last = !op.Incremental() || op.finished()
+				last = !op.Incremental() || part.last
 			}
 			if sw.write(multipartPart(boundary, payload, last)) != nil || last {
 				return
