@@ -201,7 +201,7 @@ func (gw *gateway) cors(next http.Handler) http.Handler {
 	}
 	wildcard := len(gw.cfg.CORSOrigins) == 1 && gw.cfg.CORSOrigins[0] == "*"
 	return cors.New(cors.Options{
-		AllowedOrigins:   gw.cfg.CORSOrigins,
+		AllowedOrigins: gw.cfg.CORSOrigins,
 		// PUT and DELETE, and the token header: graphql-sse's single
 		// connection mode (reservation, operations, stop).
 		AllowedMethods:   []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
