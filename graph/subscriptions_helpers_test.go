@@ -209,6 +209,9 @@ type wsMessage struct {
 type wsClient struct {
 	t    *testing.T
 	conn *websocket.Conn
+	// errored are the operations that received `error`: nothing may
+	// follow it for them (no complete) until the client reuses the id.
+	errored map[string]bool
 }
 
 func wsURL(httpURL string) string { return "ws" + strings.TrimPrefix(httpURL, "http") }
@@ -246,6 +249,9 @@ func connectWS(t *testing.T, gatewayURL string) *wsClient {
 
 func (c *wsClient) send(m wsMessage) {
 	c.t.Helper()
+	if m.Type == "subscribe" {
+		delete(c.errored, m.ID)
+	}
 	b, _ := json.Marshal(m)
 	ctx, cancel := context.WithTimeout(context.Background(), streamDeadline)
 	defer cancel()
@@ -276,6 +282,15 @@ func (c *wsClient) next() (wsMessage, error) {
 		if m.Type == "ping" {
 			c.send(wsMessage{Type: "pong"})
 			continue
+		}
+		if m.ID != "" && c.errored[m.ID] {
+			c.t.Fatalf("%s %s after the error of %s", m.Type, m.Payload, m.ID)
+		}
+		if m.Type == "error" {
+			if c.errored == nil {
+				c.errored = map[string]bool{}
+			}
+			c.errored[m.ID] = true
 		}
 		return m, nil
 	}
