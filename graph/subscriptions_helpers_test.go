@@ -52,6 +52,9 @@ type liveOptions struct {
 	Gate string
 	// NoFeed serves without a live feed.
 	NoFeed bool
+	// Server, if set, adjusts the gateway's server before it starts (the
+	// WebSocket tests set its timeouts, and its connections' buffers).
+	Server func(*httptest.Server)
 }
 
 // newLiveGateway starts the gateway; it checks that the test leaks no
@@ -87,7 +90,11 @@ func newLiveGateway(t *testing.T, opts liveOptions) *liveGateway {
 	opts.Handler.CursorKeys = keys
 	opts.Handler.Live = g.Live
 	opts.Handler.Introspection = true
-	srv := httptest.NewServer(graph.NewHandler(opts.Handler))
+	srv := httptest.NewUnstartedServer(graph.NewHandler(opts.Handler))
+	if opts.Server != nil {
+		opts.Server(srv)
+	}
+	srv.Start()
 	t.Cleanup(func() {
 		if g.Live != nil {
 			g.Live.Close() // closes the WebSocket connections, which srv.Close does not wait for

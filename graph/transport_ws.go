@@ -33,8 +33,8 @@ import (
 //     with 1000;
 //   - a goroutine per operation, which starts it (parse, validate, the
 //     subscription's resolver) and writes its results as they come
-//     (streamOperation.Pump: a goroutine of its own, which never outlives
-//     the operation).
+//     (streamOperation.Next, until the operation ends: its context is
+//     the connection's child, so it never outlives the connection).
 //
 // Writes are serialised by one mutex and each is bounded by WriteTimeout:
 // a peer that stops reading (even one that keeps sending pongs) fails a
@@ -84,9 +84,10 @@ var _ graphql.Transport = (*wsTransport)(nil)
 func (*wsTransport) Supports(r *http.Request) bool { return isWebSocketUpgrade(r) }
 
 func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	// A hijacked connection keeps the deadlines the server set on it (its
-	// WriteTimeout would fail every write after it): writes have
-	// deadlines of their own, reads none (the client may stay silent).
+	// The server's ReadTimeout and WriteTimeout must not cut the socket:
+	// writes have deadlines of their own, reads none (a client may stay
+	// silent). net/http clears a hijacked connection's deadlines today,
+	// but Hijack's contract lets them stay: cleared here as well.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
@@ -96,6 +97,12 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if err != nil {
 		return // Accept answered the request (403, 400, 426)
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			logPanic(r.Context(), "websocket", p)
+			_ = conn.CloseNow()
+		}
+	}()
 	if t.readLimit > 0 {
 		conn.SetReadLimit(t.readLimit)
 	}
@@ -408,7 +415,6 @@ func (s *wsSession) release(op *wsOp) bool {
 func (s *wsSession) run(o *wsOp, params *graphql.RawParams) {
 	var (
 		op   *streamOperation
-		ch   <-chan []byte
 		last [][]byte // the messages after the results
 	)
 	defer func() {
@@ -423,8 +429,6 @@ func (s *wsSession) run(o *wsOp, params *graphql.RawParams) {
 		}
 		if op != nil {
 			op.Close()
-			for range ch { // until the pump's goroutine has returned
-			}
 		}
 		if s.release(o) {
 			for _, m := range last {
@@ -451,8 +455,16 @@ func (s *wsSession) run(o *wsOp, params *graphql.RawParams) {
 		last = [][]byte{wsMessage("error", o.id, errs)}
 		return
 	}
-	ch = op.Pump()
-	for payload := range ch {
+	// This goroutine is the operation's: it takes the results itself
+	// (Next returns once the operation's context ends), rather than
+	// through op.Pump, whose select may drop a last payload that Next
+	// returns with the context already cancelled (a panic's INTERNAL
+	// error).
+	for {
+		payload, ok := op.Next()
+		if !ok {
+			break
+		}
 		if !s.write(o, wsMessage("next", o.id, payload)) {
 			return // completed by the client, or the connection ended
 		}
