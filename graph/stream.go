@@ -157,13 +157,12 @@ func (op *streamOperation) next() (resp *graphql.Response) {
 	defer func() {
 		if p := recover(); p != nil {
 			logPanic(op.ctx, "operation", p)
-			op.ended.Store(true)
+			op.ended.Store(true) // this error is the last payload; Close ends the rest
 			resp = &graphql.Response{Errors: gqlerror.List{internalError()}}
 			if op.incremental {
 				f := false
 				resp.HasNext = &f
 			}
-			op.cancel()
 		}
 	}()
 	return op.responses(op.ctx)

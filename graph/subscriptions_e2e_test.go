@@ -206,8 +206,9 @@ func TestWebSocketInitTimeout(t *testing.T) {
 	}
 }
 
-// TestWebSocketProtocolErrors: a message before connection_init closes the
-// connection with 4400.
+// TestWebSocketProtocolErrors: a subscribe before connection_init closes
+// the connection with 4401 (Unauthorized), as graphql-transport-ws says;
+// the other protocol errors are TestWebSocketProtocol's.
 func TestWebSocketProtocolErrors(t *testing.T) {
 	g := newLiveGateway(t, liveOptions{NoFeed: true})
 	conn, _, err := dialWS(t, g.URL, "")
@@ -217,14 +218,15 @@ func TestWebSocketProtocolErrors(t *testing.T) {
 	defer conn.CloseNow()
 	c := &wsClient{t: t, conn: conn}
 	c.subscribe("1", `subscription { transactions { cursor } }`, nil)
-	if _, err := c.next(); websocket.CloseStatus(err) != 4400 {
-		t.Fatalf("got %v; want close 4400", err)
+	if _, err := c.next(); websocket.CloseStatus(err) != 4401 {
+		t.Fatalf("got %v; want close 4401", err)
 	}
 }
 
 // errorOf returns the error of a subscription's refusal: a next with one
-// error then complete (gqlgen's answer to a resolver error), or an error
-// message.
+// error then complete (an error of the resolver: the operation executed),
+// or an error message (a request error: it never executed; no complete
+// follows, which wsClient.next checks).
 func (c *wsClient) errorOf(id string) gqlError {
 	c.t.Helper()
 	for {
@@ -377,22 +379,27 @@ func TestSubscriptionSlowConsumer(t *testing.T) {
 	<-g.Gate.held
 	g.Gate.release()
 
+	// Over WebSocket: the events, then a last next with the error, then
+	// complete (the operation executed: `error` is for one that did not).
 	var got []edge
 	for {
 		m := slow.read()
-		if m.Type == "next" {
+		var resp struct{ Errors []gqlError }
+		if m.Type != "next" || json.Unmarshal(m.Payload, &resp) != nil {
+			t.Fatalf("slow: %s %s", m.Type, m.Payload)
+		}
+		if len(resp.Errors) == 0 {
 			got = append(got, eventEdge(t, m.Payload))
 			continue
 		}
-		if m.Type != "error" {
-			t.Fatalf("slow: %s %s", m.Type, m.Payload)
+		if len(resp.Errors) != 1 {
+			t.Fatalf("last next %s", m.Payload)
 		}
-		var errs []gqlError
-		if err := json.Unmarshal(m.Payload, &errs); err != nil || len(errs) != 1 {
-			t.Fatalf("error message %s", m.Payload)
-		}
-		wantError(t, errs[0], "RATE_LIMITED", "fell 25 transactions behind", "resubscribe with `after`")
+		wantError(t, resp.Errors[0], "RATE_LIMITED", "fell 25 transactions behind", "resubscribe with `after`")
 		break
+	}
+	if m := slow.read(); m.ID != "s" || m.Type != "complete" {
+		t.Fatalf("slow, after the error: %s %s %s, want complete", m.ID, m.Type, m.Payload)
 	}
 	if len(got) == 0 || len(got) > 26 {
 		t.Fatalf("the slow subscription received %d events before its error", len(got))

@@ -57,6 +57,9 @@ type liveOptions struct {
 	NoFeed bool
 	// Wrap, if set, wraps the resolvers' upstream (the feed's is not).
 	Wrap func(graph.Upstream) graph.Upstream
+	// Server, if set, adjusts the gateway's server before it starts (the
+	// WebSocket tests set its timeouts, and its connections' buffers).
+	Server func(*httptest.Server)
 }
 
 // newLiveGateway starts the gateway; it checks that the test leaks no
@@ -95,7 +98,11 @@ func newLiveGateway(t *testing.T, opts liveOptions) *liveGateway {
 	opts.Handler.CursorKeys = keys
 	opts.Handler.Live = g.Live
 	opts.Handler.Introspection = true
-	srv := httptest.NewServer(graph.NewHandler(opts.Handler))
+	srv := httptest.NewUnstartedServer(graph.NewHandler(opts.Handler))
+	if opts.Server != nil {
+		opts.Server(srv)
+	}
+	srv.Start()
 	t.Cleanup(func() {
 		if g.Live != nil {
 			g.Live.Close() // closes the WebSocket connections, which srv.Close does not wait for
@@ -217,6 +224,9 @@ type wsMessage struct {
 type wsClient struct {
 	t    *testing.T
 	conn *websocket.Conn
+	// errored are the operations that received `error`: nothing may
+	// follow it for them (no complete) until the client reuses the id.
+	errored map[string]bool
 }
 
 func wsURL(httpURL string) string { return "ws" + strings.TrimPrefix(httpURL, "http") }
@@ -254,6 +264,9 @@ func connectWS(t *testing.T, gatewayURL string) *wsClient {
 
 func (c *wsClient) send(m wsMessage) {
 	c.t.Helper()
+	if m.Type == "subscribe" {
+		delete(c.errored, m.ID)
+	}
 	b, _ := json.Marshal(m)
 	ctx, cancel := context.WithTimeout(context.Background(), streamDeadline)
 	defer cancel()
@@ -284,6 +297,15 @@ func (c *wsClient) next() (wsMessage, error) {
 		if m.Type == "ping" {
 			c.send(wsMessage{Type: "pong"})
 			continue
+		}
+		if m.ID != "" && c.errored[m.ID] {
+			c.t.Fatalf("%s %s after the error of %s", m.Type, m.Payload, m.ID)
+		}
+		if m.Type == "error" {
+			if c.errored == nil {
+				c.errored = map[string]bool{}
+			}
+			c.errored[m.ID] = true
 		}
 		return m, nil
 	}
