@@ -325,7 +325,7 @@ func streamGoroutines() int {
 	}
 	count := 0
 	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, "graph.(*eventStreams).serve(") || strings.Contains(g, "graph.(*eventStream).run(") || strings.Contains(g, "graph.(*streamOperation).Pump.") {
+		if strings.Contains(g, "graph.(*eventStreams).serve(") || strings.Contains(g, "graph.(*eventStream).run(") || strings.Contains(g, "graph.pump[") {
 			count++
 		}
 	}
