@@ -54,6 +54,22 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 	execute(ctx, w, exec, media, params, true)
 }
 
+// readParams reads a request's parameters: a GET's from its URL, a POST's
+// from its body. A request that does not read is answered (400, a request
+// error) and ok is false.
+func readParams(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) (params *graphql.RawParams, ok bool) {
+	if r.Method == http.MethodGet {
+		params, msg := getParams(r)
+		if msg != "" {
+			writeRequestError(r.Context(), w, exec, http.StatusBadRequest, gqlerror.List{inputError(msg)})
+			return nil, false
+		}
+		return params, true
+	}
+	params = &graphql.RawParams{}
+	return params, decodePOST(w, r, exec, params)
+}
+
 // getParams reads a GET request's parameters from its URL; msg says what
 // is wrong when they do not read.
 func getParams(r *http.Request) (params *graphql.RawParams, msg string) {

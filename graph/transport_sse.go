@@ -326,14 +326,8 @@ func (s *eventStreams) operation(w http.ResponseWriter, r *http.Request, exec gr
 	setContentType(w.Header(), media)
 	ctx := r.Context()
 	start := graphql.Now()
-	params := &graphql.RawParams{}
-	if r.Method == http.MethodGet {
-		var msg string
-		if params, msg = getParams(r); msg != "" {
-			writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{inputError(msg)})
-			return
-		}
-	} else if !decodePOST(w, r, exec, params) {
+	params, ok := readParams(w, r, exec)
+	if !ok {
 		return
 	}
 	id, msg := operationID(params.Extensions)

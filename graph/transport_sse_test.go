@@ -314,17 +314,8 @@ func sseEventually(t *testing.T, what string, cond func() bool) {
 // streamGoroutines counts the goroutines of event streams (their writer,
 // their operations' and those operations' pumps) in the process.
 func streamGoroutines() int {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	count := 0
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
+	for _, g := range allStacks() {
 		if strings.Contains(g, "graph.(*eventStreams).serve(") || strings.Contains(g, "graph.(*eventStream).run(") || strings.Contains(g, "graph.pump[") {
 			count++
 		}
@@ -906,5 +897,17 @@ func TestEventStreamDistinctConnections(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			row.run(t, newLiveGateway(t, row.opts))
 		})
+	}
+}
+
+// allStacks are the stacks of every goroutine of the process, one each.
+func allStacks() []string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Split(string(buf[:n]), "\n\n")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

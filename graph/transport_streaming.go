@@ -44,14 +44,8 @@ func (t streamTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql
 	setContentType(w.Header(), media) // until a stream sets its own
 	ctx := r.Context()
 	start := graphql.Now()
-	params := &graphql.RawParams{}
-	if r.Method == http.MethodGet {
-		var msg string
-		if params, msg = getParams(r); msg != "" {
-			writeRequestError(ctx, w, exec, http.StatusBadRequest, gqlerror.List{inputError(msg)})
-			return
-		}
-	} else if !decodePOST(w, r, exec, params) {
+	params, ok := readParams(w, r, exec)
+	if !ok {
 		return
 	}
 	params.Headers = r.Header

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -409,18 +408,9 @@ func waitFor(t *testing.T, cond func() bool, what func() string) {
 // transport's connections (those serving one, its heartbeat, closer,
 // operations and their pumps).
 func wsGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "graph.(*wsSession)") || strings.Contains(g, "graph.(*wsTransport)") || strings.Contains(g, "graph.(*streamOperation).Pump") {
+	for _, g := range allStacks() {
+		if strings.Contains(g, "graph.(*wsSession)") || strings.Contains(g, "graph.(*wsTransport)") || strings.Contains(g, "graph.pump[") {
 			out = append(out, g)
 		}
 	}
