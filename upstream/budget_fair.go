@@ -24,6 +24,15 @@ import (
 // the end of the current round. A light client therefore waits for at most
 // one call of each other waiting client, however many those have queued.
 //
+// A caller whose context is marked WithPriority (the live feed's poller)
+// is served before every client's waiting caller: it waits only for the
+// turn being taken and for the priority callers that came before it. It
+// still waits in the inner budget like any other, so priority changes the
+// order of the calls, never their rate. Priority is for background work
+// whose demand is small and bounded (a poll every interval): its callers
+// are not shared fairly between themselves, and enough of them would
+// starve the clients.
+//
 // When nothing waits, Wait takes the turn at once on the caller's
 // goroutine: two mutex sections over the inner budget's own cost.
 //
@@ -40,7 +49,8 @@ type FairBudget struct {
 	clients     map[string]*fairClient
 	ring        []*fairClient // clients with callers waiting, in turn order
 	next        int           // index in ring of the client whose caller is served next
-	waiting     int           // callers waiting for the turn
+	urgent      []*fairWaiter // priority callers waiting, oldest first: served before ring
+	waiting     int           // callers waiting for the turn, urgent included
 	bannedUntil time.Time
 }
 
@@ -58,7 +68,7 @@ type fairClient struct {
 // fairWaiter is one waiting caller. turn is closed (and given set, under
 // FairBudget.mu) when the turn is handed to it.
 type fairWaiter struct {
-	client *fairClient
+	client *fairClient // nil for a priority caller (FairBudget.urgent)
 	turn   chan struct{}
 	given  bool
 }
@@ -100,6 +110,9 @@ func (b *FairBudget) Wait(ctx context.Context) error {
 		b.mu.Unlock()
 		return b.take(ctx)
 	}
+	if priorityFrom(ctx) {
+		return b.waitUrgent(ctx, now)
+	}
 	key := ClientFrom(ctx)
 	c := b.clients[key]
 	if wait, ok := b.estimate(ctx, now, c); !ok {
@@ -118,7 +131,34 @@ func (b *FairBudget) Wait(ctx context.Context) error {
 	c.waiters = append(c.waiters, w)
 	b.waiting++
 	b.mu.Unlock()
+	return b.await(ctx, w)
+}
 
+// waitUrgent queues a priority caller (b.mu held, and released): it is
+// served after the turn being taken and the priority callers before it,
+// ahead of every client's.
+func (b *FairBudget) waitUrgent(ctx context.Context, now time.Time) error {
+	// The turn being taken, the priority callers ahead, its own.
+	ahead := 2 + len(b.urgent)
+	if b.tokens != nil {
+		if t := int(b.tokens(now)); t > 0 {
+			ahead = max(ahead-t, 0)
+		}
+	}
+	if wait := time.Duration(ahead) * b.interval; ctxwait.Outlasts(ctx, now, wait+budgetMargin) {
+		b.mu.Unlock()
+		return &BudgetError{RetryAfter: wait}
+	}
+	w := &fairWaiter{turn: make(chan struct{})}
+	b.urgent = append(b.urgent, w)
+	b.waiting++
+	b.mu.Unlock()
+	return b.await(ctx, w)
+}
+
+// await waits for w's turn, then takes it; when ctx ends first, w leaves
+// the queue having reserved nothing.
+func (b *FairBudget) await(ctx context.Context, w *fairWaiter) error {
 	select {
 	case <-w.turn:
 		return b.take(ctx)
@@ -154,9 +194,18 @@ func (b *FairBudget) take(ctx context.Context) (err error) {
 	return b.inner.Wait(ctx)
 }
 
-// handOnLocked gives the turn to the next client's oldest caller, or
-// frees it when nobody waits.
+// handOnLocked gives the turn to the oldest priority caller, else to the
+// next client's oldest caller, or frees it when nobody waits.
 func (b *FairBudget) handOnLocked() {
+	if len(b.urgent) > 0 {
+		w := b.urgent[0]
+		b.urgent[0] = nil
+		b.urgent = b.urgent[1:]
+		b.waiting--
+		w.given = true
+		close(w.turn)
+		return
+	}
 	if len(b.ring) == 0 {
 		b.busy = false
 		return
@@ -181,6 +230,13 @@ func (b *FairBudget) handOnLocked() {
 // leaveLocked takes a waiter whose context ended out of its queue.
 func (b *FairBudget) leaveLocked(w *fairWaiter) {
 	c := w.client
+	if c == nil {
+		if i := slices.Index(b.urgent, w); i >= 0 {
+			b.urgent = slices.Delete(b.urgent, i, i+1)
+			b.waiting--
+		}
+		return
+	}
 	i := slices.Index(c.waiters, w)
 	if i < 0 {
 		return
@@ -230,14 +286,15 @@ func (b *FairBudget) estimate(ctx context.Context, now time.Time, c *fairClient)
 }
 
 // turnsAhead counts the turns given before a new caller of client c
-// (nil: not waiting yet) in round-robin order: its own client's waiters,
-// and for each other waiting client as many as it has left by then.
+// (nil: not waiting yet) in round-robin order: the priority callers
+// waiting, its own client's waiters, and for each other waiting client as
+// many as it has left by then.
 func (b *FairBudget) turnsAhead(c *fairClient) int {
 	if c == nil {
-		return len(b.ring) // one round: one each
+		return len(b.urgent) + len(b.ring) // one round: one each
 	}
 	k := len(c.waiters) // the new caller is served in round k+1
-	ahead, passed := k, false
+	ahead, passed := len(b.urgent)+k, false
 	for j := range b.ring {
 		o := b.ring[(b.next+j)%len(b.ring)]
 		switch {
@@ -271,7 +328,8 @@ func (b *FairBudget) Pause(ctx context.Context, d time.Duration, banned bool) {
 }
 
 // State reports the inner budget's state (an error when it cannot
-// report), with the callers and clients waiting for a turn.
+// report), with the callers and clients waiting for a turn (priority
+// callers count as callers, not as a client).
 func (b *FairBudget) State(ctx context.Context) (BudgetState, error) {
 	var s BudgetState
 	if r, ok := b.inner.(BudgetReporter); ok {
@@ -284,4 +342,20 @@ func (b *FairBudget) State(ctx context.Context) (BudgetState, error) {
 	s.Waiting, s.WaitingClients = b.waiting, len(b.ring)
 	b.mu.Unlock()
 	return s, nil
+}
+
+type priorityKey struct{}
+
+// WithPriority returns ctx marked as background work that FairBudget
+// serves before every client's waiting callers (still within the rate):
+// the live feed's poller, whose polls every subscriber waits for. See
+// FairBudget for why priority is only for work of small, bounded demand.
+func WithPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, priorityKey{}, true)
+}
+
+// priorityFrom reports whether WithPriority marked ctx.
+func priorityFrom(ctx context.Context) bool {
+	p, _ := ctx.Value(priorityKey{}).(bool)
+	return p
 }
