@@ -110,7 +110,7 @@ func (b *FairBudget) Wait(ctx context.Context) error {
 		b.mu.Unlock()
 		return b.take(ctx)
 	}
-	if priorityFrom(ctx) {
+	if PriorityFrom(ctx) {
 		return b.waitUrgent(ctx, now)
 	}
 	key := ClientFrom(ctx)
@@ -354,8 +354,8 @@ func WithPriority(ctx context.Context) context.Context {
 	return context.WithValue(ctx, priorityKey{}, true)
 }
 
-// priorityFrom reports whether WithPriority marked ctx.
-func priorityFrom(ctx context.Context) bool {
+// PriorityFrom reports whether WithPriority marked ctx.
+func PriorityFrom(ctx context.Context) bool {
 	p, _ := ctx.Value(priorityKey{}).(bool)
 	return p
 }
