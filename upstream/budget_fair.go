@@ -25,13 +25,22 @@ import (
 // one call of each other waiting client, however many those have queued.
 //
 // A caller whose context is marked WithPriority (the live feed's poller)
-// is served before every client's waiting caller: it waits only for the
-// turn being taken and for the priority callers that came before it. It
-// still waits in the inner budget like any other, so priority changes the
-// order of the calls, never their rate. Priority is for background work
-// whose demand is small and bounded (a poll every interval): its callers
-// are not shared fairly between themselves, and enough of them would
-// starve the clients.
+// is served before every client's waiting caller. Over a local inner
+// budget (whose tokens are known), clients leave a reserve of tokens
+// (priorityReserve, at most a quarter of the burst) that only priority
+// callers take: a client's caller whose turn comes while the budget holds
+// no more than the reserve waits for one more token first, and a priority
+// caller goes straight to the inner budget, without a turn, finding a
+// token there at once as long as priority callers take fewer than the
+// rate refills. Over another inner budget (Redis: its tokens are the
+// fleet's) a priority caller waits for a turn like the others, but is
+// handed the turn before any client's caller: it waits only for the turn
+// being taken and for the priority callers that came before it. Either
+// way it still takes a token of the inner budget like any other, so
+// priority changes the order of the calls, never their rate. Priority is
+// for background work whose demand is small and bounded (a poll every
+// interval): its callers are not shared fairly between themselves, and
+// enough of them would starve the clients.
 //
 // When nothing waits, Wait takes the turn at once on the caller's
 // goroutine: two mutex sections over the inner budget's own cost.
@@ -43,6 +52,9 @@ type FairBudget struct {
 	inner    Budget
 	interval time.Duration // 1/rate: the time a turn takes while the budget is spent
 	tokens   func(time.Time) float64
+	// reserve is the tokens clients leave to priority callers; 0 when
+	// the inner budget's tokens are not known (tokens nil).
+	reserve float64
 
 	mu          sync.Mutex
 	busy        bool // a caller holds the turn; callers wait only while one does
@@ -88,9 +100,15 @@ func NewFairBudget(inner Budget, rate float64) *FairBudget {
 	}
 	if local, ok := inner.(*LocalBudget); ok {
 		b.tokens = local.limiter.TokensAt
+		b.reserve = float64(min(priorityReserve, local.limiter.Burst()/4))
 	}
 	return b
 }
+
+// priorityReserve is the most tokens of a local budget the clients leave
+// to priority callers: the poller's poll and, when it is behind, the
+// next page or a gap fill's, without waiting for the rate.
+const priorityReserve = 2
 
 // Wait blocks until one request may be sent, after the callers of other
 // clients that were waiting before, in turn (see FairBudget). It refuses
@@ -105,12 +123,18 @@ func (b *FairBudget) Wait(ctx context.Context) error {
 		b.mu.Unlock()
 		return &BudgetError{RetryAfter: d, Banned: true}
 	}
+	priority := PriorityFrom(ctx)
+	if priority && b.reserve > 0 {
+		// The reserve is its: no turn to wait for.
+		b.mu.Unlock()
+		return b.inner.Wait(ctx)
+	}
 	if !b.busy {
 		b.busy = true
 		b.mu.Unlock()
 		return b.take(ctx)
 	}
-	if PriorityFrom(ctx) {
+	if priority {
 		return b.waitUrgent(ctx, now)
 	}
 	key := ClientFrom(ctx)
@@ -191,7 +215,27 @@ func (b *FairBudget) take(ctx context.Context) (err error) {
 		b.handOnLocked()
 		b.mu.Unlock()
 	}()
+	if b.reserve > 0 {
+		if err := b.leaveReserve(ctx); err != nil {
+			return err
+		}
+	}
 	return b.inner.Wait(ctx)
+}
+
+// leaveReserve waits, for a client's caller holding the turn, until the
+// inner budget holds more than the priority callers' reserve.
+func (b *FairBudget) leaveReserve(ctx context.Context) error {
+	now := time.Now()
+	short := b.reserve + 1 - b.tokens(now)
+	if short <= 0 {
+		return nil
+	}
+	d := time.Duration(short * float64(b.interval))
+	if ctxwait.Outlasts(ctx, now, d+budgetMargin) {
+		return &BudgetError{RetryAfter: d}
+	}
+	return ctxwait.Sleep(ctx, d)
 }
 
 // handOnLocked gives the turn to the oldest priority caller, else to the
@@ -272,13 +316,18 @@ func (b *FairBudget) estimate(ctx context.Context, now time.Time, c *fairClient)
 	// turn waits for the slot after the previous one's). Counting every
 	// caller waiting as ahead is an upper bound, enough in the common
 	// case.
-	if time.Duration(2+b.waiting)*b.interval <= room {
+	reserve := int(b.reserve)
+	if time.Duration(2+b.waiting+reserve)*b.interval <= room {
 		return 0, true
 	}
 	ahead := 2 + b.turnsAhead(c)
 	if b.tokens != nil {
-		if t := int(b.tokens(now)); t > 0 {
-			ahead = max(ahead-t, 0)
+		// Tokens beyond the reserve shorten the wait; without them the
+		// reserve must refill before a client's call.
+		if free := int(b.tokens(now) - b.reserve); free > 0 {
+			ahead = max(ahead-free, 0)
+		} else {
+			ahead += reserve
 		}
 	}
 	wait := time.Duration(ahead) * b.interval

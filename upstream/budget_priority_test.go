@@ -124,3 +124,38 @@ func TestFairBudgetPriorityRefusedAtOnceWhenTooLate(t *testing.T) {
 		}
 	})
 }
+
+func TestFairBudgetPriorityTakesTheReserveAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The gateway's default budget: 15/s, a burst of 60, of which
+		// clients leave 2 to priority callers.
+		b := NewFairBudget(NewLocalBudget(15, 60), 15)
+		ctx := context.Background()
+		start := time.Now()
+		flood := queue(ctx, b, "x", 200)
+		time.Sleep(5 * time.Second) // the burst is spent; the flood goes at the rate
+		synctest.Wait()
+		for i := range 10 {
+			at := time.Now()
+			if err := b.Wait(WithPriority(labelled(ctx, "poll", i))); err != nil {
+				t.Fatal(err)
+			}
+			if waited := time.Since(at); waited != 0 {
+				t.Fatalf("priority call %d waited %v with the budget spent by a flood, want none (the reserve)", i, waited)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		for _, err := range flood() {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The rate holds: 210 grants, 60 of the burst, the rest at 15/s.
+		if took, least := time.Since(start), time.Duration(float64(210-60)/15*float64(time.Second)); took < least {
+			t.Fatalf("210 grants in %v, want at least %v", took, least)
+		}
+		if s, _ := b.State(ctx); s.Tokens < 1.9 {
+			t.Fatalf("tokens %v after the flood, want the reserve refilled", s.Tokens)
+		}
+	})
+}
