@@ -73,7 +73,9 @@ func TestLiveFairnessUnderAResumeFlood(t *testing.T) {
 			t.Fatalf("page: %v %+v", err, r.Errors)
 		}
 		raw, _ := json.Marshal(r.Data)
-		var d struct{ Transactions struct{ Edges []struct{ Cursor string } } }
+		var d struct {
+			Transactions struct{ Edges []struct{ Cursor string } }
+		}
 		if err := json.Unmarshal(raw, &d); err != nil || len(d.Transactions.Edges) != 1000 {
 			t.Fatalf("page: %v, %d edges", err, len(d.Transactions.Edges))
 		}
