@@ -75,8 +75,11 @@ type config struct {
 	LiveMaxBacklog     int
 	LiveBuffer         int
 	LiveMaxSubs        int
+	LiveMaxSubsClient  int
+	LiveMaxCatchUps    int
 	LiveLeaseTTL       time.Duration
 	WSMaxSubs          int
+	WSMaxConnsClient   int
 	WSInitTimeout      time.Duration
 	WSKeepAlive        time.Duration
 	StreamWriteTimeout time.Duration
@@ -151,8 +154,11 @@ func (c *config) settings() []setting {
 		{"live-max-backlog", "LIVE_MAX_BACKLOG", "most transactions a subscription resuming from a cursor may replay before going live; an older cursor is refused", intValue(&c.LiveMaxBacklog, 1000)},
 		{"live-buffer", "LIVE_BUFFER", "transactions that may wait undelivered for one subscription; a subscriber further behind is dropped with an error", intValue(&c.LiveBuffer, 256)},
 		{"live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "most subscriptions open in this process", intValue(&c.LiveMaxSubs, 10000)},
+		{"live-max-subscriptions-per-client", "LIVE_MAX_SUBSCRIPTIONS_PER_CLIENT", "most subscriptions one client (its address, as for the rate budget's fair share) may hold open in this process, on every transport; 0 = a tenth of LIVE_MAX_SUBSCRIPTIONS", intValue(&c.LiveMaxSubsClient, 0)},
+		{"live-max-catchups-per-client", "LIVE_MAX_CATCHUPS_PER_CLIENT", "most resumes of one client catching up from the explorer at once; more wait their turn", intValue(&c.LiveMaxCatchUps, 2)},
 		{"live-lease-ttl", "LIVE_LEASE_TTL", "with Redis: lifetime of the polling lease, renewed by its holder; a replica that dies is replaced within about this long", durationValue(&c.LiveLeaseTTL, 3*time.Second)},
 		{"ws-max-subscriptions", "WS_MAX_SUBSCRIPTIONS", "most subscriptions one WebSocket connection, and most operations one single-connection SSE stream, may hold open", intValue(&c.WSMaxSubs, 100)},
+		{"ws-max-connections-per-client", "WS_MAX_CONNECTIONS_PER_CLIENT", "most streams one client (its address) may hold open at once: WebSocket connections, SSE and multipart streams together; past it a new one is refused with 429", intValue(&c.WSMaxConnsClient, 100)},
 		{"ws-init-timeout", "WS_INIT_TIMEOUT", "how long a new WebSocket connection may take to send connection_init, and an SSE reservation (PUT) to be taken by its stream", durationValue(&c.WSInitTimeout, 10*time.Second)},
 		{"ws-keepalive", "WS_KEEPALIVE", "interval of the keep-alive messages on every stream: WebSocket pings, SSE comments, multipart heartbeats", durationValue(&c.WSKeepAlive, 15*time.Second)},
 		{"stream-write-timeout", "STREAM_WRITE_TIMEOUT", "how long one message of a stream (WebSocket, SSE, multipart) may take to be written; a client that does not read it within this is disconnected and its subscriptions ended", durationValue(&c.StreamWriteTimeout, 10*time.Second)},
@@ -213,7 +219,8 @@ func (c *config) validate() error {
 		value int
 	}{{"MAX_DEPTH", c.MaxDepth}, {"MAX_COST", c.MaxCost}, {"MAX_TOKENS", c.MaxTokens}, {"MAX_ALIASES", c.MaxAliases},
 		{"UPSTREAM_BURST", c.UpstreamBurst}, {"UPSTREAM_CONCURRENCY", c.UpstreamConcurrency}, {"BREAKER_FAILURES", c.BreakerFailures},
-		{"LIVE_MAX_BACKLOG", c.LiveMaxBacklog}, {"LIVE_BUFFER", c.LiveBuffer}, {"LIVE_MAX_SUBSCRIPTIONS", c.LiveMaxSubs}, {"WS_MAX_SUBSCRIPTIONS", c.WSMaxSubs}} {
+		{"LIVE_MAX_BACKLOG", c.LiveMaxBacklog}, {"LIVE_BUFFER", c.LiveBuffer}, {"LIVE_MAX_SUBSCRIPTIONS", c.LiveMaxSubs}, {"WS_MAX_SUBSCRIPTIONS", c.WSMaxSubs},
+		{"LIVE_MAX_CATCHUPS_PER_CLIENT", c.LiveMaxCatchUps}, {"WS_MAX_CONNECTIONS_PER_CLIENT", c.WSMaxConnsClient}} {
 		if l.value < 1 {
 			return fmt.Errorf("%s=%d: want at least 1", l.name, l.value)
 		}
@@ -335,6 +342,9 @@ func (c *config) validate() error {
 	}
 	if c.LiveLeaseTTL < time.Second {
 		return fmt.Errorf("LIVE_LEASE_TTL=%s: want at least 1s (the holder renews it three times a lifetime)", c.LiveLeaseTTL)
+	}
+	if c.LiveMaxSubsClient < 0 || c.LiveMaxSubsClient > c.LiveMaxSubs {
+		return fmt.Errorf("LIVE_MAX_SUBSCRIPTIONS_PER_CLIENT=%d: want 1 to LIVE_MAX_SUBSCRIPTIONS (%d), or 0 for a tenth of it", c.LiveMaxSubsClient, c.LiveMaxSubs)
 	}
 	if c.WSMaxSubs > c.LiveMaxSubs {
 		return fmt.Errorf("WS_MAX_SUBSCRIPTIONS=%d is more than LIVE_MAX_SUBSCRIPTIONS=%d, the process's limit", c.WSMaxSubs, c.LiveMaxSubs)

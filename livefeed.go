@@ -24,6 +24,11 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 		Buffer:           cfg.LiveBuffer,
 		MaxSubscriptions: cfg.LiveMaxSubs,
 		Logger:           logger,
+		// A client's fair share (keyed by the client key of clientkey.go,
+		// as the rate budget's): its subscriptions, and its resumes
+		// reading the explorer at once.
+		MaxSubscriptionsPerClient: cfg.LiveMaxSubsClient,
+		MaxCatchUpsPerClient:      cfg.LiveMaxCatchUps,
 	}
 	if ops.shared != nil {
 		lc.Coordinator = ops.shared.LiveCoordinator(redisstate.LiveOptions{LeaseTTL: cfg.LiveLeaseTTL, Logger: logger})
@@ -34,14 +39,16 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 }
 
 // subscriptions is the subscription transports' configuration: the
-// WebSocket limits and timers, and the origins that may open a WebSocket,
+// WebSocket limits and timers, the streams a client may hold open (keyed
+// by the client key of clientkey.go), and the origins that may open a WebSocket,
 // which are CORS's (a page of another origin cannot subscribe).
 func (c *config) subscriptions() graph.SubscriptionConfig {
 	return graph.SubscriptionConfig{
-		MaxPerConnection: c.WSMaxSubs,
-		InitTimeout:      c.WSInitTimeout,
-		KeepAlive:        c.WSKeepAlive,
-		WriteTimeout:     c.StreamWriteTimeout,
-		AllowedOrigins:   c.CORSOrigins,
+		MaxPerConnection:        c.WSMaxSubs,
+		MaxConnectionsPerClient: c.WSMaxConnsClient,
+		InitTimeout:             c.WSInitTimeout,
+		KeepAlive:               c.WSKeepAlive,
+		WriteTimeout:            c.StreamWriteTimeout,
+		AllowedOrigins:          c.CORSOrigins,
 	}
 }

@@ -155,7 +155,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv.AroundOperations(streams.operations)
 	srv.AroundResponses(streams.responses) // outside freshnessExtension: it reads the event's state
 	srv.AroundResponses(freshnessExtension)
-	return guardRequest(cfg.Limits.MaxBodyBytes, cfg.Subscriptions, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return guardRequest(cfg.Limits.MaxBodyBytes, cfg.Subscriptions, limitClientStreams(cfg.Subscriptions.MaxConnectionsPerClient, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.RequestTimeout > 0 {
 			if isStream(r) {
 				// A stream lasts as long as its subscriptions; its
@@ -168,7 +168,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 			}
 		}
 		srv.ServeHTTP(w, r.WithContext(withPanicLog(withRequestState(r.Context(), newState()), panics)))
-	}))
+	})))
 }
 
 // recoverFunc turns a panic in a resolver into an INTERNAL error, logged

@@ -186,12 +186,17 @@ func (r *Resolver) subscribeTransactions(ctx context.Context, f transactionFilte
 // subscribeError is the client's error for a failed Subscribe.
 func (lf *LiveFeed) subscribeError(err error) error {
 	var backlog *live.BacklogError
+	var perClient *live.ClientLimitError
 	switch {
 	case errors.As(err, &backlog):
 		return &Error{Code: CodeBadUserInput, Err: err, Message: fmt.Sprintf(
 			"after: more than %d matching transactions are newer than this cursor, the most a subscription replays; "+
 				"read them with Query.transactions (its first page is the newest; page on with `after` down to your cursor), "+
 				"then subscribe with `after` set to the newest cursor", backlog.Max)}
+	case errors.As(err, &perClient):
+		return &Error{Code: CodeRateLimited, Err: err, Message: fmt.Sprintf(
+			"this client (one address) holds %d subscriptions, the most one client may hold open at once (the per-client subscription limit); "+
+				"complete one before subscribing again", perClient.Max)}
 	case errors.Is(err, live.ErrTooManySubscriptions):
 		n := lf.cfg.MaxSubscriptions
 		if n <= 0 {

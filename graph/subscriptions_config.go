@@ -26,6 +26,12 @@ type SubscriptionConfig struct {
 	// (graphql-sse's single connection mode); past it a subscription is
 	// RATE_LIMITED (an SSE operation's POST answers 429). Default 100.
 	MaxPerConnection int
+	// MaxConnectionsPerClient bounds the streams one client (its client
+	// key, upstream.ClientFrom: the address the rate budget's fair share
+	// uses) holds open at once: WebSocket connections, SSE streams and
+	// multipart/mixed responses together; past it a new one is refused
+	// before it starts, 429 RATE_LIMITED (clientstreams.go). Default 100.
+	MaxConnectionsPerClient int
 	// InitTimeout is how long a WebSocket connection may wait before its
 	// connection_init (then it is closed with 4408), and how long an SSE
 	// reservation (PUT) waits for its stream before it expires with its
@@ -51,15 +57,19 @@ type SubscriptionConfig struct {
 // DefaultSubscriptions are the defaults of SubscriptionConfig's zero
 // fields.
 var DefaultSubscriptions = SubscriptionConfig{
-	MaxPerConnection: 100,
-	InitTimeout:      10 * time.Second,
-	KeepAlive:        15 * time.Second,
-	WriteTimeout:     10 * time.Second,
+	MaxPerConnection:        100,
+	MaxConnectionsPerClient: 100,
+	InitTimeout:             10 * time.Second,
+	KeepAlive:               15 * time.Second,
+	WriteTimeout:            10 * time.Second,
 }
 
 func (c SubscriptionConfig) withDefaults() SubscriptionConfig {
 	if c.MaxPerConnection <= 0 {
 		c.MaxPerConnection = DefaultSubscriptions.MaxPerConnection
+	}
+	if c.MaxConnectionsPerClient <= 0 {
+		c.MaxConnectionsPerClient = DefaultSubscriptions.MaxConnectionsPerClient
 	}
 	if c.InitTimeout <= 0 {
 		c.InitTimeout = DefaultSubscriptions.InitTimeout

@@ -60,8 +60,11 @@ type Config struct {
 	// feed makes (polls, head reads, catch-up and gap fills), so polling
 	// stays inside the gateway's shared rate budget.
 	Budget upstream.Budget
-	// ClientKey keys the feed's requests for the fair budget
-	// (upstream.WithClient); default "live-feed".
+	// ClientKey keys the poller's requests (polls, head reads, gap fills)
+	// for the fair budget (upstream.WithClient), which also marks them
+	// upstream.WithPriority: they go before every client's. A catch-up is
+	// charged to its subscriber's own client key (fair.go). Default
+	// "live-feed".
 	ClientKey string
 	// Interval is the time between polls of the explorer's newest page;
 	// default 500ms (p50 delivery latency under a second).
@@ -81,6 +84,20 @@ type Config struct {
 	// MaxSubscriptions bounds the subscriptions of the process; past it
 	// Subscribe fails with ErrTooManySubscriptions. Default 10,000.
 	MaxSubscriptions int
+	// MaxSubscriptionsPerClient bounds the subscriptions of one client
+	// (the upstream.ClientFrom key of Subscribe's ctx; a subscription
+	// without one is not counted); past it Subscribe fails with
+	// *ClientLimitError. Default MaxSubscriptions/10 (at least 1).
+	MaxSubscriptionsPerClient int
+	// MaxCatchUpsPerClient bounds the catch-ups of one client (resumes
+	// from a cursor the history cannot serve) reading the explorer at
+	// once; the others wait, in turn, for one to finish (or for their
+	// ctx to end). Default 2.
+	MaxCatchUpsPerClient int
+	// History is how many of the newest transactions delivered the feed
+	// remembers, to catch up resumes from memory and to refuse those it
+	// proves too old without an explorer request. Default 2×MaxBacklog.
+	History int
 	// Linger is how long polling (or the coordinator) keeps running after
 	// the last subscription ends; default 2×Interval.
 	Linger time.Duration
@@ -146,6 +163,14 @@ type Stats struct {
 	// and ErrGap; Refused counts Subscribe calls refused by
 	// MaxSubscriptions, BacklogRefused those refused by MaxBacklog.
 	DroppedSlow, DroppedGap, Refused, BacklogRefused uint64
+	// RefusedClient counts Subscribe calls refused by
+	// MaxSubscriptionsPerClient; CaughtUpFromHistory resumes caught up
+	// from the history alone, and HistoryRefused resumes the history
+	// refused (both without an explorer request; HistoryRefused is also
+	// counted in BacklogRefused). History is the number of transactions
+	// remembered.
+	RefusedClient, CaughtUpFromHistory, HistoryRefused uint64
+	History                                            int
 	// Polls and PollErrors count this process's explorer polls.
 	Polls, PollErrors uint64
 	// State is the poller's state: "idle" (no subscriptions), "starting"
@@ -181,8 +206,8 @@ func New[T any](cfg Config, prepare func(*upstream.Transaction) T) *Feed[T] {
 // It returns once the feed knows the chain head and, with opts.After, once
 // the catch-up is fetched (its transactions are then already waiting in
 // the channel). Errors: ErrClosed, ErrTooManySubscriptions,
-// *BacklogError, ctx's error, or an upstream error of the head read or
-// catch-up.
+// *ClientLimitError, *BacklogError, ctx's error, or an upstream error of
+// the head read or catch-up.
 func (f *Feed[T]) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription[T], error) {
 	return f.feed.subscribe(ctx, opts)
 }

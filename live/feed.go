@@ -103,6 +103,10 @@ type feed[T any] struct {
 	state      string
 
 	delivered, droppedSlow, droppedGap, refused, backlogRefused uint64
+
+	// fair is the clients' share: the history, each client's
+	// subscriptions and catch-ups (fair.go).
+	fair fairState[T]
 }
 
 func newFeed[T any](cfg Config, prepare func(*upstream.Transaction) T) *feed[T] {
@@ -114,12 +118,14 @@ func newFeed[T any](cfg Config, prepare func(*upstream.Transaction) T) *feed[T] 
 	}
 }
 
-// ctxFor is ctx marked for the fair budget.
+// ctxFor is ctx marked for the fair budget: the poller's requests go
+// before any client's (fair.go).
 func (f *feed[T]) ctxFor(ctx context.Context) context.Context {
-	return upstream.WithClient(ctx, f.cfg.ClientKey)
+	return upstream.WithPriority(upstream.WithClient(ctx, f.cfg.ClientKey))
 }
 
-// list waits for the budget, then asks the explorer.
+// list waits for the budget, then asks the explorer: the poller's
+// requests (catch-ups use listFor).
 func (f *feed[T]) list(ctx context.Context, p upstream.TransactionsParams) ([]upstream.Transaction, error) {
 	ctx = f.ctxFor(ctx)
 	if f.cfg.Budget != nil {
@@ -220,6 +226,7 @@ func (f *feed[T]) stats() Stats {
 		Head:           f.head,
 		DeliveredAt:    f.last,
 	}
+	f.fair.statsLocked(&s)
 	if f.running && !f.confirmed.IsZero() {
 		s.Lag = time.Since(f.confirmed)
 	}

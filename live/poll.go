@@ -265,6 +265,7 @@ func (f *feed[T]) fanout(rows []upstream.Transaction) {
 		if !older(f.last, pos) {
 			continue
 		}
+		f.remember(f.last, tx)
 		f.last = pos
 		var v T
 		prepared := false

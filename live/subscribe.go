@@ -12,7 +12,10 @@ import (
 // costs no goroutine: the fan-out sends to ch, and its context's end
 // calls close (context.AfterFunc).
 type subscriber[T any] struct {
-	f      *feed[T]
+	f *feed[T]
+	// client is the client key of Subscribe's ctx ("" when none): its
+	// subscription is counted in f.fair until it ends.
+	client string
 	filter filter
 	// pos is the position the subscription has reached: it receives only
 	// transactions newer than it.
@@ -33,6 +36,7 @@ func (f *feed[T]) subscribe(ctx context.Context, opts SubscribeOptions) (*Subscr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	client := upstream.ClientFrom(ctx)
 	f.mu.Lock()
 	switch {
 	case f.closed:
@@ -42,10 +46,19 @@ func (f *feed[T]) subscribe(ctx context.Context, opts SubscribeOptions) (*Subscr
 		f.refused++
 		f.mu.Unlock()
 		return nil, ErrTooManySubscriptions
+	case !f.fair.admitLocked(client, f.cfg.maxSubscriptionsPerClient()):
+		f.fair.refusedClient++
+		f.mu.Unlock()
+		return nil, &ClientLimitError{Client: client, Max: f.cfg.maxSubscriptionsPerClient()}
 	}
 	f.reserved++
 	ready := f.startLocked()
 	f.mu.Unlock()
+	// release gives back what a subscription not yet registered holds.
+	release := func() {
+		f.releaseLocked()
+		f.fair.leaveLocked(client)
+	}
 
 	var err error
 	select {
@@ -60,22 +73,81 @@ func (f *feed[T]) subscribe(ctx context.Context, opts SubscribeOptions) (*Subscr
 		err = ErrClosed
 	}
 	if err != nil {
-		f.releaseLocked()
+		release()
 		f.mu.Unlock()
 		return nil, err
 	}
-	s := &subscriber[T]{f: f, filter: newFilter(opts.Filter), pos: f.last, idx: len(f.subs)}
-	if opts.After != nil && older(*opts.After, f.last) {
-		s.catching = true
-	} else {
+	s := &subscriber[T]{f: f, client: client, filter: newFilter(opts.Filter), pos: f.last}
+	if opts.After == nil || !older(*opts.After, f.last) {
 		if opts.After != nil {
 			s.pos = *opts.After
 		}
 		s.ch = make(chan T, f.cfg.Buffer)
+		f.registerLocked(ctx, s)
+		f.mu.Unlock()
+		return &Subscription[T]{sub: s}, nil
 	}
-	f.subs = append(f.subs, s)
-	f.mu.Unlock()
+	after := *opts.After
+	// A catch-up: from the history when it can, else from the explorer,
+	// holding one of the client's catch-up slots (fair.go).
+	holding := false
+	for {
+		plan := f.planLocked(&s.filter, after)
+		if plan.kind != planExplorer && holding {
+			f.releaseCatchUpLocked(client)
+		}
+		switch plan.kind {
+		case planRefuse:
+			f.backlogRefused++
+			f.fair.historyRefused++
+			release()
+			f.mu.Unlock()
+			return nil, &BacklogError{After: after, Max: f.cfg.MaxBacklog}
+		case planMemory:
+			s.pos = f.last
+			s.ch = make(chan T, len(plan.rows)+f.cfg.Buffer)
+			for _, v := range plan.rows {
+				s.ch <- v
+			}
+			f.delivered += uint64(len(plan.rows))
+			f.fair.fromHistory++
+			f.registerLocked(ctx, s)
+			f.mu.Unlock()
+			return &Subscription[T]{sub: s}, nil
+		}
+		if !holding {
+			f.mu.Unlock()
+			err := f.acquireCatchUp(ctx, client)
+			f.mu.Lock()
+			if err == nil && f.closed {
+				f.releaseCatchUpLocked(client)
+				err = ErrClosed
+			}
+			if err != nil {
+				release()
+				f.mu.Unlock()
+				return nil, err
+			}
+			// The feed moved on while it waited: plan again.
+			holding = true
+			continue
+		}
+		s.pos = f.last
+		s.catching = true
+		key := f.fair.budgetKeyLocked(client)
+		f.registerLocked(ctx, s)
+		f.mu.Unlock()
+		return f.catchUp(ctx, s, key, after, plan)
+	}
+}
 
+// registerLocked adds s to the subscriptions, and ends it when ctx ends.
+// f.mu is held.
+func (f *feed[T]) registerLocked(ctx context.Context, s *subscriber[T]) {
+	s.idx = len(f.subs)
+	f.subs = append(f.subs, s)
+	// The AfterFunc may run at once (ctx ended): s.close takes f.mu.
+	f.mu.Unlock()
 	stop := context.AfterFunc(ctx, s.close)
 	f.mu.Lock()
 	if s.ended {
@@ -83,27 +155,26 @@ func (f *feed[T]) subscribe(ctx context.Context, opts SubscribeOptions) (*Subscr
 	} else {
 		s.stop = stop
 	}
-	f.mu.Unlock()
-	if !s.catching {
-		return &Subscription[T]{sub: s}, nil
-	}
-	return f.catchUp(ctx, s, *opts.After)
 }
 
-// catchUp fetches the subscription's transactions from after to its
-// position, then puts them in its channel ahead of the live ones that
-// arrived meanwhile, and makes it live.
-func (f *feed[T]) catchUp(ctx context.Context, s *subscriber[T], after upstream.TxCursor) (*Subscription[T], error) {
-	rows, err := f.backlog(ctx, &s.filter, after, s.pos)
+// catchUp fetches the subscription's transactions after `after` up to
+// plan.to from the explorer (charged to key in the budget; the client's
+// catch-up slot is held), then puts them and the history's part
+// (plan.rows) in its channel ahead of the live ones that arrived
+// meanwhile, and makes it live.
+func (f *feed[T]) catchUp(ctx context.Context, s *subscriber[T], key string, after upstream.TxCursor, plan catchUpPlan[T]) (*Subscription[T], error) {
+	rows, err := f.backlog(ctx, key, &s.filter, after, plan.to, plan.limit)
 	var prepared []T
 	if err == nil {
-		prepared = make([]T, len(rows))
+		prepared = make([]T, len(rows), len(rows)+len(plan.rows))
 		for i := range rows {
 			prepared[i] = f.prepare(&rows[i])
 		}
+		prepared = append(prepared, plan.rows...)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.releaseCatchUpLocked(s.client)
 	if s.ended {
 		switch {
 		case s.why != nil:
@@ -132,16 +203,18 @@ func (f *feed[T]) catchUp(ctx context.Context, s *subscriber[T], after upstream.
 	return &Subscription[T]{sub: s}, nil
 }
 
-// backlog reads the transactions matching filter after after, up to and
-// including to, oldest first: at most MaxBacklog of them.
-func (f *feed[T]) backlog(ctx context.Context, filter *filter, after, to upstream.TxCursor) ([]upstream.Transaction, error) {
+// backlog reads from the explorer, as key in the budget, the
+// transactions matching filter after after, up to and including to,
+// oldest first: at most limit of them (one more: *BacklogError, which
+// names MaxBacklog, the subscription's limit).
+func (f *feed[T]) backlog(ctx context.Context, key string, filter *filter, after, to upstream.TxCursor, limit int) ([]upstream.Transaction, error) {
 	var out []upstream.Transaction
 	p := filter.params()
 	p.First = f.cfg.PageSize
 	for pos := after; ; {
 		from := pos
 		p.After = &from
-		rows, err := f.list(ctx, p)
+		rows, err := f.listFor(ctx, key, p)
 		if err != nil {
 			return nil, fmt.Errorf("catch up after %s: %w", after, err)
 		}
@@ -157,7 +230,7 @@ func (f *feed[T]) backlog(ctx context.Context, filter *filter, after, to upstrea
 			if !filter.match(r) {
 				continue
 			}
-			if len(out) == f.cfg.MaxBacklog {
+			if len(out) >= limit {
 				return nil, &BacklogError{After: after, Max: f.cfg.MaxBacklog}
 			}
 			out = append(out, *r)
@@ -192,6 +265,7 @@ func (f *feed[T]) endLocked(s *subscriber[T], why error) {
 		s.stop()
 	}
 	f.releaseLocked()
+	f.fair.leaveLocked(s.client)
 }
 
 func (s *subscriber[T]) channel() <-chan T { return s.ch }

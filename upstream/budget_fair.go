@@ -24,6 +24,24 @@ import (
 // the end of the current round. A light client therefore waits for at most
 // one call of each other waiting client, however many those have queued.
 //
+// A caller whose context is marked WithPriority (the live feed's poller)
+// is served before every client's waiting caller. Over a local inner
+// budget (whose tokens are known), clients leave a reserve of tokens
+// (priorityReserve, at most a quarter of the burst) that only priority
+// callers take: a client's caller whose turn comes while the budget holds
+// no more than the reserve waits for one more token first, and a priority
+// caller goes straight to the inner budget, without a turn, finding a
+// token there at once as long as priority callers take fewer than the
+// rate refills. Over another inner budget (Redis: its tokens are the
+// fleet's) a priority caller waits for a turn like the others, but is
+// handed the turn before any client's caller: it waits only for the turn
+// being taken and for the priority callers that came before it. Either
+// way it still takes a token of the inner budget like any other, so
+// priority changes the order of the calls, never their rate. Priority is
+// for background work whose demand is small and bounded (a poll every
+// interval): its callers are not shared fairly between themselves, and
+// enough of them would starve the clients.
+//
 // When nothing waits, Wait takes the turn at once on the caller's
 // goroutine: two mutex sections over the inner budget's own cost.
 //
@@ -34,13 +52,17 @@ type FairBudget struct {
 	inner    Budget
 	interval time.Duration // 1/rate: the time a turn takes while the budget is spent
 	tokens   func(time.Time) float64
+	// reserve is the tokens clients leave to priority callers; 0 when
+	// the inner budget's tokens are not known (tokens nil).
+	reserve float64
 
 	mu          sync.Mutex
 	busy        bool // a caller holds the turn; callers wait only while one does
 	clients     map[string]*fairClient
 	ring        []*fairClient // clients with callers waiting, in turn order
 	next        int           // index in ring of the client whose caller is served next
-	waiting     int           // callers waiting for the turn
+	urgent      []*fairWaiter // priority callers waiting, oldest first: served before ring
+	waiting     int           // callers waiting for the turn, urgent included
 	bannedUntil time.Time
 }
 
@@ -58,7 +80,7 @@ type fairClient struct {
 // fairWaiter is one waiting caller. turn is closed (and given set, under
 // FairBudget.mu) when the turn is handed to it.
 type fairWaiter struct {
-	client *fairClient
+	client *fairClient // nil for a priority caller (FairBudget.urgent)
 	turn   chan struct{}
 	given  bool
 }
@@ -78,9 +100,15 @@ func NewFairBudget(inner Budget, rate float64) *FairBudget {
 	}
 	if local, ok := inner.(*LocalBudget); ok {
 		b.tokens = local.limiter.TokensAt
+		b.reserve = float64(min(priorityReserve, local.limiter.Burst()/4))
 	}
 	return b
 }
+
+// priorityReserve is the most tokens of a local budget the clients leave
+// to priority callers: the poller's poll and, when it is behind, the
+// next page or a gap fill's, without waiting for the rate.
+const priorityReserve = 2
 
 // Wait blocks until one request may be sent, after the callers of other
 // clients that were waiting before, in turn (see FairBudget). It refuses
@@ -95,10 +123,19 @@ func (b *FairBudget) Wait(ctx context.Context) error {
 		b.mu.Unlock()
 		return &BudgetError{RetryAfter: d, Banned: true}
 	}
+	priority := PriorityFrom(ctx)
+	if priority && b.reserve > 0 {
+		// The reserve is its: no turn to wait for.
+		b.mu.Unlock()
+		return b.inner.Wait(ctx)
+	}
 	if !b.busy {
 		b.busy = true
 		b.mu.Unlock()
 		return b.take(ctx)
+	}
+	if priority {
+		return b.waitUrgent(ctx, now)
 	}
 	key := ClientFrom(ctx)
 	c := b.clients[key]
@@ -118,7 +155,34 @@ func (b *FairBudget) Wait(ctx context.Context) error {
 	c.waiters = append(c.waiters, w)
 	b.waiting++
 	b.mu.Unlock()
+	return b.await(ctx, w)
+}
 
+// waitUrgent queues a priority caller (b.mu held, and released): it is
+// served after the turn being taken and the priority callers before it,
+// ahead of every client's.
+func (b *FairBudget) waitUrgent(ctx context.Context, now time.Time) error {
+	// The turn being taken, the priority callers ahead, its own.
+	ahead := 2 + len(b.urgent)
+	if b.tokens != nil {
+		if t := int(b.tokens(now)); t > 0 {
+			ahead = max(ahead-t, 0)
+		}
+	}
+	if wait := time.Duration(ahead) * b.interval; ctxwait.Outlasts(ctx, now, wait+budgetMargin) {
+		b.mu.Unlock()
+		return &BudgetError{RetryAfter: wait}
+	}
+	w := &fairWaiter{turn: make(chan struct{})}
+	b.urgent = append(b.urgent, w)
+	b.waiting++
+	b.mu.Unlock()
+	return b.await(ctx, w)
+}
+
+// await waits for w's turn, then takes it; when ctx ends first, w leaves
+// the queue having reserved nothing.
+func (b *FairBudget) await(ctx context.Context, w *fairWaiter) error {
 	select {
 	case <-w.turn:
 		return b.take(ctx)
@@ -151,12 +215,41 @@ func (b *FairBudget) take(ctx context.Context) (err error) {
 		b.handOnLocked()
 		b.mu.Unlock()
 	}()
+	if b.reserve > 0 {
+		if err := b.leaveReserve(ctx); err != nil {
+			return err
+		}
+	}
 	return b.inner.Wait(ctx)
 }
 
-// handOnLocked gives the turn to the next client's oldest caller, or
-// frees it when nobody waits.
+// leaveReserve waits, for a client's caller holding the turn, until the
+// inner budget holds more than the priority callers' reserve.
+func (b *FairBudget) leaveReserve(ctx context.Context) error {
+	now := time.Now()
+	short := b.reserve + 1 - b.tokens(now)
+	if short <= 0 {
+		return nil
+	}
+	d := time.Duration(short * float64(b.interval))
+	if ctxwait.Outlasts(ctx, now, d+budgetMargin) {
+		return &BudgetError{RetryAfter: d}
+	}
+	return ctxwait.Sleep(ctx, d)
+}
+
+// handOnLocked gives the turn to the oldest priority caller, else to the
+// next client's oldest caller, or frees it when nobody waits.
 func (b *FairBudget) handOnLocked() {
+	if len(b.urgent) > 0 {
+		w := b.urgent[0]
+		b.urgent[0] = nil
+		b.urgent = b.urgent[1:]
+		b.waiting--
+		w.given = true
+		close(w.turn)
+		return
+	}
 	if len(b.ring) == 0 {
 		b.busy = false
 		return
@@ -181,6 +274,13 @@ func (b *FairBudget) handOnLocked() {
 // leaveLocked takes a waiter whose context ended out of its queue.
 func (b *FairBudget) leaveLocked(w *fairWaiter) {
 	c := w.client
+	if c == nil {
+		if i := slices.Index(b.urgent, w); i >= 0 {
+			b.urgent = slices.Delete(b.urgent, i, i+1)
+			b.waiting--
+		}
+		return
+	}
 	i := slices.Index(c.waiters, w)
 	if i < 0 {
 		return
@@ -216,13 +316,18 @@ func (b *FairBudget) estimate(ctx context.Context, now time.Time, c *fairClient)
 	// turn waits for the slot after the previous one's). Counting every
 	// caller waiting as ahead is an upper bound, enough in the common
 	// case.
-	if time.Duration(2+b.waiting)*b.interval <= room {
+	reserve := int(b.reserve)
+	if time.Duration(2+b.waiting+reserve)*b.interval <= room {
 		return 0, true
 	}
 	ahead := 2 + b.turnsAhead(c)
 	if b.tokens != nil {
-		if t := int(b.tokens(now)); t > 0 {
-			ahead = max(ahead-t, 0)
+		// Tokens beyond the reserve shorten the wait; without them the
+		// reserve must refill before a client's call.
+		if free := int(b.tokens(now) - b.reserve); free > 0 {
+			ahead = max(ahead-free, 0)
+		} else {
+			ahead += reserve
 		}
 	}
 	wait := time.Duration(ahead) * b.interval
@@ -230,14 +335,15 @@ func (b *FairBudget) estimate(ctx context.Context, now time.Time, c *fairClient)
 }
 
 // turnsAhead counts the turns given before a new caller of client c
-// (nil: not waiting yet) in round-robin order: its own client's waiters,
-// and for each other waiting client as many as it has left by then.
+// (nil: not waiting yet) in round-robin order: the priority callers
+// waiting, its own client's waiters, and for each other waiting client as
+// many as it has left by then.
 func (b *FairBudget) turnsAhead(c *fairClient) int {
 	if c == nil {
-		return len(b.ring) // one round: one each
+		return len(b.urgent) + len(b.ring) // one round: one each
 	}
 	k := len(c.waiters) // the new caller is served in round k+1
-	ahead, passed := k, false
+	ahead, passed := len(b.urgent)+k, false
 	for j := range b.ring {
 		o := b.ring[(b.next+j)%len(b.ring)]
 		switch {
@@ -271,7 +377,8 @@ func (b *FairBudget) Pause(ctx context.Context, d time.Duration, banned bool) {
 }
 
 // State reports the inner budget's state (an error when it cannot
-// report), with the callers and clients waiting for a turn.
+// report), with the callers and clients waiting for a turn (priority
+// callers count as callers, not as a client).
 func (b *FairBudget) State(ctx context.Context) (BudgetState, error) {
 	var s BudgetState
 	if r, ok := b.inner.(BudgetReporter); ok {
@@ -284,4 +391,20 @@ func (b *FairBudget) State(ctx context.Context) (BudgetState, error) {
 	s.Waiting, s.WaitingClients = b.waiting, len(b.ring)
 	b.mu.Unlock()
 	return s, nil
+}
+
+type priorityKey struct{}
+
+// WithPriority returns ctx marked as background work that FairBudget
+// serves before every client's waiting callers (still within the rate):
+// the live feed's poller, whose polls every subscriber waits for. See
+// FairBudget for why priority is only for work of small, bounded demand.
+func WithPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, priorityKey{}, true)
+}
+
+// PriorityFrom reports whether WithPriority marked ctx.
+func PriorityFrom(ctx context.Context) bool {
+	p, _ := ctx.Value(priorityKey{}).(bool)
+	return p
 }
