@@ -56,10 +56,21 @@ func notFound(format string, args ...any) error {
 // failures, and replaces anything unexpected by "internal error" after
 // logging its cause.
 func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
+	return errorPresenter(logger, defaultNumericArgs)
+}
+
+// errorPresenter is ErrorPresenter with the ranges of the numeric
+// arguments (arguments.go).
+func errorPresenter(logger *slog.Logger, args numericArgs) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		if gqlErr.Extensions == nil {
 			gqlErr.Extensions = map[string]any{}
+		}
+		if msg, ok := argumentMessage(ctx, args, err, gqlErr); ok {
+			gqlErr.Message = msg
+			gqlErr.Extensions["code"] = CodeBadUserInput
+			return gqlErr
 		}
 		code, message, ext := classify(err)
 		switch {
@@ -137,6 +148,20 @@ func classify(err error) (code, message string, ext map[string]any) {
 		}
 	}
 	return "", "", nil
+}
+
+// argumentMessage is the message of a refused argument value: a scalar's
+// refusal of a variable's value, or gqlparser's of a numeric variable's.
+func argumentMessage(ctx context.Context, args numericArgs, err error, gqlErr *gqlerror.Error) (string, bool) {
+	var inputErr *upstream.InputError
+	if errors.As(err, &inputErr) {
+		return args.inputMessage(inputErr, gqlErr.Path), true
+	}
+	if !graphql.HasOperationContext(ctx) {
+		return "", false
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	return args.variableMessage(opCtx.Doc, opCtx.Operation, gqlErr)
 }
 
 func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]any) {
