@@ -1,12 +1,12 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -71,6 +71,13 @@ func errorPresenter(logger *slog.Logger, args numericArgs) graphql.ErrorPresente
 			gqlErr.Message = msg
 			gqlErr.Extensions["code"] = CodeBadUserInput
 			return gqlErr
+		}
+		var upErr *upstream.Error
+		if logger != nil && errors.As(err, &upErr) && (upErr.Withheld() || upErr.StatusCode >= 500) {
+			// The client sees the status and the JSON error's fields
+			// (redacted); the answer as received (its body clipped) is
+			// for the operator.
+			logger.WarnContext(ctx, "upstream error", "error", upErr.Error(), "path", gqlErr.Path.String())
 		}
 		code, message, ext := classify(err)
 		switch {
@@ -164,19 +171,22 @@ func argumentMessage(ctx context.Context, args numericArgs, err error, gqlErr *g
 	return args.variableMessage(opCtx.Doc, opCtx.Operation, gqlErr)
 }
 
+// classifyUpstream: a client learns the status of an upstream's error
+// answer and, from a JSON error body, its code and message (or its first
+// detail's), with network addresses redacted; never the text of another
+// body (an HTML page of a proxy, a plain-text panic): the message then
+// says the status line only (upstream.Error.PublicDetail).
 func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]any) {
-	detail := e.DetailMessage
-	if detail == "" {
-		detail = e.Message
-	}
-	if detail == "" {
-		detail = strings.TrimSpace(e.Body)
+	detail := e.PublicDetail()
+	answered := e.StatusLine() // no JSON error: the status line alone
+	if detail != "" {
+		answered = fmt.Sprintf("%d: %s", e.StatusCode, detail)
 	}
 	up := map[string]any{
 		"service": e.Service,
 		"status":  e.StatusCode,
 		"code":    e.Code,
-		"message": detail,
+		"message": cmp.Or(detail, e.StatusLine()),
 	}
 	if e.DetailCode != 0 {
 		up["detailCode"] = e.DetailCode
@@ -197,9 +207,12 @@ func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]a
 		if upstream.IsNotFound(e) {
 			return CodeNotFound, fmt.Sprintf("the %s has no such resource: %s", e.Service, detail), ext
 		}
+		if detail == "" {
+			return CodeUpstreamError, fmt.Sprintf("the %s answered %s for its own route (check the configured base URL)", e.Service, answered), ext
+		}
 		return CodeUpstreamError, fmt.Sprintf("the %s answered 404 for its own route (check the configured base URL): %s", e.Service, detail), ext
 	}
-	return CodeUpstreamError, fmt.Sprintf("the %s answered %d: %s", e.Service, e.StatusCode, detail), ext
+	return CodeUpstreamError, fmt.Sprintf("the %s answered %s", e.Service, answered), ext
 }
 
 func unavailableReason(e *upstream.UnavailableError) string {
