@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -216,6 +217,9 @@ func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]a
 }
 
 func unavailableReason(e *upstream.UnavailableError) string {
+	if errors.Is(e, live.ErrNoHead) {
+		return fmt.Sprintf("the live feed could not read the newest transaction from it within %s, so the subscription cannot start; subscribe again later", live.HeadTimeout)
+	}
 	if errors.Is(e, upstream.ErrCircuitOpen) {
 		return "it failed repeatedly, so the gateway stops calling it for a few seconds (circuit breaker open)"
 	}
