@@ -164,12 +164,27 @@ func (a numericArgs) valuesOfCorrectType(observers *core.Events, addError core.A
 		for _, o := range options {
 			o(&e)
 		}
-		if c.reported == c.current && e.Message == c.last {
-			return
-		}
-		c.reported, c.last = c.current, e.Message
-		addError(options...)
+		c.report(c.current, e.Message, options...)
 	})
+}
+
+// report adds an error about v once: the walk visits a fragment's values
+// at each spread and on its own.
+func (c *numericCheck) report(v *ast.Value, msg string, options ...core.ErrorOption) {
+	key := reportKey{v, msg}
+	if c.reported[key] {
+		return
+	}
+	if c.reported == nil {
+		c.reported = map[reportKey]bool{}
+	}
+	c.reported[key] = true
+	c.addError(options...)
+}
+
+type reportKey struct {
+	v   *ast.Value
+	msg string
 }
 
 // numericCheck is the numeric check of one validation.
@@ -179,9 +194,8 @@ type numericCheck struct {
 	// owned: the value being observed, current, is numeric, checked here.
 	owned   bool
 	current *ast.Value
-	// last is the message of gqlparser's last error, about value reported.
-	last     string
-	reported *ast.Value
+	// reported are the errors added, by value and message.
+	reported map[reportKey]bool
 	// names are the document's argument values and where they are
 	// (built when first needed).
 	names map[*ast.Value]argPlace
@@ -204,6 +218,14 @@ func (c *numericCheck) value(w *core.Walker, v *ast.Value) {
 	if listType && v.Kind == ast.ListValue {
 		return // its elements are observed on their own
 	}
+	switch v.Definition.Name {
+	case "Int", "Float", "Int64", "Uint64", "ID": // ID: epochId
+	default:
+		if v.Kind == ast.IntValue || v.Kind == ast.FloatValue {
+			c.unreadableNumber(v, c.place(w, v))
+		}
+		return
+	}
 	place := c.place(w, v)
 	arg := place.arg
 	if arg == "" && place.use != nil {
@@ -220,7 +242,8 @@ func (c *numericCheck) value(w *core.Walker, v *ast.Value) {
 	}
 	ok, asString := spec.accepts(v)
 	if !ok {
-		c.addError(core.Message("%s", c.message(v, place, spec)), core.At(v.Position))
+		msg := c.message(v, place, spec)
+		c.report(v, msg, core.Message("%s", msg), core.At(v.Position))
 		return
 	}
 	if asString {
@@ -241,7 +264,8 @@ func (c *numericCheck) unreadableNumber(v *ast.Value, place argPlace) {
 		return
 	}
 	if _, err := v.Value(nil); err != nil {
-		c.addError(core.Message("%s: the number %s is out of range", place.name, clipValue(v.String())), core.At(v.Position))
+		msg := fmt.Sprintf("%s: the number %s is out of range", place.name, clipValue(v.String()))
+		c.report(v, msg, core.Message("%s", msg), core.At(v.Position))
 	}
 }
 

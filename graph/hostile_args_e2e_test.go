@@ -173,3 +173,29 @@ func TestNumericArgumentsAtTheirLimits(t *testing.T) {
 		t.Errorf("logged:\n%.3000s", s)
 	}
 }
+
+// The same in fragments, under aliases, and for a variable passed to two
+// arguments: the message names the argument as written.
+func TestHostileNumbersInFragments(t *testing.T) {
+	g := newGateway(t, nil, gatewayOptions{})
+	cases := []struct {
+		query string
+		vars  map[string]any
+		want  string
+	}{
+		{`{ ...F } fragment F on Query { t: transactions(block: 1e400) { edges { cursor } } }`, nil,
+			"block: 1e400 is not a block height: an integer from 0 to " + maxUint64},
+		{`{ party(id: "` + partyA + `") { ... on Party { transactions(first: 99999999999999999999999) { edges { cursor } } } } }`, nil,
+			"first: 99999999999999999999999 is not a page size: an integer from 0 to 1000"},
+		{`query($n: Int) { ...F } fragment F on Query { assets(last: $n) { edges { cursor } } }`, map[string]any{"n": json.RawMessage(`1e400`)},
+			"last: the value of $n is not a page size: an integer from 0 to 1000"},
+		{`query($b: Uint64 = -1) { a: transactions(block: $b) { edges { cursor } } }`, nil,
+			"block: -1 (the default value of $b) is not a block height: an integer from 0 to " + maxUint64},
+	}
+	for _, c := range cases {
+		resp := g.query(t, c.query, c.vars)
+		if len(resp.Errors) != 1 || resp.Errors[0].code() != "BAD_USER_INPUT" || !strings.HasPrefix(resp.Errors[0].Message, c.want) {
+			t.Errorf("%s: %+v\nwant one BAD_USER_INPUT %q…", c.query, resp.Errors, c.want)
+		}
+	}
+}
