@@ -1,16 +1,17 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -56,10 +57,28 @@ func notFound(format string, args ...any) error {
 // failures, and replaces anything unexpected by "internal error" after
 // logging its cause.
 func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
+	return errorPresenter(logger, defaultNumericArgs)
+}
+
+// errorPresenter is ErrorPresenter with the ranges of the numeric
+// arguments (arguments.go).
+func errorPresenter(logger *slog.Logger, args numericArgs) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		if gqlErr.Extensions == nil {
 			gqlErr.Extensions = map[string]any{}
+		}
+		if msg, ok := argumentMessage(ctx, args, err, gqlErr); ok {
+			gqlErr.Message = msg
+			gqlErr.Extensions["code"] = CodeBadUserInput
+			return gqlErr
+		}
+		var upErr *upstream.Error
+		if logger != nil && errors.As(err, &upErr) && (upErr.Withheld() || upErr.StatusCode >= 500) {
+			// The client sees the status and the JSON error's fields
+			// (redacted); the answer as received (its body clipped) is
+			// for the operator.
+			logger.WarnContext(ctx, "upstream error", "error", upErr.Error(), "path", gqlErr.Path.String())
 		}
 		code, message, ext := classify(err)
 		switch {
@@ -139,19 +158,36 @@ func classify(err error) (code, message string, ext map[string]any) {
 	return "", "", nil
 }
 
-func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]any) {
-	detail := e.DetailMessage
-	if detail == "" {
-		detail = e.Message
+// argumentMessage is the message of a refused argument value: a scalar's
+// refusal of a variable's value, or gqlparser's of a numeric variable's.
+func argumentMessage(ctx context.Context, args numericArgs, err error, gqlErr *gqlerror.Error) (string, bool) {
+	var inputErr *upstream.InputError
+	if errors.As(err, &inputErr) {
+		return args.inputMessage(inputErr, gqlErr.Path), true
 	}
-	if detail == "" {
-		detail = strings.TrimSpace(e.Body)
+	if !graphql.HasOperationContext(ctx) {
+		return "", false
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	return args.variableMessage(opCtx.Doc, opCtx.Operation, gqlErr)
+}
+
+// classifyUpstream: a client learns the status of an upstream's error
+// answer and, from a JSON error body, its code and message (or its first
+// detail's), with network addresses redacted; never the text of another
+// body (an HTML page of a proxy, a plain-text panic): the message then
+// says the status line only (upstream.Error.PublicDetail).
+func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]any) {
+	detail := e.PublicDetail()
+	answered := e.StatusLine() // no JSON error: the status line alone
+	if detail != "" {
+		answered = fmt.Sprintf("%d: %s", e.StatusCode, detail)
 	}
 	up := map[string]any{
 		"service": e.Service,
 		"status":  e.StatusCode,
 		"code":    e.Code,
-		"message": detail,
+		"message": cmp.Or(detail, e.StatusLine()),
 	}
 	if e.DetailCode != 0 {
 		up["detailCode"] = e.DetailCode
@@ -172,12 +208,18 @@ func classifyUpstream(e *upstream.Error) (code, message string, ext map[string]a
 		if upstream.IsNotFound(e) {
 			return CodeNotFound, fmt.Sprintf("the %s has no such resource: %s", e.Service, detail), ext
 		}
+		if detail == "" {
+			return CodeUpstreamError, fmt.Sprintf("the %s answered %s for its own route (check the configured base URL)", e.Service, answered), ext
+		}
 		return CodeUpstreamError, fmt.Sprintf("the %s answered 404 for its own route (check the configured base URL): %s", e.Service, detail), ext
 	}
-	return CodeUpstreamError, fmt.Sprintf("the %s answered %d: %s", e.Service, e.StatusCode, detail), ext
+	return CodeUpstreamError, fmt.Sprintf("the %s answered %s", e.Service, answered), ext
 }
 
 func unavailableReason(e *upstream.UnavailableError) string {
+	if errors.Is(e, live.ErrNoHead) {
+		return fmt.Sprintf("the live feed could not read the newest transaction from it within %s, so the subscription cannot start; subscribe again later", live.HeadTimeout)
+	}
 	if errors.Is(e, upstream.ErrCircuitOpen) {
 		return "it failed repeatedly, so the gateway stops calling it for a few seconds (circuit breaker open)"
 	}

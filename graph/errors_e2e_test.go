@@ -46,7 +46,7 @@ func TestBadUserInputIsNeverForwarded(t *testing.T) {
 		{"malformed party id", `{ fundingPayments(partyId: "xyz") { edges { cursor } } }`, `partyId: "xyz" is not a party id; party ids are 64 hexadecimal characters`},
 		{"malformed market id", fmt.Sprintf(`{ fundingPayments(partyId: %q, marketId: "m&x=1") { edges { cursor } } }`, partyA), `marketId: "m&x=1" is not a market id; market ids are 64 hexadecimal characters`},
 		{"malformed node id", `{ delegations(nodeId: "n1") { edges { cursor } } }`, `nodeId: "n1" is not a node id; node ids are 64 hexadecimal characters`},
-		{"malformed epoch", `{ delegations(epochId: "abc") { edges { cursor } } }`, `epochId: "abc" is not an epoch; epochs are non-negative integers such as "42"`},
+		{"malformed epoch", `{ delegations(epochId: "abc") { edges { cursor } } }`, `epochId: "abc" is not an epoch; epochs are integers from 0 to 9223372036854775807 such as "42"`},
 		{"malformed party filter", `{ transactions(parties: ["nope"]) { edges { cursor } } }`, `parties[0]: "nope" is not a party id; party ids are 64 hexadecimal characters`},
 		{"empty command type", `{ transactions(cmdTypes: [""]) { edges { cursor } } }`, `cmdTypes[0]: "" is not a transaction type; use ` + "`types`" + ` (enum TransactionType) or one of the explorer's type strings, matched exactly: ` + validTypeStrings},
 		{"malformed party", `{ party(id: "p") { id } }`, `id: "p" is not a party id; party ids are 64 hexadecimal characters`},
@@ -142,7 +142,9 @@ func TestUpstreamErrorRows(t *testing.T) {
 			`{"code":3,"message":"type mismatch, parameter: pagination.first, error: strconv.ParseInt: parsing \"x\": invalid syntax","details":[]}`,
 			"UPSTREAM_ERROR", map[string]any{"service": "data-node", "status": 400.0, "code": 3.0, "message": "type mismatch, parameter: pagination.first, error: strconv.ParseInt: parsing \"x\": invalid syntax"}},
 		{"unknown route", `{ assets(first: 5) { edges { cursor } } }`, 404, map[string][]string{"Content-Type": {"text/plain"}},
-			"404 page not found\n", "UPSTREAM_ERROR", map[string]any{"service": "data-node", "status": 404.0, "code": 0.0, "message": "404 page not found"}},
+			// A body that is not a JSON error reaches the client as the
+			// status line only (upstream_bodies_e2e_test.go).
+			"404 page not found\n", "UPSTREAM_ERROR", map[string]any{"service": "data-node", "status": 404.0, "code": 0.0, "message": "404 Not Found"}},
 		{"wrong method", `{ assets(first: 5) { edges { cursor } } }`, 501, twoTypes,
 			`{"code":12,"message":"Method Not Allowed","details":[]}`,
 			"UPSTREAM_ERROR", map[string]any{"service": "data-node", "status": 501.0, "code": 12.0, "message": "Method Not Allowed"}},

@@ -138,7 +138,9 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	present := ErrorPresenter(cfg.Logger)
+	args := numericArgs{maxPage: cfg.Paging.MaxSize}
+	srv.SetValidationRulesFn(args.validationRules) // numeric literals (arguments.go)
+	present := errorPresenter(cfg.Logger, args)
 	srv.SetErrorPresenter(present)
 	panics := newPanicLog(cfg.Logger)
 	srv.SetRecoverFunc(recoverFunc(panics))

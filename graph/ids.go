@@ -1,6 +1,9 @@
 package graph
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // The data service's ids (parties, nodes, markets, assets) are 64
 // hexadecimal characters. Checking them here turns a typo into a clear
@@ -29,13 +32,14 @@ func checkID(arg, kind string, id *string) error {
 	return nil
 }
 
-// checkEpoch validates an epoch argument: a non-negative integer.
+// checkEpoch validates an epoch argument: an integer from 0 to 2^63-1
+// (epochRange).
 func checkEpoch(arg string, epoch *string) error {
 	if epoch == nil {
 		return nil
 	}
-	if _, err := strconv.ParseUint(*epoch, 10, 64); err != nil {
-		return badInput("%s: %q is not an epoch; epochs are non-negative integers such as \"42\"", arg, truncate(*epoch, 80))
+	if n, err := strconv.ParseUint(*epoch, 10, 64); err != nil || n > math.MaxInt64 {
+		return badInput("%s: %q is not an epoch; epochs are integers from 0 to %d such as \"42\"", arg, truncate(*epoch, 80), int64(math.MaxInt64))
 	}
 	return nil
 }

@@ -426,7 +426,9 @@ func TestSubscribeWaitsForHead(t *testing.T) {
 		c.appendBlock(2)
 		c.fail(1000)
 		f := newTestFeed(c, Config{})
-		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		// A deadline before HeadTimeout ends the wait (subscribe_test.go:
+		// without one, HeadTimeout does).
+		ctx, cancel := context.WithTimeout(t.Context(), HeadTimeout/2)
 		defer cancel()
 		if _, err := f.Subscribe(ctx, SubscribeOptions{}); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Subscribe with the explorer down: %v", err)
@@ -439,7 +441,7 @@ func TestSubscribeWaitsForHead(t *testing.T) {
 			_, err := f.Subscribe(t.Context(), SubscribeOptions{})
 			done <- err
 		}()
-		time.Sleep(time.Minute)
+		time.Sleep(HeadTimeout / 2)
 		f.Close()
 		if err := <-done; !errors.Is(err, ErrClosed) {
 			t.Errorf("Subscribe during Close: %v", err)

@@ -4,9 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tradenet/gateway/upstream"
 )
+
+// HeadTimeout bounds how long Subscribe waits for the feed to learn the
+// chain head (the explorer's newest transaction) before a subscription
+// can start, when ctx has no earlier deadline. The head is read when the
+// first subscription of an idle feed arrives, and retried with backoff
+// while the explorer fails; a subscription that cannot start within
+// HeadTimeout fails with an *upstream.UnavailableError wrapping ErrNoHead
+// (the client sees UPSTREAM_UNAVAILABLE and may subscribe again), instead
+// of waiting as long as the explorer is down. Ten seconds covers a few
+// retries of a transient failure (the first ones come after Interval,
+// 1.5×Interval, …).
+const HeadTimeout = 10 * time.Second
+
+// ErrNoHead is wrapped in the *upstream.UnavailableError Subscribe returns
+// when the feed could not read the chain head within HeadTimeout.
+var ErrNoHead = errors.New("live: the chain head could not be read from the explorer")
 
 // subscriber is one subscription's state, guarded by its feed's mu. It
 // costs no goroutine: the fan-out sends to ch, and its context's end
@@ -60,14 +77,7 @@ func (f *feed[T]) subscribe(ctx context.Context, opts SubscribeOptions) (*Subscr
 		f.fair.leaveLocked(client)
 	}
 
-	var err error
-	select {
-	case <-ready:
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-f.closedCh:
-		err = ErrClosed
-	}
+	err := f.awaitHead(ctx, ready)
 	f.mu.Lock()
 	if err == nil && f.closed {
 		err = ErrClosed
@@ -154,6 +164,28 @@ func (f *feed[T]) registerLocked(ctx context.Context, s *subscriber[T]) {
 		stop()
 	} else {
 		s.stop = stop
+	}
+}
+
+// awaitHead waits until ready (the feed knows the chain head), at most
+// HeadTimeout.
+func (f *feed[T]) awaitHead(ctx context.Context, ready <-chan struct{}) error {
+	select {
+	case <-ready:
+		return nil
+	default:
+	}
+	timer := time.NewTimer(HeadTimeout)
+	defer timer.Stop()
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-f.closedCh:
+		return ErrClosed
+	case <-timer.C:
+		return &upstream.UnavailableError{Service: upstream.ServiceExplorer, Endpoint: upstream.EndpointTransactions, Err: ErrNoHead}
 	}
 }
 

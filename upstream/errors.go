@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -90,6 +91,72 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
 	}
 	return b.String()
+}
+
+// StatusLine is the answer's HTTP status line, e.g. "502 Bad Gateway".
+func (e *Error) StatusLine() string {
+	if text := http.StatusText(e.StatusCode); text != "" {
+		return strconv.Itoa(e.StatusCode) + " " + text
+	}
+	return strconv.Itoa(e.StatusCode)
+}
+
+// PublicDetail is what a client may be told of the answer beyond its
+// status: from a JSON error body (upstream-wire.md §6), the first detail's
+// message, else the body's message, with network addresses redacted and
+// clipped; "" when the body was not a JSON error (an HTML page from a
+// proxy, a plain-text panic: never shown, Body keeps its start for the
+// log) or said nothing.
+func (e *Error) PublicDetail() string {
+	msg := e.DetailMessage
+	if msg == "" {
+		msg = e.Message
+	}
+	return publicText(msg)
+}
+
+// Withheld reports whether the answer carried text that PublicDetail
+// leaves out: a body that is not a JSON error, or network addresses.
+func (e *Error) Withheld() bool {
+	msg := e.DetailMessage
+	if msg == "" {
+		msg = e.Message
+	}
+	return e.Body != "" || publicText(msg) != strings.TrimSpace(msg)
+}
+
+// Network addresses an upstream's message may name (a proxy's, a backend
+// it failed to dial), with what replaces them: URLs, the targets of Go's
+// "dial tcp …" and "lookup … on …", IPv4 and bracketed or full IPv6
+// addresses (with their ports), and DNS names (whose last label starts
+// with a letter) with a port.
+var addressPatterns = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`), redacted},
+	{regexp.MustCompile(`\b(dial\s+(?:tcp|udp|ip)[46]?\s+)(?:\[[^\]\s]*\]|[^\s"',;:\[]+)(?::\d+)?`), "${1}" + redacted},
+	{regexp.MustCompile(`\b(lookup\s+)[^\s"',;:]+(\s+on\s|:)`), "${1}" + redacted + "${2}"},
+	{regexp.MustCompile(`\[[0-9a-fA-F:.%]*:[0-9a-fA-F:.%]*\](?::\d{1,5})?`), redacted},
+	{regexp.MustCompile(`\b(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}\b`), redacted},
+	{regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b`), redacted},
+	{regexp.MustCompile(`\b(?:localhost|(?:[a-zA-Z0-9-]+\.)+[a-zA-Z][a-zA-Z0-9-]*):\d{1,5}\b`), redacted},
+}
+
+// redacted replaces a network address in a message shown to clients.
+const redacted = "[address]"
+
+// publicText is msg as a client may see it: trimmed, with network
+// addresses redacted, clipped to maxSnippet bytes.
+func publicText(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return ""
+	}
+	for _, p := range addressPatterns {
+		msg = p.re.ReplaceAllString(msg, p.with)
+	}
+	return snippet([]byte(msg))
 }
 
 // gRPC codes the client tells apart: the data node's ban, a lookup's

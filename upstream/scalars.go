@@ -50,7 +50,7 @@ func (v Int64) MarshalGQLContext(_ context.Context, w io.Writer) error {
 
 // UnmarshalGQLContext accepts a decimal string or an integer number.
 func (v *Int64) UnmarshalGQLContext(_ context.Context, in any) error {
-	n, err := gqlInt(in, "Int64")
+	n, err := gqlInt(in, "Int64", Int64Range)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (v Uint64) MarshalGQLContext(_ context.Context, w io.Writer) error {
 
 // UnmarshalGQLContext accepts a decimal string or a non-negative integer number.
 func (v *Uint64) UnmarshalGQLContext(_ context.Context, in any) error {
-	n, err := gqlUint(in, "Uint64")
+	n, err := gqlUint(in, "Uint64", Uint64Range)
 	if err != nil {
 		return err
 	}
@@ -119,12 +119,12 @@ func (v Int32) MarshalGQLContext(_ context.Context, w io.Writer) error {
 // UnmarshalGQLContext accepts an integer number (or decimal string) in the
 // 32-bit range.
 func (v *Int32) UnmarshalGQLContext(_ context.Context, in any) error {
-	n, err := gqlInt(in, "Int")
+	n, err := gqlInt(in, "Int", Int32Range)
 	if err != nil {
 		return err
 	}
 	if n < math.MinInt32 || n > math.MaxInt32 {
-		return fmt.Errorf("Int value %d is out of the 32-bit range", n)
+		return inputError("Int", in, Int32Range)
 	}
 	*v = Int32(n)
 	return nil
@@ -207,7 +207,7 @@ func (v *UnixSeconds) UnmarshalGQLContext(_ context.Context, in any) error {
 		return err
 	}
 	if t.Nanosecond() != 0 {
-		return fmt.Errorf("Timestamp %v has fractional seconds; this field holds whole seconds", in)
+		return inputError("Timestamp", in, TimestampForm+" in whole seconds")
 	}
 	if t.IsZero() {
 		*v = 0
@@ -468,18 +468,80 @@ func spareCapacity(w io.Writer) []byte {
 	return nil
 }
 
+// InputError is a GraphQL input value that a scalar refuses (a variable's
+// value: literals are checked when the query is validated). It is the
+// client's mistake: the gateway answers BAD_USER_INPUT, naming the
+// argument (graph/errors.go).
+type InputError struct {
+	// Scalar is the GraphQL scalar, e.g. "Uint64".
+	Scalar string
+	// Got is the value received, in GraphQL syntax, clipped.
+	Got string
+	// Want says what the scalar accepts, e.g. Uint64Range.
+	Want string
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("%s is not %s", e.Got, e.Want)
+}
+
+// What the integer scalars accept, for error messages.
+const (
+	Int32Range  = "an integer from -2147483648 to 2147483647"
+	Int64Range  = "an integer from -9223372036854775808 to 9223372036854775807 (a string of digits or a number)"
+	Uint64Range = "an integer from 0 to 18446744073709551615 (a string of digits or a number)"
+	// TimestampForm is what Timestamp accepts.
+	TimestampForm = "an RFC 3339 timestamp such as \"2024-03-14T12:00:02Z\""
+)
+
+func inputError(scalar string, in any, want string) *InputError {
+	return &InputError{Scalar: scalar, Got: GQLValueText(in), Want: want}
+}
+
+// GQLValueText writes a GraphQL input value (a literal or a JSON-decoded
+// variable) in GraphQL syntax for an error message, clipped to 40
+// characters; lists and objects are named, not written.
+func GQLValueText(in any) string {
+	var s string
+	switch v := in.(type) {
+	case nil:
+		return "null"
+	case string:
+		s = strconv.Quote(v)
+	case json.Number:
+		s = string(v)
+	case bool:
+		s = strconv.FormatBool(v)
+	case int, int32, int64, uint64:
+		s = fmt.Sprint(v)
+	case float64:
+		s = strconv.FormatFloat(v, 'g', -1, 64)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	default:
+		return fmt.Sprintf("a value of type %T", in)
+	}
+	return clip([]byte(s))
+}
+
 // gqlInt converts a GraphQL input value (a literal or a JSON-decoded
-// variable) to an int64.
-func gqlInt(in any, scalar string) (int64, error) {
+// variable) to an int64; want says what the scalar accepts.
+func gqlInt(in any, scalar, want string) (int64, error) {
 	switch v := in.(type) {
 	case string:
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("%s must be a decimal integer, got %q", scalar, v)
+			return 0, inputError(scalar, in, want)
 		}
 		return n, nil
 	case json.Number:
-		return gqlInt(string(v), scalar)
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return 0, inputError(scalar, in, want)
+		}
+		return n, nil
 	case int:
 		return int64(v), nil
 	case int32:
@@ -488,39 +550,43 @@ func gqlInt(in any, scalar string) (int64, error) {
 		return v, nil
 	case uint64:
 		if v > math.MaxInt64 {
-			return 0, fmt.Errorf("%s value %d is out of range", scalar, v)
+			return 0, inputError(scalar, in, want)
 		}
 		return int64(v), nil
 	case float64:
 		if v != math.Trunc(v) || v < math.MinInt64 || v >= math.MaxInt64 {
-			return 0, fmt.Errorf("%s must be an integer, got %v", scalar, v)
+			return 0, inputError(scalar, in, want)
 		}
 		return int64(v), nil
 	default:
-		return 0, fmt.Errorf("%s must be a decimal string or an integer, got %T", scalar, in)
+		return 0, inputError(scalar, in, want)
 	}
 }
 
 // gqlUint converts a GraphQL input value to a uint64.
-func gqlUint(in any, scalar string) (uint64, error) {
+func gqlUint(in any, scalar, want string) (uint64, error) {
 	switch v := in.(type) {
 	case string:
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("%s must be a non-negative decimal integer, got %q", scalar, v)
+			return 0, inputError(scalar, in, want)
 		}
 		return n, nil
 	case json.Number:
-		return gqlUint(string(v), scalar)
+		n, err := strconv.ParseUint(string(v), 10, 64)
+		if err != nil {
+			return 0, inputError(scalar, in, want)
+		}
+		return n, nil
 	case uint64:
 		return v, nil
 	default:
-		n, err := gqlInt(in, scalar)
+		n, err := gqlInt(in, scalar, want)
 		if err != nil {
 			return 0, err
 		}
 		if n < 0 {
-			return 0, fmt.Errorf("%s must not be negative, got %d", scalar, n)
+			return 0, inputError(scalar, in, want)
 		}
 		return uint64(n), nil
 	}
@@ -535,10 +601,10 @@ func gqlTime(in any) (time.Time, error) {
 	case string:
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("Timestamp must be an RFC 3339 string such as 2024-03-14T12:00:02Z, got %q", v)
+			return time.Time{}, inputError("Timestamp", in, TimestampForm)
 		}
 		return t.UTC(), nil
 	default:
-		return time.Time{}, fmt.Errorf("Timestamp must be an RFC 3339 string, got %T", in)
+		return time.Time{}, inputError("Timestamp", in, TimestampForm)
 	}
 }

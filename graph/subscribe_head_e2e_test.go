@@ -1,0 +1,142 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/testutil"
+	"github.com/tradenet/gateway/live"
+	"github.com/tradenet/gateway/upstream"
+)
+
+// A subscription needs the chain head (the explorer's newest transaction)
+// to start. Started while the explorer is down, it gets an
+// UPSTREAM_UNAVAILABLE error within live.HeadTimeout, as its first event,
+// then completes: it used to wait, silent, as long as the explorer was
+// down. The queries, over the same explorer, fail as usual meanwhile.
+
+// downExplorerGateway serves a gateway with a live feed whose explorer
+// (and upstream) is explorerURL.
+func downExplorerGateway(t *testing.T, explorerURL string) *testGateway {
+	t.Helper()
+	tr := &http.Transport{}
+	noLeaks(t, tr)
+	client, err := upstream.New(upstream.Config{
+		DataNodeURL: explorerURL, ExplorerURL: explorerURL, HTTPClient: &http.Client{Transport: tr},
+		Retry: upstream.RetryConfig{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := graph.CursorKeysForTest()
+	logs := &testutil.LockedBuffer{}
+	feed := graph.NewLiveFeed(live.Config{Explorer: client, Interval: 20 * time.Millisecond, Linger: time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, keys)
+	srv := httptest.NewServer(graph.NewHandler(graph.HandlerConfig{
+		Upstream: client, CursorKeys: keys, Live: feed,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	}))
+	t.Cleanup(func() {
+		feed.Close()
+		srv.Close()
+	})
+	return &testGateway{URL: srv.URL, Client: client}
+}
+
+// closedPort is an address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// checkNoHead checks the subscription's error payload, received after
+// elapsed.
+func checkNoHead(t *testing.T, payload []byte, elapsed time.Duration, explorer string) {
+	t.Helper()
+	var resp gqlResponse
+	if err := json.Unmarshal(payload, &resp); err != nil {
+		t.Fatalf("payload %s: %v", payload, err)
+	}
+	if len(resp.Errors) != 1 || resp.Errors[0].code() != "UPSTREAM_UNAVAILABLE" {
+		t.Fatalf("payload %s, want one UPSTREAM_UNAVAILABLE error", payload)
+	}
+	if msg := resp.Errors[0].Message; !strings.Contains(msg, "explorer") || !strings.Contains(msg, "subscribe again") {
+		t.Errorf("message %q", msg)
+	}
+	if strings.Contains(string(payload), explorer) || strings.Contains(string(payload), "127.0.0.1") {
+		t.Errorf("the error names the explorer's address: %s", payload)
+	}
+	if elapsed > live.HeadTimeout+5*time.Second {
+		t.Errorf("the error came after %s; the bound is %s", elapsed, live.HeadTimeout)
+	}
+	t.Logf("error after %s: %s", elapsed.Round(time.Millisecond), payload)
+}
+
+// Over Server-Sent Events, the explorer's port closed.
+func TestSubscriptionWithExplorerDownSSE(t *testing.T) {
+	addr := closedPort(t)
+	g := downExplorerGateway(t, "http://"+addr)
+	start := time.Now()
+	s := subscribeSSE(t, g.URL, `subscription { transactions { cursor node { hash } } }`, nil)
+	name, data := s.mustEvent()
+	elapsed := time.Since(start)
+	if name != "next" {
+		t.Fatalf("event %q %s, want next with the error", name, data)
+	}
+	checkNoHead(t, data, elapsed, addr)
+	if name, data := s.mustEvent(); name != "complete" {
+		t.Fatalf("event %q %s after the error, want complete", name, data)
+	}
+}
+
+// Over WebSocket, the explorer answering 503.
+func TestSubscriptionWithExplorerDownWebSocket(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "<html>maintenance, proxy 10.1.2.3</html>", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	g := downExplorerGateway(t, down.URL)
+	ws := connectWS(t, g.URL)
+	start := time.Now()
+	ws.subscribe("1", `subscription { transactions { cursor } }`, nil)
+	m := ws.read()
+	elapsed := time.Since(start)
+	// graphql-transport-ws: an operation that could not start is an
+	// `error` message (its payload the errors), and no `complete` follows.
+	if m.ID != "1" || (m.Type != "error" && m.Type != "next") {
+		t.Fatalf("message %+v", m)
+	}
+	payload := m.Payload
+	if m.Type == "error" {
+		payload, _ = json.Marshal(map[string]json.RawMessage{"errors": m.Payload})
+	}
+	checkNoHead(t, payload, elapsed, strings.TrimPrefix(down.URL, "http://"))
+	if strings.Contains(string(payload), "10.1.2.3") {
+		t.Errorf("payload %s", payload)
+	}
+	// The connection still serves.
+	ws.subscribe("2", `{ __typename }`, nil)
+	for {
+		m := ws.read()
+		if m.ID == "2" && m.Type == "next" {
+			break
+		}
+		if m.ID != "1" {
+			t.Fatalf("message %+v", m)
+		}
+	}
+}
