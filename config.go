@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/httpcompress"
+	"github.com/tradenet/gateway/redisstate"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -76,6 +77,8 @@ type config struct {
 	LiveBuffer         int
 	LiveMaxSubs        int
 	LiveLeaseTTL       time.Duration
+	LiveBatchKey       string
+	liveBatchKeys      *redisstate.BatchKeys // LIVE_BATCH_KEY, else CURSOR_KEY, parsed by validate; nil when neither is set
 	WSMaxSubs          int
 	WSInitTimeout      time.Duration
 	WSKeepAlive        time.Duration
@@ -152,6 +155,7 @@ func (c *config) settings() []setting {
 		{"live-buffer", "LIVE_BUFFER", "transactions that may wait undelivered for one subscription; a subscriber further behind is dropped with an error", intValue(&c.LiveBuffer, 256)},
 		{"live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "most subscriptions open in this process", intValue(&c.LiveMaxSubs, 10000)},
 		{"live-lease-ttl", "LIVE_LEASE_TTL", "with Redis: lifetime of the polling lease, renewed by its holder; a replica that dies is replaced within about this long", durationValue(&c.LiveLeaseTTL, 3*time.Second)},
+		{"live-batch-key", "LIVE_BATCH_KEY", "with Redis: key that signs the live feed's batches between replicas (a batch no key verifies is dropped), at least 32 characters; several, comma-separated: the first signs, all verify (rotation); unset = derived from CURSOR_KEY; neither set = replicas share no batches, each polls for itself", stringValue(&c.LiveBatchKey, "")},
 		{"ws-max-subscriptions", "WS_MAX_SUBSCRIPTIONS", "most subscriptions one WebSocket connection, and most operations one single-connection SSE stream, may hold open", intValue(&c.WSMaxSubs, 100)},
 		{"ws-init-timeout", "WS_INIT_TIMEOUT", "how long a new WebSocket connection may take to send connection_init, and an SSE reservation (PUT) to be taken by its stream", durationValue(&c.WSInitTimeout, 10*time.Second)},
 		{"ws-keepalive", "WS_KEEPALIVE", "interval of the keep-alive messages on every stream: WebSocket pings, SSE comments, multipart heartbeats", durationValue(&c.WSKeepAlive, 15*time.Second)},
@@ -205,7 +209,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 }
 
 // validate checks every setting, and parses those that need it
-// (CURSOR_KEY, TRUSTED_PROXIES); its error names the setting.
+// (CURSOR_KEY, LIVE_BATCH_KEY, TRUSTED_PROXIES); its error names the
+// setting.
 func (c *config) validate() error {
 	// Settings that must be at least 1, or positive.
 	for _, l := range []struct {
@@ -335,6 +340,18 @@ func (c *config) validate() error {
 	}
 	if c.LiveLeaseTTL < time.Second {
 		return fmt.Errorf("LIVE_LEASE_TTL=%s: want at least 1s (the holder renews it three times a lifetime)", c.LiveLeaseTTL)
+	}
+	switch {
+	case c.LiveBatchKey != "":
+		if c.liveBatchKeys, err = redisstate.NewBatchKeys(c.LiveBatchKey); err != nil {
+			return fmt.Errorf("LIVE_BATCH_KEY: %w", err) // never quotes the key
+		}
+	case c.CursorKey != "":
+		// The same key texts, through another derivation than the
+		// cursors' (redisstate.NewBatchKeys).
+		if c.liveBatchKeys, err = redisstate.NewBatchKeys(c.CursorKey); err != nil {
+			return fmt.Errorf("CURSOR_KEY (LIVE_BATCH_KEY's default): %w", err)
+		}
 	}
 	if c.WSMaxSubs > c.LiveMaxSubs {
 		return fmt.Errorf("WS_MAX_SUBSCRIPTIONS=%d is more than LIVE_MAX_SUBSCRIPTIONS=%d, the process's limit", c.WSMaxSubs, c.LiveMaxSubs)
