@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/httpcompress"
+	"github.com/tradenet/gateway/redisstate"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -78,6 +79,8 @@ type config struct {
 	LiveMaxSubsClient  int
 	LiveMaxCatchUps    int
 	LiveLeaseTTL       time.Duration
+	LiveBatchKey       string
+	liveBatchKeys      *redisstate.BatchKeys // LIVE_BATCH_KEY, else CURSOR_KEY, parsed by validate; nil when neither is set
 	WSMaxSubs          int
 	WSMaxConnsClient   int
 	WSInitTimeout      time.Duration
@@ -157,6 +160,7 @@ func (c *config) settings() []setting {
 		{"live-max-subscriptions-per-client", "LIVE_MAX_SUBSCRIPTIONS_PER_CLIENT", "most subscriptions one client (its address, as for the rate budget's fair share) may hold open in this process, on every transport; 0 = a tenth of LIVE_MAX_SUBSCRIPTIONS", intValue(&c.LiveMaxSubsClient, 0)},
 		{"live-max-catchups-per-client", "LIVE_MAX_CATCHUPS_PER_CLIENT", "most resumes of one client catching up from the explorer at once; more wait their turn", intValue(&c.LiveMaxCatchUps, 2)},
 		{"live-lease-ttl", "LIVE_LEASE_TTL", "with Redis: lifetime of the polling lease, renewed by its holder; a replica that dies is replaced within about this long", durationValue(&c.LiveLeaseTTL, 3*time.Second)},
+		{"live-batch-key", "LIVE_BATCH_KEY", "with Redis: key that signs the live feed's batches between replicas (a batch no key verifies is dropped), at least 32 characters; several, comma-separated: the first signs, all verify (rotation); unset = derived from CURSOR_KEY; neither set = replicas share no batches, each polls for itself", stringValue(&c.LiveBatchKey, "")},
 		{"ws-max-subscriptions", "WS_MAX_SUBSCRIPTIONS", "most subscriptions one WebSocket connection, and most operations one single-connection SSE stream, may hold open", intValue(&c.WSMaxSubs, 100)},
 		{"ws-max-connections-per-client", "WS_MAX_CONNECTIONS_PER_CLIENT", "most streams one client (its address) may hold open at once: WebSocket connections, SSE and multipart streams together; past it a new one is refused with 429", intValue(&c.WSMaxConnsClient, 100)},
 		{"ws-init-timeout", "WS_INIT_TIMEOUT", "how long a new WebSocket connection may take to send connection_init, and an SSE reservation (PUT) to be taken by its stream", durationValue(&c.WSInitTimeout, 10*time.Second)},
@@ -211,7 +215,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 }
 
 // validate checks every setting, and parses those that need it
-// (CURSOR_KEY, TRUSTED_PROXIES); its error names the setting.
+// (CURSOR_KEY, LIVE_BATCH_KEY, TRUSTED_PROXIES); its error names the
+// setting.
 func (c *config) validate() error {
 	// Settings that must be at least 1, or positive.
 	for _, l := range []struct {
@@ -345,6 +350,18 @@ func (c *config) validate() error {
 	}
 	if c.LiveMaxSubsClient < 0 || c.LiveMaxSubsClient > c.LiveMaxSubs {
 		return fmt.Errorf("LIVE_MAX_SUBSCRIPTIONS_PER_CLIENT=%d: want 1 to LIVE_MAX_SUBSCRIPTIONS (%d), or 0 for a tenth of it", c.LiveMaxSubsClient, c.LiveMaxSubs)
+	}
+	switch {
+	case c.LiveBatchKey != "":
+		if c.liveBatchKeys, err = redisstate.NewBatchKeys(c.LiveBatchKey); err != nil {
+			return fmt.Errorf("LIVE_BATCH_KEY: %w", err) // never quotes the key
+		}
+	case c.CursorKey != "":
+		// The same key texts, through another derivation than the
+		// cursors' (redisstate.NewBatchKeys).
+		if c.liveBatchKeys, err = redisstate.NewBatchKeys(c.CursorKey); err != nil {
+			return fmt.Errorf("CURSOR_KEY (LIVE_BATCH_KEY's default): %w", err)
+		}
 	}
 	if c.WSMaxSubs > c.LiveMaxSubs {
 		return fmt.Errorf("WS_MAX_SUBSCRIPTIONS=%d is more than LIVE_MAX_SUBSCRIPTIONS=%d, the process's limit", c.WSMaxSubs, c.LiveMaxSubs)

@@ -13,8 +13,8 @@ import (
 // subscription (design.md, Live data), configured here in full: one
 // poller of the explorer for every subscriber of this process, inside the
 // data node's shared rate budget; with Redis, one poller for every
-// replica, elected by a lease, its batches published to all (README,
-// Running many replicas). Its figures are exported at every scrape.
+// replica, elected by a lease, its batches signed with LIVE_BATCH_KEY and
+// published to all (README, Running many replicas). Its figures are exported at every scrape.
 func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, ops *operations, keys *graph.CursorKeys, logger *slog.Logger) *graph.LiveFeed {
 	lc := live.Config{
 		Explorer:         client,
@@ -30,8 +30,19 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 		MaxSubscriptionsPerClient: cfg.LiveMaxSubsClient,
 		MaxCatchUpsPerClient:      cfg.LiveMaxCatchUps,
 	}
-	if ops.shared != nil {
-		lc.Coordinator = ops.shared.LiveCoordinator(redisstate.LiveOptions{LeaseTTL: cfg.LiveLeaseTTL, Logger: logger})
+	// With Redis and a key the replicas share (LIVE_BATCH_KEY, or
+	// CURSOR_KEY's), one poller for the fleet; without a shared key no
+	// replica would accept another's batches: each polls for itself
+	// (openSharedState says so at startup).
+	if ops.shared != nil && cfg.liveBatchKeys != nil {
+		lc.Coordinator = ops.shared.LiveCoordinator(redisstate.LiveOptions{
+			LeaseTTL: cfg.LiveLeaseTTL,
+			// The holder publishes a batch or a heartbeat at every poll:
+			// it is silent only after several polls' time.
+			SilentAfter: max(cfg.LiveLeaseTTL, 3*cfg.LivePollInterval),
+			Keys:        cfg.liveBatchKeys,
+			Logger:      logger,
+		})
 	}
 	feed := graph.NewLiveFeed(lc, keys)
 	ops.watchLive(feed.Stats)

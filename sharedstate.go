@@ -17,7 +17,9 @@ import (
 
 // Where the state that replicas can share lives: persisted queries, the
 // asset cache and the data node's rate budget are kept in Redis when
-// REDIS_URL is set (README, Running many replicas), else in this process.
+// REDIS_URL is set (README, Running many replicas), else in this process;
+// the live feed's poller is shared too when the replicas share a key to
+// sign its batches (LIVE_BATCH_KEY, or CURSOR_KEY; livefeed.go).
 
 // openSharedState connects to REDIS_URL; nil without it. Its failures are
 // counted in metrics (nil: not counted).
@@ -35,6 +37,14 @@ func openSharedState(ctx context.Context, cfg *config, logger *slog.Logger, metr
 		return nil, err
 	}
 	logger.Info("sharing persisted queries, the asset cache and the rate budget through Redis", "redis", redactedRedisURL(cfg.RedisURL), "prefix", cfg.RedisPrefix)
+	switch {
+	case cfg.LiveBatchKey != "":
+		logger.Info("the live feed's poller is shared through Redis, its batches signed with LIVE_BATCH_KEY")
+	case cfg.liveBatchKeys != nil:
+		logger.Info("the live feed's poller is shared through Redis, its batches signed with a key derived from CURSOR_KEY (LIVE_BATCH_KEY is unset)")
+	default:
+		logger.Warn("neither LIVE_BATCH_KEY nor CURSOR_KEY is set: replicas cannot authenticate each other's live batches, so the live feed's poller is not shared and each replica polls the explorer for itself; give every replica the same LIVE_BATCH_KEY to share one poller")
+	}
 	return store, nil
 }
 

@@ -52,6 +52,23 @@ type Coordinator interface {
 	Publish(ctx context.Context, msg []byte) error
 }
 
+// A Feed does not take a coordinator's messages on trust: besides
+// decoding them (DecodeBatch), it refuses a batch of more transactions
+// than a poll can find (max(PageSize, MaxBacklog)), and one reaching more
+// than a few blocks past the newest position this process has read from
+// the explorer itself, unless the explorer's head (read then, one
+// request) reaches it too; a batch whose gap fill finds the explorer's
+// head before the batch's start is refused too, rather than ending the
+// subscriptions. Refused messages are counted (Stats.BadMessages) and
+// logged at most once a minute. Authenticating the messages is the
+// coordinator's work (redisstate signs them).
+
+// MaxBatchBytes bounds the wire form of a Batch: EncodeBatch refuses to
+// make a larger one and DecodeBatch to read one, before parsing it (a
+// real batch is one explorer page, at most PageSize transactions, far
+// below it).
+const MaxBatchBytes = 4 << 20
+
 // Config configures a Feed. Zero fields take the defaults below.
 type Config struct {
 	// Explorer is read by the poller and by catch-up from a cursor.
@@ -173,6 +190,10 @@ type Stats struct {
 	History                                            int
 	// Polls and PollErrors count this process's explorer polls.
 	Polls, PollErrors uint64
+	// BadMessages counts the coordinator's messages the feed refused:
+	// undecodable, more transactions than a poll finds, or reaching past
+	// the chain head the explorer shows (see Coordinator).
+	BadMessages uint64
 	// State is the poller's state: "idle" (no subscriptions), "starting"
 	// (reading the chain head), "polling" (this process polls), "following"
 	// (another process holds the lease), "backoff" (polls failing).

@@ -23,6 +23,9 @@ func encodeBatch(b Batch) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode live batch after %s: %w", b.Prev, err)
 	}
+	if len(msg) > MaxBatchBytes {
+		return nil, fmt.Errorf("encode live batch after %s: %d bytes, more than %d", b.Prev, len(msg), MaxBatchBytes)
+	}
 	return msg, nil
 }
 
@@ -37,6 +40,11 @@ func decodeBatch(msg []byte) (b Batch, err error) {
 			b, err = Batch{}, fmt.Errorf("decode live batch: %v", r)
 		}
 	}()
+	if len(msg) > MaxBatchBytes {
+		// Refused before parsing: decoding a large message costs several
+		// times its size.
+		return Batch{}, fmt.Errorf("decode live batch: %d bytes, more than %d", len(msg), MaxBatchBytes)
+	}
 	var w wireBatch
 	if err := json.Unmarshal(msg, &w); err != nil {
 		return Batch{}, fmt.Errorf("decode live batch: %w", err)

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -101,6 +102,12 @@ type feed[T any] struct {
 	last, head upstream.TxCursor
 	confirmed  time.Time
 	state      string
+	// explorerHead is the newest position this process has read from the
+	// explorer itself (a chain head it knows to be real), against which
+	// the coordinator's batches are checked; badLogged is when a refused
+	// message was last logged.
+	explorerHead upstream.TxCursor
+	badLogged    time.Time
 
 	delivered, droppedSlow, droppedGap, refused, backlogRefused uint64
 
@@ -137,7 +144,73 @@ func (f *feed[T]) list(ctx context.Context, p upstream.TransactionsParams) ([]up
 	if err != nil {
 		return nil, err
 	}
+	f.mu.Lock()
+	for i := range page.Transactions {
+		if tx := &page.Transactions[i]; tx.Index >= 0 && older(f.explorerHead, tx.Position()) {
+			f.explorerHead = tx.Position()
+		}
+	}
+	f.mu.Unlock()
 	return page.Transactions, nil
+}
+
+// unverifiedBlocks is how far past the explorer head this process has
+// read itself a coordinator's batch may reach without the feed asking the
+// explorer (one head read, after which that head is the reference): a
+// follower checks the fleet's poller about once every unverifiedBlocks
+// blocks, rather than at every batch (which would cost what polling for
+// itself costs), and a batch that the explorer's head does not reach is
+// refused, so that no batch can move the feed far past the real chain.
+const unverifiedBlocks = 100
+
+// acceptBatch says whether a batch from the coordinator may be applied:
+// nil, or why not.
+func (f *feed[T]) acceptBatch(ctx context.Context, b Batch) error {
+	if n, most := len(b.Transactions), max(f.cfg.PageSize, f.cfg.MaxBacklog); n > most {
+		return fmt.Errorf("a batch of %d transactions after %s: a poll finds at most %d", n, b.Prev, most)
+	}
+	newest := b.Prev
+	if n := len(b.Transactions); n > 0 {
+		newest = b.Transactions[n-1].Position()
+	}
+	f.mu.Lock()
+	known := f.explorerHead
+	f.mu.Unlock()
+	if !older(known, newest) || newest.Block-known.Block <= unverifiedBlocks {
+		return nil
+	}
+	rows, err := f.list(ctx, upstream.TransactionsParams{First: 1})
+	if err != nil {
+		return fmt.Errorf("a batch reaching %s, %d blocks past the explorer's head last read here (%s), could not be checked: %w",
+			newest, newest.Block-known.Block, known, err)
+	}
+	var head upstream.TxCursor
+	if len(rows) > 0 {
+		head = rows[0].Position()
+	}
+	if older(head, newest) {
+		return fmt.Errorf("a batch reaching %s, past the explorer's head %s", newest, head)
+	}
+	return nil
+}
+
+// badMessageLogEvery is how often at most a refused message is logged.
+const badMessageLogEvery = time.Minute
+
+// refuse counts a message from the coordinator that the feed does not
+// apply, and logs it unless one was logged less than a minute ago.
+func (f *feed[T]) refuse(err error, size int) {
+	n := f.badMessages.Add(1)
+	f.mu.Lock()
+	now := time.Now()
+	quiet := !f.badLogged.IsZero() && now.Sub(f.badLogged) < badMessageLogEvery
+	if !quiet {
+		f.badLogged = now
+	}
+	f.mu.Unlock()
+	if !quiet {
+		f.cfg.Logger.Warn("live feed: refusing a message from the coordinator (logged at most once a minute)", "err", err, "bytes", size, "refused_total", n)
+	}
 }
 
 // startLocked makes sure a run goroutine is going and returns the channel
@@ -222,6 +295,7 @@ func (f *feed[T]) stats() Stats {
 		BacklogRefused: f.backlogRefused,
 		Polls:          f.polls.Load(),
 		PollErrors:     f.pollErrors.Load(),
+		BadMessages:    f.badMessages.Load(),
 		State:          f.state,
 		Head:           f.head,
 		DeliveredAt:    f.last,

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -42,9 +43,11 @@ func (f *feed[T]) run(ctx context.Context, gen uint64, prev, done, ready chan st
 	f.setState(gen, stateFollowing)
 	deliver := func(msg []byte) {
 		b, err := DecodeBatch(msg)
+		if err == nil {
+			err = f.acceptBatch(ctx, b)
+		}
 		if err != nil {
-			f.badMessages.Add(1)
-			f.cfg.Logger.Warn("live feed: ignoring a bad message from the coordinator", "err", err, "bytes", len(msg))
+			f.refuse(err, len(msg))
 			return
 		}
 		f.apply(ctx, b, true)
@@ -194,20 +197,33 @@ func (f *feed[T]) apply(ctx context.Context, b Batch, atHead bool) {
 	if n := len(b.Transactions); n > 0 {
 		newest = b.Transactions[n-1].Position()
 	}
-	f.seen(newest, atHead)
 	f.mu.Lock()
 	last := f.last
 	f.mu.Unlock()
 	if older(last, b.Prev) {
-		if missed, err := f.fillGap(ctx, last, b.Prev); err == nil {
+		missed, err := f.fillGap(ctx, last, b.Prev)
+		switch {
+		case err == nil:
 			f.fanout(missed)
-		} else {
+		case errors.Is(err, errBeyondHead):
+			// The batch starts past the chain the explorer shows: what the
+			// explorer has is delivered, the batch is refused (a later
+			// batch fills the gap again if the explorer was only behind).
+			f.fanout(missed)
+			f.refuse(err, 0)
+			return
+		default:
 			f.cfg.Logger.Warn("live feed: transactions missed; ending every subscription", "from", last, "to", b.Prev, "err", err)
 			f.jump(b.Prev)
 		}
 	}
+	f.seen(newest, atHead)
 	f.fanout(b.Transactions)
 }
+
+// errBeyondHead is fillGap's error when the explorer's newest transaction
+// is older than the position the gap is filled to.
+var errBeyondHead = errors.New("the explorer's head is older than the batch")
 
 // fillGap reads the transactions after from up to and including to.
 func (f *feed[T]) fillGap(ctx context.Context, from, to upstream.TxCursor) ([]upstream.Transaction, error) {
@@ -221,7 +237,7 @@ func (f *feed[T]) fillGap(ctx context.Context, from, to upstream.TxCursor) ([]up
 		}
 		rows = chainOrder(rows, pos)
 		if len(rows) == 0 {
-			return nil, fmt.Errorf("the explorer has nothing after %s", pos)
+			return out, fmt.Errorf("filling the gap to %s: %w: it has nothing after %s", to, errBeyondHead, pos)
 		}
 		for _, r := range rows {
 			p := r.Position()

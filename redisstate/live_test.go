@@ -2,6 +2,7 @@ package redisstate_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -49,16 +50,44 @@ type leadEvent struct {
 
 func newFleet() *fleet { return &fleet{events: make(chan leadEvent, 1000)} }
 
-func (f *fleet) lead(name string) func(context.Context) {
+// lead is replica name's poller: while it runs it publishes a heartbeat
+// through c every `every` (as the feed does at every poll), none if
+// every is 0.
+func (f *fleet) lead(name string, c *redisstate.LiveCoordinator, every time.Duration) func(context.Context) {
 	return func(ctx context.Context) {
 		n := f.active.Add(1)
 		for m := f.maxActive.Load(); n > m && !f.maxActive.CompareAndSwap(m, n); m = f.maxActive.Load() {
 		}
 		f.events <- leadEvent{name, true}
+		if every > 0 {
+			tick := time.NewTicker(every)
+			for ctx.Err() == nil {
+				_ = c.Publish(ctx, []byte(heartbeat+name))
+				select {
+				case <-tick.C:
+				case <-ctx.Done():
+				}
+			}
+			tick.Stop()
+		}
 		<-ctx.Done()
 		f.active.Add(-1)
 		f.events <- leadEvent{name, false}
 	}
+}
+
+// heartbeat starts the leads' heartbeats, which replicas do not record.
+const heartbeat = "heartbeat "
+
+// testKeys is the fleet's key in these tests.
+var testKeys = mustKeys("test live batch key of thirty-two characters or more")
+
+func mustKeys(setting string) *redisstate.BatchKeys {
+	k, err := redisstate.NewBatchKeys(setting)
+	if err != nil {
+		panic(err)
+	}
+	return k
 }
 
 // next returns the next lead event that matches want, failing t after
@@ -91,20 +120,36 @@ type replica struct {
 	name  string
 	store *redisstate.Store
 	c     *redisstate.LiveCoordinator
-	got   chan string // messages delivered, in order
+	got   chan string // messages delivered, in order, heartbeats aside
 	stop  func() error
 }
 
 // startReplica runs a coordinator named name (its holder id) with the
-// lease's TTL and Retry.
+// lease's TTL and Retry, the test key, and a lead that sends heartbeats.
 func startReplica(t *testing.T, f *fleet, store *redisstate.Store, name string, ttl, retry time.Duration) *replica {
 	t.Helper()
+	return startReplicaWith(t, f, store, redisstate.LiveOptions{ID: name, LeaseTTL: ttl, Retry: retry, Keys: testKeys}, true)
+}
+
+// startReplicaWith runs a coordinator of opts (opts.ID names it); its
+// lead sends heartbeats every quarter of the lease's TTL if heartbeats.
+func startReplicaWith(t *testing.T, f *fleet, store *redisstate.Store, opts redisstate.LiveOptions, heartbeats bool) *replica {
+	t.Helper()
+	name := opts.ID
 	r := &replica{name: name, store: store, got: make(chan string, 10000)}
-	r.c = store.LiveCoordinator(redisstate.LiveOptions{ID: name, LeaseTTL: ttl, Retry: retry})
+	r.c = store.LiveCoordinator(opts)
+	every := time.Duration(0)
+	if heartbeats {
+		every = cmp.Or(opts.LeaseTTL, redisstate.DefaultLeaseTTL) / 4
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- r.c.Run(ctx, f.lead(name), func(msg []byte) { r.got <- string(msg) })
+		done <- r.c.Run(ctx, f.lead(name, r.c, every), func(msg []byte) {
+			if !strings.HasPrefix(string(msg), heartbeat) {
+				r.got <- string(msg)
+			}
+		})
 	}()
 	var once sync.Once
 	var err error
@@ -441,6 +486,11 @@ func TestLiveCoordinatorRefusesBadOptions(t *testing.T) {
 	if err := c.Run(context.Background(), nil, deliver); err == nil {
 		t.Error("Run without lead succeeded")
 	}
+	for _, id := range []string{"a b", "a\nb", strings.Repeat("x", 201)} {
+		if err := store.LiveCoordinator(redisstate.LiveOptions{ID: id}).Run(context.Background(), lead, deliver); err == nil {
+			t.Errorf("Run with the holder id %.20q succeeded", id)
+		}
+	}
 	if id, err := c.Holder(context.Background()); err != nil || id != "" {
 		t.Errorf("Holder of a free lease = %q, %v", id, err)
 	}
@@ -534,7 +584,7 @@ func TestLiveFeedsOfTwoReplicasShareOnePoller(t *testing.T) {
 	var procs []*process
 	for _, name := range []string{"a", "b"} {
 		p := &process{name: name, explorer: &countedExplorer{Explorer: chain}}
-		p.coord = open(t, url, "", nil).LiveCoordinator(redisstate.LiveOptions{ID: name, Logger: quiet})
+		p.coord = open(t, url, "", nil).LiveCoordinator(redisstate.LiveOptions{ID: name, Keys: testKeys, Logger: quiet})
 		p.feed = live.New(live.Config{Explorer: p.explorer, Interval: 20 * time.Millisecond, Coordinator: p.coord, Logger: quiet},
 			func(tx *upstream.Transaction) string { return tx.Position().String() })
 		defer p.feed.Close()
