@@ -176,10 +176,13 @@ type Stats struct {
 	// idle.
 	Lag time.Duration
 	// RefusedPositions counts transactions (and fleet batches) the feed
-	// refused for their position: beyond the explorer's head read,
-	// further past the newest position the feed trusts than any chain
-	// goes (see the README, Live transactions), or an index no block
-	// has. The rows of the same page at valid positions are delivered.
+	// refused for their position: further past the transaction before it
+	// than a chain goes (maxBlockJump blocks, past the feed's own
+	// position plus maxBlockRate a second since it reached it; README,
+	// Live transactions, Positions), past the explorer's head read
+	// (fleet batches: past the explorer's head as this process reads it),
+	// or at an index no block has. The rows of the same page at valid
+	// positions are delivered.
 	RefusedPositions uint64
 	// Reanchors counts the times the feed moved back to the explorer's
 	// head (or the fleet's) after it stayed behind the feed's position:

@@ -108,9 +108,10 @@ type feed[T any] struct {
 	state      string
 
 	// The positions the feed trusts (poll.go, admission): lastAt is when
-	// last was reached; hwm the newest position ever admitted, and hwmAt
-	// when. The ceiling of a plausible position grows from them at
-	// maxBlockRate.
+	// last was reached (the allowance past it grows from then at
+	// maxBlockRate); hwm the newest position ever delivered, and hwmAt
+	// when (with last, the ceiling of a fleet batch taken without a head
+	// read: ceilingLocked).
 	lastAt, hwmAt time.Time
 	hwm           upstream.TxCursor
 	// behindSince is when the observed head (the explorer's, or the
@@ -123,6 +124,10 @@ type feed[T any] struct {
 	// started past it may have started at a position no transaction has,
 	// and is moved back when the feed re-anchors.
 	verified upstream.TxCursor
+	// headRead is the explorer's head as the last head read of a fleet
+	// batch's check found it (admitBatch), at headReadAt.
+	headRead   upstream.TxCursor
+	headReadAt time.Time
 	// leading is set while this process's poller runs (lead): it, not
 	// the fleet's messages, then keeps head and confirmed.
 	leading bool

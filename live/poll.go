@@ -15,21 +15,22 @@ import (
 )
 
 // Bounds on the positions the feed accepts (README, Live transactions,
-// "Positions"). The network makes about a block a second; these bounds
-// are far beyond what any chain does, and far below the positions that
-// would freeze the feed (one row at block 9e18 moves it past every real
-// transaction).
+// "Positions"). A position is judged by its distance to the transaction
+// before it on the chain, not by its absolute value: the feed admits a
+// transaction when it is at most maxBlockJump blocks past the one before
+// it (the feed's own position: plus maxBlockRate blocks a second since
+// the feed reached it). A chain, however fast it grows, is a sequence of
+// such steps; one row at block 9e18 (which would move the feed past every
+// real transaction) is not.
 const (
-	// maxBlockRate is the fastest a chain is taken to grow, in blocks a
-	// second: a hundred times the network's rate.
-	maxBlockRate = 100
-	// maxBlockJump is how many blocks past the newest position the feed
-	// trusts a transaction may be with no time elapsed since the feed
-	// reached that position: about three hours of the network's blocks
-	// (an explorer catching up after an outage, a quiet chain's empty
-	// blocks, a clock step). The allowance grows by maxBlockRate a second
-	// from there, so a chain quiet for days is never refused.
+	// maxBlockJump is the most blocks between two consecutive
+	// transactions with no time elapsed: about three hours of the
+	// network's blocks (about one a second) without a transaction.
 	maxBlockJump = 10_000
+	// maxBlockRate is how fast the allowance past the feed's own position
+	// grows, in blocks a second (a hundred times the network's rate), so
+	// that a chain quiet for longer is never refused, only waited for.
+	maxBlockRate = 100
 	// maxTxIndex is the largest index a transaction may have in its block.
 	maxTxIndex = 1 << 20
 )
@@ -103,7 +104,10 @@ func (f *feed[T]) newBackoff() *backoff.ExponentialBackOff {
 func (f *feed[T]) readHead(ctx context.Context, gen uint64) (upstream.TxCursor, error) {
 	bo := f.newBackoff()
 	for {
-		_, head, known, err := f.headPage(ctx)
+		f.mu.Lock()
+		pos := f.last
+		f.mu.Unlock()
+		_, head, known, err := f.headPage(ctx, pos)
 		switch {
 		case err == nil && known:
 			return head, nil
@@ -169,7 +173,7 @@ func (f *feed[T]) lead(ctx context.Context, gen uint64, publish func(context.Con
 // pollRound returns the newest position delivered; the feed is confirmed
 // at the head only when it reached the head.
 func (f *feed[T]) pollRound(ctx context.Context, pos upstream.TxCursor, publish func(context.Context, []byte) error) (upstream.TxCursor, error) {
-	rows, head, known, err := f.headPage(ctx)
+	rows, head, known, err := f.headPage(ctx, pos)
 	if err != nil {
 		return pos, fmt.Errorf("read the explorer's newest transactions: %w", err)
 	}
@@ -201,15 +205,18 @@ func (f *feed[T]) pollRound(ctx context.Context, pos upstream.TxCursor, publish 
 		f.emit(ctx, Batch{Prev: pos}, publish) // a heartbeat: at the head
 		f.confirm()
 		return pos, nil
-	case !older(pos, rows[0].Position()):
-		// The newest page reaches back to pos: it holds every newer row.
-		i, _ := slices.BinarySearchFunc(rows, pos, cmpRowPos)
-		if i < len(rows) && rows[i].Position() == pos {
-			i++
+	}
+	if i, ok := slices.BinarySearchFunc(rows, pos, cmpRowPos); ok {
+		// The newest page holds pos: it holds every newer row too.
+		newer := f.connect(rows[i+1:], pos, head, "the explorer's newest page")
+		if len(newer) > 0 {
+			f.emit(ctx, Batch{Prev: pos, Transactions: newer}, publish)
+			pos = newer[len(newer)-1].Position()
 		}
-		f.emit(ctx, Batch{Prev: pos, Transactions: rows[i:]}, publish)
-		f.confirm()
-		return head, nil
+		if pos == head {
+			f.confirm()
+		}
+		return pos, nil
 	}
 	for fetched := 0; fetched < f.cfg.MaxBacklog && older(pos, head); {
 		f.polls.Add(1)
@@ -233,108 +240,158 @@ func (f *feed[T]) pollRound(ctx context.Context, pos upstream.TxCursor, publish 
 	return pos, nil
 }
 
-// headPage reads the explorer's newest page: its rows at plausible
-// positions in chain order, and the explorer's head, the newest of them
-// (0.0 for an empty chain). known is false when every row was refused.
-func (f *feed[T]) headPage(ctx context.Context) (rows []upstream.Transaction, head upstream.TxCursor, known bool, err error) {
+// headPage reads the explorer's newest page: its rows in chain order, and
+// the explorer's head. The head is the newest row of the page's connected
+// run, followed up from the page's median row (so that a few rows far
+// from the rest cannot make it): each row at most maxBlockJump blocks
+// past the one before, or past pos (the feed's position) plus
+// maxBlockRate a second since the feed reached it. Rows above the run are
+// refused. The head of an empty chain is 0.0; known is false when the
+// page held no valid row.
+func (f *feed[T]) headPage(ctx context.Context, pos upstream.TxCursor) (rows []upstream.Transaction, head upstream.TxCursor, known bool, err error) {
 	f.polls.Add(1)
 	page, err := f.list(ctx, upstream.TransactionsParams{First: f.cfg.PageSize})
 	if err != nil {
 		return nil, head, false, err
 	}
 	rows, invalid := order(page)
-	if len(rows) == 0 && invalid == 0 {
-		return nil, head, true, nil
-	}
-	f.mu.Lock()
-	ceiling, anchored := f.ceilingLocked(time.Now())
-	f.mu.Unlock()
-	if !anchored && len(rows) > 0 {
-		// Nothing trusted yet (a new process, or an empty chain so far):
-		// the page's median row anchors it, so that a few rows far from
-		// the rest cannot.
-		ceiling = ceilingFrom(rows[(len(rows)-1)/2].Position().Block, 0)
-	}
-	cut := len(rows)
-	for cut > 0 && rows[cut-1].Position().Block > ceiling {
-		cut--
-	}
-	if refused := invalid + len(rows) - cut; refused > 0 {
-		newest := upstream.TxCursor{}
-		if len(rows) > 0 {
-			newest = rows[len(rows)-1].Position()
-		}
-		f.refuse(refused, "the explorer's newest page", "newest", newest, "ceiling_block", ceiling)
-	}
-	rows = rows[:cut]
 	if len(rows) == 0 {
-		return nil, head, false, nil
+		if invalid > 0 {
+			f.refuse(invalid, "the explorer's newest page")
+		}
+		return nil, head, invalid == 0, nil
 	}
-	return rows, rows[len(rows)-1].Position(), true, nil
-}
-
-// admitAfter is a page read after pos as the poller takes it: in chain
-// order, newer than pos, none past the explorer's head read. The rows
-// past the head that a chain could have reached since are left for the
-// next poll (the chain grew between the two requests); those past the
-// ceiling are refused.
-func (f *feed[T]) admitAfter(page []upstream.Transaction, pos, head upstream.TxCursor) []upstream.Transaction {
-	rows, invalid := order(page)
-	i, _ := slices.BinarySearchFunc(rows, pos, cmpRowPos)
-	if i < len(rows) && rows[i].Position() == pos {
-		i++
-	}
-	rows = rows[i:]
+	sinceFeed := f.allowanceFromFeed()
 	cut := len(rows)
-	for cut > 0 && older(head, rows[cut-1].Position()) {
-		cut--
-	}
-	refused := invalid
-	if cut < len(rows) {
-		f.mu.Lock()
-		ceiling, anchored := f.ceilingLocked(time.Now())
-		f.mu.Unlock()
-		if !anchored {
-			ceiling = ceilingFrom(head.Block, 0) // head came from the page's median
+	for k := (len(rows)-1)/2 + 1; k < len(rows); k++ {
+		prev, allow := rows[k-1].Position(), uint64(maxBlockJump)
+		if !older(pos, prev) {
+			prev, allow = pos, sinceFeed // the feed has passed prev: from its position
 		}
-		for _, r := range rows[cut:] {
-			if r.Position().Block > ceiling {
-				refused++
-			}
-		}
-	}
-	if refused > 0 {
-		f.refuse(refused, "a page after the feed's position", "after", pos, "head", head)
-	}
-	return rows[:cut]
-}
-
-// admitBatch checks a batch of the fleet (another process's poll, or
-// this one's echo) against the positions this process trusts: a batch
-// whose Prev is implausible is refused whole, a transaction at an
-// implausible position is left out.
-func (f *feed[T]) admitBatch(b Batch) (Batch, bool) {
-	f.mu.Lock()
-	ceiling, anchored := f.ceilingLocked(time.Now())
-	f.mu.Unlock()
-	if !anchored {
-		return b, true
-	}
-	plausible := func(p upstream.TxCursor) bool { return p.Block <= ceiling && p.Index <= maxTxIndex }
-	if !plausible(b.Prev) {
-		f.refuse(1+len(b.Transactions), "a batch of the fleet", "prev", b.Prev, "ceiling_block", ceiling)
-		return b, false
-	}
-	kept := b.Transactions
-	for i := range b.Transactions {
-		if !plausible(b.Transactions[i].Position()) {
-			kept = slices.DeleteFunc(slices.Clone(b.Transactions), func(tx upstream.Transaction) bool { return !plausible(tx.Position()) })
-			f.refuse(len(b.Transactions)-len(kept), "a batch of the fleet", "prev", b.Prev, "at", b.Transactions[i].Position(), "ceiling_block", ceiling)
+		if !within(prev.Block, rows[k].Position().Block, allow) {
+			cut = k
 			break
 		}
 	}
-	b.Transactions = kept
+	if refused := invalid + len(rows) - cut; refused > 0 {
+		f.refuse(refused, "the explorer's newest page", "head", rows[cut-1].Position(), "refused_from", rows[min(cut, len(rows)-1)].Position())
+	}
+	rows = rows[:cut]
+	return rows, rows[cut-1].Position(), true, nil
+}
+
+// connect is rows (in chain order, newer than pos) as far as the chain
+// from pos reaches: each at most maxBlockJump blocks past the one before
+// (the first: past pos, plus maxBlockRate a second since the feed reached
+// it), and none past head, the explorer's head read. A row past the head
+// that the chain from pos reaches is left for the next poll (the chain
+// grew since the head read); a row it does not reach, and every row
+// after it, is refused.
+func (f *feed[T]) connect(rows []upstream.Transaction, pos, head upstream.TxCursor, where string) []upstream.Transaction {
+	prev, allow := pos.Block, f.allowanceFromFeed()
+	kept := len(rows)
+	for k := range rows {
+		p := rows[k].Position()
+		if kept == len(rows) && older(head, p) {
+			kept = k // the rest is only checked
+		}
+		if !within(prev, p.Block, allow) {
+			f.refuse(len(rows)-k, where, "after", rows[max(k, 1)-1].Position(), "refused_from", p, "head", head)
+			return rows[:min(k, kept)]
+		}
+		prev, allow = p.Block, maxBlockJump
+	}
+	return rows[:kept]
+}
+
+// within reports whether block next is at most allow blocks past prev.
+func within(prev, next, allow uint64) bool { return next <= prev || next-prev <= allow }
+
+// allowanceFromFeed is how far past the feed's position its next
+// transaction may be: maxBlockJump, plus maxBlockRate a second since the
+// feed reached that position.
+func (f *feed[T]) allowanceFromFeed() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lastAt.IsZero() {
+		return maxBlockJump
+	}
+	return ceilingFrom(0, time.Since(f.lastAt))
+}
+
+// admitAfter is a page read after pos as the poller takes it: in chain
+// order, newer than pos, as far as the chain from pos reaches, none past
+// the explorer's head read (connect).
+func (f *feed[T]) admitAfter(page []upstream.Transaction, pos, head upstream.TxCursor) []upstream.Transaction {
+	rows, invalid := order(page)
+	if invalid > 0 {
+		f.refuse(invalid, "a page after the feed's position", "after", pos)
+	}
+	i, found := slices.BinarySearchFunc(rows, pos, cmpRowPos)
+	if found {
+		i++
+	}
+	return f.connect(rows[i:], pos, head, "a page after the feed's position")
+}
+
+// admitBatch checks a batch of the fleet (another process's poll, or
+// this one's echo) against the positions this process trusts: at most
+// maxBlockJump blocks, plus maxBlockRate a second, past the newest
+// position it reached (ceilingLocked); past that, at most at the
+// explorer's head as this process reads it (explorerHead). A batch whose
+// Prev is past that limit is refused whole; a transaction past it is
+// left out.
+func (f *feed[T]) admitBatch(ctx context.Context, b Batch) (Batch, bool) {
+	f.mu.Lock()
+	limit, anchored := f.ceilingLocked(time.Now())
+	f.mu.Unlock()
+	newest := b.Prev
+	if n := len(b.Transactions); n > 0 {
+		newest = b.Transactions[n-1].Position()
+	}
+	if !anchored || newest.Block > limit {
+		switch head, ok := f.explorerHead(ctx); {
+		case ok:
+			limit = max(limit, head.Block)
+		case !anchored:
+			return b, true // nothing to judge by
+		}
+	}
+	plausible := func(p upstream.TxCursor) bool { return p.Block <= limit && p.Index <= maxTxIndex }
+	if !plausible(b.Prev) {
+		f.refuse(1+len(b.Transactions), "a batch of the fleet", "prev", b.Prev, "limit_block", limit)
+		return b, false
+	}
+	for i := range b.Transactions {
+		if !plausible(b.Transactions[i].Position()) {
+			f.refuse(len(b.Transactions)-i, "a batch of the fleet", "prev", b.Prev, "refused_from", b.Transactions[i].Position(), "limit_block", limit)
+			b.Transactions = b.Transactions[:i]
+			break
+		}
+	}
 	return b, true
+}
+
+// explorerHead is the explorer's head as this process reads it (headPage),
+// read at most once a poll interval.
+func (f *feed[T]) explorerHead(ctx context.Context) (upstream.TxCursor, bool) {
+	now := time.Now()
+	f.mu.Lock()
+	if !f.headReadAt.IsZero() && now.Sub(f.headReadAt) < f.cfg.Interval {
+		head := f.headRead
+		f.mu.Unlock()
+		return head, true
+	}
+	pos := f.last
+	f.mu.Unlock()
+	_, head, known, err := f.headPage(ctx, pos)
+	if err != nil || !known {
+		return head, false
+	}
+	f.mu.Lock()
+	f.headRead, f.headReadAt = head, now
+	f.mu.Unlock()
+	return head, true
 }
 
 // refuse counts n refused positions and says so in the log (at most once
@@ -344,13 +401,12 @@ func (f *feed[T]) refuse(n int, where string, args ...any) {
 	f.warnLimited("refused", "live feed: refusing transactions at positions no chain reaches", append([]any{"in", where, "count", n, "total", total}, args...)...)
 }
 
-// ceilingLocked is the highest block a transaction may plausibly be at
-// now: maxBlockJump past the newest position the feed trusts, plus
-// maxBlockRate for every second since it reached it. The trusted
-// positions are the newest ever admitted (hwm: so that an explorer that
+// ceilingLocked is the highest block a fleet's batch may reach without
+// a head read: maxBlockJump past the newest position the feed trusts,
+// plus maxBlockRate for every second since it reached it. The trusted
+// positions are the newest ever delivered (hwm: so that an explorer that
 // went back and returns is followed) and the feed's own. anchored is
-// false while the feed trusts none (then the caller anchors it). f.mu is
-// held.
+// false while the feed trusts none. f.mu is held.
 func (f *feed[T]) ceilingLocked(now time.Time) (ceiling uint64, anchored bool) {
 	if f.hwmAt.IsZero() {
 		return 0, false
@@ -546,7 +602,7 @@ func (f *feed[T]) emit(ctx context.Context, b Batch, publish func(context.Contex
 // process moved back, or this one accepted a position the others did
 // not).
 func (f *feed[T]) receive(ctx context.Context, b Batch) {
-	b, ok := f.admitBatch(b)
+	b, ok := f.admitBatch(ctx, b)
 	if !ok {
 		return
 	}

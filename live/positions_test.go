@@ -603,3 +603,71 @@ func TestFollowerMovesBackToTheFleet(t *testing.T) {
 		}
 	})
 }
+
+// appendSpread adds n transactions, each in a block of its own spread
+// blocks past the one before (a chain growing far faster than any
+// network, as test harnesses make them), and returns the head.
+func appendSpread(c *chain, n int, spread uint64) upstream.TxCursor {
+	for range n {
+		appendAt(c, c.head().Block+spread, 1, "")
+	}
+	return c.head()
+}
+
+// A chain growing 30,000 blocks a second (300 transactions, 100 blocks
+// apart): every step is within maxBlockJump, so the feed follows at any
+// speed, refusing nothing.
+func TestFastChainIsFollowed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &chain{}
+		c.appendBlock(2)
+		f := newTestFeed(c, Config{MaxBacklog: 5000})
+		defer f.Close()
+		s := subscribe(t, f, SubscribeOptions{})
+		start := c.head()
+		got := make(chan []upstream.TxCursor)
+		go func() { got <- take(t, s, 3000) }()
+		offset()
+		for range 10 {
+			appendSpread(c, 300, 100)
+			time.Sleep(time.Second)
+		}
+		want := c.after(start, upstream.TransactionsParams{})
+		if got := <-got; !slices.Equal(got, want) {
+			t.Errorf("delivered %d of %d", len(got), len(want))
+		}
+		if st := f.Stats(); st.RefusedPositions != 0 || st.DeliveredAt != c.head() || st.Head != c.head() || st.Lag > time.Second {
+			t.Errorf("stats %+v", st)
+		}
+	})
+}
+
+// A follower that missed the fleet's batches while the chain grew past
+// its ceiling (20,000 blocks a second) reads the explorer's head to check
+// the next batch, takes it, and fills what it missed.
+func TestFollowerChecksAFarBatchAgainstTheExplorer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &chain{}
+		c.appendBlock(2)
+		b, _, z, _, sz := fleet(t, c, Config{MaxBacklog: 500})
+		start := c.head()
+		fast := func(seconds int) {
+			for range seconds {
+				appendSpread(c, 20, 1000)
+				time.Sleep(time.Second)
+			}
+		}
+		fast(2)
+		b.setDeaf(z.m, true)
+		fast(3) // 60,000 blocks the follower does not hear of
+		b.setDeaf(z.m, false)
+		fast(2)
+		want := c.after(start, upstream.TransactionsParams{})
+		if got := take(t, sz, len(want)); !slices.Equal(got, want) {
+			t.Errorf("follower: delivered %d of %d", len(got), len(want))
+		}
+		if st := z.feed.Stats(); st.RefusedPositions != 0 || st.DroppedGap != 0 || st.DeliveredAt != c.head() {
+			t.Errorf("follower %+v", st)
+		}
+	})
+}
