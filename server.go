@@ -143,6 +143,10 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 			writePlain(w, http.StatusServiceUnavailable, "upstream unreachable\n")
 			return
 		}
+		if err := gw.liveReady(); err != nil {
+			writePlain(w, http.StatusServiceUnavailable, err.Error()+"\n")
+			return
+		}
 		writePlain(w, http.StatusOK, "ready\n")
 	})
 	if gw.ops.metrics != nil && gw.cfg.MetricsAddr == "" {
@@ -285,6 +289,24 @@ func (gw *gateway) server(h http.Handler) *http.Server {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(gw.logger.Handler(), slog.LevelWarn),
 	}
+}
+
+// liveReady fails while the live feed has subscriptions and has not
+// reached the chain head for longer than its stall bound
+// (live.Stats.StallAfter: ten poll intervals, at least 30 s): its
+// subscribers receive nothing, whatever the reason (the explorer failing,
+// or answering without the feed reaching its head). A feed without
+// subscribers never fails readiness.
+func (gw *gateway) liveReady() error {
+	if gw.live == nil {
+		return nil
+	}
+	st := gw.live.Stats()
+	if st.Subscriptions == 0 || st.StallAfter <= 0 || st.Lag <= st.StallAfter {
+		return nil
+	}
+	return fmt.Errorf("live feed stalled: %d subscriptions, lag %s over %s (state %s, delivered %s, explorer head %s)",
+		st.Subscriptions, st.Lag.Round(time.Second), st.StallAfter, st.State, st.DeliveredAt, st.Head)
 }
 
 // readiness caches the upstream check so probes do not hammer it.

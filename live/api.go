@@ -87,16 +87,22 @@ type Config struct {
 	// default 500ms (p50 delivery latency under a second).
 	Interval time.Duration
 	// PageSize is the number of transactions a poll or catch-up request
-	// asks for; default 100. A poll that fills its page asks again at
-	// once, for at most MaxBacklog transactions a tick.
+	// asks for; default 100. A poll reads the explorer's newest page (its
+	// head); when that page does not reach back to the feed's position,
+	// it reads the pages after that position up to the head at once, at
+	// most MaxBacklog transactions a tick.
 	PageSize int
 	// MaxBacklog is the most transactions a subscription resuming from a
 	// cursor may replay before going live (and the most a gap fill
 	// fetches); past it Subscribe fails with *BacklogError. Default 1000.
 	MaxBacklog int
-	// Buffer is how many transactions may wait undelivered for one
-	// subscription; one more and the subscription is dropped (ErrTooSlow).
-	// Default 256.
+	// Buffer is how many transactions may wait undelivered in one
+	// subscription's channel. What a poll brings beyond it (a block larger
+	// than Buffer) waits behind the channel and moves in as the reader
+	// takes; a subscription whose reader leaves anything waiting there for
+	// a poll interval (at least a second), or more than two polls' worth,
+	// is dropped (ErrTooSlow). A reader that keeps up with the
+	// chain is never dropped because one block is large. Default 256.
 	Buffer int
 	// MaxSubscriptions bounds the subscriptions of the process; past it
 	// Subscribe fails with ErrTooManySubscriptions. Default 10,000.
@@ -144,8 +150,9 @@ type SubscribeOptions struct {
 // Errors a subscription can end with (Subscription.Err) or Subscribe can
 // return.
 var (
-	// ErrTooSlow ends a subscription whose consumer let Buffer
-	// transactions wait undelivered.
+	// ErrTooSlow ends a subscription whose consumer let transactions wait
+	// undelivered beyond its Buffer for longer than it takes to read them
+	// (Config.Buffer).
 	ErrTooSlow = errors.New("live: subscriber too slow")
 	// ErrGap ends the subscriptions of a process that missed transactions
 	// it could not fetch again (more than MaxBacklog behind the fleet's
@@ -196,16 +203,41 @@ type Stats struct {
 	BadMessages uint64
 	// State is the poller's state: "idle" (no subscriptions), "starting"
 	// (reading the chain head), "polling" (this process polls), "following"
-	// (another process holds the lease), "backoff" (polls failing).
+	// (another process holds the lease), "backoff" (polls failing),
+	// "stalled" (polling or following, but Lag has reached StallAfter:
+	// the explorer answers, yet the feed does not reach its head).
 	State string
-	// Head is the newest transaction position the feed has seen, and
-	// DeliveredAt the newest it has fanned out (equal unless a gap is
-	// being filled).
+	// Head is the explorer's head as the poller last read it (following:
+	// the newest position the fleet's batches reached), and DeliveredAt
+	// the newest position fanned out: equal at the head; Head is ahead
+	// while the feed catches up or is stuck, behind while the explorer is
+	// behind the feed (until the feed re-anchors).
 	Head, DeliveredAt upstream.TxCursor
-	// Lag is how long ago the feed last confirmed it was at the chain
-	// head (a poll that found no more, or a leader's batch or heartbeat);
-	// 0 while idle.
+	// Lag is how long ago the feed last knew it had delivered up to the
+	// chain head: a poll whose head read the feed had reached, or
+	// (following) a batch or heartbeat of the polling process that
+	// reached no further than the feed. It grows while polls fail, while
+	// the explorer's head is ahead of what the feed can deliver, and
+	// while the explorer's head is behind the feed's position; 0 while
+	// idle.
 	Lag time.Duration
+	// RefusedPositions counts transactions (and fleet batches) the feed
+	// refused for their position: further past the transaction before it
+	// than a chain goes (maxBlockJump blocks, past the feed's own
+	// position plus maxBlockRate a second since it reached it; README,
+	// Live transactions, Positions), past the explorer's head read
+	// (fleet batches: past the explorer's head as this process reads it),
+	// or at an index no block has. The rows of the same page at valid
+	// positions are delivered.
+	RefusedPositions uint64
+	// Reanchors counts the times the feed moved back to the explorer's
+	// head (or the fleet's) after it stayed behind the feed's position:
+	// a position refused too late, or an explorer reset or reindexed.
+	Reanchors uint64
+	// StallAfter is the Lag past which the feed counts as stalled: ten
+	// poll intervals, at least 30 s. /readyz fails while the feed has
+	// subscriptions and its Lag exceeds it.
+	StallAfter time.Duration
 }
 
 // Feed is the live transaction feed of one process, with T the form in

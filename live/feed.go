@@ -19,6 +19,10 @@ const (
 	statePolling   = "polling"
 	stateFollowing = "following"
 	stateBackoff   = "backoff"
+	// stateStalled is reported (Stats) instead of polling or following
+	// while the feed has not been at the chain head for stallAfter: polls
+	// succeed, but nothing brings the feed to the explorer's head.
+	stateStalled = "stalled"
 )
 
 // withDefaults fills Config's zero fields.
@@ -73,7 +77,7 @@ type feed[T any] struct {
 	// coordinator's deliver and a leader's local fallback may both call.
 	applyMu sync.Mutex
 
-	polls, pollErrors, badMessages atomic.Uint64
+	polls, pollErrors, badMessages, refusedPositions atomic.Uint64
 
 	mu       sync.Mutex
 	closed   bool
@@ -97,8 +101,9 @@ type feed[T any] struct {
 	lingerGen uint64
 
 	// last is the newest position fanned out (every subscription is at
-	// it or beyond); head the newest the feed has seen; confirmed when it
-	// last knew it was at the chain head.
+	// it or beyond); head the explorer's head (the poller's last head
+	// read) or, following, the newest position the fleet's batches
+	// reached; confirmed when the feed last knew it was at that head.
 	last, head upstream.TxCursor
 	confirmed  time.Time
 	state      string
@@ -109,11 +114,62 @@ type feed[T any] struct {
 	explorerHead upstream.TxCursor
 	badLogged    time.Time
 
-	delivered, droppedSlow, droppedGap, refused, backlogRefused uint64
+	// The positions the feed trusts (poll.go, admission): lastAt is when
+	// last was reached (the allowance past it grows from then at
+	// maxBlockRate); hwm the newest position ever delivered, and hwmAt
+	// when (with last, the ceiling of a fleet batch taken without a head
+	// read: ceilingLocked).
+	lastAt, hwmAt time.Time
+	hwm           upstream.TxCursor
+	// behindSince is when the observed head (the explorer's, or the
+	// fleet's batches) fell behind last, zero while it is not; behindFloor
+	// the lowest Prev of the fleet's batches since then.
+	behindSince time.Time
+	behindFloor upstream.TxCursor
+	// verified is the newest delivered position that a later head read
+	// (or fleet batch) showed the chain still holds: a subscription that
+	// started past it may have started at a position no transaction has,
+	// and is moved back when the feed re-anchors.
+	verified upstream.TxCursor
+	// headRead is the explorer's head as the last head read of a fleet
+	// batch's check found it (admitBatch), at headReadAt.
+	headRead   upstream.TxCursor
+	headReadAt time.Time
+	// leading is set while this process's poller runs (lead): it, not
+	// the fleet's messages, then keeps head and confirmed.
+	leading bool
+	// recent are the newest transactions fanned out, oldest first (at
+	// most MaxBacklog), and replay those that were above the position a
+	// re-anchor moved back to: the same transaction at the same position
+	// is not delivered twice.
+	recent, replay []seenTx
+
+	// overflow holds, per subscription, what its channel had no room for
+	// (fan-out); pump moves it into the channel as the reader takes.
+	overflow map[*subscriber[T]]*overflowQueue[T]
+	pumping  bool
+	pumpDone sync.WaitGroup
+
+	delivered, droppedSlow, droppedGap, refused, backlogRefused, reanchors uint64
 
 	// fair is the clients' share: the history, each client's
 	// subscriptions and catch-ups (fair.go).
 	fair fairState[T]
+	// logged throttles repeated warnings, by kind.
+	logged map[string]time.Time
+}
+
+// seenTx is a delivered transaction's position and hash.
+type seenTx struct {
+	pos  upstream.TxCursor
+	hash string
+}
+
+// overflowQueue is what one subscription's channel had no room for, in
+// chain order, and since when it has not been empty.
+type overflowQueue[T any] struct {
+	items []T
+	since time.Time
 }
 
 func newFeed[T any](cfg Config, prepare func(*upstream.Transaction) T) *feed[T] {
@@ -122,6 +178,8 @@ func newFeed[T any](cfg Config, prepare func(*upstream.Transaction) T) *feed[T] 
 		prepare:  prepare,
 		closedCh: make(chan struct{}),
 		state:    stateIdle,
+		overflow: map[*subscriber[T]]*overflowQueue[T]{},
+		logged:   map[string]time.Time{},
 	}
 }
 
@@ -281,30 +339,73 @@ func (f *feed[T]) close() {
 	if done != nil {
 		<-done
 	}
+	f.pumpDone.Wait()
 }
 
 func (f *feed[T]) stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := Stats{
-		Subscriptions:  len(f.subs),
-		Delivered:      f.delivered,
-		DroppedSlow:    f.droppedSlow,
-		DroppedGap:     f.droppedGap,
-		Refused:        f.refused,
-		BacklogRefused: f.backlogRefused,
-		Polls:          f.polls.Load(),
-		PollErrors:     f.pollErrors.Load(),
-		BadMessages:    f.badMessages.Load(),
-		State:          f.state,
-		Head:           f.head,
-		DeliveredAt:    f.last,
+		Subscriptions:    len(f.subs),
+		Delivered:        f.delivered,
+		DroppedSlow:      f.droppedSlow,
+		DroppedGap:       f.droppedGap,
+		Refused:          f.refused,
+		BacklogRefused:   f.backlogRefused,
+		Polls:            f.polls.Load(),
+		PollErrors:       f.pollErrors.Load(),
+		BadMessages:      f.badMessages.Load(),
+		State:            f.state,
+		Head:             f.head,
+		DeliveredAt:      f.last,
+		RefusedPositions: f.refusedPositions.Load(),
+		Reanchors:        f.reanchors,
+		StallAfter:       f.stallAfter(),
 	}
 	f.fair.statsLocked(&s)
 	if f.running && !f.confirmed.IsZero() {
 		s.Lag = time.Since(f.confirmed)
 	}
+	if s.Lag >= s.StallAfter && (s.State == statePolling || s.State == stateFollowing) {
+		s.State = stateStalled
+	}
 	return s
+}
+
+// stallAfter is the lag past which the feed counts as stalled (State
+// "stalled", and /readyz fails while it has subscribers): ten poll
+// intervals, at least 30 s, so that a slow explorer answer or a lease
+// handover never trips it.
+func (f *feed[T]) stallAfter() time.Duration { return max(10*f.cfg.Interval, 30*time.Second) }
+
+// reanchorAfter is how long the observed head must stay behind the
+// feed's position before the feed moves back to it: five poll
+// intervals, at least 5 s (an explorer replica a little behind another,
+// or a lease handover, does not last that long); well under stallAfter.
+func (f *feed[T]) reanchorAfter() time.Duration { return max(5*f.cfg.Interval, 5*time.Second) }
+
+// slowAfter is how long a subscription's overflow may wait before it is
+// dropped (ErrTooSlow): a poll interval, at least a second; a reader that
+// takes as fast as a block comes empties it within a few pumpSteps.
+func (f *feed[T]) slowAfter() time.Duration { return max(f.cfg.Interval, time.Second) }
+
+// maxOverflow bounds one subscription's overflow whatever the time: two
+// polls' worth of transactions (a poll reads at most MaxBacklog and a
+// page more).
+func (f *feed[T]) maxOverflow() int { return 2 * (f.cfg.MaxBacklog + f.cfg.PageSize) }
+
+// warnLimited logs a warning of kind at most once a minute.
+func (f *feed[T]) warnLimited(kind, msg string, args ...any) {
+	now := time.Now()
+	f.mu.Lock()
+	last, ok := f.logged[kind]
+	if ok && now.Sub(last) < time.Minute {
+		f.mu.Unlock()
+		return
+	}
+	f.logged[kind] = now
+	f.mu.Unlock()
+	f.cfg.Logger.Warn(msg, args...)
 }
 
 // setState sets the state of run gen, if it is still the current run.
@@ -312,19 +413,6 @@ func (f *feed[T]) setState(gen uint64, s string) {
 	f.mu.Lock()
 	if f.running && f.runGen == gen {
 		f.state = s
-	}
-	f.mu.Unlock()
-}
-
-// seen records that the chain reaches pos; atHead that the feed knows it
-// is at the chain's head.
-func (f *feed[T]) seen(pos upstream.TxCursor, atHead bool) {
-	f.mu.Lock()
-	if older(f.head, pos) {
-		f.head = pos
-	}
-	if atHead {
-		f.confirmed = time.Now()
 	}
 	f.mu.Unlock()
 }

@@ -8,12 +8,12 @@ import (
 
 // liveStates are the live feed's poller states (live.Stats.State), in
 // the order gateway_live_poller_state lists them.
-var liveStates = []string{"idle", "starting", "polling", "following", "backoff"}
+var liveStates = []string{"idle", "starting", "polling", "following", "backoff", "stalled"}
 
 // liveDescs are the live feed's metrics, computed from live.Stats at
 // each scrape.
 var liveDescs = struct {
-	subscriptions, deliveries, dropped, refused, polls, pollErrors, state, lag, head, delivered *prometheus.Desc
+	subscriptions, deliveries, dropped, refused, polls, pollErrors, state, lag, head, delivered, refusedPositions, reanchors, lagThreshold *prometheus.Desc
 }{
 	subscriptions: prometheus.NewDesc("gateway_live_subscriptions",
 		"Open subscriptions to the live transaction feed in this process (GraphQL subscriptions over WebSocket or SSE).", nil, nil),
@@ -30,14 +30,20 @@ var liveDescs = struct {
 	pollErrors: prometheus.NewDesc("gateway_live_poll_errors_total",
 		"Polls of the block explorer that failed; the poller backs off and retries, subscriptions stay open.", nil, nil),
 	state: prometheus.NewDesc("gateway_live_poller_state",
-		"The live feed's poller state: 1 for the current one, 0 for the others. idle: no subscriptions, nothing polls; starting: reading the chain head; polling: this process polls; following: another replica holds the polling lease and this one receives its batches through Redis; backoff: polls are failing.",
+		"The live feed's poller state: 1 for the current one, 0 for the others. idle: no subscriptions, nothing polls; starting: reading the chain head; polling: this process polls; following: another replica holds the polling lease and this one receives its batches through Redis; backoff: polls are failing; stalled: polls succeed (or batches arrive) but the feed has not reached the explorer's head for gateway_live_lag_threshold_seconds.",
 		[]string{"state"}, nil),
 	lag: prometheus.NewDesc("gateway_live_lag_seconds",
-		"How long ago the live feed last confirmed it was at the chain head (a poll that found nothing newer, or the polling replica's batch or heartbeat); grows while polls fail or the polling replica is silent. 0 while idle.", nil, nil),
+		"How long ago the live feed last knew it had delivered up to the chain head (a poll whose head read it had reached, or the polling replica's batch or heartbeat reaching no further than it); grows while polls fail, while the explorer's head is ahead of what the feed can deliver, while the explorer is behind the feed, or while the polling replica is silent. 0 while idle.", nil, nil),
 	head: prometheus.NewDesc("gateway_live_head_block",
-		"Block of the newest transaction the live feed has seen (0 until it has read the chain head).", nil, nil),
+		"Block of the explorer's head as the live feed last read it (following: the newest the polling replica's batches reached); 0 until it has read the chain head.", nil, nil),
 	delivered: prometheus.NewDesc("gateway_live_delivered_block",
-		"Block of the newest transaction the live feed has fanned out to subscriptions; below gateway_live_head_block while a gap is being filled.", nil, nil),
+		"Block of the newest transaction the live feed has fanned out to subscriptions; below gateway_live_head_block while the feed catches up (or is stuck), above it while the explorer is behind the feed.", nil, nil),
+	refusedPositions: prometheus.NewDesc("gateway_live_refused_positions_total",
+		"Explorer rows (and Redis batches) the live feed refused for their position: further past the transaction before it than any chain goes (the chain from the feed's position does not reach it), past the explorer's head, or at an index no block has. The rows of the same page at valid positions are delivered.", nil, nil),
+	reanchors: prometheus.NewDesc("gateway_live_reanchors_total",
+		"Times the live feed moved back to the explorer's head (or the polling replica's) after it stayed behind the feed's position, or after the explorer rewrote the transaction at it: an explorer reset or reindexed, or a position accepted that the chain never reached.", nil, nil),
+	lagThreshold: prometheus.NewDesc("gateway_live_lag_threshold_seconds",
+		"The lag past which the live feed counts as stalled (ten poll intervals, at least 30 s): /readyz fails while the feed has subscriptions and gateway_live_lag_seconds exceeds it.", nil, nil),
 }
 
 // WatchLive exports the live feed's figures, read from stats at every
@@ -49,7 +55,7 @@ func (m *Metrics) WatchLive(stats func() live.Stats) {
 	d := liveDescs
 	m.registry.MustRegister(collectorFunc{
 		desc: d.subscriptions,
-		also: []*prometheus.Desc{d.deliveries, d.dropped, d.refused, d.polls, d.pollErrors, d.state, d.lag, d.head, d.delivered},
+		also: []*prometheus.Desc{d.deliveries, d.dropped, d.refused, d.polls, d.pollErrors, d.state, d.lag, d.head, d.delivered, d.refusedPositions, d.reanchors, d.lagThreshold},
 		collect: func(ch chan<- prometheus.Metric) {
 			st := stats()
 			gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
@@ -77,6 +83,9 @@ func (m *Metrics) WatchLive(stats func() live.Stats) {
 			gauge(d.lag, st.Lag.Seconds())
 			gauge(d.head, float64(st.Head.Block))
 			gauge(d.delivered, float64(st.DeliveredAt.Block))
+			counter(d.refusedPositions, st.RefusedPositions)
+			counter(d.reanchors, st.Reanchors)
+			gauge(d.lagThreshold, st.StallAfter.Seconds())
 		},
 	})
 }

@@ -36,10 +36,12 @@ func TestLiveMetricsReadTheFeedAtEachScrape(t *testing.T) {
 		Subscriptions: 3, Delivered: 1234,
 		DroppedSlow: 2, DroppedGap: 1, Refused: 5, BacklogRefused: 4,
 		Polls: 77, PollErrors: 6,
-		State:       "following",
-		Head:        upstream.TxCursor{Block: 34514203, Index: 2},
-		DeliveredAt: upstream.TxCursor{Block: 34514200, Index: 9},
-		Lag:         1500 * time.Millisecond,
+		State:            "following",
+		Head:             upstream.TxCursor{Block: 34514203, Index: 2},
+		DeliveredAt:      upstream.TxCursor{Block: 34514200, Index: 9},
+		Lag:              1500 * time.Millisecond,
+		RefusedPositions: 7, Reanchors: 1,
+		StallAfter: 30 * time.Second,
 	}
 	mu.Unlock()
 	text := metricsHave(t, m, "busy",
@@ -59,12 +61,16 @@ func TestLiveMetricsReadTheFeedAtEachScrape(t *testing.T) {
 		"gateway_live_lag_seconds 1.5",
 		"gateway_live_head_block 3.4514203e+07",
 		"gateway_live_delivered_block 3.45142e+07",
+		"gateway_live_refused_positions_total 7",
+		"gateway_live_reanchors_total 1",
+		"gateway_live_lag_threshold_seconds 30",
+		`gateway_live_poller_state{state="stalled"} 0`,
 		"# TYPE gateway_live_deliveries_total counter",
 		"# TYPE gateway_live_dropped_total counter",
 		"# TYPE gateway_live_subscriptions gauge",
 	)
-	if n := strings.Count(text, "\ngateway_live_poller_state{"); n != 5 {
-		t.Errorf("%d poller state series, want 5", n)
+	if n := strings.Count(text, "\ngateway_live_poller_state{"); n != 6 {
+		t.Errorf("%d poller state series, want 6", n)
 	}
 }
 
