@@ -157,7 +157,12 @@ func (f *feed[T]) pollRound(ctx context.Context, pos upstream.TxCursor, publish 
 // chainOrder turns an explorer page (newest first) into chain order,
 // keeping only rows newer than pos, each newer than the one before: the
 // fan-out's exactly-once rests on it, whatever the explorer answers.
+//
+// rows is not changed: the upstream client hands the same page to every
+// caller of a coalesced request (catch-ups of subscriptions resuming from
+// one cursor), so it is copied before it is turned.
 func chainOrder(rows []upstream.Transaction, pos upstream.TxCursor) []upstream.Transaction {
+	rows = slices.Clone(rows)
 	slices.Reverse(rows)
 	out := rows[:0]
 	for _, r := range rows {
