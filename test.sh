@@ -81,7 +81,7 @@ for p in ./upstream ./graph . ./live ./redisstate ./telemetry ./sampleservice \
   [ -d "$p" ] && race_pkgs+=("$p/")
 done
 go test -race -count=1 -timeout 15m \
-  -skip '^(TestWalkFundingPaymentsDespiteBrokenCursors|TestWalkTransactions|TestWalkDelegations|TestSoakFairShare|TestGeneratedCheck|TestGeneratedDataset|TestCoverageCommandAndChangeKinds|TestGenerateScale|TestGenerateDeterministic)$' \
+  -skip '^(TestWalkFundingPaymentsDespiteBrokenCursors|TestWalkTransactions|TestWalkDelegations|TestSoakFairShare|TestLiveFairnessUnderAResumeFlood|TestReadyzFailsWhileTheLiveFeedIsStuck|TestGeneratedCheck|TestGeneratedDataset|TestCoverageCommandAndChangeKinds|TestGenerateScale|TestGenerateDeterministic)$' \
   "$@" "${race_pkgs[@]}"
 
 # --- Checks beyond go test (browser, real clients, schema, benchmark smoke) ---

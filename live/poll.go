@@ -541,8 +541,11 @@ func (f *feed[T]) confirm() {
 // order puts an explorer page in chain order (by block, then index,
 // whatever order it came in), each position once, leaving out rows at an
 // index no block has (invalid counts them).
+//
+// rows is not changed: the upstream client hands the same page to every
+// caller of a coalesced request, so the ordered rows are a copy.
 func order(rows []upstream.Transaction) (out []upstream.Transaction, invalid int) {
-	out = rows[:0]
+	out = make([]upstream.Transaction, 0, len(rows))
 	for i := range rows {
 		if rows[i].Index < 0 || rows[i].Index > maxTxIndex {
 			invalid++
