@@ -17,7 +17,7 @@ import (
 )
 
 // An upstream's error answer reaches clients only as the fields the wire
-// document defines (upstream-wire.md §6): the status, and the code and
+// document defines (docs/upstream-errors.md): the status, and the code and
 // message of a JSON error body, network addresses redacted. An HTML page
 // from a proxy or a plain-text body is never shown: the message says the
 // status line ("the data-node answered 502 Bad Gateway"), and the body

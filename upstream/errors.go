@@ -102,7 +102,7 @@ func (e *Error) StatusLine() string {
 }
 
 // PublicDetail is what a client may be told of the answer beyond its
-// status: from a JSON error body (upstream-wire.md §6), the first detail's
+// status: from a JSON error body (docs/upstream-errors.md), the first detail's
 // message, else the body's message, with network addresses redacted and
 // clipped; "" when the body was not a JSON error (an HTML page from a
 // proxy, a plain-text panic: never shown, Body keeps its start for the

@@ -7,7 +7,7 @@ import (
 )
 
 // What a client may see of an upstream's error answer: the status line,
-// and from a JSON error body (upstream-wire.md §6) its message or its
+// and from a JSON error body (docs/upstream-errors.md) its message or its
 // first detail's, with network addresses redacted; never the text of
 // another body. The whole answer stays in Error() for the log.
 func TestErrorPublicDetail(t *testing.T) {
@@ -71,7 +71,7 @@ func TestErrorPublicDetail(t *testing.T) {
 	}
 }
 
-// Messages of the data node's own errors (upstream-wire.md §6) come
+// Messages of the data node's own errors (docs/upstream-errors.md) come
 // through untouched.
 func TestPublicTextKeepsOrdinaryMessages(t *testing.T) {
 	for _, msg := range []string{
