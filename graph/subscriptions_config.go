@@ -203,5 +203,7 @@ func isStream(r *http.Request) bool {
 		return false
 	}
 	return preferredStream(r.Header.Get("Accept")) != streamNone ||
-		r.Header.Get(eventStreamTokenHeader) != "" || r.URL.Query().Get(eventStreamTokenParam) != ""
+		r.Header.Get(eventStreamTokenHeader) != "" ||
+		// Parsed only when it may be there: every request passes here.
+		(strings.Contains(r.URL.RawQuery, eventStreamTokenParam+"=") && r.URL.Query().Get(eventStreamTokenParam) != "")
 }
