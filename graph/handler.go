@@ -148,12 +148,20 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cache == nil {
 		cache = NewAssetCache(cfg.Loaders.AssetCacheSize, cfg.Loaders.AssetCacheTTL)
 	}
-	newState := func() *requestState {
+	// A request's state: its loaders and memo over next.
+	stateOver := func(next Upstream) *requestState {
 		fresh := &freshness{}
-		up := newRequestUpstream(cfg.Upstream)
+		up := newRequestUpstream(next)
 		return &requestState{loaders: newLoaders(up, cache, cfg.Loaders, cfg.Hooks, fresh), fresh: fresh, upstream: up}
 	}
+	newState := func() *requestState { return stateOver(cfg.Upstream) }
 	streams := streamingOperations{newState: newState, present: present, live: cfg.Live}
+	if cfg.Live != nil {
+		shared := newSharedEvents(cfg.Upstream, cfg.Live.newestBlock)
+		streams.newEventState = func() *requestState {
+			return stateOver(&eventUpstream{shared: shared, max: cfg.Limits.MaxCallsPerEvent})
+		}
+	}
 	srv.AroundOperations(streams.operations)
 	srv.AroundResponses(streams.responses) // outside freshnessExtension: it reads the event's state
 	srv.AroundResponses(freshnessExtension)

@@ -47,6 +47,13 @@ type Limits struct {
 	// within the 30s request deadline"); empty says "maximum data-node
 	// requests".
 	UpstreamCallsBasis string
+	// MaxCallsPerEvent bounds the upstream requests (data node and block
+	// explorer) a subscription may make for each transaction it delivers:
+	// what it selects beyond the transaction (a submitter's transactions,
+	// delegations, asset details not cached), counted before it runs as
+	// MaxUpstreamCalls is, and enforced again on every event. 0 takes
+	// DefaultMaxCallsPerEvent.
+	MaxCallsPerEvent int
 }
 
 // Defaults of Limits. DefaultMaxCost admits a full page (1000) of any list
@@ -64,6 +71,11 @@ const (
 // requests a second) serves within the default request deadline (30 s).
 // The gateway derives its limit from its own settings the same way.
 const DefaultMaxUpstreamCalls = 450
+
+// DefaultMaxCallsPerEvent is Limits.MaxCallsPerEvent's default: a
+// subscription's event runs like a query of its own, on every
+// transaction of the chain, so it gets far less than a query.
+const DefaultMaxCallsPerEvent = 10
 
 // Arguments beyond these sizes are refused as BAD_USER_INPUT: a list
 // filter of thousands of values or a string of megabytes only makes the
@@ -92,6 +104,7 @@ func DefaultLimits() Limits {
 		MaxBodyBytes: DefaultMaxBodyBytes,
 
 		MaxUpstreamCalls: DefaultMaxUpstreamCalls,
+		MaxCallsPerEvent: DefaultMaxCallsPerEvent,
 	}
 }
 
@@ -115,6 +128,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxUpstreamCalls <= 0 {
 		l.MaxUpstreamCalls = d.MaxUpstreamCalls
+	}
+	if l.MaxCallsPerEvent <= 0 {
+		l.MaxCallsPerEvent = d.MaxCallsPerEvent
 	}
 	return l
 }
@@ -188,8 +204,29 @@ func (e *limitsExtension) MutateOperationContext(_ context.Context, opCtx *graph
 			basis = "maximum data-node requests"
 		}
 		return tooComplex("the query could make %s data-node requests, over the limit of %s (%s); ask for smaller pages or fewer nested lists", groupDigits(m.calls), groupDigits(e.limits.MaxUpstreamCalls), basis)
+	case m.eventCalls > e.limits.MaxCallsPerEvent:
+		return tooComplex("the subscription could make %s upstream requests for each transaction it delivers, over the limit of %d (maximum requests per event); "+
+			"select fewer nested lists, or query them when you need them", groupDigits(m.eventCalls), e.limits.MaxCallsPerEvent)
+	}
+	if opCtx.Operation.Operation == ast.Subscription {
+		opCtx.Stats.SetExtension(eventCallsKey, m.eventCalls)
 	}
 	return nil
+}
+
+// eventCallsKey is where the limits leave a subscription's upstream
+// requests per event for its resolver (the live feed's admission counts
+// them): eventCallsOf reads it.
+const eventCallsKey = "gateway.eventCalls"
+
+// eventCallsOf is the upstream requests per event of ctx's subscription,
+// as the limits counted them.
+func eventCallsOf(ctx context.Context) int {
+	if !graphql.HasOperationContext(ctx) {
+		return 0
+	}
+	n, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(eventCallsKey).(int)
+	return n
 }
 
 // groupDigits writes n with thousands separators: 2,550.
@@ -218,9 +255,12 @@ func costString(c int) string {
 // measurement is what measure finds in an operation.
 type measurement struct {
 	depth, cost, aliases int
-	calls                int    // data-node requests, at most
-	cycle                string // a fragment that spreads itself, if any
-	err                  *gqlerror.Error
+	calls                int // data-node requests, at most
+	// eventCalls, in a subscription, is the upstream requests (data node
+	// and block explorer) for each transaction it delivers, at most.
+	eventCalls int
+	cycle      string // a fragment that spreads itself, if any
+	err        *gqlerror.Error
 }
 
 // costCap keeps cost arithmetic far from overflow: beyond it every query
@@ -247,7 +287,8 @@ func satMul(a, b int) int {
 // walker.field for the rules); assetRound is what one round of the asset
 // loader can cost (assetRoundCalls).
 func measure(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any, paging PagingConfig, assetRound int) (m measurement) {
-	w := &walker{schema: schema, vars: vars, paging: paging, assetRound: assetRound, frags: map[fragKey]fragFigures{}, onPath: map[string]bool{}, counted: map[string]bool{}}
+	w := &walker{schema: schema, vars: vars, paging: paging, assetRound: assetRound, frags: map[fragKey]fragFigures{}, onPath: map[string]bool{}, counted: map[string]bool{},
+		explorer: op.Operation == ast.Subscription}
 	defer func() {
 		// gqlparser's value conversion panics on malformed literals that
 		// validation lets through; that is the client's input.
@@ -258,7 +299,15 @@ func measure(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]an
 	f := w.selectionSet(op.SelectionSet, false)
 	// Asset references outside any connection make a round of their own.
 	calls := satAdd(f.calls, satMul(f.refs, w.assetRound))
-	return measurement{depth: f.depth, cost: f.cost, calls: calls, aliases: w.aliases, cycle: w.cycle, err: w.err}
+	m = measurement{depth: f.depth, cost: f.cost, calls: calls, aliases: w.aliases, cycle: w.cycle, err: w.err}
+	if w.explorer {
+		// A subscription's figures are those of one event, explorer
+		// requests included. Its asset references outside connections
+		// are one transaction's: a round of at most f.refs ids, which
+		// costs at most one request each.
+		m.eventCalls = satAdd(f.calls, min(f.refs, w.assetRound))
+	}
+	return m
 }
 
 type fragKey struct {
@@ -295,6 +344,9 @@ type walker struct {
 	aliases    int
 	cycle      string
 	err        *gqlerror.Error
+	// explorer counts the block explorer's requests too (a subscription:
+	// every request counts per event, whichever service answers it).
+	explorer bool
 }
 
 // selectionSet measures a selection set. inList is true under a list:
@@ -432,7 +484,12 @@ const fundingCursorWindows = 3
 func (w *walker) connectionCalls(f *ast.Field) int {
 	switch f.Definition.Type.Name() {
 	case "TransactionConnection":
-		return 0 // the block explorer, which has no rate budget
+		if w.explorer {
+			// Its first request; the follow-ups over rows the explorer
+			// skips are rare, and bounded on each event (eventUpstream).
+			return 1
+		}
+		return 0 // the block explorer, which has no rate limit
 	case "FundingPaymentConnection":
 		if w.hasArgument(f, "after") || w.hasArgument(f, "before") {
 			return fundingCursorWindows

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -44,6 +45,10 @@ type LiveFeed struct {
 	closeConn context.CancelFunc
 	closeOnce sync.Once
 
+	// newest is the newest block of the transactions the feed delivered
+	// (newestBlock).
+	newest atomic.Uint64
+
 	// subscribed, if set (tests), is called after each Subscribe that
 	// succeeded: the subscription then starts at the head it read.
 	subscribed func()
@@ -67,10 +72,18 @@ func NewLiveFeed(cfg live.Config, keys *CursorKeys) *LiveFeed {
 	lf := &LiveFeed{keys: keys, cfg: cfg, conns: conns, closeConn: cancel}
 	lf.ops.init()
 	lf.feed = live.New(cfg, func(tx *upstream.Transaction) *model.TransactionEdge {
-		return &model.TransactionEdge{Cursor: txCursorOf(tx).encode(keys), Node: tx}
+		c := txCursorOf(tx)
+		for old := lf.newest.Load(); c.B > old && !lf.newest.CompareAndSwap(old, c.B); old = lf.newest.Load() {
+		}
+		return &model.TransactionEdge{Cursor: c.encode(keys), Node: tx}
 	})
 	return lf
 }
+
+// newestBlock is the newest block of the transactions the feed delivered:
+// the live events' shared upstream answers last as long as it
+// (sharedEvents).
+func (lf *LiveFeed) newestBlock() uint64 { return lf.newest.Load() }
 
 // Stats returns the feed's figures (for metrics).
 func (lf *LiveFeed) Stats() live.Stats { return lf.feed.Stats() }
@@ -150,7 +163,7 @@ func (r *Resolver) subscribeTransactions(ctx context.Context, f transactionFilte
 	if err != nil {
 		return nil, err
 	}
-	opts := live.SubscribeOptions{Filter: filters}
+	opts := live.SubscribeOptions{Filter: filters, Calls: eventCallsOf(ctx)}
 	if after != nil && *after != "" {
 		var c txCursor
 		if err := decodeCursor(r.Cursors, "after", *after, listTransactions, &c); err != nil {
@@ -187,6 +200,7 @@ func (r *Resolver) subscribeTransactions(ctx context.Context, f transactionFilte
 func (lf *LiveFeed) subscribeError(err error) error {
 	var backlog *live.BacklogError
 	var perClient *live.ClientLimitError
+	var calls *live.ClientCallsError
 	switch {
 	case errors.As(err, &backlog):
 		return &Error{Code: CodeBadUserInput, Err: err, Message: fmt.Sprintf(
@@ -197,6 +211,11 @@ func (lf *LiveFeed) subscribeError(err error) error {
 		return &Error{Code: CodeRateLimited, Err: err, Message: fmt.Sprintf(
 			"this client (one address) holds %d subscriptions, the most one client may hold open at once (the per-client subscription limit); "+
 				"complete one before subscribing again", perClient.Max)}
+	case errors.As(err, &calls):
+		return &Error{Code: CodeRateLimited, Err: err, Message: fmt.Sprintf(
+			"this client's open subscriptions make %d upstream requests for each transaction, and this one would add %d: "+
+				"the most one client's subscriptions may make is %d (the per-client limit of requests per event); "+
+				"complete one, or select fewer nested lists", calls.Held, calls.Calls, calls.Max)}
 	case errors.Is(err, live.ErrTooManySubscriptions):
 		n := lf.cfg.MaxSubscriptions
 		if n <= 0 {
@@ -270,9 +289,14 @@ func liveOperationFor(ctx context.Context) *liveOperation {
 //   - a query over WebSocket or SSE gets the request deadline, which the
 //     handler did not set on the stream;
 //   - a subscription operation carries a liveOperation, and each of its
-//     events is executed with a fresh request state (responses).
+//     events is executed with a fresh request state (responses), whose
+//     upstream requests are bounded and shared among the subscribers
+//     (liveshare.go).
 type streamingOperations struct {
 	newState func() *requestState
+	// newEventState is a subscription event's state: its requests bounded
+	// and shared with the other subscribers' (liveshare.go).
+	newEventState func() *requestState
 	present  graphql.ErrorPresenterFunc
 	live     *LiveFeed
 }
@@ -307,7 +331,11 @@ func (s streamingOperations) responses(ctx context.Context, next graphql.Respons
 	if op == nil {
 		return next(ctx)
 	}
-	if resp := next(withRequestState(ctx, s.newState())); resp != nil {
+	newState := s.newEventState
+	if newState == nil { // no feed: the subscription fails at once
+		newState = s.newState
+	}
+	if resp := next(withRequestState(ctx, newState())); resp != nil {
 		return resp
 	}
 	err := op.takeError()

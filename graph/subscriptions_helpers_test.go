@@ -234,19 +234,29 @@ func wsURL(httpURL string) string { return "ws" + strings.TrimPrefix(httpURL, "h
 // dialWS opens a WebSocket to the gateway (origin "" sends none).
 func dialWS(t *testing.T, gatewayURL, origin string) (*websocket.Conn, *http.Response, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), streamDeadline)
-	defer cancel()
 	h := http.Header{}
 	if origin != "" {
 		h.Set("Origin", origin)
 	}
+	return dialWSHeader(gatewayURL, h)
+}
+
+func dialWSHeader(gatewayURL string, h http.Header) (*websocket.Conn, *http.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), streamDeadline)
+	defer cancel()
 	return websocket.Dial(ctx, wsURL(gatewayURL), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: h})
 }
 
 // connectWS opens a WebSocket and completes connection_init.
 func connectWS(t *testing.T, gatewayURL string) *wsClient {
 	t.Helper()
-	conn, _, err := dialWS(t, gatewayURL, "")
+	return connectWSHeader(t, gatewayURL, nil)
+}
+
+// connectWSHeader is connectWS sending the upgrade request with h.
+func connectWSHeader(t *testing.T, gatewayURL string, h http.Header) *wsClient {
+	t.Helper()
+	conn, _, err := dialWSHeader(gatewayURL, h)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}

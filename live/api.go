@@ -112,6 +112,12 @@ type Config struct {
 	// without one is not counted); past it Subscribe fails with
 	// *ClientLimitError. Default MaxSubscriptions/10 (at least 1).
 	MaxSubscriptionsPerClient int
+	// MaxCallsPerClient bounds the upstream requests one client's
+	// subscriptions may make for each transaction delivered: the sum of
+	// their SubscribeOptions.Calls (what each selects beyond the
+	// transaction: a submitter's own transactions, delegations, …). Past
+	// it Subscribe fails with *ClientCallsError. Default 100.
+	MaxCallsPerClient int
 	// MaxCatchUpsPerClient bounds the catch-ups of one client (resumes
 	// from a cursor the history cannot serve) reading the explorer at
 	// once; the others wait, in turn, for one to finish (or for their
@@ -145,6 +151,11 @@ type SubscribeOptions struct {
 	// chain head: it receives the transactions newer than the newest one
 	// when it subscribed.
 	After *upstream.TxCursor
+	// Calls is how many upstream requests the subscriber makes for each
+	// transaction it receives, at most (its selection's figure, counted
+	// before it runs); it counts against Config.MaxCallsPerClient while
+	// the subscription is open.
+	Calls int
 }
 
 // Errors a subscription can end with (Subscription.Err) or Subscribe can
@@ -194,6 +205,8 @@ type Stats struct {
 	// counted in BacklogRefused). History is the number of transactions
 	// remembered.
 	RefusedClient, CaughtUpFromHistory, HistoryRefused uint64
+	// RefusedCalls counts Subscribe calls refused by MaxCallsPerClient.
+	RefusedCalls uint64
 	History                                            int
 	// Polls and PollErrors count this process's explorer polls.
 	Polls, PollErrors uint64
@@ -259,7 +272,7 @@ func New[T any](cfg Config, prepare func(*upstream.Transaction) T) *Feed[T] {
 // It returns once the feed knows the chain head and, with opts.After, once
 // the catch-up is fetched (its transactions are then already waiting in
 // the channel). Errors: ErrClosed, ErrTooManySubscriptions,
-// *ClientLimitError, *BacklogError, ctx's error, or an upstream error of
+// *ClientLimitError, *ClientCallsError, *BacklogError, ctx's error, or an upstream error of
 // the head read or catch-up.
 func (f *Feed[T]) Subscribe(ctx context.Context, opts SubscribeOptions) (*Subscription[T], error) {
 	return f.feed.subscribe(ctx, opts)

@@ -27,7 +27,11 @@ import (
 //     refused (*BacklogError) without any request, and a resume older than
 //     the history reads only what precedes it from the explorer;
 //   - a client holds at most MaxSubscriptionsPerClient subscriptions
-//     (*ClientLimitError past it).
+//     (*ClientLimitError past it), whose upstream requests for each
+//     transaction delivered (SubscribeOptions.Calls) add up to at most
+//     MaxCallsPerClient (*ClientCallsError past it): one client's
+//     subscriptions cannot make the upstream work per event without
+//     bound.
 
 // defaultMaxCatchUpsPerClient is Config.MaxCatchUpsPerClient's default.
 const defaultMaxCatchUpsPerClient = 2
@@ -39,6 +43,16 @@ func (c *Config) maxSubscriptionsPerClient() int {
 		return c.MaxSubscriptionsPerClient
 	}
 	return max(c.MaxSubscriptions/10, 1)
+}
+
+// defaultMaxCallsPerClient is Config.MaxCallsPerClient's default.
+const defaultMaxCallsPerClient = 100
+
+func (c *Config) maxCallsPerClient() int {
+	if c.MaxCallsPerClient > 0 {
+		return c.MaxCallsPerClient
+	}
+	return defaultMaxCallsPerClient
 }
 
 func (c *Config) maxCatchUpsPerClient() int {
@@ -68,6 +82,19 @@ func (e *ClientLimitError) Error() string {
 	return fmt.Sprintf("live: client %s holds %d subscriptions, the most one client may", e.Client, e.Max)
 }
 
+// ClientCallsError is returned by Subscribe when the client's open
+// subscriptions already make Held upstream requests for each transaction
+// delivered, and this one's Calls would take them past Max
+// (Config.MaxCallsPerClient).
+type ClientCallsError struct {
+	Client          string
+	Held, Calls, Max int
+}
+
+func (e *ClientCallsError) Error() string {
+	return fmt.Sprintf("live: client %s's subscriptions make %d upstream requests per transaction; %d more would pass its limit of %d", e.Client, e.Held, e.Calls, e.Max)
+}
+
 // fairState is the feed's share-keeping, guarded by feed.mu.
 type fairState[T any] struct {
 	hist history[T]
@@ -79,11 +106,14 @@ type fairState[T any] struct {
 	// MaxSubscriptionsPerClient; fromHistory catch-ups served from memory
 	// alone, and historyRefused resumes the history refused.
 	refusedClient, fromHistory, historyRefused uint64
+	// refusedCalls counts Subscribe calls refused by MaxCallsPerClient.
+	refusedCalls uint64
 }
 
 // clientShare is one client's subscriptions and catch-ups.
 type clientShare struct {
 	subs     int // reserved: from Subscribe to the subscription's end
+	calls    int // the reserved subscriptions' upstream requests per event
 	catchUps int // reading the explorer
 	// queue are the catch-ups waiting for a slot, oldest first.
 	queue []*catchUpWaiter
@@ -94,11 +124,13 @@ type catchUpWaiter struct {
 	given bool
 }
 
-// admitLocked counts a subscription of client; false when the client
-// holds max already. A subscription without a client key is not counted.
-func (s *fairState[T]) admitLocked(client string, max int) bool {
+// admitLocked counts a subscription of client making calls upstream
+// requests per event; the error is why it is refused: the client holds
+// cfg's most subscriptions, or calls would take its requests per event
+// past cfg's most. A subscription without a client key is not counted.
+func (s *fairState[T]) admitLocked(client string, calls int, cfg *Config) error {
 	if client == "" {
-		return true
+		return nil
 	}
 	if s.clients == nil {
 		s.clients = map[string]*clientShare{}
@@ -108,17 +140,26 @@ func (s *fairState[T]) admitLocked(client string, max int) bool {
 		c = &clientShare{}
 		s.clients[client] = c
 	}
-	if c.subs >= max {
-		return false
+	switch maxCalls := cfg.maxCallsPerClient(); {
+	case c.subs >= cfg.maxSubscriptionsPerClient():
+		s.refusedClient++
+		s.forgetLocked(client, c)
+		return &ClientLimitError{Client: client, Max: cfg.maxSubscriptionsPerClient()}
+	case calls > 0 && c.calls+calls > maxCalls:
+		s.refusedCalls++
+		s.forgetLocked(client, c)
+		return &ClientCallsError{Client: client, Held: c.calls, Calls: calls, Max: maxCalls}
 	}
 	c.subs++
-	return true
+	c.calls += max(calls, 0)
+	return nil
 }
 
 // leaveLocked gives back a subscription admitLocked counted.
-func (s *fairState[T]) leaveLocked(client string) {
+func (s *fairState[T]) leaveLocked(client string, calls int) {
 	if c := s.clients[client]; c != nil {
 		c.subs--
+		c.calls -= max(calls, 0)
 		s.forgetLocked(client, c)
 	}
 }
@@ -352,6 +393,7 @@ func (f *feed[T]) planLocked(fl *filter, after upstream.TxCursor) catchUpPlan[T]
 // statsLocked adds the share's figures to st.
 func (s *fairState[T]) statsLocked(st *Stats) {
 	st.RefusedClient = s.refusedClient
+	st.RefusedCalls = s.refusedCalls
 	st.CaughtUpFromHistory = s.fromHistory
 	st.HistoryRefused = s.historyRefused
 	st.History = s.hist.n

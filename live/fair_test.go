@@ -410,3 +410,40 @@ func TestHistoryHasNoHoles(t *testing.T) {
 		t.Fatalf("count %d", n)
 	}
 }
+
+func TestUpstreamCallsPerClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &chain{}
+		c.appendBlock(3)
+		f := newTestFeed(c, Config{MaxCallsPerClient: 10})
+		defer f.Close()
+		a := upstream.WithClient(t.Context(), "198.51.100.7")
+		first, err := f.Subscribe(a, SubscribeOptions{Calls: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Subscribe(a, SubscribeOptions{Calls: 4}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Subscribe(a, SubscribeOptions{Calls: 1})
+		if ce, ok := errors.AsType[*ClientCallsError](err); !ok || ce.Held != 10 || ce.Calls != 1 || ce.Max != 10 || ce.Client != "198.51.100.7" {
+			t.Fatalf("a subscription past the client's calls: %v, want a ClientCallsError 10+1 > 10", err)
+		}
+		// Subscriptions that make no request per event are not held back
+		// by it, nor are other clients.
+		if _, err := f.Subscribe(a, SubscribeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Subscribe(upstream.WithClient(t.Context(), "198.51.100.8"), SubscribeOptions{Calls: 10}); err != nil {
+			t.Fatal(err)
+		}
+		// The calls of a subscription that ends are given back.
+		first.Close()
+		if _, err := f.Subscribe(a, SubscribeOptions{Calls: 6}); err != nil {
+			t.Fatalf("after closing one: %v", err)
+		}
+		if st := f.Stats(); st.RefusedCalls != 1 || st.RefusedClient != 0 || st.Subscriptions != 4 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+}

@@ -33,6 +33,9 @@ type subscriber[T any] struct {
 	// client is the client key of Subscribe's ctx ("" when none): its
 	// subscription is counted in f.fair until it ends.
 	client string
+	// calls is the subscriber's upstream requests per event, counted in
+	// f.fair with its client's.
+	calls  int
 	filter filter
 	// pos is the position the subscription has reached: it receives only
 	// transactions newer than it.
@@ -63,10 +66,10 @@ func (f *feed[T]) subscribe(ctx context.Context, opts SubscribeOptions) (*Subscr
 		f.refused++
 		f.mu.Unlock()
 		return nil, ErrTooManySubscriptions
-	case !f.fair.admitLocked(client, f.cfg.maxSubscriptionsPerClient()):
-		f.fair.refusedClient++
+	}
+	if err := f.fair.admitLocked(client, opts.Calls, &f.cfg); err != nil {
 		f.mu.Unlock()
-		return nil, &ClientLimitError{Client: client, Max: f.cfg.maxSubscriptionsPerClient()}
+		return nil, err
 	}
 	f.reserved++
 	ready := f.startLocked()
@@ -74,7 +77,7 @@ func (f *feed[T]) subscribe(ctx context.Context, opts SubscribeOptions) (*Subscr
 	// release gives back what a subscription not yet registered holds.
 	release := func() {
 		f.releaseLocked()
-		f.fair.leaveLocked(client)
+		f.fair.leaveLocked(client, opts.Calls)
 	}
 
 	err := f.awaitHead(ctx, ready)
@@ -87,7 +90,7 @@ func (f *feed[T]) subscribe(ctx context.Context, opts SubscribeOptions) (*Subscr
 		f.mu.Unlock()
 		return nil, err
 	}
-	s := &subscriber[T]{f: f, client: client, filter: newFilter(opts.Filter), pos: f.last}
+	s := &subscriber[T]{f: f, client: client, calls: opts.Calls, filter: newFilter(opts.Filter), pos: f.last}
 	if opts.After == nil || !older(*opts.After, f.last) {
 		if opts.After != nil {
 			s.pos = *opts.After
@@ -297,7 +300,7 @@ func (f *feed[T]) endLocked(s *subscriber[T], why error) {
 		s.stop()
 	}
 	f.releaseLocked()
-	f.fair.leaveLocked(s.client)
+	f.fair.leaveLocked(s.client, s.calls)
 }
 
 func (s *subscriber[T]) channel() <-chan T { return s.ch }
