@@ -48,6 +48,8 @@ type config struct {
 	BreakerOpen         time.Duration
 	UpstreamRate        float64
 	UpstreamBurst       int
+	ExplorerRate        float64
+	ExplorerBurst       int
 	TrustedProxies      []string
 	trustedProxies      trustedProxies // TrustedProxies parsed by validate
 
@@ -64,6 +66,7 @@ type config struct {
 	MaxTokens        int
 	MaxAliases       int
 	MaxUpstreamCalls int
+	MaxCallsPerEvent int
 	CursorKey        string
 	cursorKeys       *graph.CursorKeys // CursorKey parsed by validate; nil when unset
 	AssetCacheSize   int
@@ -78,6 +81,7 @@ type config struct {
 	LiveMaxSubs        int
 	LiveMaxSubsClient  int
 	LiveMaxCatchUps    int
+	LiveMaxCallsClient int
 	LiveLeaseTTL       time.Duration
 	LiveBatchKey       string
 	liveBatchKeys      *redisstate.BatchKeys // LIVE_BATCH_KEY, else CURSOR_KEY, parsed by validate; nil when neither is set
@@ -132,6 +136,8 @@ func (c *config) settings() []setting {
 		{"breaker-open", "BREAKER_OPEN", "how long an open circuit breaker fails calls fast before probing the service", durationValue(&c.BreakerOpen, upstream.DefaultBreakerOpenFor)},
 		{"upstream-rate", "UPSTREAM_RATE", "data-node requests per second this gateway allows itself (the data node's limit is 20)", float64Value(&c.UpstreamRate, upstream.DefaultBudgetRate)},
 		{"upstream-burst", "UPSTREAM_BURST", "data-node requests this gateway may send at once within its rate (the data node's burst is 100)", intValue(&c.UpstreamBurst, upstream.DefaultBudgetBurst)},
+		{"explorer-rate", "EXPLORER_RATE", "block-explorer requests per second this gateway allows itself, shared fairly between clients; the live feed's polls go first (the explorer has no limit of its own: this protects it)", float64Value(&c.ExplorerRate, upstream.DefaultExplorerRate)},
+		{"explorer-burst", "EXPLORER_BURST", "block-explorer requests this gateway may send at once within its rate", intValue(&c.ExplorerBurst, upstream.DefaultExplorerBurst)},
 		{"trusted-proxies", "TRUSTED_PROXIES", "comma-separated CIDRs or IPs of proxies whose X-Forwarded-For or Forwarded names the client (for the rate budget's fair share); unset = trust none, the peer's address is the client", listValue(&c.TrustedProxies)},
 
 		// The GraphQL handler (handler.go).
@@ -146,6 +152,7 @@ func (c *config) settings() []setting {
 		{"max-tokens", "MAX_TOKENS", "longest query accepted, in GraphQL tokens", intValue(&c.MaxTokens, graph.DefaultMaxTokens)},
 		{"max-aliases", "MAX_ALIASES", "most aliased fields accepted in one query", intValue(&c.MaxAliases, graph.DefaultMaxAliases)},
 		{"max-upstream-calls", "MAX_UPSTREAM_CALLS", "most data-node requests one query may make, counted before it runs; 0 derives it from the rate budget and the deadline: UPSTREAM_RATE × REQUEST_TIMEOUT (15/s × 30s = 450)", intValue(&c.MaxUpstreamCalls, 0)},
+		{"max-calls-per-event", "MAX_CALLS_PER_EVENT", "most upstream requests (data node and explorer) a subscription may make for each transaction it delivers, counted before it starts and enforced on every event", intValue(&c.MaxCallsPerEvent, graph.DefaultMaxCallsPerEvent)},
 		{"cursor-key", "CURSOR_KEY", "key that signs cursors, at least 32 characters (openssl rand -hex 32); several, comma-separated: the first signs, all verify (rotation); unset = a random key, cursors valid only for this process", stringValue(&c.CursorKey, "")},
 		{"asset-cache-size", "ASSET_CACHE_SIZE", "assets kept in the cache shared by all requests (0 disables it)", intValue(&c.AssetCacheSize, 10000)},
 		{"asset-cache-ttl", "ASSET_CACHE_TTL", "how long a cached asset is served", durationValue(&c.AssetCacheTTL, 30*time.Second)},
@@ -159,6 +166,7 @@ func (c *config) settings() []setting {
 		{"live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "most subscriptions open in this process", intValue(&c.LiveMaxSubs, 10000)},
 		{"live-max-subscriptions-per-client", "LIVE_MAX_SUBSCRIPTIONS_PER_CLIENT", "most subscriptions one client (its address, as for the rate budget's fair share) may hold open in this process, on every transport; 0 = a tenth of LIVE_MAX_SUBSCRIPTIONS", intValue(&c.LiveMaxSubsClient, 0)},
 		{"live-max-catchups-per-client", "LIVE_MAX_CATCHUPS_PER_CLIENT", "most resumes of one client catching up from the explorer at once; more wait their turn", intValue(&c.LiveMaxCatchUps, 2)},
+		{"live-max-calls-per-client", "LIVE_MAX_CALLS_PER_CLIENT", "most upstream requests one client's open subscriptions may make together for each transaction delivered (each subscription's MAX_CALLS_PER_EVENT figure, added up); more subscriptions are refused", intValue(&c.LiveMaxCallsClient, 100)},
 		{"live-lease-ttl", "LIVE_LEASE_TTL", "with Redis: lifetime of the polling lease, renewed by its holder; a replica that dies is replaced within about this long", durationValue(&c.LiveLeaseTTL, 3*time.Second)},
 		{"live-batch-key", "LIVE_BATCH_KEY", "with Redis: key that signs the live feed's batches between replicas (a batch no key verifies is dropped), at least 32 characters; several, comma-separated: the first signs, all verify (rotation); unset = derived from CURSOR_KEY; neither set = replicas share no batches, each polls for itself", stringValue(&c.LiveBatchKey, "")},
 		{"ws-max-subscriptions", "WS_MAX_SUBSCRIPTIONS", "most subscriptions one WebSocket connection, and most operations one single-connection SSE stream, may hold open", intValue(&c.WSMaxSubs, 100)},
@@ -223,7 +231,7 @@ func (c *config) validate() error {
 		name  string
 		value int
 	}{{"MAX_DEPTH", c.MaxDepth}, {"MAX_COST", c.MaxCost}, {"MAX_TOKENS", c.MaxTokens}, {"MAX_ALIASES", c.MaxAliases},
-		{"UPSTREAM_BURST", c.UpstreamBurst}, {"UPSTREAM_CONCURRENCY", c.UpstreamConcurrency}, {"BREAKER_FAILURES", c.BreakerFailures},
+		{"UPSTREAM_BURST", c.UpstreamBurst}, {"EXPLORER_BURST", c.ExplorerBurst}, {"MAX_CALLS_PER_EVENT", c.MaxCallsPerEvent}, {"LIVE_MAX_CALLS_PER_CLIENT", c.LiveMaxCallsClient}, {"UPSTREAM_CONCURRENCY", c.UpstreamConcurrency}, {"BREAKER_FAILURES", c.BreakerFailures},
 		{"LIVE_MAX_BACKLOG", c.LiveMaxBacklog}, {"LIVE_BUFFER", c.LiveBuffer}, {"LIVE_MAX_SUBSCRIPTIONS", c.LiveMaxSubs}, {"WS_MAX_SUBSCRIPTIONS", c.WSMaxSubs},
 		{"LIVE_MAX_CATCHUPS_PER_CLIENT", c.LiveMaxCatchUps}, {"WS_MAX_CONNECTIONS_PER_CLIENT", c.WSMaxConnsClient}} {
 		if l.value < 1 {
@@ -281,6 +289,9 @@ func (c *config) validate() error {
 	}
 	if c.UpstreamRate <= 0 {
 		return fmt.Errorf("UPSTREAM_RATE=%g: want a positive number of requests per second", c.UpstreamRate)
+	}
+	if c.ExplorerRate <= 0 {
+		return fmt.Errorf("EXPLORER_RATE=%g: want a positive number of requests per second", c.ExplorerRate)
 	}
 	var err error
 	if c.trustedProxies, err = parseTrustedProxies(c.TrustedProxies); err != nil {

@@ -52,6 +52,7 @@ func (c *config) limits() graph.Limits {
 
 		MaxUpstreamCalls:   calls,
 		UpstreamCallsBasis: basis,
+		MaxCallsPerEvent:   c.MaxCallsPerEvent,
 	}
 }
 

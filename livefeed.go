@@ -11,8 +11,8 @@ import (
 
 // newLiveFeed is the live transaction feed behind the GraphQL
 // subscription (design.md, Live data), configured here in full: one
-// poller of the explorer for every subscriber of this process, inside the
-// data node's shared rate budget; with Redis, one poller for every
+// poller of the explorer for every subscriber of this process, first in
+// the explorer's rate budget; with Redis, one poller for every
 // replica, elected by a lease, its batches signed with LIVE_BATCH_KEY and
 // published to all (README, Running many replicas). Its figures are exported at every scrape.
 func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, ops *operations, keys *graph.CursorKeys, logger *slog.Logger) *graph.LiveFeed {
@@ -29,6 +29,7 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 		// reading the explorer at once.
 		MaxSubscriptionsPerClient: cfg.LiveMaxSubsClient,
 		MaxCatchUpsPerClient:      cfg.LiveMaxCatchUps,
+		MaxCallsPerClient:         cfg.LiveMaxCallsClient,
 	}
 	// With Redis and a key the replicas share (LIVE_BATCH_KEY, or
 	// CURSOR_KEY's), one poller for the fleet; without a shared key no

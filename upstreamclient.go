@@ -38,8 +38,10 @@ func (gw *gateway) upstreamURLs() error {
 // circuit breakers, concurrency, the data node's rate budget (shared
 // through Redis when configured, and taken by clients in turn), and the
 // metrics and tracing of every call, with the breakers and the budget
-// exported at every scrape. The budget is returned too: the live feed's
-// polls wait on it.
+// exported at every scrape. Explorer requests wait on a rate budget of
+// their own (EXPLORER_RATE, this process's), taken by clients in turn as
+// the data node's is; it is returned too: the live feed's requests are
+// explorer requests, its polls first in line.
 func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operations) (*upstream.Client, upstream.Budget, error) {
 	retries := cfg.UpstreamRetries
 	if retries == 0 {
@@ -47,6 +49,7 @@ func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operat
 	}
 	// Contended budget goes to clients in turn (keyed by withClientKey).
 	budget := upstream.NewFairBudget(ops.budget(cfg.UpstreamRate, cfg.UpstreamBurst), cfg.UpstreamRate)
+	explorer := upstream.NewFairBudget(upstream.NewLocalBudget(cfg.ExplorerRate, cfg.ExplorerBurst), cfg.ExplorerRate)
 	c := upstream.Config{
 		DataNodeURL:    dataNodeURL,
 		ExplorerURL:    explorerURL,
@@ -56,6 +59,7 @@ func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operat
 		Breaker:        upstream.BreakerConfig{Failures: cfg.BreakerFailures, OpenFor: cfg.BreakerOpen},
 		MaxConcurrent:  cfg.UpstreamConcurrency,
 		Budget:         budget,
+		ExplorerBudget: explorer,
 		TracerProvider: ops.tracing.Provider,
 	}
 	if m := ops.metrics; m != nil {
@@ -68,5 +72,5 @@ func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operat
 	}
 	ops.metrics.WatchBreakers(client.BreakerState, upstream.ServiceDataNode, upstream.ServiceExplorer)
 	ops.metrics.WatchBudget(budget)
-	return client, budget, nil
+	return client, explorer, nil
 }

@@ -57,6 +57,7 @@ type sharedEvents struct {
 	// made counts the requests made, shared the answers given to a
 	// subscriber that did not make the request (for tests and metrics).
 	made, shared atomic.Uint64
+	waiters      atomic.Int32
 }
 
 type sharedCall struct {
@@ -107,9 +108,12 @@ func share[T any](s *sharedEvents, ctx context.Context, method string, params an
 		c.val, c.err = v, err
 		return v, err
 	}
+	s.waiters.Add(1)
 	select {
 	case <-c.done:
+		s.waiters.Add(-1)
 	case <-ctx.Done():
+		s.waiters.Add(-1)
 		var zero T
 		return zero, ctx.Err()
 	}
@@ -121,6 +125,9 @@ func share[T any](s *sharedEvents, ctx context.Context, method string, params an
 	v, _ := c.val.(T)
 	return v, c.err
 }
+
+// waiting is the number of callers waiting for another's request (tests).
+func (s *sharedEvents) waiting() int { return int(s.waiters.Load()) }
 
 // forget drops c, so that later subscribers make the request again.
 func (s *sharedEvents) forget(key string, c *sharedCall) {

@@ -30,11 +30,18 @@ type Budget interface {
 type BudgetError struct {
 	RetryAfter time.Duration
 	Banned     bool
+	// Service is the service whose budget refused (the client's calls
+	// set it); empty reads as the data node.
+	Service Service
 }
 
 func (e *BudgetError) Error() string {
 	if e.Banned {
 		return "the data node banned this gateway's address; no requests for " + e.RetryAfter.Round(time.Second).String()
 	}
-	return "the data node's rate budget is spent; retry in " + e.RetryAfter.Round(time.Millisecond).String()
+	name := "data node"
+	if e.Service == ServiceExplorer {
+		name = "block explorer"
+	}
+	return "the " + name + "'s rate budget is spent; retry in " + e.RetryAfter.Round(time.Millisecond).String()
 }

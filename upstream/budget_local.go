@@ -19,6 +19,15 @@ const (
 	DefaultBudgetBurst = 60
 )
 
+// DefaultExplorerRate and DefaultExplorerBurst are the explorer budget's
+// defaults (Config.ExplorerBudget). The explorer sets no limit: these are
+// several times what the live feed and a busy replica's lists ask of it,
+// and far below what one client could send without a budget.
+const (
+	DefaultExplorerRate  = 100
+	DefaultExplorerBurst = 200
+)
+
 // budgetMargin is the time a request needs after its wait for a token: a
 // token that would come later than that before the caller's deadline is
 // refused at once (RATE_LIMITED) rather than waited for in vain.

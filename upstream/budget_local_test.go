@@ -249,3 +249,32 @@ func TestBanStopsEveryCallUntilItEnds(t *testing.T) {
 		t.Fatalf("the explorer is not banned: %v", err)
 	}
 }
+
+// TestExplorerBudget: explorer calls wait on the explorer's budget (the
+// data node's is not asked), and its refusal names the explorer.
+func TestExplorerBudget(t *testing.T) {
+	s := &scripted{answer: func(w http.ResponseWriter, r *http.Request, n int) { writeOK(w, r) }}
+	dataNode := &recordingBudget{Budget: NewLocalBudget(100, 10)}
+	explorer := &recordingBudget{Budget: NewLocalBudget(100, 10)}
+	c := setup(t, s.ServeHTTP, func(cfg *Config) { cfg.Budget, cfg.ExplorerBudget = dataNode, explorer })
+	if _, err := c.ListTransactions(context.Background(), TransactionsParams{First: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := explorer.log(); got != "wait" {
+		t.Errorf("explorer budget calls: %q, want one wait", got)
+	}
+	if got := dataNode.log(); got != "" {
+		t.Errorf("data-node budget calls: %q, want none", got)
+	}
+	explorer.Pause(context.Background(), time.Minute, false)
+	short, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := c.ListTransactions(short, TransactionsParams{First: 1})
+	be, ok := errors.AsType[*BudgetError](err)
+	if !ok || be.Service != ServiceExplorer || !strings.Contains(err.Error(), "the block explorer's rate budget is spent") {
+		t.Fatalf("error %v, want the explorer budget's refusal", err)
+	}
+	if n := s.requests(txPath); n != 1 {
+		t.Errorf("%d explorer requests, want 1 (the refused call is not sent)", n)
+	}
+}

@@ -80,9 +80,13 @@ type Config struct {
 	// MaxConcurrent bounds the requests in flight to each service; 0 means
 	// DefaultMaxConcurrent.
 	MaxConcurrent int
-	// Budget is the rate budget of data-node calls (the explorer has no
-	// rate limit); nil means none. NewLocalBudget makes one.
+	// Budget is the rate budget of data-node calls; nil means none.
+	// NewLocalBudget makes one.
 	Budget Budget
+	// ExplorerBudget is the rate budget of block-explorer calls: the
+	// explorer has no rate limit of its own, so this one is the gateway's
+	// protection of it and the clients' fair share of it; nil means none.
+	ExplorerBudget Budget
 	// OnBreakerChange, if set, is called when a service's circuit breaker
 	// changes state ("closed", "half-open", "open"), for metrics and logs.
 	// It is called with the breaker's lock held: it must be fast and must
@@ -184,7 +188,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.guards = map[Service]*guard{
 		ServiceDataNode: newGuard(ServiceDataNode, &cfg, cfg.Budget),
-		ServiceExplorer: newGuard(ServiceExplorer, &cfg, nil),
+		ServiceExplorer: newGuard(ServiceExplorer, &cfg, cfg.ExplorerBudget),
 	}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxBodyBytes

@@ -17,9 +17,9 @@ import (
 //     *UnavailableError wrapping ErrCircuitOpen, without waiting for
 //     anything; after BreakerConfig.OpenFor it lets BreakerConfig.Probes
 //     calls through (half-open) and closes once they all succeed;
-//  2. the rate budget (data node only): Budget.Wait, which refuses with a
-//     *BudgetError while banned or when its wait would outlast the
-//     caller's deadline;
+//  2. the service's rate budget (Config.Budget, ExplorerBudget):
+//     Budget.Wait, which refuses with a *BudgetError while banned or when
+//     its wait would outlast the caller's deadline;
 //  3. the concurrency bound: at most MaxConcurrent requests to the service
 //     at once; waiting for a slot respects the caller's context (a caller
 //     waiting for a token holds no slot);
@@ -93,7 +93,7 @@ type guard struct {
 	service Service
 	breaker *gobreaker.CircuitBreaker[Freshness] // nil when disabled
 	slots   chan struct{}
-	budget  Budget // nil: no budget (the explorer, or none configured)
+	budget  Budget // nil: no budget configured
 }
 
 func newGuard(service Service, cfg *Config, budget Budget) *guard {
@@ -206,7 +206,9 @@ func (g *guard) attempt(ctx context.Context, c *Client, r route, target string, 
 		if err := g.budget.Wait(ctx); err != nil {
 			var be *BudgetError
 			if errors.As(err, &be) {
-				return Freshness{}, err
+				named := *be
+				named.Service = r.service
+				return Freshness{}, &named
 			}
 			return Freshness{}, &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: err}
 		}
