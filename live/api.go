@@ -116,7 +116,7 @@ type Config struct {
 	// subscriptions may make for each transaction delivered: the sum of
 	// their SubscribeOptions.Calls (what each selects beyond the
 	// transaction: a submitter's own transactions, delegations, …). Past
-	// it Subscribe fails with *ClientCallsError. Default 100.
+	// it Subscribe fails with *ClientCallsError. Default 20.
 	MaxCallsPerClient int
 	// MaxCatchUpsPerClient bounds the catch-ups of one client (resumes
 	// from a cursor the history cannot serve) reading the explorer at

@@ -46,7 +46,7 @@ func (c *Config) maxSubscriptionsPerClient() int {
 }
 
 // defaultMaxCallsPerClient is Config.MaxCallsPerClient's default.
-const defaultMaxCallsPerClient = 100
+const defaultMaxCallsPerClient = 20
 
 func (c *Config) maxCallsPerClient() int {
 	if c.MaxCallsPerClient > 0 {
