@@ -297,8 +297,8 @@ type streamingOperations struct {
 	// newEventState is a subscription event's state: its requests bounded
 	// and shared with the other subscribers' (liveshare.go).
 	newEventState func() *requestState
-	present  graphql.ErrorPresenterFunc
-	live     *LiveFeed
+	present       graphql.ErrorPresenterFunc
+	live          *LiveFeed
 }
 
 func (s streamingOperations) operations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {

@@ -199,26 +199,34 @@ func (u *eventUpstream) ListFundingPayments(ctx context.Context, p upstream.Fund
 	if err := u.take(); err != nil {
 		return nil, err
 	}
-	return share(u.shared, ctx, "funding", p, func(ctx context.Context) (*upstream.FundingPaymentPage, error) { return u.shared.next.ListFundingPayments(ctx, p) })
+	return share(u.shared, ctx, "funding", p, func(ctx context.Context) (*upstream.FundingPaymentPage, error) {
+		return u.shared.next.ListFundingPayments(ctx, p)
+	})
 }
 
 func (u *eventUpstream) ListDelegations(ctx context.Context, p upstream.DelegationsParams) (*upstream.DelegationPage, error) {
 	if err := u.take(); err != nil {
 		return nil, err
 	}
-	return share(u.shared, ctx, "delegations", p, func(ctx context.Context) (*upstream.DelegationPage, error) { return u.shared.next.ListDelegations(ctx, p) })
+	return share(u.shared, ctx, "delegations", p, func(ctx context.Context) (*upstream.DelegationPage, error) {
+		return u.shared.next.ListDelegations(ctx, p)
+	})
 }
 
 func (u *eventUpstream) ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error) {
 	if err := u.take(); err != nil {
 		return nil, err
 	}
-	return share(u.shared, ctx, "transactions", p, func(ctx context.Context) (*upstream.TransactionPage, error) { return u.shared.next.ListTransactions(ctx, p) })
+	return share(u.shared, ctx, "transactions", p, func(ctx context.Context) (*upstream.TransactionPage, error) {
+		return u.shared.next.ListTransactions(ctx, p)
+	})
 }
 
 func (u *eventUpstream) GetTransaction(ctx context.Context, hash string) (*upstream.Transaction, error) {
 	if err := u.take(); err != nil {
 		return nil, err
 	}
-	return share(u.shared, ctx, "transaction", strings.ToUpper(hash), func(ctx context.Context) (*upstream.Transaction, error) { return u.shared.next.GetTransaction(ctx, hash) })
+	return share(u.shared, ctx, "transaction", strings.ToUpper(hash), func(ctx context.Context) (*upstream.Transaction, error) {
+		return u.shared.next.GetTransaction(ctx, hash)
+	})
 }

@@ -207,7 +207,7 @@ type Stats struct {
 	RefusedClient, CaughtUpFromHistory, HistoryRefused uint64
 	// RefusedCalls counts Subscribe calls refused by MaxCallsPerClient.
 	RefusedCalls uint64
-	History                                            int
+	History      int
 	// Polls and PollErrors count this process's explorer polls.
 	Polls, PollErrors uint64
 	// BadMessages counts the coordinator's messages the feed refused:

@@ -87,7 +87,7 @@ func (e *ClientLimitError) Error() string {
 // delivered, and this one's Calls would take them past Max
 // (Config.MaxCallsPerClient).
 type ClientCallsError struct {
-	Client          string
+	Client           string
 	Held, Calls, Max int
 }
 
