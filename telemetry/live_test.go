@@ -29,6 +29,9 @@ func TestLiveMetricsReadTheFeedAtEachScrape(t *testing.T) {
 		`gateway_live_poller_state{state="polling"} 0`,
 		"gateway_live_lag_seconds 0",
 		"gateway_live_head_block 0",
+		`gateway_live_history_resumes_total{result="served"} 0`,
+		"gateway_live_history_transactions 0",
+		"gateway_live_coordinator_messages_refused_total 0",
 	)
 
 	mu.Lock()
@@ -41,7 +44,9 @@ func TestLiveMetricsReadTheFeedAtEachScrape(t *testing.T) {
 		DeliveredAt:      upstream.TxCursor{Block: 34514200, Index: 9},
 		Lag:              1500 * time.Millisecond,
 		RefusedPositions: 7, Reanchors: 1,
-		StallAfter: 30 * time.Second,
+		StallAfter:          30 * time.Second,
+		CaughtUpFromHistory: 11, HistoryRefused: 3, History: 1999,
+		BadMessages: 2,
 	}
 	mu.Unlock()
 	text := metricsHave(t, m, "busy",
@@ -65,7 +70,14 @@ func TestLiveMetricsReadTheFeedAtEachScrape(t *testing.T) {
 		"gateway_live_reanchors_total 1",
 		"gateway_live_lag_threshold_seconds 30",
 		`gateway_live_poller_state{state="stalled"} 0`,
+		`gateway_live_history_resumes_total{result="served"} 11`,
+		`gateway_live_history_resumes_total{result="refused"} 3`,
+		"gateway_live_history_transactions 1999",
+		"gateway_live_coordinator_messages_refused_total 2",
 		"# TYPE gateway_live_deliveries_total counter",
+		"# TYPE gateway_live_history_resumes_total counter",
+		"# TYPE gateway_live_history_transactions gauge",
+		"# TYPE gateway_live_coordinator_messages_refused_total counter",
 		"# TYPE gateway_live_dropped_total counter",
 		"# TYPE gateway_live_subscriptions gauge",
 	)
