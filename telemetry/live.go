@@ -102,3 +102,53 @@ func (m *Metrics) WatchLive(stats func() live.Stats) {
 		},
 	})
 }
+
+// LiveCoordinatorStats are the figures of the coordinator that shares the
+// live feed's poller among replicas through Redis (redisstate's
+// LiveCoordinator.Stats).
+type LiveCoordinatorStats struct {
+	// Oversized, Unauthentic and Stale count the messages on the
+	// coordinator's channel it dropped before reading them: larger than a
+	// batch can be, not signed by a key of the fleet, or sent too far
+	// from this process's clock or replayed.
+	Oversized, Unauthentic, Stale uint64
+	// Takeovers counts leases this replica took over from a holder that
+	// could not be a live replica's or had gone silent.
+	Takeovers uint64
+}
+
+// liveCoordinatorDescs are the coordinator's metrics, computed from
+// LiveCoordinatorStats at each scrape.
+var liveCoordinatorDescs = struct {
+	dropped, takeovers *prometheus.Desc
+}{
+	dropped: prometheus.NewDesc("gateway_live_coordinator_messages_dropped_total",
+		"Messages on the live feed's Redis channel this replica dropped before reading them, by reason: oversized (larger than a batch can be), unauthentic (no envelope, or no key of LIVE_BATCH_KEY verifies its MAC), stale (sent more than 30 s from this replica's clock, or a replay). Replicas sign every message: any drop means someone else writes to the channel, or a replica has another key.",
+		[]string{"reason"}, nil),
+	takeovers: prometheus.NewDesc("gateway_live_lease_takeovers_total",
+		"Polling leases this replica took over from a holder that could not be a live replica's (no expiry, another type, a value too long to name a replica) or had published nothing, neither batch nor heartbeat, for the lease's lifetime.", nil, nil),
+}
+
+// WatchLiveCoordinator exports the live feed coordinator's figures, read
+// from stats at every scrape; nothing when stats is nil (no Redis, or no
+// key the replicas share: no coordinator).
+func (m *Metrics) WatchLiveCoordinator(stats func() LiveCoordinatorStats) {
+	if m == nil || stats == nil {
+		return
+	}
+	d := liveCoordinatorDescs
+	m.registry.MustRegister(collectorFunc{
+		desc: d.dropped,
+		also: []*prometheus.Desc{d.takeovers},
+		collect: func(ch chan<- prometheus.Metric) {
+			st := stats()
+			counter := func(desc *prometheus.Desc, v uint64, labels ...string) {
+				ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
+			}
+			counter(d.dropped, st.Oversized, "oversized")
+			counter(d.dropped, st.Unauthentic, "unauthentic")
+			counter(d.dropped, st.Stale, "stale")
+			counter(d.takeovers, st.Takeovers)
+		},
+	})
+}

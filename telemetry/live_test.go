@@ -86,12 +86,49 @@ func TestLiveMetricsReadTheFeedAtEachScrape(t *testing.T) {
 	}
 }
 
-// Without metrics, or without a feed, WatchLive does nothing.
+// The Redis coordinator's figures are read at each scrape too: messages
+// dropped by reason, and leases taken over.
+func TestLiveCoordinatorMetricsReadTheCoordinatorAtEachScrape(t *testing.T) {
+	m := telemetry.NewMetrics()
+	var mu sync.Mutex
+	var st telemetry.LiveCoordinatorStats
+	m.WatchLiveCoordinator(func() telemetry.LiveCoordinatorStats {
+		mu.Lock()
+		defer mu.Unlock()
+		return st
+	})
+	metricsHave(t, m, "quiet",
+		`gateway_live_coordinator_messages_dropped_total{reason="oversized"} 0`,
+		`gateway_live_coordinator_messages_dropped_total{reason="unauthentic"} 0`,
+		`gateway_live_coordinator_messages_dropped_total{reason="stale"} 0`,
+		"gateway_live_lease_takeovers_total 0",
+	)
+
+	mu.Lock()
+	st = telemetry.LiveCoordinatorStats{Oversized: 1, Unauthentic: 4, Stale: 2, Takeovers: 3}
+	mu.Unlock()
+	metricsHave(t, m, "attacked",
+		`gateway_live_coordinator_messages_dropped_total{reason="oversized"} 1`,
+		`gateway_live_coordinator_messages_dropped_total{reason="unauthentic"} 4`,
+		`gateway_live_coordinator_messages_dropped_total{reason="stale"} 2`,
+		"gateway_live_lease_takeovers_total 3",
+		"# TYPE gateway_live_coordinator_messages_dropped_total counter",
+		"# TYPE gateway_live_lease_takeovers_total counter",
+	)
+}
+
+// Without metrics, or without a feed (a coordinator), WatchLive
+// (WatchLiveCoordinator) does nothing.
 func TestWatchLiveIsNilSafe(t *testing.T) {
 	var none *telemetry.Metrics
 	none.WatchLive(func() live.Stats { t.Fatal("stats read without metrics"); return live.Stats{} })
+	none.WatchLiveCoordinator(func() telemetry.LiveCoordinatorStats {
+		t.Fatal("coordinator stats read without metrics")
+		return telemetry.LiveCoordinatorStats{}
+	})
 	m := telemetry.NewMetrics()
 	m.WatchLive(nil)
+	m.WatchLiveCoordinator(nil)
 	if text := gather(t, m); strings.Contains(text, "gateway_live_") {
 		t.Errorf("live metrics without a feed:\n%s", text)
 	}
