@@ -218,10 +218,13 @@ func TestPromQLMetricNames(t *testing.T) {
 
 // afterWiring are metrics the dashboard shows that a gateway serves only
 // once something else exists: the live feed's, once the feed is wired
-// (operations.watchLive; all or none of them), and the subscription
-// event errors, once an event had an error.
+// (operations.watchLive; all or none of them), its Redis coordinator's,
+// with Redis (TestForgedLiveMessagesShowOnMetrics scrapes them), and the
+// subscription event errors, once an event had an error.
 var afterWiring = map[string]string{
 	"gateway_graphql_subscription_event_errors_total": "appears with the first subscription event error",
+	"gateway_live_coordinator_messages_dropped_total": "served with Redis and a key the replicas share (the live feed's coordinator)",
+	"gateway_live_lease_takeovers_total":              "served with Redis and a key the replicas share (the live feed's coordinator)",
 }
 
 const liveMetricPrefix = "gateway_live_"

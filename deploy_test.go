@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/tradenet/gateway/redisstate"
 )
 
 // k8sObject is the part of a Kubernetes manifest these tests check.
@@ -53,8 +55,9 @@ type k8sObject struct {
 }
 
 type k8sContainer struct {
-	Name  string `yaml:"name"`
-	Image string `yaml:"image"`
+	Name  string   `yaml:"name"`
+	Image string   `yaml:"image"`
+	Args  []string `yaml:"args"`
 	Ports []struct {
 		Name          string `yaml:"name"`
 		ContainerPort int    `yaml:"containerPort"`
@@ -253,4 +256,64 @@ func TestKubernetesManifests(t *testing.T) {
 	if hpa.Spec.ScaleTargetRef.Kind != "Deployment" || hpa.Spec.ScaleTargetRef.Name != "gateway" || hpa.Spec.MinReplicas < 2 || hpa.Spec.MaxReplicas <= hpa.Spec.MinReplicas {
 		t.Errorf("HPA %+v, min %d max %d", hpa.Spec.ScaleTargetRef, hpa.Spec.MinReplicas, hpa.Spec.MaxReplicas)
 	}
+}
+
+// The shared Redis bounds what one message on the live feed's channel
+// costs every replica (its client reads a whole message before the
+// gateway's own cap drops it), below Redis's defaults (512 MB commands,
+// 32 MB of pending pub/sub output), and still carries the largest batch
+// the gateway publishes.
+func TestRedisManifestBoundsPubSub(t *testing.T) {
+	objects, _ := readManifests(t)
+	containers := objects["Deployment/gateway-redis"].Spec.Template.Spec.Containers
+	if len(containers) != 1 {
+		t.Fatalf("the Redis Deployment has %d containers", len(containers))
+	}
+	// redis-server's options: --name, then its values up to the next one.
+	opts := map[string][]string{}
+	var name string
+	for _, a := range containers[0].Args {
+		if n, ok := strings.CutPrefix(a, "--"); ok {
+			name = n
+			opts[name] = []string{}
+		} else if name != "" {
+			opts[name] = append(opts[name], a)
+		}
+	}
+	const largest, bound = redisstate.DefaultMaxLiveMessage, 16 << 20
+	bulk := opts["proto-max-bulk-len"]
+	if len(bulk) != 1 || redisBytes(t, bulk[0]) < largest || redisBytes(t, bulk[0]) > bound {
+		t.Errorf("proto-max-bulk-len %q, want one size from %d to %d bytes", bulk, largest, bound)
+	}
+	limit := opts["client-output-buffer-limit"]
+	if len(limit) != 4 || limit[0] != "pubsub" {
+		t.Fatalf("client-output-buffer-limit %q, want pubsub HARD SOFT SECONDS", limit)
+	}
+	hard, soft := redisBytes(t, limit[1]), redisBytes(t, limit[2])
+	if hard < largest || hard > bound || soft <= 0 || soft > hard {
+		t.Errorf("client-output-buffer-limit %q: want a hard limit from %d to %d bytes, and a soft one under it", limit, largest, bound)
+	}
+	if secs, err := strconv.Atoi(limit[3]); err != nil || secs <= 0 {
+		t.Errorf("client-output-buffer-limit %q: soft limit seconds %q", limit, limit[3])
+	}
+}
+
+// redisBytes reads a size in redis.conf's units (1k = 1000, 1kb = 1024, …).
+func redisBytes(t *testing.T, s string) int {
+	t.Helper()
+	units := []struct {
+		suffix string
+		n      int
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}, {"", 1}}
+	lower := strings.ToLower(s)
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(lower, u.suffix); ok {
+			n, err := strconv.Atoi(num)
+			if err != nil {
+				t.Fatalf("size %q: %v", s, err)
+			}
+			return n * u.n
+		}
+	}
+	return 0
 }

@@ -58,9 +58,17 @@ func (o *operations) graphQLHooks() graph.Hooks {
 }
 
 // watchLive exports the live feed's figures on /metrics, read at each
-// scrape (stats is the feed's Stats); nothing without metrics.
-func (o *operations) watchLive(stats func() live.Stats) {
+// scrape (stats is the feed's Stats), and those of its Redis coordinator
+// when it has one (coord, nil without); nothing without metrics.
+func (o *operations) watchLive(stats func() live.Stats, coord *redisstate.LiveCoordinator) {
 	o.metrics.WatchLive(stats)
+	if coord == nil {
+		return
+	}
+	o.metrics.WatchLiveCoordinator(func() telemetry.LiveCoordinatorStats {
+		st := coord.Stats()
+		return telemetry.LiveCoordinatorStats{Oversized: st.Oversized, Unauthentic: st.Unauthentic, Stale: st.Stale, Takeovers: st.Takeovers}
+	})
 }
 
 // close flushes the spans still buffered (bounded) and closes Redis.

@@ -35,8 +35,9 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 	// CURSOR_KEY's), one poller for the fleet; without a shared key no
 	// replica would accept another's batches: each polls for itself
 	// (openSharedState says so at startup).
+	var coord *redisstate.LiveCoordinator
 	if ops.shared != nil && cfg.liveBatchKeys != nil {
-		lc.Coordinator = ops.shared.LiveCoordinator(redisstate.LiveOptions{
+		coord = ops.shared.LiveCoordinator(redisstate.LiveOptions{
 			LeaseTTL: cfg.LiveLeaseTTL,
 			// The holder publishes a batch or a heartbeat at every poll:
 			// it is silent only after several polls' time.
@@ -44,9 +45,10 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 			Keys:        cfg.liveBatchKeys,
 			Logger:      logger,
 		})
+		lc.Coordinator = coord
 	}
 	feed := graph.NewLiveFeed(lc, keys)
-	ops.watchLive(feed.Stats)
+	ops.watchLive(feed.Stats, coord)
 	return feed
 }
 

@@ -14,6 +14,8 @@ var liveStates = []string{"idle", "starting", "polling", "following", "backoff",
 // each scrape.
 var liveDescs = struct {
 	subscriptions, deliveries, dropped, refused, polls, pollErrors, state, lag, head, delivered, refusedPositions, reanchors, lagThreshold *prometheus.Desc
+
+	historyResumes, history, messagesRefused *prometheus.Desc
 }{
 	subscriptions: prometheus.NewDesc("gateway_live_subscriptions",
 		"Open subscriptions to the live transaction feed in this process (GraphQL subscriptions over WebSocket or SSE).", nil, nil),
@@ -44,6 +46,13 @@ var liveDescs = struct {
 		"Times the live feed moved back to the explorer's head (or the polling replica's) after it stayed behind the feed's position, or after the explorer rewrote the transaction at it: an explorer reset or reindexed, or a position accepted that the chain never reached.", nil, nil),
 	lagThreshold: prometheus.NewDesc("gateway_live_lag_threshold_seconds",
 		"The lag past which the live feed counts as stalled (ten poll intervals, at least 30 s): /readyz fails while the feed has subscriptions and gateway_live_lag_seconds exceeds it.", nil, nil),
+	historyResumes: prometheus.NewDesc("gateway_live_history_resumes_total",
+		"Subscriptions resuming from a cursor that the live feed's history of recent transactions answered without an explorer request, by result: served (caught up from the history alone), refused (the history proves the cursor further behind than the feed replays; also counted in gateway_live_refused_total{reason=\"backlog\"}).",
+		[]string{"result"}, nil),
+	history: prometheus.NewDesc("gateway_live_history_transactions",
+		"Transactions the live feed remembers (the newest delivered, up to twice LIVE_MAX_BACKLOG) to catch resumes up from memory.", nil, nil),
+	messagesRefused: prometheus.NewDesc("gateway_live_coordinator_messages_refused_total",
+		"Refusals of authentic messages from the Redis coordinator (signed by a replica of the fleet) by the live feed: undecodable, more transactions than a poll finds, starting at a position no chain reaches, or reaching past the explorer's head. Their rows refused for their position are also counted in gateway_live_refused_positions_total. Always 0 without a coordinator (no Redis, or no key the replicas share).", nil, nil),
 }
 
 // WatchLive exports the live feed's figures, read from stats at every
@@ -55,7 +64,7 @@ func (m *Metrics) WatchLive(stats func() live.Stats) {
 	d := liveDescs
 	m.registry.MustRegister(collectorFunc{
 		desc: d.subscriptions,
-		also: []*prometheus.Desc{d.deliveries, d.dropped, d.refused, d.polls, d.pollErrors, d.state, d.lag, d.head, d.delivered, d.refusedPositions, d.reanchors, d.lagThreshold},
+		also: []*prometheus.Desc{d.deliveries, d.dropped, d.refused, d.polls, d.pollErrors, d.state, d.lag, d.head, d.delivered, d.refusedPositions, d.reanchors, d.lagThreshold, d.historyResumes, d.history, d.messagesRefused},
 		collect: func(ch chan<- prometheus.Metric) {
 			st := stats()
 			gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
@@ -86,6 +95,60 @@ func (m *Metrics) WatchLive(stats func() live.Stats) {
 			counter(d.refusedPositions, st.RefusedPositions)
 			counter(d.reanchors, st.Reanchors)
 			gauge(d.lagThreshold, st.StallAfter.Seconds())
+			counter(d.historyResumes, st.CaughtUpFromHistory, "served")
+			counter(d.historyResumes, st.HistoryRefused, "refused")
+			gauge(d.history, float64(st.History))
+			counter(d.messagesRefused, st.BadMessages)
+		},
+	})
+}
+
+// LiveCoordinatorStats are the figures of the coordinator that shares the
+// live feed's poller among replicas through Redis (redisstate's
+// LiveCoordinator.Stats).
+type LiveCoordinatorStats struct {
+	// Oversized, Unauthentic and Stale count the messages on the
+	// coordinator's channel it dropped before reading them: larger than a
+	// batch can be, not signed by a key of the fleet, or sent too far
+	// from this process's clock or replayed.
+	Oversized, Unauthentic, Stale uint64
+	// Takeovers counts leases this replica took over from a holder that
+	// could not be a live replica's or had gone silent.
+	Takeovers uint64
+}
+
+// liveCoordinatorDescs are the coordinator's metrics, computed from
+// LiveCoordinatorStats at each scrape.
+var liveCoordinatorDescs = struct {
+	dropped, takeovers *prometheus.Desc
+}{
+	dropped: prometheus.NewDesc("gateway_live_coordinator_messages_dropped_total",
+		"Messages on the live feed's Redis channel this replica dropped before reading them, by reason: oversized (larger than a batch can be), unauthentic (no envelope, or no key of LIVE_BATCH_KEY verifies its MAC), stale (sent more than 30 s from this replica's clock, or a replay). Replicas sign every message: any drop means someone else writes to the channel, or a replica has another key.",
+		[]string{"reason"}, nil),
+	takeovers: prometheus.NewDesc("gateway_live_lease_takeovers_total",
+		"Polling leases this replica took over from a holder that could not be a live replica's (no expiry, another type, a value too long to name a replica) or had published nothing, neither batch nor heartbeat, for the lease's lifetime.", nil, nil),
+}
+
+// WatchLiveCoordinator exports the live feed coordinator's figures, read
+// from stats at every scrape; nothing when stats is nil (no Redis, or no
+// key the replicas share: no coordinator).
+func (m *Metrics) WatchLiveCoordinator(stats func() LiveCoordinatorStats) {
+	if m == nil || stats == nil {
+		return
+	}
+	d := liveCoordinatorDescs
+	m.registry.MustRegister(collectorFunc{
+		desc: d.dropped,
+		also: []*prometheus.Desc{d.takeovers},
+		collect: func(ch chan<- prometheus.Metric) {
+			st := stats()
+			counter := func(desc *prometheus.Desc, v uint64, labels ...string) {
+				ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
+			}
+			counter(d.dropped, st.Oversized, "oversized")
+			counter(d.dropped, st.Unauthentic, "unauthentic")
+			counter(d.dropped, st.Stale, "stale")
+			counter(d.takeovers, st.Takeovers)
 		},
 	})
 }
