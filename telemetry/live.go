@@ -25,7 +25,7 @@ var liveDescs = struct {
 		"Subscriptions the feed ended with an error, by reason: slow (the client did not keep up and its buffer filled), gap (this process missed transactions it could not fetch again; clients resubscribe from their last cursor).",
 		[]string{"reason"}, nil),
 	refused: prometheus.NewDesc("gateway_live_refused_total",
-		"Subscriptions refused at the start, by reason: limit (the process's subscription limit was reached), client (the client's share, LIVE_MAX_SUBSCRIPTIONS_PER_CLIENT, was reached), backlog (the cursor resumed from is further behind than the feed replays).",
+		"Subscriptions refused at the start, by reason: limit (the process's subscription limit was reached), client (the client's share, LIVE_MAX_SUBSCRIPTIONS_PER_CLIENT, was reached), calls (the client's subscriptions' upstream requests per transaction would pass LIVE_MAX_CALLS_PER_CLIENT), backlog (the cursor resumed from is further behind than the feed replays).",
 		[]string{"reason"}, nil),
 	polls: prometheus.NewDesc("gateway_live_polls_total",
 		"Polls of the block explorer's newest transactions made by this process (one poller for all its subscriptions; with Redis, one process polls for the fleet).", nil, nil),
@@ -80,6 +80,7 @@ func (m *Metrics) WatchLive(stats func() live.Stats) {
 			counter(d.refused, st.Refused, "limit")
 			counter(d.refused, st.BacklogRefused, "backlog")
 			counter(d.refused, st.RefusedClient, "client")
+			counter(d.refused, st.RefusedCalls, "calls")
 			counter(d.polls, st.Polls)
 			counter(d.pollErrors, st.PollErrors)
 			for _, s := range liveStates {

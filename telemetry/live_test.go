@@ -38,6 +38,7 @@ func TestLiveMetricsReadTheFeedAtEachScrape(t *testing.T) {
 	st = live.Stats{
 		Subscriptions: 3, Delivered: 1234,
 		DroppedSlow: 2, DroppedGap: 1, Refused: 5, BacklogRefused: 4,
+		RefusedClient: 8, RefusedCalls: 9,
 		Polls: 77, PollErrors: 6,
 		State:            "following",
 		Head:             upstream.TxCursor{Block: 34514203, Index: 2},
@@ -56,6 +57,8 @@ func TestLiveMetricsReadTheFeedAtEachScrape(t *testing.T) {
 		`gateway_live_dropped_total{reason="gap"} 1`,
 		`gateway_live_refused_total{reason="limit"} 5`,
 		`gateway_live_refused_total{reason="backlog"} 4`,
+		`gateway_live_refused_total{reason="client"} 8`,
+		`gateway_live_refused_total{reason="calls"} 9`,
 		"gateway_live_polls_total 77",
 		"gateway_live_poll_errors_total 6",
 		`gateway_live_poller_state{state="following"} 1`,
