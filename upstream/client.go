@@ -419,7 +419,7 @@ func get[B any, PB interface {
 		}
 		body := PB(new(B))
 		fresh, err := c.call(ctx, r, target, body)
-		return flightResult{body: body, fresh: fresh}, err
+		return flightResult{body: body, fresh: fresh, at: time.Now()}, err
 	})
 	if err != nil {
 		if ctx.Err() != nil && err == ctx.Err() {
@@ -428,6 +428,7 @@ func get[B any, PB interface {
 		return nil, Freshness{}, err
 	}
 	body, _ := res.body.(PB)
+	RecordAnswer(ctx, Answer{Service: r.service, Endpoint: r.endpoint, Freshness: res.fresh, FetchedAt: res.at})
 	return (*B)(body), res.fresh, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 )
 
 // flights coalesces identical GETs in flight at the same moment: the first
@@ -30,6 +31,7 @@ type flight struct {
 type flightResult struct {
 	body  listBody
 	fresh Freshness
+	at    time.Time // when the answer arrived
 }
 
 // do runs fn for key, or joins the run in flight.
