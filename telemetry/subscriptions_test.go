@@ -38,6 +38,9 @@ type tinySchema struct {
 	schema *ast.Schema
 	tracer trace.Tracer
 	ticks  chan tick
+	// subscribed receives a value each time a subscription is set up
+	// (its metrics are counted by then), before it waits for events.
+	subscribed chan struct{}
 }
 
 // tick is an event the test sends to the subscription; code, if set, is
@@ -55,6 +58,8 @@ func newTinySchema(tp trace.TracerProvider) *tinySchema {
 		`}),
 		tracer: tp.Tracer("upstream"),
 		ticks:  make(chan tick),
+		// Buffered beyond what any test opens: the set-up never waits.
+		subscribed: make(chan struct{}, 64),
 	}
 }
 
@@ -82,6 +87,10 @@ func (s *tinySchema) exec(ctx context.Context) graphql.ResponseHandler {
 		if refuse, _ := opCtx.Variables["refuse"].(bool); refuse {
 			graphql.AddError(ctx, codeError("BAD_USER_INPUT"))
 			return nil
+		}
+		select {
+		case s.subscribed <- struct{}{}:
+		default:
 		}
 		return func(ctx context.Context) *graphql.Response {
 			select {
@@ -393,6 +402,15 @@ func TestWebSocketSubscriptionsEndWithTheirConnection(t *testing.T) {
 	}
 	write(`{"type":"subscribe","id":"a","payload":{"query":"subscription Ticks { ticks }"}}`)
 	write(`{"type":"subscribe","id":"b","payload":{"query":"subscription Ticks { ticks }"}}`)
+	// Both are set up before any event: otherwise the first could take
+	// both events before the second is counted.
+	for range 2 {
+		select {
+		case <-s.schema.subscribed:
+		case <-ctx.Done():
+			t.Fatal("the subscriptions were not set up")
+		}
+	}
 	// Two events (the subscriptions share the tiny schema's channel:
 	// either may take each).
 	for n := range 2 {
