@@ -203,7 +203,8 @@ func TestPersistedDocumentsServedByID(t *testing.T) {
 				t.Fatalf("loaded %s with %d documents, want %s with 3", docs.Format(), docs.Len(), format.name)
 			}
 			var counts documentCounts
-			g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Documents: docs, Hooks: counts.hooks()}})
+			apq := lru.New[string](100)
+			g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Documents: docs, Hooks: counts.hooks(), APQCache: apq}})
 			two := map[string]any{"n": 2}
 			five := map[string]any{"n": 5}
 			wantTwo, wantFive := expected(t, g, docAssets, two), expected(t, g, docAssets, five)
@@ -248,6 +249,10 @@ func TestPersistedDocumentsServedByID(t *testing.T) {
 			resp.Body.Close()
 			wantData(t, "POST with an escaped id", r, wantTwo)
 			requests++
+			// The manifest served the hashes: nothing went to the APQ cache.
+			if _, stored := apq.Get(t.Context(), sha256Hex(docAssets)); stored {
+				t.Fatal("a document served from the manifest by its hash was stored as an automatic persisted query")
+			}
 			if served, refused := counts.get(); served != fmt.Sprintf("map[manifest:%d]", requests) || refused != "map[]" {
 				t.Fatalf("hooks: served %s, refused %s; want %d from the manifest, none refused", served, refused, requests)
 			}
