@@ -73,6 +73,9 @@ type config struct {
 	AssetCacheTTL    time.Duration
 	LoaderWait       time.Duration
 	APQCacheSize     int
+	// Trusted documents (handler.go loads the manifest).
+	PersistedDocuments   string
+	TrustedDocumentsOnly bool
 
 	// The live feed (subscriptions) and its transports.
 	LivePollInterval   time.Duration
@@ -158,6 +161,8 @@ func (c *config) settings() []setting {
 		{"asset-cache-ttl", "ASSET_CACHE_TTL", "how long a cached asset is served", durationValue(&c.AssetCacheTTL, 30*time.Second)},
 		{"loader-wait", "LOADER_WAIT", "how long a loader collects references before calling the upstream once for all", durationValue(&c.LoaderWait, 2*time.Millisecond)},
 		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
+		{"persisted-documents", "PERSISTED_DOCUMENTS", "file of trusted documents that clients send by id (documentId, doc_id or the persistedQuery hash): Relay's persisted_queries.json or Apollo's persisted query manifest; each is validated against the schema at start, which fails on any invalid one", stringValue(&c.PersistedDocuments, "")},
+		{"trusted-documents-only", "TRUSTED_DOCUMENTS_ONLY", "run only the documents of PERSISTED_DOCUMENTS (by id, or sent as their text): any other query, new automatic persisted queries and introspection are refused", boolValue(&c.TrustedDocumentsOnly, false)},
 
 		// The live feed and the subscription transports (livefeed.go, handler.go).
 		{"live-poll-interval", "LIVE_POLL_INTERVAL", "how often the live feed polls the explorer's newest transactions while anyone is subscribed (one poller for every subscriber; with Redis, for every replica)", durationValue(&c.LivePollInterval, 500*time.Millisecond)},
@@ -324,6 +329,9 @@ func (c *config) validate() error {
 	}
 	if c.APQCacheSize < 0 {
 		return fmt.Errorf("APQ_CACHE_SIZE must be >= 0")
+	}
+	if c.TrustedDocumentsOnly && c.PersistedDocuments == "" {
+		return fmt.Errorf("TRUSTED_DOCUMENTS_ONLY=true needs PERSISTED_DOCUMENTS, the manifest of the documents to accept")
 	}
 
 	// Operations.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -16,7 +17,7 @@ import (
 // loaders, the telemetry extension and the loaders' metrics, where
 // persisted queries and the asset cache live (Redis when configured, else
 // this process), and the subscription transports over the live feed.
-func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorKeys, feed *graph.LiveFeed, ops *operations, logger *slog.Logger) http.Handler {
+func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorKeys, feed *graph.LiveFeed, docs *graph.PersistedDocuments, ops *operations, logger *slog.Logger) http.Handler {
 	return graph.NewHandler(graph.HandlerConfig{
 		Upstream:      client,
 		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax, NestedMaxSize: cfg.PageNestedMax},
@@ -27,17 +28,34 @@ func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorK
 			AssetCacheSize: cfg.AssetCacheSize,
 			AssetCacheTTL:  cfg.AssetCacheTTL,
 		},
-		Logger:         logger,
-		Limits:         cfg.limits(),
-		RequestTimeout: cfg.RequestTimeout,
-		CursorKeys:     keys,
-		Live:           feed,
-		Subscriptions:  cfg.subscriptions(),
-		Extensions:     []graphql.HandlerExtension{telemetry.NewGraphQL(ops.metrics, ops.tracing.Provider)},
-		Hooks:          ops.graphQLHooks(),
-		APQCache:       ops.apqCache(cfg.APQCacheSize),
-		AssetCache:     ops.assetCache(cfg.AssetCacheSize, cfg.AssetCacheTTL),
+		Logger:               logger,
+		Limits:               cfg.limits(),
+		RequestTimeout:       cfg.RequestTimeout,
+		CursorKeys:           keys,
+		Live:                 feed,
+		Subscriptions:        cfg.subscriptions(),
+		Extensions:           []graphql.HandlerExtension{telemetry.NewGraphQL(ops.metrics, ops.tracing.Provider)},
+		Hooks:                ops.graphQLHooks(),
+		APQCache:             ops.apqCache(cfg.APQCacheSize),
+		Documents:            docs,
+		TrustedDocumentsOnly: cfg.TrustedDocumentsOnly,
+		AssetCache:           ops.assetCache(cfg.AssetCacheSize, cfg.AssetCacheTTL),
 	})
+}
+
+// persistedDocuments loads PERSISTED_DOCUMENTS, the manifest of trusted
+// documents (nil when unset), each validated against the schema: any
+// that does not read, parse or validate fails start-up, its id named.
+func (c *config) persistedDocuments(logger *slog.Logger) (*graph.PersistedDocuments, error) {
+	if c.PersistedDocuments == "" {
+		return nil, nil
+	}
+	docs, err := graph.LoadPersistedDocuments(c.PersistedDocuments, graph.PagingConfig{MaxSize: c.PageMax})
+	if err != nil {
+		return nil, fmt.Errorf("PERSISTED_DOCUMENTS: %w", err)
+	}
+	logger.Info("persisted documents loaded", "file", c.PersistedDocuments, "format", docs.Format(), "documents", docs.Len(), "trusted_only", c.TrustedDocumentsOnly)
+	return docs, nil
 }
 
 // limits is the handler's query limits from the configuration.

@@ -54,7 +54,8 @@ func (o *operations) graphQLHooks() graph.Hooks {
 	if o.metrics == nil {
 		return graph.Hooks{}
 	}
-	return graph.Hooks{AssetCache: o.metrics.ObserveAssetCache, LoaderBatch: o.metrics.ObserveLoaderBatch, LoaderPrefetch: o.metrics.ObserveLoaderPrefetch, Execution: o.metrics.ObserveExecution}
+	return graph.Hooks{AssetCache: o.metrics.ObserveAssetCache, LoaderBatch: o.metrics.ObserveLoaderBatch, LoaderPrefetch: o.metrics.ObserveLoaderPrefetch, Execution: o.metrics.ObserveExecution,
+		DocumentServed: o.metrics.ObserveDocumentServed, DocumentRefused: o.metrics.ObserveDocumentRefused}
 }
 
 // watchLive exports the live feed's figures on /metrics, read at each

@@ -87,6 +87,10 @@ type gateway struct {
 // and the routes and middleware (below).
 func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway, error) {
 	gw := &gateway{cfg: cfg, logger: logger}
+	docs, err := cfg.persistedDocuments(logger) // first: nothing started yet when it fails
+	if err != nil {
+		return nil, err
+	}
 	if err := gw.upstreamURLs(); err != nil {
 		return nil, err
 	}
@@ -108,7 +112,7 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 	}, ttl: 5 * time.Second}
 	keys := cfg.signingKeys(logger)
 	gw.live = newLiveFeed(cfg, client, budget, ops, keys, logger)
-	gw.handler = gw.routes(newGraphQLHandler(cfg, client, keys, gw.live, ops, logger))
+	gw.handler = gw.routes(newGraphQLHandler(cfg, client, keys, gw.live, docs, ops, logger))
 	gw.ready.Store(true)
 	return gw, nil
 }

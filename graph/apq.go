@@ -60,7 +60,9 @@ func (p persistedQueries) Validate(graphql.ExecutableSchema) error {
 // fills in the query of a request that sent only its hash.
 func (p persistedQueries) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
 	raw, ok := params.Extensions["persistedQuery"]
-	if !ok || raw == nil {
+	if !ok || raw == nil || servedFromManifest(ctx) != nil {
+		// (A hash the manifest of trusted documents served: nothing to
+		// look up or store; documents_serve.go.)
 		return nil
 	}
 	hash, err := persistedQueryHash(raw)

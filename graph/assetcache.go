@@ -127,4 +127,12 @@ type Hooks struct {
 	// it: "direct" (fastexec.go) or "gqlgen" (the direct executor gave up,
 	// or is off).
 	Execution func(executor string)
+	// DocumentServed is called once per operation that runs a persisted
+	// document, with where its text came from: DocumentSourceManifest or
+	// DocumentSourceAPQ (a hash alone, found in the APQ cache).
+	DocumentServed func(source string)
+	// DocumentRefused is called once per document refused, with the
+	// reason: RefusedUnknownID, RefusedUntrusted or
+	// RefusedAPQRegistration.
+	DocumentRefused func(reason string)
 }

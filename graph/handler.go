@@ -39,6 +39,12 @@ type HandlerConfig struct {
 	// APQCache stores automatic persisted queries by their SHA-256 hash;
 	// nil keeps DefaultAPQCacheSize of them in memory.
 	APQCache graphql.Cache[string]
+	// Documents is the manifest of trusted documents, served by id
+	// (LoadPersistedDocuments; documents_serve.go); nil: none.
+	Documents *PersistedDocuments
+	// TrustedDocumentsOnly refuses every operation that is not a document
+	// of Documents (which it needs).
+	TrustedDocumentsOnly bool
 	// Extensions are added to gqlgen's executor before any other, so that
 	// they see every operation and response whole (metrics, tracing).
 	Extensions []graphql.HandlerExtension
@@ -134,7 +140,14 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.APQCache == nil {
 		cfg.APQCache = lru.New[string](DefaultAPQCacheSize)
 	}
+	if cfg.TrustedDocumentsOnly && cfg.Documents == nil {
+		panic("graph: HandlerConfig.TrustedDocumentsOnly without Documents would refuse every operation")
+	}
+	// Documents by id, then APQ, then the trusted-documents policy on
+	// the text APQ leaves (documents_serve.go).
+	srv.Use(documentLookup{docs: cfg.Documents, refused: cfg.Hooks.DocumentRefused})
 	srv.Use(persistedQueries{cache: cfg.APQCache, max: MaxPersistedQueryBytes}) // after the limits: stores only what passed them (apq.go)
+	srv.Use(documentPolicy{docs: cfg.Documents, trustedOnly: cfg.TrustedDocumentsOnly, served: cfg.Hooks.DocumentServed, refused: cfg.Hooks.DocumentRefused})
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}

@@ -39,8 +39,8 @@ type streamOperation struct {
 // parse, validation, variables, a limit, a refusal), presented.
 type requestFailure struct {
 	Response *graphql.Response // errors and extensions; no data
-	// NotGraphQL: the request had neither a query nor a persisted query's
-	// hash; it is answered 400 whatever the client accepts.
+	// NotGraphQL: the request had no query, persisted query's hash or
+	// document id; it is answered 400 whatever the client accepts.
 	NotGraphQL bool
 }
 
@@ -58,7 +58,7 @@ func (f *requestFailure) JSON() []byte {
 // transport can run: @defer in a subscription (the incremental delivery
 // proposal's validation rule: each event is one result).
 func startOperation(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams) (op *streamOperation, fail *requestFailure) {
-	noQuery := params.Query == "" && params.Extensions["persistedQuery"] == nil
+	noQuery := !namesDocument(params)
 	defer func() {
 		if p := recover(); p != nil {
 			logPanic(ctx, "operation set-up", p)

@@ -371,7 +371,13 @@ type sseStream struct {
 // subscribeSSE POSTs a subscription accepting text/event-stream.
 func subscribeSSE(t *testing.T, gatewayURL, query string, vars map[string]any) *sseStream {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	return subscribeSSERequest(t, gatewayURL, map[string]any{"query": query, "variables": vars})
+}
+
+// subscribeSSERequest POSTs request accepting text/event-stream.
+func subscribeSSERequest(t *testing.T, gatewayURL string, request map[string]any) *sseStream {
+	t.Helper()
+	body, _ := json.Marshal(request)
 	ctx, cancel := context.WithTimeout(context.Background(), streamDeadline)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, gatewayURL, bytes.NewReader(body))
 	if err != nil {

@@ -24,10 +24,11 @@ import (
 // fastParams decodes body as encoding/json's Decoder (numbers as
 // json.Number) decodes it into graphql.RawParams, when body is one JSON
 // object whose members are "query", "operationName", "variables" and
-// "extensions" (each at most once, the keys written plainly), with only
-// whitespace around it. ok is false for any other body, and for anything
-// it leaves to encoding/json: a \u escape or invalid UTF-8 in a string, a
-// syntax error.
+// "extensions", and a persisted document's "documentId" or "doc_id"
+// (documentRef, applied to p), each at most once, the keys written
+// plainly, with only whitespace around it. ok is false for any other
+// body, and for anything it leaves to encoding/json: a \u escape or
+// invalid UTF-8 in a string, a syntax error, document ids that disagree.
 func fastParams(body []byte) (p graphql.RawParams, ok bool) {
 	i := jsonscan.SkipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
@@ -37,7 +38,8 @@ func fastParams(body []byte) (p graphql.RawParams, ok bool) {
 	if i < len(body) && body[i] == '}' {
 		return p, jsonscan.SkipSpace(body, i+1) == len(body)
 	}
-	var seen [4]bool
+	var seen [6]bool
+	var ref documentRef
 	for {
 		key, next, ok := plainKey(body, i)
 		if !ok {
@@ -62,6 +64,12 @@ func fastParams(body []byte) (p graphql.RawParams, ok bool) {
 		case "extensions":
 			member = 3
 			p.Extensions, i, ok = objectOrNull(body, i)
+		case "documentId":
+			member = 4
+			ref.DocumentID, i, ok = stringOrNull(body, i)
+		case "doc_id":
+			member = 5
+			ref.DocID, i, ok = stringOrNull(body, i)
 		default:
 			return p, false
 		}
@@ -77,7 +85,7 @@ func fastParams(body []byte) (p graphql.RawParams, ok bool) {
 		case ',':
 			i = jsonscan.SkipSpace(body, i+1)
 		case '}':
-			return p, jsonscan.SkipSpace(body, i+1) == len(body)
+			return p, jsonscan.SkipSpace(body, i+1) == len(body) && ref.apply(&p) == ""
 		default:
 			return p, false
 		}

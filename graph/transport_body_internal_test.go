@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,13 +11,23 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// referenceParams decodes body as gqlgen's POST transport does.
+// referenceParams decodes body as gqlgen's POST transport does, with a
+// persisted document's id as decodePOST's slow path reads it.
 func referenceParams(body []byte) (graphql.RawParams, error) {
 	var p graphql.RawParams
+	decoded := struct {
+		*graphql.RawParams
+		documentRef
+	}{RawParams: &p}
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.UseNumber()
-	err := d.Decode(&p)
-	return p, err
+	if err := d.Decode(&decoded); err != nil {
+		return p, err
+	}
+	if msg := decoded.apply(&p); msg != "" {
+		return p, errors.New(msg)
+	}
+	return p, nil
 }
 
 // checkFastParams fails if fastParams decodes body to anything but what
@@ -48,6 +59,9 @@ func TestFastParamsTakesClientBodies(t *testing.T) {
 		map[string]any{"query": query, "variables": nil, "operationName": nil, "extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}}},
 		map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1}}},
 		map[string]any{},
+		map[string]any{"documentId": "sha256:" + strings.Repeat("ab", 32), "variables": map[string]any{"n": 5}, "operationName": "Page"},
+		map[string]any{"doc_id": "3be4abb81fa595e25eb725b2c6a87508", "variables": map[string]any{"n": 5}},
+		map[string]any{"documentId": "a", "doc_id": "a", "query": nil},
 	}
 	for _, b := range bodies {
 		body, err := json.Marshal(b)
@@ -83,6 +97,7 @@ func TestFastParamsLeavesTheRestToGqlgen(t *testing.T) {
 		`{"query":"\u004"}`, `{"query":"\u00g1"}`, `{"query":"a\x"}`, "{\"query\":\"a\x01\"}", "{\"query\":\"\xff\"}", "{\"query\":\"\xed\xa0\x80\"}",
 		`{"query":5}`, `{"query":"a"} {"query":"b"}`, `{"query":"a"}x`, `{"variables":[]}`, `{"variables":{"a":}}`,
 		`{"headers":{"a":["b"]}}`, `{"qu\u0065ry":"a"}`, `{"query":nul}`, `{"query":nullx}`,
+		`{"documentId":"a","doc_id":"b"}`, `{"documentId":5}`, `{"documentId":"a","documentId":"b"}`, `{"DocumentId":"a"}`,
 	} {
 		if checkFastParams(t, []byte(body)) {
 			t.Errorf("%q: taken by the fast path", body)
@@ -96,7 +111,7 @@ func FuzzFastParams(f *testing.F) {
 	for _, s := range []string{
 		`{"query":"{ a }"}`, `{"query":"x\ny\"z\\","operationName":"Op","variables":{"n":1,"m":[1.5e3,"s",null]}}`,
 		`{"extensions":{"persistedQuery":{"version":1}}}`, ` { } `, `{"query":null,"variables":null}`, "{\"query\":\"é\"}",
-		`{"query":"\u00e9"}`, `{"query":"a"}garbage`,
+		`{"query":"\u00e9"}`, `{"query":"a"}garbage`, `{"documentId":"x","variables":{}}`, `{"doc_id":"y","documentId":"z"}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -92,6 +92,9 @@ func getParams(r *http.Request) (params *graphql.RawParams, msg string) {
 			}
 		}
 	}
+	if msg := (documentRef{DocumentID: query.Get("documentId"), DocID: query.Get("doc_id")}).apply(params); msg != "" {
+		return nil, msg
+	}
 	return params, ""
 }
 
@@ -138,9 +141,19 @@ func decodePOST(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	}
 	if p, ok := fastParams(body); ok {
 		*params = p
-	} else if err := jsonDecode(body, params); err != nil {
+		return true
+	}
+	decoded := struct {
+		*graphql.RawParams
+		documentRef // a persisted document's id (documents_serve.go)
+	}{RawParams: params}
+	if err := jsonDecode(body, &decoded); err != nil {
 		// Classified by the error presenter (requestErrorMessage).
 		writeRequestError(r.Context(), w, exec, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %v", err)})
+		return false
+	}
+	if msg := decoded.apply(params); msg != "" {
+		writeRequestError(r.Context(), w, exec, http.StatusBadRequest, gqlerror.List{inputError(msg)})
 		return false
 	}
 	return true
@@ -148,8 +161,9 @@ func decodePOST(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 
 // execute runs the operation, or answers its request error.
 func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecutor, media mediaType, params *graphql.RawParams, queryOnly bool) {
-	// No query and no persisted query's hash: not a GraphQL request.
-	noQuery := params.Query == "" && params.Extensions["persistedQuery"] == nil
+	// No query, no persisted query's hash, no document id: not a GraphQL
+	// request.
+	noQuery := !namesDocument(params)
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		status := http.StatusBadRequest

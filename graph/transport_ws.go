@@ -553,8 +553,9 @@ func parseWSMessage(data []byte) (m wsIncoming, problem string) {
 }
 
 // parseSubscribePayload decodes a subscribe message's payload: an object
-// with a string query, and optional operationName (a string), variables
-// and extensions (objects).
+// with a string query, or a persisted document's id instead (a string
+// documentId or doc_id: documents_serve.go), and optional operationName (a
+// string), variables and extensions (objects).
 func parseSubscribePayload(payload json.RawMessage) (*graphql.RawParams, string) {
 	const invalid = "Invalid message received: "
 	start := graphql.Now()
@@ -566,12 +567,22 @@ func parseSubscribePayload(payload json.RawMessage) (*graphql.RawParams, string)
 		OperationName json.RawMessage `json:"operationName"`
 		Variables     json.RawMessage `json:"variables"`
 		Extensions    json.RawMessage `json:"extensions"`
+		DocumentID    json.RawMessage `json:"documentId"`
+		DocID         json.RawMessage `json:"doc_id"`
 	}
 	if err := json.Unmarshal(payload, &fields); err != nil {
 		return nil, invalid + `the payload of "subscribe" must be an object`
 	}
 	params := &graphql.RawParams{ReadTime: graphql.TraceTiming{Start: start}}
-	if isJSONNull(fields.Query) || json.Unmarshal(fields.Query, &params.Query) != nil {
+	var ref documentRef
+	if !isJSONNull(fields.DocumentID) && json.Unmarshal(fields.DocumentID, &ref.DocumentID) != nil {
+		return nil, invalid + `"documentId" must be a string`
+	}
+	if !isJSONNull(fields.DocID) && json.Unmarshal(fields.DocID, &ref.DocID) != nil {
+		return nil, invalid + `"doc_id" must be a string`
+	}
+	byID := ref != documentRef{}
+	if (isJSONNull(fields.Query) && !byID) || (!isJSONNull(fields.Query) && json.Unmarshal(fields.Query, &params.Query) != nil) {
 		return nil, invalid + `"query" must be a string`
 	}
 	if !isJSONNull(fields.OperationName) && json.Unmarshal(fields.OperationName, &params.OperationName) != nil {
@@ -582,6 +593,9 @@ func parseSubscribePayload(payload json.RawMessage) (*graphql.RawParams, string)
 	}
 	if !isJSONNull(fields.Extensions) && (!isJSONObject(fields.Extensions) || jsonDecode(fields.Extensions, &params.Extensions) != nil) {
 		return nil, invalid + `"extensions" must be an object`
+	}
+	if msg := ref.apply(params); msg != "" {
+		return nil, invalid + msg
 	}
 	return params, ""
 }

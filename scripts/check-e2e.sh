@@ -9,7 +9,9 @@
 #   2. relay-compiler compiles e2e/relay/src against the served schema;
 #   3. node --test e2e/test: the playground in Chromium, Apollo Client,
 #      Relay failure cases, the examples/ query set, graphql-http's
-#      GraphQL-over-HTTP server audit (every audit must be ok).
+#      GraphQL-over-HTTP server audit (every audit must be ok), trusted
+#      documents (gateways of the test's own from the binary built here,
+#      E2E_GATEWAY_BIN, over the same sample service).
 # Exits non-zero when any step fails. Screenshots: e2e/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -94,8 +96,8 @@ step "schema: served SDL vs schema/schema.graphql, breaking changes" \
   node e2e/schema-gate.mjs --served "$work/served.graphql"
 step "relay-compiler against the served schema" \
   node e2e/relay-compile.mjs "$work/served.graphql"
-step "node --test e2e/test (playground in Chromium, Apollo, Relay, examples, graphql-http audit)" \
-  env E2E_GATEWAY_URL="$gateway" E2E_UPSTREAM_URL="$upstream" \
+step "node --test e2e/test (playground in Chromium, Apollo, Relay, examples, graphql-http audit, trusted documents)" \
+  env E2E_GATEWAY_URL="$gateway" E2E_UPSTREAM_URL="$upstream" E2E_GATEWAY_BIN="$work/gateway" \
   node --test --test-concurrency=1 --test-timeout=300000 e2e/test/
 
 if [ "${#failed[@]}" -gt 0 ]; then

@@ -38,6 +38,8 @@ type Metrics struct {
 	executions       *prometheus.CounterVec
 	compressed       *prometheus.CounterVec
 	compressedBytes  *prometheus.CounterVec
+	documentsServed  *prometheus.CounterVec
+	documentsRefused *prometheus.CounterVec
 	subscriptions    subscriptionMetrics
 }
 
@@ -130,6 +132,14 @@ func NewMetrics() *Metrics {
 			Name: "gateway_http_compressed_response_bytes_total",
 			Help: "Bytes of the compressed responses' bodies, by content coding, before (stage=\"in\") and after (stage=\"out\") compression.",
 		}, []string{"encoding", "stage"}),
+		documentsServed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_persisted_documents_served_total",
+			Help: "Operations run from a persisted document, by where its text came from: manifest (the trusted documents of PERSISTED_DOCUMENTS, by documentId, doc_id or persistedQuery hash) or apq (a hash alone, found among the automatic persisted queries).",
+		}, []string{"source"}),
+		documentsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_documents_refused_total",
+			Help: "Documents refused, by reason: unknown_id (a documentId or doc_id the manifest does not list), untrusted (TRUSTED_DOCUMENTS_ONLY: a text not in the manifest), apq_registration (TRUSTED_DOCUMENTS_ONLY: an automatic persisted query's registration of a text not in the manifest).",
+		}, []string{"reason"}),
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -137,7 +147,7 @@ func NewMetrics() *Metrics {
 		m.operations, m.operationSeconds, m.operationErrors,
 		m.upstreamRequests, m.upstreamSeconds,
 		m.assetCache, m.loaderBatch, m.loaderPrefetch, m.breakerChanges, m.redisErrors, m.executions,
-		m.compressed, m.compressedBytes,
+		m.compressed, m.compressedBytes, m.documentsServed, m.documentsRefused,
 	)
 	m.subscriptions = newSubscriptionMetrics(reg)
 	for _, e := range []string{"direct", "gqlgen"} {
@@ -152,6 +162,12 @@ func NewMetrics() *Metrics {
 	}
 	for _, r := range []string{"hit", "miss"} {
 		m.assetCache.WithLabelValues(r)
+	}
+	for _, src := range []string{"manifest", "apq"} {
+		m.documentsServed.WithLabelValues(src)
+	}
+	for _, r := range []string{"unknown_id", "untrusted", "apq_registration"} {
+		m.documentsRefused.WithLabelValues(r)
 	}
 	// Series known in advance start at 0, so that rate() and the
 	// dashboard see them before the first event.
@@ -259,6 +275,24 @@ func (m *Metrics) ObserveExecution(executor string) {
 		return
 	}
 	m.executions.WithLabelValues(executor).Inc()
+}
+
+// ObserveDocumentServed counts an operation run from a persisted
+// document, by source ("manifest" or "apq").
+func (m *Metrics) ObserveDocumentServed(source string) {
+	if m == nil {
+		return
+	}
+	m.documentsServed.WithLabelValues(source).Inc()
+}
+
+// ObserveDocumentRefused counts a refused document, by reason
+// ("unknown_id", "untrusted" or "apq_registration").
+func (m *Metrics) ObserveDocumentRefused(reason string) {
+	if m == nil {
+		return
+	}
+	m.documentsRefused.WithLabelValues(reason).Inc()
 }
 
 // ObserveLoaderBatch records the size of a batch a loader dispatched.

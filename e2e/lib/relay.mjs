@@ -4,7 +4,7 @@
 // as an application would: an Environment whose Network POSTs to the
 // gateway.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,12 +21,21 @@ const compiler = join(e2eDir, 'node_modules', '.bin', 'relay-compiler');
  * Runs relay-compiler over e2e/relay/src against sdl. Returns its exit
  * code, its output (colours stripped) and the artifacts it generated.
  * sources adds files to src ({ 'Name.js': text }; relay-compiler wants
- * each operation named after its file: NameSomethingQuery).
+ * each operation named after its file: NameSomethingQuery). persist
+ * (MD5, SHA1 or SHA256) compiles for persisted queries: the operations
+ * carry an id and no text, and the compiler writes their texts by id to
+ * persisted_queries.json in the run's directory (run.manifest).
  */
-export function compileRelay(sdl, { keep = false, sources = {} } = {}) {
+export function compileRelay(sdl, { keep = false, sources = {}, persist } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'e2e-relay-'));
   try {
-    cpSync(join(relayDir, 'relay.config.json'), join(dir, 'relay.config.json'));
+    const config = JSON.parse(readFileSync(join(relayDir, 'relay.config.json'), 'utf8'));
+    if (persist) {
+      // relay-compiler wants the file to exist before it writes it.
+      writeFileSync(join(dir, 'persisted_queries.json'), '{}');
+      config.persistConfig = { file: './persisted_queries.json', algorithm: persist };
+    }
+    writeFileSync(join(dir, 'relay.config.json'), JSON.stringify(config, null, 2));
     cpSync(join(relayDir, 'src'), join(dir, 'src'), { recursive: true });
     for (const [name, text] of Object.entries(sources)) writeFileSync(join(dir, 'src', name), text);
     mkdirSync(join(dir, '__generated__'));
@@ -34,7 +43,8 @@ export function compileRelay(sdl, { keep = false, sources = {} } = {}) {
     const run = spawnSync(compiler, [join(dir, 'relay.config.json')], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     if (run.error) throw run.error;
     const output = `${run.stdout}${run.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
-    return { code: run.status, output, artifacts: readdirSync(join(dir, '__generated__')).sort(), dir };
+    const manifest = persist ? join(dir, 'persisted_queries.json') : undefined;
+    return { code: run.status, output, artifacts: readdirSync(join(dir, '__generated__')).sort(), dir, manifest };
   } finally {
     if (!keep) rmSync(dir, { recursive: true, force: true });
   }
@@ -76,20 +86,26 @@ export const typedDataID = (value, typeName) => (value.id == null ? undefined : 
 
 /**
  * A relay-runtime Environment over the gateway: a Network whose fetch
- * POSTs each operation's text and variables to /graphql, a Store over a
+ * POSTs each operation's text (or, compiled for persisted queries, its id
+ * as doc_id) and variables to /graphql, a Store over a
  * RecordSource. getDataID: undefined gives Relay's default (id alone).
- * requests counts the POSTs.
+ * requests records the POSTs (name, variables, the response body).
  */
 export function makeRelayEnvironment(gatewayURL, { getDataID } = {}) {
   const requests = [];
   const network = Network.create(async (params, variables) => {
-    requests.push({ name: params.name, variables });
+    const request = { name: params.name, variables };
+    requests.push(request);
+    // A persisted operation (compiled with persist) has an id and no
+    // text: the README's network layer sends the id as doc_id.
+    const operation = params.id != null ? { doc_id: params.id } : { query: params.text };
     const res = await fetch(`${gatewayURL}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json;q=0.9' },
-      body: JSON.stringify({ query: params.text, operationName: params.name, variables }),
+      body: JSON.stringify({ ...operation, operationName: params.name, variables }),
     });
     const body = await res.json();
+    request.response = body;
     if (!res.ok && !body.data) throw new Error(`${params.name}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 500)}`);
     return body;
   });
