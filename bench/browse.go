@@ -41,6 +41,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,6 +251,8 @@ type person struct {
 	cursor string
 	depth  int
 	views  int
+	// cache is the person's browser cache (GET only), by request.
+	cache map[string]cachedPage
 }
 
 func newPerson(id int, seed uint64) *person {
@@ -341,6 +344,9 @@ type viewRecord struct {
 	// dataErrors are the errors the dataset causes on purpose (dangling
 	// asset references, unknown enum values, non-finite floats).
 	dataErrors int
+	// local: served from the person's browser cache without a request;
+	// notModified: revalidated (304).
+	local, notModified bool
 }
 
 // browseResponse is the part of a page's response the harness checks.
@@ -421,14 +427,18 @@ type browser struct {
 	urls    []string
 	catalog *catalog
 	start   time.Time
+	// get sends queries as GET requests, each person with a browser
+	// cache (-browse-get); else POST, which no cache keeps.
+	get bool
 }
 
 // acceptHeader is what Apollo Client sends.
 const acceptHeader = "application/graphql-response+json,application/json;q=0.9"
 
-// view sends one page view for addr to url and classifies the answer;
-// detail describes a failure.
-func (b *browser) view(ctx context.Context, url, addr string, v pageView) (rec viewRecord, endCursor, detail string) {
+// view sends one page view of person p to url and classifies the answer;
+// detail describes a failure. With GET, the person's browser cache
+// answers while its copy is fresh, and revalidates it after.
+func (b *browser) view(ctx context.Context, url string, p *person, v pageView) (rec viewRecord, endCursor, detail string) {
 	rec.kind = v.kind
 	rec.start = int64(time.Since(b.start))
 	defer func() { rec.end = int64(time.Since(b.start)) }()
@@ -437,17 +447,43 @@ func (b *browser) view(ctx context.Context, url, addr string, v pageView) (rec v
 		rec.codes = append(rec.codes, code)
 		return rec, "", why
 	}
-	body, err := json.Marshal(gqlRequest{Query: pageDocs[v.kind], Variables: v.vars})
-	if err != nil {
-		return fail(viewRefused, "transport", err.Error())
+	var req *http.Request
+	var key string
+	var cached *cachedPage
+	if b.get {
+		vars, err := json.Marshal(v.vars)
+		if err != nil {
+			return fail(viewRefused, "transport", err.Error())
+		}
+		key = "query=" + neturl.QueryEscape(pageDocs[v.kind])
+		if v.vars != nil {
+			key += "&variables=" + neturl.QueryEscape(string(vars))
+		}
+		if c, ok := p.cache[key]; ok {
+			if time.Now().Before(c.expires) {
+				rec.local = true
+				return rec, c.endCursor, ""
+			}
+			cached = &c
+		}
+		if req, err = http.NewRequestWithContext(ctx, http.MethodGet, url+"?"+key, nil); err != nil {
+			return fail(viewRefused, "transport", err.Error())
+		}
+		if cached != nil {
+			req.Header.Set("If-None-Match", cached.etag)
+		}
+	} else {
+		body, err := json.Marshal(gqlRequest{Query: pageDocs[v.kind], Variables: v.vars})
+		if err != nil {
+			return fail(viewRefused, "transport", err.Error())
+		}
+		if req, err = http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body)); err != nil {
+			return fail(viewRefused, "transport", err.Error())
+		}
+		req.Header.Set("Content-Type", "application/json")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return fail(viewRefused, "transport", err.Error())
-	}
-	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", acceptHeader)
-	req.Header.Set("X-Forwarded-For", addr)
+	req.Header.Set("X-Forwarded-For", p.addr)
 	resp, err := b.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -466,6 +502,11 @@ func (b *browser) view(ctx context.Context, url, addr string, v pageView) (rec v
 			return rec, "", "unfinished"
 		}
 		return fail(viewRefused, "transport", "read body: "+err.Error())
+	}
+	if resp.StatusCode == http.StatusNotModified && cached != nil {
+		rec.notModified = true
+		p.store(key, resp.Header, cached.endCursor, time.Now())
+		return rec, cached.endCursor, ""
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fail(viewRefused, "HTTP "+strconv.Itoa(resp.StatusCode), clip(buf.Bytes()))
@@ -498,7 +539,71 @@ func (b *browser) view(ctx context.Context, url, addr string, v pageView) (rec v
 	if err != nil {
 		return fail(viewWrong, "WRONG_PAGE", err.Error())
 	}
+	if b.get {
+		p.store(key, resp.Header, endCursor, time.Now())
+	}
 	return rec, endCursor, ""
+}
+
+// cachedPage is a page in a person's browser cache: what the harness
+// keeps of it (the page was checked when it arrived), its validator, and
+// until when it is fresh.
+type cachedPage struct {
+	etag, endCursor string
+	expires         time.Time
+}
+
+// browserCacheSize bounds a person's browser cache.
+const browserCacheSize = 256
+
+// store keeps a page the response headers h allow a browser to keep
+// (Cache-Control: no no-store; fresh for max-age less Age, no-cache or no
+// max-age: revalidated every time, which needs an ETag), or forgets it.
+func (p *person) store(key string, h http.Header, endCursor string, now time.Time) {
+	fresh, ok := freshness(h)
+	etag := h.Get("ETag")
+	if !ok || (fresh <= 0 && etag == "") {
+		delete(p.cache, key)
+		return
+	}
+	if p.cache == nil {
+		p.cache = map[string]cachedPage{}
+	}
+	if _, ok := p.cache[key]; !ok && len(p.cache) >= browserCacheSize {
+		for k := range p.cache { // an arbitrary page makes room
+			delete(p.cache, k)
+			break
+		}
+	}
+	p.cache[key] = cachedPage{etag: etag, endCursor: endCursor, expires: now.Add(fresh)}
+}
+
+// freshness is how long a response may be used without asking, from its
+// Cache-Control and Age; ok is false when it must not be stored.
+func freshness(h http.Header) (fresh time.Duration, ok bool) {
+	cc := strings.ToLower(strings.Join(h.Values("Cache-Control"), ","))
+	if cc == "" {
+		return 0, false
+	}
+	maxAge, noCache := -1, false
+	for d := range strings.SplitSeq(cc, ",") {
+		name, value, _ := strings.Cut(strings.TrimSpace(d), "=")
+		switch name {
+		case "no-store":
+			return 0, false
+		case "no-cache":
+			noCache = true
+		case "max-age":
+			if n, err := strconv.Atoi(strings.Trim(value, `"`)); err == nil && n >= 0 {
+				maxAge = n
+			}
+		}
+	}
+	if noCache || maxAge < 0 {
+		return 0, true
+	}
+	age, _ := strconv.Atoi(h.Get("Age"))
+	return time.Duration(max(maxAge-max(age, 0), 0)) * time.Second, true
 }
 
 // browseConfig is one configuration of the gateways a step runs with.
@@ -521,6 +626,8 @@ type browseResult struct {
 	Think, Warmup, Window, Drain time.Duration
 	Mix                          string
 	Zipf                         float64
+	// Method is POST, or GET with a browser cache per person.
+	Method string
 
 	viewSummary
 
@@ -566,7 +673,10 @@ type viewSummary struct {
 	// DataErrors the errors the dataset causes on purpose.
 	Errors     map[string]int
 	DataErrors int
-	Pages      []pageSummary
+	// BrowserCache: served from the person's own cache without a
+	// request; NotModified: revalidated with a 304 (GET only).
+	BrowserCache, NotModified int
+	Pages                     []pageSummary
 }
 
 // pageSummary is the views of one kind started within the window.
@@ -594,6 +704,12 @@ func summarizeViews(recs []viewRecord, t0, t1 int64) viewSummary {
 		}
 		s.Started++
 		started[r.kind]++
+		if r.local {
+			s.BrowserCache++
+		}
+		if r.notModified {
+			s.NotModified++
+		}
 		s.DataErrors += r.dataErrors
 		for _, c := range r.codes {
 			s.Errors[c]++
@@ -690,6 +806,8 @@ type browseParams struct {
 	mix                   pageMix
 	zipf                  float64
 	maxViews              int
+	// get: GET requests and a browser cache per person.
+	get bool
 }
 
 // browseStepParams are what the options ask, or the smoke run's few
@@ -698,7 +816,7 @@ func browseStepParams(o *options) browseParams {
 	p := browseParams{
 		people: o.people, replicas: o.replicas,
 		warmup: o.browseWarmup, window: o.browseDuration, drain: o.browseDrain,
-		think: o.think, mix: o.browseMix, zipf: o.browseZipf, maxViews: o.browseMaxViews,
+		think: o.think, mix: o.browseMix, zipf: o.browseZipf, maxViews: o.browseMaxViews, get: o.browseGet,
 	}
 	if o.smoke {
 		p.people, p.replicas = []int{4}, []int{1, 2}
@@ -785,7 +903,10 @@ func runBrowseStep(ctx context.Context, p browseParams, bin, dir string, replica
 	res := browseResult{
 		Replicas: replicas, Config: cfg.name, Settings: cfg.settings, People: people,
 		Think: p.think, Warmup: p.warmup, Window: p.window, Drain: p.drain, Mix: p.mix.String(), Zipf: p.zipf,
-		LoadAverage: loadAverage(),
+		Method: "POST", LoadAverage: loadAverage(),
+	}
+	if p.get {
+		res.Method = "GET"
 	}
 	stepDir, err := os.MkdirTemp(dir, "step-")
 	if err != nil {
@@ -853,7 +974,7 @@ func runBrowseStep(ctx context.Context, p browseParams, bin, dir string, replica
 		IdleConnTimeout:     90 * time.Second,
 	}
 	defer transport.CloseIdleConnections()
-	b := &browser{client: &http.Client{Transport: transport}, urls: urls, catalog: cat, start: time.Now()}
+	b := &browser{client: &http.Client{Transport: transport}, urls: urls, catalog: cat, start: time.Now(), get: p.get}
 
 	// The tour: every page once, on every replica in turn; each must be
 	// served (the queries still fit the gateway).
@@ -965,7 +1086,7 @@ func (b *browser) tour(ctx context.Context) error {
 			v.vars = map[string]any{"id": v.want}
 		}
 		rctx, cancel := context.WithTimeout(ctx, time.Minute)
-		rec, cursor, detail := b.view(rctx, b.urls[int(k)%len(b.urls)], p.addr, v)
+		rec, cursor, detail := b.view(rctx, b.urls[int(k)%len(b.urls)], p, v)
 		cancel()
 		if rec.outcome != viewServed {
 			return fmt.Errorf("%s page (%v): %s", k, rec.codes, detail)
@@ -1000,7 +1121,7 @@ func (b *browser) browse(ctx context.Context, stop <-chan struct{}, p *person, p
 		}
 		v := p.next(params.mix, b.catalog)
 		url := b.urls[(p.id+p.views)%len(b.urls)]
-		rec, cursor, detail := b.view(ctx, url, p.addr, v)
+		rec, cursor, detail := b.view(ctx, url, p, v)
 		if rec.outcome != viewServed && rec.outcome != viewUnfinished {
 			failed(fmt.Sprintf("%s page: %s", v.kind, detail))
 		}

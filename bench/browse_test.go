@@ -7,9 +7,12 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -410,5 +413,109 @@ func TestBrowseSmoke(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+func TestFreshness(t *testing.T) {
+	for _, tc := range []struct {
+		cc, age string
+		fresh   time.Duration
+		ok      bool
+	}{
+		{"", "", 0, false},
+		{"no-store", "", 0, false},
+		{"public, max-age=31536000, immutable", "", 31536000 * time.Second, true},
+		{"public, max-age=3", "1", 2 * time.Second, true},
+		{"public, max-age=3", "9", 0, true},
+		{"public, no-cache", "", 0, true},
+		{"Public, Max-Age=5, no-cache", "", 0, true},
+		{"private", "", 0, true},
+	} {
+		h := http.Header{}
+		if tc.cc != "" {
+			h.Set("Cache-Control", tc.cc)
+		}
+		if tc.age != "" {
+			h.Set("Age", tc.age)
+		}
+		if fresh, ok := freshness(h); fresh != tc.fresh || ok != tc.ok {
+			t.Errorf("Cache-Control %q, Age %q: %v, %v; want %v, %v", tc.cc, tc.age, fresh, ok, tc.fresh, tc.ok)
+		}
+	}
+}
+
+// TestBrowserCache: with GET, a person's second view of a page is served
+// by their browser cache while it is fresh, then revalidated with its
+// ETag (a 304 serves the kept page, its cursor included); a page marked
+// no-store is asked for every time; the cache stays bounded.
+func TestBrowserCache(t *testing.T) {
+	var requests, revalidations atomic.Int64
+	const page = `{"data":{"transactions":{"edges":[` +
+		`{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},` +
+		`{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},` +
+		`{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},` +
+		`{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},` +
+		`{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}},{"node":{"hash":"A","block":"1"}}` +
+		`],"pageInfo":{"endCursor":"next"}},"transaction":{"hash":"H"}}}`
+	var cacheControl atomic.Value
+	cacheControl.Store("public, max-age=1")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if r.Method != http.MethodGet || r.URL.Query().Get("query") == "" || r.Header.Get("X-Forwarded-For") == "" {
+			http.Error(w, "want a GET query from a person", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Cache-Control", cacheControl.Load().(string))
+		w.Header().Set("ETag", `"v1"`)
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			revalidations.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, page)
+	}))
+	defer srv.Close()
+	b := &browser{client: srv.Client(), urls: []string{srv.URL}, start: time.Now(), get: true}
+	p := newPerson(3, 1)
+	latest := pageView{kind: pageLatest}
+	view := func(v pageView) viewRecord {
+		t.Helper()
+		rec, cursor, detail := b.view(context.Background(), srv.URL, p, v)
+		if rec.outcome != viewServed || (v.kind == pageLatest && cursor != "next") {
+			t.Fatalf("%s: outcome %d cursor %q: %s", v.kind, rec.outcome, cursor, detail)
+		}
+		return rec
+	}
+	if r := view(latest); r.local || r.notModified || requests.Load() != 1 {
+		t.Fatalf("first view: %+v after %d requests", r, requests.Load())
+	}
+	if r := view(latest); !r.local || requests.Load() != 1 {
+		t.Fatalf("second view while fresh: %+v after %d requests, want the browser cache's", r, requests.Load())
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if r := view(latest); !r.notModified || revalidations.Load() != 1 {
+		t.Fatalf("view once stale: %+v, %d revalidations; want a 304", r, revalidations.Load())
+	}
+	if r := view(latest); !r.local {
+		t.Fatalf("view after the 304: %+v, want fresh again", r)
+	}
+	// Another page is another entry.
+	tx := pageView{kind: pageTransaction, want: "H", vars: map[string]any{"hash": "H"}}
+	if r := view(tx); r.local {
+		t.Fatalf("another page from the cache: %+v", r)
+	}
+	cacheControl.Store("no-store")
+	before := requests.Load()
+	view(pageView{kind: pageTransaction, want: "H", vars: map[string]any{"hash": "h"}})
+	view(pageView{kind: pageTransaction, want: "H", vars: map[string]any{"hash": "h"}})
+	if n := requests.Load() - before; n != 2 {
+		t.Fatalf("no-store page: %d requests for 2 views", n)
+	}
+	for i := range 2 * browserCacheSize {
+		p.store(fmt.Sprint(i), http.Header{"Cache-Control": {"max-age=60"}}, "", time.Now())
+	}
+	if len(p.cache) > browserCacheSize {
+		t.Fatalf("%d pages cached, want at most %d", len(p.cache), browserCacheSize)
 	}
 }

@@ -77,6 +77,7 @@ type options struct {
 	browseMaxViews                            int
 	gatewayEnv, baselineEnv                   settingsList
 	gatewayBin                                string
+	browseGet                                 bool
 
 	cpuProfile, memProfile string
 	profileDuration        time.Duration
@@ -113,6 +114,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.browseMaxViews, "browse-max-views", 1_000_000, "browse section: most page views of one step")
 	fs.Var(&o.gatewayEnv, "gateway-env", "browse section: a gateway setting KEY=VALUE, as its environment variable (repeat the flag for several)")
 	fs.Var(&o.baselineEnv, "baseline-env", "browse section: run every step a second time with this setting KEY=VALUE added (repeat for several), the baseline of the ratios; e.g. the gateway's cache off")
+	fs.BoolVar(&o.browseGet, "browse-get", false, "browse section: people send their queries as GET requests and keep a browser cache each (Cache-Control, ETag and If-None-Match, as a browser does); by default POST, which no cache keeps")
 	fs.StringVar(&o.gatewayBin, "gateway-bin", "", "browse section: the gateway binary to run (default: go build of this repository's gateway)")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
 	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
