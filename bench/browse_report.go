@@ -127,18 +127,18 @@ func writeBrowse(p func(string, ...any), results []browseResult) {
 	p("## Browse: people on one upstream budget\n\n")
 	p("Set-up: the sample data service with the data node's limits (20 requests a second per address, bursts of 100, a ban of 10 minutes after 10 consecutive 429s) and a new block every second; the repository's gateway binary, its default settings plus those listed, every replica reaching the data node from 127.0.0.1 (replicas share a Redis); each person from an address of its own (`X-Forwarded-For`). A person thinks (exponential, mean %s), then views one page: one GraphQL request (%s), mix `%s`, the items by a Zipf law of exponent %g over the dataset's transactions, blocks, parties and validators. Each step on fresh processes: %s of warm-up, %s measured, then the views in flight finish (at most %s). %d run(s): medians over runs; error counts summed over runs.\n\n",
 		r0.Think, methodText(r0.Method), r0.Mix, r0.Zipf, r0.Warmup, r0.Window, r0.Drain, runs)
-	p("Views/s are the views answered within the window. Latency is over the views started in the window; a view that failed (an error, a refusal, a wrong page) or was still unanswered after the drain is never served, so a percentile that falls among them reads *not served*; *answers p95* is over every answer, failures included. Upstream requests are the sample service's counts over the window.\n\n")
+	p("Views/s are the views answered within the window. Latency is over the views started in the window; a view that failed (an error, a refusal, a wrong page) or was still unanswered after the drain is never served, so a percentile that falls among them reads *not served*; *answers p95* is over every answer, failures included. Upstream requests are the sample service's counts over the window; CPU over the window, in cores busy (the harness's: the people and the sample service); gateway memory is resident, all replicas together, at the window's end.\n\n")
 	get := slices.ContainsFunc(results, func(r browseResult) bool { return r.Method == "GET" })
 	p("| Replicas | Gateway | People | Views/s | p50 | p95 | p99 | p95 ≤ 1 s | Failed / started | Errors by code | Refused | Unanswered | Answers p95 |")
 	if get {
 		p(" From the browser cache / 304 |")
 	}
-	p(" Data node 429s / bans | Data node req/s | Data node req per 100 views | Explorer req per 100 views | Gateway CPU (cores) | Harness CPU (cores) | Load average |\n")
+	p(" Data node 429s / bans | Data node req/s | Data node req per 100 views | Explorer req per 100 views | Gateway CPU (cores) | Gateway memory | Harness CPU (cores) | Load average |\n")
 	p("|---:|---|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---:|")
 	if get {
 		p("---:|")
 	}
-	p("---:|---:|---:|---:|---:|---:|---:|\n")
+	p("---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, g := range groups {
 		r := g[0]
 		p95 := g.latency(func(r browseResult) time.Duration { return r.P95 })
@@ -155,12 +155,13 @@ func writeBrowse(p func(string, ...any), results []browseResult) {
 		if get {
 			p(" %d / %d |", g.sum(func(r browseResult) int { return r.BrowserCache }), g.sum(func(r browseResult) int { return r.NotModified }))
 		}
-		p(" %d / %d | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f |\n",
+		p(" %d / %d | %.1f | %.1f | %.1f | %.2f | %.0f MB | %.2f | %.1f |\n",
 			g.sum(func(r browseResult) int { return int(r.DataNode429) }), g.sum(func(r browseResult) int { return int(r.Bans) }),
 			g.median(func(r browseResult) float64 { return r.DataNodePerSecond }),
 			g.median(func(r browseResult) float64 { return r.DataNodePer100 }),
 			g.median(func(r browseResult) float64 { return r.ExplorerPer100 }),
 			g.median(func(r browseResult) float64 { return r.GatewayCPU }),
+			g.median(func(r browseResult) float64 { return float64(r.GatewayRSS) / 1e6 }),
 			g.median(func(r browseResult) float64 { return r.HarnessCPU }),
 			g.median(func(r browseResult) float64 { return r.LoadAverage }))
 	}

@@ -10,12 +10,17 @@
 // allocations, upstream requests per request, bytes on the wire. Before
 // measuring a query it checks that both paths return the same items.
 //
+// The browse section (browse.go) is another kind of measure: people
+// browsing an explorer through the gateway binary, on the data node's
+// real rate limit, to count the people one upstream budget serves.
+//
 // Usage:
 //
 //	go run ./bench                      # every section, markdown on stdout
 //	go run ./bench -runs 3 -out r.md    # three runs, medians
 //	go run ./bench -smoke               # a few seconds: every query checked, tiny cells
 //	go run ./bench -cpuprofile cpu.out -memprofile mem.out   # profile the heaviest query
+//	go run ./bench -sections browse -people 50,200 -baseline-env UPSTREAM_CACHE_BYTES=0
 //
 // BENCHMARKS.md explains the sections and holds results.
 package main
