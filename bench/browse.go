@@ -787,10 +787,11 @@ func takeBrowseSnapshot(svc *sampleservice.Service, gws []*gatewayProc) (browseS
 		s.explorer += svc.Requests(e)
 	}
 	for _, g := range gws {
-		st, err := readProcStat(g.cmd.Process.Pid)
-		if err != nil {
-			return s, fmt.Errorf("gateway %s: %w", g.url, err)
+		if err := g.alive(); err != nil {
+			return s, err
 		}
+		// Without /proc (not Linux) the gateways' CPU and memory read 0.
+		st, _ := readProcStat(g.cmd.Process.Pid)
 		s.gatewayCPU += st.cpu
 		s.gatewayRSS += st.rss
 	}
@@ -868,6 +869,9 @@ func runBrowse(ctx context.Context, o *options, rep *report, logf func(string, .
 					replicas, cfg.name, n, res.ViewsPerSecond, servedText(res.P50), servedText(res.P95), servedText(res.P99),
 					res.Failed+res.Unfinished, res.Started, res.Errors, res.DataNodePerSecond, res.DataNodePer100, res.DataNode429, res.Bans,
 					res.ExplorerPer100, res.GatewayCPU, res.HarnessCPU, res.Took.Round(time.Second))
+				if res.Bounded {
+					logf("  browse: the step reached -browse-max-views (%d): its people stopped early", p.maxViews)
+				}
 				if o.smoke {
 					if err := smokeCheck(res); err != nil {
 						return fmt.Errorf("%d replica(s), %d people, %s: %w", replicas, n, cfg.name, err)
@@ -967,7 +971,7 @@ func runBrowseStep(ctx context.Context, p browseParams, bin, dir string, replica
 		urls[i] = g.url
 	}
 	transport := &http.Transport{
-		Proxy:               nil,
+		Proxy:               nil, // never a proxy from the environment: loopback only
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        people + 16,
 		MaxIdleConnsPerHost: people + 16,

@@ -105,6 +105,7 @@ func startGatewayOn(ctx context.Context, bin, logPath string, port int, env []st
 			if resp.StatusCode == http.StatusOK {
 				return g, nil
 			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
 		}
 		if time.Now().After(deadline) {
 			g.stop()
