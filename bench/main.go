@@ -10,12 +10,17 @@
 // allocations, upstream requests per request, bytes on the wire. Before
 // measuring a query it checks that both paths return the same items.
 //
+// The browse section (browse.go) is another kind of measure: people
+// browsing an explorer through the gateway binary, on the data node's
+// real rate limit, to count the people one upstream budget serves.
+//
 // Usage:
 //
 //	go run ./bench                      # every section, markdown on stdout
 //	go run ./bench -runs 3 -out r.md    # three runs, medians
 //	go run ./bench -smoke               # a few seconds: every query checked, tiny cells
 //	go run ./bench -cpuprofile cpu.out -memprofile mem.out   # profile the heaviest query
+//	go run ./bench -sections browse -people 50,200 -baseline-env UPSTREAM_CACHE_BYTES=0
 //
 // BENCHMARKS.md explains the sections and holds results.
 package main
@@ -27,10 +32,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -65,13 +72,25 @@ type options struct {
 	jsonOut      string
 	liveWindow   time.Duration
 
+	// The browse section (browse.go).
+	people                                    []int
+	replicas                                  []int
+	browseWarmup, browseDuration, browseDrain time.Duration
+	think                                     time.Duration
+	browseMix                                 pageMix
+	browseZipf                                float64
+	browseMaxViews                            int
+	gatewayEnv, baselineEnv                   settingsList
+	gatewayBin                                string
+	browseGet                                 bool
+
 	cpuProfile, memProfile string
 	profileDuration        time.Duration
 	profileConcurrency     int
 	profileQuery           string
 }
 
-var allSections = []string{"headline", "compression", "distance", "pagesize", "concurrency", "dataset", "coalescing", "live"}
+var allSections = []string{"headline", "compression", "distance", "pagesize", "concurrency", "dataset", "coalescing", "live", "browse"}
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -89,6 +108,19 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.loaderWait, "loader-wait", graph.DefaultLoaderConfig.Wait, "the gateways' loader wait (LOADER_WAIT): how long the asset loader collects references before one upstream round")
 	distancesFlag := fs.String("distances", "1ms,5ms", "upstream latencies of the distance section, comma-separated (e.g. 1ms alone)")
 	fs.DurationVar(&o.liveWindow, "live-window", 24*time.Second, "live section: how long blocks are appended in each cell")
+	peopleFlag := fs.String("people", "50,200,800", "browse section: the steps' numbers of people browsing, comma-separated")
+	replicasFlag := fs.String("replicas", "1", "browse section: gateway replicas, comma-separated (e.g. 1,2); more than one share a Redis of their own (redis-server must be installed)")
+	fs.DurationVar(&o.browseWarmup, "browse-warmup", 5*time.Second, "browse section: how long people browse before the measured window")
+	fs.DurationVar(&o.browseDuration, "browse-duration", 30*time.Second, "browse section: the measured window of each step")
+	fs.DurationVar(&o.browseDrain, "browse-drain", 35*time.Second, "browse section: after the window, how long the views in flight may take to finish (no new ones start); those still unanswered count as not served")
+	fs.DurationVar(&o.think, "think", 2*time.Second, "browse section: mean think time between a person's page views (exponential)")
+	mixFlag := fs.String("browse-mix", defaultMix.String(), "browse section: weights of the page views, page=weight comma-separated; pages "+strings.Join(pageNames[:], ", "))
+	fs.Float64Var(&o.browseZipf, "browse-zipf", 1, "browse section: exponent of the Zipf law of the items viewed (transactions, blocks, parties, validators); 0 makes them equally popular")
+	fs.IntVar(&o.browseMaxViews, "browse-max-views", 1_000_000, "browse section: most page views of one step")
+	fs.Var(&o.gatewayEnv, "gateway-env", "browse section: a gateway setting KEY=VALUE, as its environment variable (repeat the flag for several)")
+	fs.Var(&o.baselineEnv, "baseline-env", "browse section: run every step a second time with this setting KEY=VALUE added (repeat for several), the baseline of the ratios; e.g. the gateway's cache off")
+	fs.BoolVar(&o.browseGet, "browse-get", false, "browse section: people send their queries as GET requests and keep a browser cache each (Cache-Control, ETag and If-None-Match, as a browser does); by default POST, which no cache keeps")
+	fs.StringVar(&o.gatewayBin, "gateway-bin", "", "browse section: the gateway binary to run (default: go build of this repository's gateway)")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
 	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
 	fs.StringVar(&o.jsonOut, "json", "", "also write every measurement (each run's cells and bursts) as JSON to this file")
@@ -110,6 +142,16 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 		o.sections = append(o.sections, s)
 	}
+	var err error
+	if o.people, err = parseCounts(*peopleFlag, 1, 100_000); err != nil {
+		return nil, fmt.Errorf("-people: %w", err)
+	}
+	if o.replicas, err = parseCounts(*replicasFlag, 1, 8); err != nil {
+		return nil, fmt.Errorf("-replicas: %w", err)
+	}
+	if o.browseMix, err = parseMix(*mixFlag); err != nil {
+		return nil, fmt.Errorf("-browse-mix: %w", err)
+	}
 	for s := range strings.SplitSeq(*distancesFlag, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		if err != nil || d <= 0 {
@@ -120,6 +162,12 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	switch {
 	case o.liveWindow <= 0:
 		return nil, errors.New("-live-window must be positive")
+	case o.browseWarmup < 0 || o.browseDuration <= 0 || o.browseDrain <= 0 || o.think <= 0:
+		return nil, errors.New("-browse-duration, -browse-drain and -think must be positive, -browse-warmup not negative")
+	case o.browseZipf < 0 || math.IsNaN(o.browseZipf) || math.IsInf(o.browseZipf, 0):
+		return nil, errors.New("-browse-zipf must be a number ≥ 0")
+	case o.browseMaxViews < 1:
+		return nil, errors.New("-browse-max-views must be positive")
 	case o.duration <= 0 || o.rounds < 1 || o.runs < 1 || o.maxRequests < 1:
 		return nil, errors.New("-duration, -rounds, -runs and -max-requests must be positive")
 	case o.largeScale < 1:
@@ -167,11 +215,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
 
 	start := time.Now()
-	small, err := newEnv(o.envOptions(1))
-	if err != nil {
-		return err
+	// The sections that compare with the direct path share one set-up;
+	// live and browse start their own.
+	var small *env
+	if slices.ContainsFunc(o.sections, func(s string) bool { return s != "live" && s != "browse" }) {
+		if small, err = newEnv(o.envOptions(1)); err != nil {
+			return err
+		}
+		defer small.close()
 	}
-	defer small.close()
 	var large *env
 	if slices.Contains(o.sections, "dataset") {
 		if large, err = newEnv(o.envOptions(o.largeScale)); err != nil {
@@ -210,7 +262,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			Cells      []cell
 			Coalescing []coalescingResult
 			Live       []liveResult
-		}{rep.machine, rep.cells, rep.coalescing, rep.live}, "", "  ")
+			Browse     []browseResult
+		}{rep.machine, rep.cells, rep.coalescing, rep.live, rep.browse}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -226,6 +279,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // runSection measures one section and adds its cells to rep.
 func runSection(ctx context.Context, o *options, section string, small, large *env, rep *report, logf func(string, ...any)) error {
+	switch section {
+	case "live":
+		return runLive(ctx, o, rep, logf)
+	case "browse":
+		return runBrowse(ctx, o, rep, logf)
+	}
 	party, _ := busiestParty(small.sample.Service.Dataset())
 	l := load{concurrency: 1, duration: o.duration, maxRequests: o.maxRequests}
 	measure := func(e *env, g *gatewayServer, q query, l load) error {
@@ -319,9 +378,35 @@ func runSection(ctx context.Context, o *options, section string, small, large *e
 			}
 		}
 		rep.coalescing = append(rep.coalescing, res...)
-	case "live":
-		return runLive(ctx, o, rep, logf)
 	}
+	return nil
+}
+
+// parseCounts reads a comma-separated list of integers in [lo, hi].
+func parseCounts(s string, lo, hi int) ([]int, error) {
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < lo || n > hi {
+			return nil, fmt.Errorf("%q: want integers from %d to %d, comma-separated", part, lo, hi)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// settingsList is a repeated KEY=VALUE flag: gateway settings, as their
+// environment variables.
+type settingsList []string
+
+func (l *settingsList) String() string { return strings.Join(*l, " ") }
+
+func (l *settingsList) Set(s string) error {
+	k, _, ok := strings.Cut(s, "=")
+	if !ok || k == "" || strings.ContainsAny(k, " \t\n") {
+		return fmt.Errorf("%q: want KEY=VALUE", s)
+	}
+	*l = append(*l, s)
 	return nil
 }
 

@@ -18,6 +18,7 @@ type report struct {
 	cells      []cell
 	coalescing []coalescingResult
 	live       []liveResult
+	browse     []browseResult
 	took       time.Duration
 }
 
@@ -104,9 +105,13 @@ func (r *report) write(w io.Writer) error {
 	p("# Gateway vs direct REST: benchmark results\n\n")
 	p("- Machine: %d CPUs, %s, %s, %s\n", r.machine.CPUs, r.machine.CPUModel, r.machine.OS, r.machine.GoVersion)
 	p("- Command: `go run ./bench %s`\n", strings.Join(commandFlags(o), " "))
-	p("- %d run(s); each cell measured for %s per side in %d alternating rounds; figures are medians over runs, ratios are gateway ÷ direct (range over runs in brackets). Took %s.\n",
-		o.runs, o.duration, o.rounds, r.took.Round(time.Second))
-	p("- Gateway asset cache: off (every request resolves its asset references upstream) unless a row says cached; loader wait %s; executor %s; direct client's decoding %s; gateway's response compression %s (both clients ask for gzip).\n\n", o.loaderWait, o.executor, o.directDecode, compressionText(o.compression))
+	if len(r.cells) > 0 || len(r.coalescing) > 0 {
+		p("- %d run(s); each cell measured for %s per side in %d alternating rounds; figures are medians over runs, ratios are gateway ÷ direct (range over runs in brackets). Took %s.\n",
+			o.runs, o.duration, o.rounds, r.took.Round(time.Second))
+		p("- Gateway asset cache: off (every request resolves its asset references upstream) unless a row says cached; loader wait %s; executor %s; direct client's decoding %s; gateway's response compression %s (both clients ask for gzip).\n\n", o.loaderWait, o.executor, o.directDecode, compressionText(o.compression))
+	} else {
+		p("- %d run(s). Took %s.\n\n", o.runs, r.took.Round(time.Second))
+	}
 
 	// Each section's tables: latency (with the targets' verdicts where
 	// they apply), and the costs.
@@ -161,6 +166,7 @@ func (r *report) write(w io.Writer) error {
 		p("\n")
 	}
 	writeLive(p, r.live)
+	writeBrowse(p, r.browse)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -310,5 +316,5 @@ func commandFlags(o *options) []string {
 	if o.directDecode != "generic" {
 		f = append(f, "-direct-decode "+o.directDecode)
 	}
-	return f
+	return append(f, browseFlags(o)...)
 }
