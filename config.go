@@ -73,6 +73,7 @@ type config struct {
 	AssetCacheTTL    time.Duration
 	LoaderWait       time.Duration
 	APQCacheSize     int
+	HTTPCacheMaxAge  time.Duration
 
 	// The live feed (subscriptions) and its transports.
 	LivePollInterval   time.Duration
@@ -158,6 +159,7 @@ func (c *config) settings() []setting {
 		{"asset-cache-ttl", "ASSET_CACHE_TTL", "how long a cached asset is served", durationValue(&c.AssetCacheTTL, 30*time.Second)},
 		{"loader-wait", "LOADER_WAIT", "how long a loader collects references before calling the upstream once for all", durationValue(&c.LoaderWait, 2*time.Millisecond)},
 		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
+		{"http-cache-max-age", "HTTP_CACHE_MAX_AGE", "how long browsers and CDNs may keep a GET response made of answers that hold until the next block (the newest transactions, the data node's state), counted from the oldest of them; 0 = kept but revalidated every time. Committed history is cached for a year whatever this says", durationValue(&c.HTTPCacheMaxAge, graph.DefaultCacheMaxAge)},
 
 		// The live feed and the subscription transports (livefeed.go, handler.go).
 		{"live-poll-interval", "LIVE_POLL_INTERVAL", "how often the live feed polls the explorer's newest transactions while anyone is subscribed (one poller for every subscriber; with Redis, for every replica)", durationValue(&c.LivePollInterval, 500*time.Millisecond)},
@@ -324,6 +326,9 @@ func (c *config) validate() error {
 	}
 	if c.APQCacheSize < 0 {
 		return fmt.Errorf("APQ_CACHE_SIZE must be >= 0")
+	}
+	if c.HTTPCacheMaxAge < 0 || c.HTTPCacheMaxAge > time.Minute {
+		return fmt.Errorf("HTTP_CACHE_MAX_AGE=%s: want 0 to 1m (about a block: the answers it applies to change with the next block)", c.HTTPCacheMaxAge)
 	}
 
 	// Operations.

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -15,7 +16,8 @@ import (
 // in full: paging, query limits, the request deadline, cursor keys,
 // loaders, the telemetry extension and the loaders' metrics, where
 // persisted queries and the asset cache live (Redis when configured, else
-// this process), and the subscription transports over the live feed.
+// this process), the subscription transports over the live feed, and the
+// HTTP caching of GET responses with the compression under it.
 func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorKeys, feed *graph.LiveFeed, ops *operations, logger *slog.Logger) http.Handler {
 	return graph.NewHandler(graph.HandlerConfig{
 		Upstream:      client,
@@ -37,7 +39,18 @@ func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorK
 		Hooks:          ops.graphQLHooks(),
 		APQCache:       ops.apqCache(cfg.APQCacheSize),
 		AssetCache:     ops.assetCache(cfg.AssetCacheSize, cfg.AssetCacheTTL),
+		CacheMaxAge:    cfg.cacheMaxAge(),
+		Compress:       compressor(cfg, ops),
 	})
+}
+
+// cacheMaxAge is the handler's CacheMaxAge: HTTP_CACHE_MAX_AGE, whose 0
+// (revalidate every time) the handler spells as a negative duration.
+func (c *config) cacheMaxAge() time.Duration {
+	if c.HTTPCacheMaxAge == 0 {
+		return -1
+	}
+	return c.HTTPCacheMaxAge
 }
 
 // limits is the handler's query limits from the configuration.
