@@ -85,7 +85,9 @@ const DefaultAPQCacheSize = 1000
 // transports (GET and POST; for subscriptions and @defer, WebSocket,
 // Server-Sent Events in both of graphql-sse's modes, and multipart/mixed;
 // no uploads; docs/transports.md), the error presenter and panic
-// recovery.
+// recovery, and the HTTP caching of GET responses (httpcache.go):
+// Cache-Control and ETag by what each response is made of, and 304 on
+// If-None-Match, outside the compression (Compress).
 func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

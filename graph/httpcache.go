@@ -43,8 +43,8 @@ const DefaultCacheMaxAge = time.Second
 // Cache-Control values.
 const (
 	// cacheControlImmutable: every part is committed history (a year, the
-	// longest RFC 9111 advises; immutable: browsers do not revalidate it
-	// on reload).
+	// longest HTTP caches are meant to honour; immutable: browsers do not
+	// revalidate it on reload).
 	cacheControlImmutable = "public, max-age=31536000, immutable"
 	// cacheControlRevalidate: may be stored, but not served again without
 	// asking (If-None-Match, which the ETag makes cheap).
@@ -213,14 +213,14 @@ func entityTag(contentType string, body []byte) string {
 	return string(append(out, '"'))
 }
 
-// conditionalGET answers a GET's If-None-Match (RFC 9110, 13.1.2) when the
-// response carries an ETag, that is when it may be cached: a 200 whose
-// ETag matches one the request lists (weak comparison: W/"x" matches
-// "x"), or any ETag for *, becomes 304 Not Modified with no body and the
-// same Cache-Control, ETag and Vary. It looks at the response as it
-// leaves next, after compression, whose ETag carries the coding
-// (httpcompress), so the tags compared are those the client holds. Other
-// requests, and responses without an ETag, pass as they are.
+// conditionalGET answers a GET's If-None-Match when the response carries
+// an ETag, that is when it may be cached: a 200 whose ETag matches one
+// the request lists (weak comparison: W/"x" matches "x"), or any ETag for
+// *, becomes 304 Not Modified with no body and the same Cache-Control,
+// ETag and Vary. It looks at the response as it leaves next, after
+// compression, whose ETag carries the coding (httpcompress), so the tags
+// compared are those the client holds. Other requests, and responses
+// without an ETag, pass as they are.
 func conditionalGET(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tags := r.Header["If-None-Match"]
@@ -252,8 +252,8 @@ func (w *conditionalWriter) WriteHeader(code int) {
 	if etag := h.Get("Etag"); code == http.StatusOK && etag != "" && noneMatchFails(w.ifNoneMatch, etag) {
 		w.notModified = true
 		code = http.StatusNotModified
-		// A 304 carries the metadata that guides caches (RFC 9110,
-		// 15.4.5), not the body's.
+		// A 304 carries the metadata that guides caches (validator,
+		// Cache-Control, Vary), not the body's.
 		for _, k := range [...]string{"Content-Type", "Content-Length", "Content-Encoding"} {
 			delete(h, k)
 		}
