@@ -106,8 +106,10 @@ func recordCacheHit(ctx context.Context, hit CachedAsset) {
 
 // answeredAt runs call under ctx, passing on to ctx's recorder every
 // answer it returns, and reports when the oldest of them left the
-// upstream (zero when there was none, or one of them did not say): the
-// age of what the shared cache keeps of them.
+// upstream, the age of what the shared cache keeps of them: zero when one
+// of them did not say; now when none was reported (an answer shared with
+// a call made moments before: the request's memo, a subscription event's
+// sharing).
 func answeredAt(ctx context.Context, call func(ctx context.Context)) time.Time {
 	var (
 		mu      sync.Mutex
@@ -125,8 +127,11 @@ func answeredAt(ctx context.Context, call func(ctx context.Context)) time.Time {
 		mu.Unlock()
 		upstream.RecordAnswer(ctx, a)
 	}))
-	if undated {
+	switch {
+	case undated:
 		return time.Time{}
+	case at.IsZero():
+		return time.Now()
 	}
 	return at
 }
