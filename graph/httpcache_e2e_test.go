@@ -31,17 +31,22 @@ type kinds map[string]upstream.CacheKind
 
 // kindedUpstream passes each call on, and reports the answers it returns
 // with the method's kind, their time moved back by age; undated reports
-// them without a time.
+// them without a time; silent reports none of any call (as an answer
+// shared with another call is not reported again).
 type kindedUpstream struct {
 	graph.Upstream
 	kinds   kinds
 	age     time.Duration
 	undated bool
+	silent  bool
 }
 
 // as is ctx for a call of method: its answers are reported to ctx's
 // recorder with the method's kind.
 func (u kindedUpstream) as(ctx context.Context, method string) context.Context {
+	if u.silent {
+		return upstream.WithAnswers(ctx, func(upstream.Answer) {})
+	}
 	kind, ok := u.kinds[method]
 	if !ok {
 		return ctx
@@ -230,6 +235,14 @@ func TestAssetCacheHitsCountAsRecentAnswers(t *testing.T) {
 			n, err := strconv.Atoi(strings.TrimPrefix(got, "public, max-age="))
 			if err != nil || n < 9 || n > 10 {
 				t.Errorf("the cache hit: Cache-Control %q, want public, max-age=10 (%s)", got, body)
+			}
+
+			// A lookup whose answer nobody reported is cached as of now.
+			g = cachingGateway(t, kindedUpstream{silent: true}, gatewayOptions{Handler: graph.HandlerConfig{CacheMaxAge: 30 * time.Second, GqlgenExecutor: ex.gqlgen}})
+			getQuery(t, g.URL, query, nil)
+			resp, body = getQuery(t, g.URL, query, nil)
+			if got := resp.Header.Get("Cache-Control"); got != "public, max-age=30" {
+				t.Errorf("the cache hit of an unreported lookup: Cache-Control %q, want public, max-age=30 (%s)", got, body)
 			}
 		})
 	}
