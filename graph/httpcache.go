@@ -65,9 +65,7 @@ type answerLog struct {
 	mu sync.Mutex
 	// seen: at least one answer was recorded.
 	seen bool
-	// kind is the least cacheable kind recorded; CacheImmutable while
-	// nothing was (a response that used no upstream answer is judged by
-	// what it used: nothing that can change).
+	// kind is the least cacheable kind recorded, once one was.
 	kind upstream.CacheKind
 	// oldest is the earliest FetchedAt of the answers that hold for a
 	// while only (recent, until the next block); zero while there are none.
@@ -77,14 +75,17 @@ type answerLog struct {
 	undated bool
 }
 
-func newAnswerLog() *answerLog { return &answerLog{kind: upstream.CacheImmutable} }
+func newAnswerLog() *answerLog { return &answerLog{} }
 
 // record is the request's recorder (upstream.WithAnswers).
 func (l *answerLog) record(a upstream.Answer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.seen = true
-	l.kind = min(l.kind, a.Kind)
+	if l.seen {
+		l.kind = min(l.kind, a.Kind)
+	} else {
+		l.seen, l.kind = true, a.Kind
+	}
 	if a.Kind == upstream.CacheNone || a.Kind == upstream.CacheImmutable {
 		return // no age bound: never served again, or true for ever
 	}
@@ -135,12 +136,18 @@ type httpCaching struct {
 //     stored but revalidated (no-cache).
 //
 // Introspection (the schema, which changes with a deployment) counts as an
-// answer that holds until the next block, taken now.
+// answer that holds until the next block, taken now; so does committed
+// history when the cursors are the process's own (ephemeralCursors).
 func (c *httpCaching) cacheControl(a answers, opCtx *graphql.OperationContext, errs bool, now time.Time) string {
-	if errs || a.kind == upstream.CacheNone {
+	kind := a.kind
+	if !a.seen {
+		// No upstream answer: judged by what it used, nothing that can
+		// change (__typename, a party's id).
+		kind = upstream.CacheImmutable
+	}
+	if errs || kind == upstream.CacheNone {
 		return cacheControlNoStore
 	}
-	kind := a.kind
 	if kind > upstream.CacheUntilNextBlock && (c.ephemeralCursors || selectsSchema(opCtx)) {
 		kind = upstream.CacheUntilNextBlock
 	}
