@@ -42,8 +42,8 @@ const DefaultCacheMaxAge = time.Second
 
 // Cache-Control values.
 const (
-	// cacheControlImmutable: every part is committed history (a year, the
-	// longest HTTP caches are meant to honour; immutable: browsers do not
+	// cacheControlImmutable: every part is committed history (a year,
+	// the customary longest lifetime; immutable: browsers do not
 	// revalidate it on reload).
 	cacheControlImmutable = "public, max-age=31536000, immutable"
 	// cacheControlRevalidate: may be stored, but not served again without
