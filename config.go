@@ -76,6 +76,7 @@ type config struct {
 	// Trusted documents (handler.go loads the manifest).
 	PersistedDocuments   string
 	TrustedDocumentsOnly bool
+	HTTPCacheMaxAge  time.Duration
 
 	// The live feed (subscriptions) and its transports.
 	LivePollInterval   time.Duration
@@ -163,6 +164,7 @@ func (c *config) settings() []setting {
 		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
 		{"persisted-documents", "PERSISTED_DOCUMENTS", "file of trusted documents that clients send by id (documentId, doc_id or the persistedQuery hash): Relay's persisted_queries.json or Apollo's persisted query manifest; each is validated against the schema at start, which fails on any invalid one", stringValue(&c.PersistedDocuments, "")},
 		{"trusted-documents-only", "TRUSTED_DOCUMENTS_ONLY", "run only the documents of PERSISTED_DOCUMENTS (by id, or sent as their text): any other query, new automatic persisted queries and introspection are refused", boolValue(&c.TrustedDocumentsOnly, false)},
+		{"http-cache-max-age", "HTTP_CACHE_MAX_AGE", "how long browsers and CDNs may keep a GET response made of answers that hold until the next block (the newest transactions, the data node's state), counted from the oldest of them; 0 = kept but revalidated every time. Committed history is cached for a year whatever this says", durationValue(&c.HTTPCacheMaxAge, graph.DefaultCacheMaxAge)},
 
 		// The live feed and the subscription transports (livefeed.go, handler.go).
 		{"live-poll-interval", "LIVE_POLL_INTERVAL", "how often the live feed polls the explorer's newest transactions while anyone is subscribed (one poller for every subscriber; with Redis, for every replica)", durationValue(&c.LivePollInterval, 500*time.Millisecond)},
@@ -332,6 +334,9 @@ func (c *config) validate() error {
 	}
 	if c.TrustedDocumentsOnly && c.PersistedDocuments == "" {
 		return fmt.Errorf("TRUSTED_DOCUMENTS_ONLY=true needs PERSISTED_DOCUMENTS, the manifest of the documents to accept")
+	}
+	if c.HTTPCacheMaxAge < 0 || c.HTTPCacheMaxAge > time.Minute {
+		return fmt.Errorf("HTTP_CACHE_MAX_AGE=%s: want 0 to 1m (about a block: the answers it applies to change with the next block)", c.HTTPCacheMaxAge)
 	}
 
 	// Operations.

@@ -20,7 +20,8 @@
 //     (TRUSTED_PROXIES).
 //   - handler.go: the one place the GraphQL handler is configured:
 //     paging, query limits, the request deadline, cursor keys, loaders,
-//     the telemetry extension, the caches.
+//     the telemetry extension, the caches, the HTTP caching of GET
+//     responses and the compression of /graphql under it.
 //   - instrumentation.go: metrics and tracing, set up once and handed to
 //     the builders above. sharedstate.go: Redis, and where persisted
 //     queries, the asset cache and the rate budget live (Redis when

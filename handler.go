@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -16,7 +17,8 @@ import (
 // in full: paging, query limits, the request deadline, cursor keys,
 // loaders, the telemetry extension and the loaders' metrics, where
 // persisted queries and the asset cache live (Redis when configured, else
-// this process), and the subscription transports over the live feed.
+// this process), the subscription transports over the live feed, and the
+// HTTP caching of GET responses with the compression under it.
 func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorKeys, feed *graph.LiveFeed, docs *graph.PersistedDocuments, ops *operations, logger *slog.Logger) http.Handler {
 	return graph.NewHandler(graph.HandlerConfig{
 		Upstream:      client,
@@ -40,7 +42,18 @@ func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorK
 		Documents:            docs,
 		TrustedDocumentsOnly: cfg.TrustedDocumentsOnly,
 		AssetCache:           ops.assetCache(cfg.AssetCacheSize, cfg.AssetCacheTTL),
+		CacheMaxAge:          cfg.cacheMaxAge(),
+		Compress:             compressor(cfg, ops),
 	})
+}
+
+// cacheMaxAge is the handler's CacheMaxAge: HTTP_CACHE_MAX_AGE, whose 0
+// (revalidate every time) the handler spells as a negative duration.
+func (c *config) cacheMaxAge() time.Duration {
+	if c.HTTPCacheMaxAge == 0 {
+		return -1
+	}
+	return c.HTTPCacheMaxAge
 }
 
 // persistedDocuments loads PERSISTED_DOCUMENTS, the manifest of trusted

@@ -134,7 +134,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playground.Handler(playground.Options{Title: "Trading network GraphQL gateway", Endpoint: "/graphql", DefaultQuery: defaultQuery}))
 	mux.Handle(playground.AssetsPrefix, playground.AssetsHandler())
-	mux.Handle("/graphql", gw.compress(api)) // body limit and request deadline: graph.HandlerConfig
+	mux.Handle("/graphql", api) // body limit, request deadline, compression: graph.HandlerConfig
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusOK, "ok\n")
 	})
@@ -192,13 +192,22 @@ func (gw *gateway) listenMetrics() (net.Listener, error) {
 
 // compress compresses next's responses for clients that accept zstd or
 // gzip (the playground's assets are stored gzipped; /metrics negotiates
-// its own).
+// its own; /graphql's compression sits inside the GraphQL handler, under
+// its handling of If-None-Match: newGraphQLHandler).
 func (gw *gateway) compress(next http.Handler) http.Handler {
-	return httpcompress.Handler(next, httpcompress.Options{
-		Level:    gw.cfg.CompressionLevel,
-		MinBytes: gw.cfg.CompressionMinBytes,
-		Observe:  gw.ops.metrics.ObserveCompression,
-	})
+	return compressor(gw.cfg, gw.ops)(next)
+}
+
+// compressor is the response compression COMPRESSION_LEVEL and
+// COMPRESSION_MIN_BYTES configure, counted in the metrics.
+func compressor(cfg *config, ops *operations) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return httpcompress.Handler(next, httpcompress.Options{
+			Level:    cfg.CompressionLevel,
+			MinBytes: cfg.CompressionMinBytes,
+			Observe:  ops.metrics.ObserveCompression,
+		})
+	}
 }
 
 // cors applies the CORS contract: exact origins (credentials allowed),

@@ -46,6 +46,7 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		"stray argument":       {[]string{"serve"}, `unexpected argument "serve"`},
 		"compression level":    {[]string{"-compression-level", "10"}, "COMPRESSION_LEVEL=10: want 1 (fastest) to 9"},
 		"compression minimum":  {[]string{"-compression-min-bytes", "-1"}, "COMPRESSION_MIN_BYTES=-1: want 0 or more"},
+		"HTTP cache max age":   {[]string{"-http-cache-max-age", "2m"}, "HTTP_CACHE_MAX_AGE=2m0s: want 0 to 1m"},
 		"subscriptions per client over the process's": {[]string{"-live-max-subscriptions", "100", "-live-max-subscriptions-per-client", "101"}, "LIVE_MAX_SUBSCRIPTIONS_PER_CLIENT=101: want 1 to LIVE_MAX_SUBSCRIPTIONS (100)"},
 		"no catch-ups per client":                     {[]string{"-live-max-catchups-per-client", "0"}, "LIVE_MAX_CATCHUPS_PER_CLIENT=0: want at least 1"},
 		"no streams per client":                       {[]string{"-ws-max-connections-per-client", "0"}, "WS_MAX_CONNECTIONS_PER_CLIENT=0: want at least 1"},

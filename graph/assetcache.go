@@ -10,7 +10,8 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// CachedAsset is an asset with the freshness of the response it came in.
+// CachedAsset is an asset with the freshness of the response it came in,
+// and its time.
 // A nil Asset records that the id does not exist: negative entries are
 // cached too, so a dangling reference does not cost a lookup on every
 // request. It is JSON-encodable, for caches outside the process.
@@ -18,6 +19,9 @@ type CachedAsset struct {
 	ID        string             `json:"id"`
 	Asset     *upstream.Asset    `json:"asset,omitempty"`
 	Freshness upstream.Freshness `json:"freshness"`
+	// FetchedAt is when the answer left the data node (zero: unknown), so
+	// that a hit is served with its age (HTTP caching, httpcache.go).
+	FetchedAt time.Time `json:"fetchedAt,omitzero"`
 }
 
 // AssetCache is the cache of assets shared by all requests (and, with a

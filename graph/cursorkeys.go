@@ -20,6 +20,9 @@ import (
 // safe for concurrent use.
 type CursorKeys struct {
 	keys []*cursorMAC
+	// random: a key of this process's own (RandomCursorKeys), whose
+	// cursors fail after a restart.
+	random bool
 }
 
 // MinCursorKeyLength is the shortest key text NewCursorKeys accepts (32
@@ -53,7 +56,7 @@ func NewCursorKeys(setting string) (*CursorKeys, error) {
 func RandomCursorKeys() *CursorKeys {
 	key := make([]byte, sha256.Size)
 	_, _ = rand.Read(key) // never fails (crypto/rand crashes the program rather)
-	return &CursorKeys{keys: []*cursorMAC{newCursorMAC(key)}}
+	return &CursorKeys{keys: []*cursorMAC{newCursorMAC(key)}, random: true}
 }
 
 // cursorMACSize is how much of the HMAC-SHA256 a cursor carries. 64 bits

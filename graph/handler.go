@@ -64,6 +64,18 @@ type HandlerConfig struct {
 	// Subscriptions configures the WebSocket and SSE transports; zero
 	// fields take DefaultSubscriptions'.
 	Subscriptions SubscriptionConfig
+	// CacheMaxAge is how long browsers and CDNs may keep the response to a
+	// GET made of answers that hold until the next block (the explorer's
+	// newest page, the data node's state), counted from the oldest of
+	// them: about a block. 0 takes DefaultCacheMaxAge; negative: such
+	// responses are kept but revalidated on every use (no-cache). See
+	// httpcache.go.
+	CacheMaxAge time.Duration
+	// Compress, if set, wraps the handler's responses (the gateway's
+	// response compression), inside the handling of If-None-Match, so that
+	// an ETag is compared, and a 304 sent, as the response leaves
+	// compressed or not.
+	Compress func(http.Handler) http.Handler
 	// GqlgenExecutor answers every query with gqlgen's executor alone,
 	// without the direct executor in front of it (fastexec.go): for
 	// comparisons in tests and benchmarks. It is implied when an extension
@@ -79,7 +91,9 @@ const DefaultAPQCacheSize = 1000
 // transports (GET and POST; for subscriptions and @defer, WebSocket,
 // Server-Sent Events in both of graphql-sse's modes, and multipart/mixed;
 // no uploads; docs/transports.md), the error presenter and panic
-// recovery.
+// recovery, and the HTTP caching of GET responses (httpcache.go):
+// Cache-Control and ETag by what each response is made of, and 304 on
+// If-None-Match, outside the compression (Compress).
 func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -130,9 +144,13 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	// that supports it, and directPOST supports every POST.
 	srv.AddTransport(websocketTransport(cfg.Subscriptions, conns, cfg.Limits.MaxBodyBytes))
 	srv.AddTransport(newEventStreams(cfg.Subscriptions, conns))
-	srv.AddTransport(streamTransport{cfg: cfg.Subscriptions})
+	caching := &httpCaching{maxAge: cfg.CacheMaxAge, ephemeralCursors: cfg.CursorKeys.random}
+	if caching.maxAge == 0 {
+		caching.maxAge = DefaultCacheMaxAge
+	}
+	srv.AddTransport(streamTransport{cfg: cfg.Subscriptions, cache: caching})
 	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions}})
-	srv.AddTransport(getTransport{})
+	srv.AddTransport(getTransport{cache: caching})
 	srv.AddTransport(directPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
@@ -165,7 +183,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	stateOver := func(next Upstream) *requestState {
 		fresh := &freshness{}
 		up := newRequestUpstream(next)
-		return &requestState{loaders: newLoaders(up, cache, cfg.Loaders, cfg.Hooks, fresh), fresh: fresh, upstream: up}
+		return &requestState{loaders: newLoaders(up, cache, cfg.Loaders, cfg.Hooks, fresh), fresh: fresh, upstream: up, answers: newAnswerLog()}
 	}
 	newState := func() *requestState { return stateOver(cfg.Upstream) }
 	streams := streamingOperations{newState: newState, present: present, live: cfg.Live}
@@ -178,7 +196,11 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv.AroundOperations(streams.operations)
 	srv.AroundResponses(streams.responses) // outside freshnessExtension: it reads the event's state
 	srv.AroundResponses(freshnessExtension)
-	return guardRequest(cfg.Limits.MaxBodyBytes, cfg.Subscriptions, limitClientStreams(cfg.Subscriptions.MaxConnectionsPerClient, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	compress := cfg.Compress
+	if compress == nil {
+		compress = func(h http.Handler) http.Handler { return h }
+	}
+	return conditionalGET(compress(guardRequest(cfg.Limits.MaxBodyBytes, cfg.Subscriptions, limitClientStreams(cfg.Subscriptions.MaxConnectionsPerClient, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.RequestTimeout > 0 {
 			if isStream(r) {
 				// A stream lasts as long as its subscriptions; its
@@ -191,7 +213,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 			}
 		}
 		srv.ServeHTTP(w, r.WithContext(withPanicLog(withRequestState(r.Context(), newState()), panics)))
-	})))
+	})))))
 }
 
 // recoverFunc turns a panic in a resolver into an INTERNAL error, logged

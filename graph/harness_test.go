@@ -40,6 +40,8 @@ type gatewayOptions struct {
 	Client  upstream.Config
 	// NoIntrospection turns introspection off (on by default in tests).
 	NoIntrospection bool
+	// Wrap, if set, wraps the resolvers' upstream.
+	Wrap func(graph.Upstream) graph.Upstream
 }
 
 // newGateway serves a gateway over sample (nil: the shared sample).
@@ -73,6 +75,9 @@ func newGatewayWith(t *testing.T, upstreamURL string, opts gatewayOptions) *test
 		t.Fatal(err)
 	}
 	opts.Handler.Upstream = client
+	if opts.Wrap != nil {
+		opts.Handler.Upstream = opts.Wrap(client)
+	}
 	if opts.Handler.CursorKeys == nil {
 		opts.Handler.CursorKeys = graph.CursorKeysForTest()
 	}

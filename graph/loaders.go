@@ -70,7 +70,7 @@ func (l *Loaders) inLocalCache(id string) bool {
 // cachedLocally serves an asset from an in-process cache without waiting
 // for a batch: waiting to batch only pays when the lookup costs a round
 // trip (the upstream, or a shared cache such as Redis).
-func (l *Loaders) cachedLocally(id string) (*upstream.Asset, error, bool) {
+func (l *Loaders) cachedLocally(ctx context.Context, id string) (*upstream.Asset, error, bool) {
 	local, ok := l.batcher.cache.(*memoryAssetCache)
 	if !ok {
 		return nil, nil, false
@@ -83,10 +83,57 @@ func (l *Loaders) cachedLocally(id string) (*upstream.Asset, error, bool) {
 		h(1, 0)
 	}
 	l.batcher.fresh.record(hit.Freshness)
+	recordCacheHit(ctx, hit)
 	if hit.Asset == nil {
 		return nil, notFound("no asset has id %q", id), true
 	}
 	return hit.Asset, nil, true
+}
+
+// recordCacheHit reports an asset served from the shared cache to ctx's
+// recorder, as the client reports the answers it returns: a data-node
+// answer, true at the block it names (CacheRecent), as old as the entry.
+func recordCacheHit(ctx context.Context, hit CachedAsset) {
+	upstream.RecordAnswer(ctx, upstream.Answer{
+		Service:   upstream.ServiceDataNode,
+		Endpoint:  upstream.EndpointAssets,
+		Freshness: hit.Freshness,
+		Kind:      upstream.CacheRecent,
+		FetchedAt: hit.FetchedAt,
+		Cached:    true,
+	})
+}
+
+// answeredAt runs call under ctx, passing on to ctx's recorder every
+// answer it returns, and reports when the oldest of them left the
+// upstream, the age of what the shared cache keeps of them: zero when one
+// of them did not say; now when none was reported (an answer shared with
+// a call made moments before: the request's memo, a subscription event's
+// sharing).
+func answeredAt(ctx context.Context, call func(ctx context.Context)) time.Time {
+	var (
+		mu      sync.Mutex
+		at      time.Time
+		undated bool
+	)
+	call(upstream.WithAnswers(ctx, func(a upstream.Answer) {
+		mu.Lock()
+		switch {
+		case a.FetchedAt.IsZero():
+			undated = true
+		case at.IsZero() || a.FetchedAt.Before(at):
+			at = a.FetchedAt
+		}
+		mu.Unlock()
+		upstream.RecordAnswer(ctx, a)
+	}))
+	switch {
+	case undated:
+		return time.Time{}
+	case at.IsZero():
+		return time.Now()
+	}
+	return at
 }
 
 // assetBatcher resolves a batch of asset ids: from the shared cache, then
@@ -110,6 +157,7 @@ func (b *assetBatcher) load(ctx context.Context, ids []string) []*dataloader.Res
 	for i, id := range ids {
 		if hit, ok := cached[id]; ok {
 			b.fresh.record(hit.Freshness)
+			recordCacheHit(ctx, hit)
 			if hit.Asset == nil {
 				results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", id)}
 			} else {
@@ -147,15 +195,20 @@ func (b *assetBatcher) lookupEach(ctx context.Context, ids []string, missing []i
 					results[i] = &dataloader.Result[*upstream.Asset]{Error: panicError(ctx, "asset lookup", p)}
 				}
 			}()
-			asset, fresh, err := b.upstream.GetAsset(ctx, ids[i])
+			var (
+				asset *upstream.Asset
+				fresh *upstream.Freshness
+				err   error
+			)
+			at := answeredAt(ctx, func(ctx context.Context) { asset, fresh, err = b.upstream.GetAsset(ctx, ids[i]) })
 			switch {
 			case upstream.IsNotFound(err):
-				b.cache.Add(ctx, CachedAsset{ID: ids[i]})
+				b.cache.Add(ctx, CachedAsset{ID: ids[i], FetchedAt: time.Now()})
 				results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", ids[i])}
 			case err != nil:
 				results[i] = &dataloader.Result[*upstream.Asset]{Error: fmt.Errorf("look up asset %s: %w", ids[i], err)}
 			default:
-				entry := CachedAsset{ID: asset.ID, Asset: asset}
+				entry := CachedAsset{ID: asset.ID, Asset: asset, FetchedAt: at}
 				if fresh != nil {
 					entry.Freshness = *fresh
 				}
@@ -180,7 +233,7 @@ func (b *assetBatcher) listAll(ctx context.Context, ids []string, missing []int,
 		case err != nil:
 			results[i] = &dataloader.Result[*upstream.Asset]{Error: err}
 		default:
-			absent = append(absent, CachedAsset{ID: ids[i]})
+			absent = append(absent, CachedAsset{ID: ids[i], FetchedAt: time.Now()})
 			results[i] = &dataloader.Result[*upstream.Asset]{Error: notFound("no asset has id %q", ids[i])}
 		}
 	}
@@ -194,7 +247,11 @@ func (b *assetBatcher) listAssets(ctx context.Context) (map[string]*upstream.Ass
 	size := int32(assetPageSize)
 	p := upstream.Pagination{First: &size}
 	for range maxAssetPages {
-		pg, err := b.upstream.ListAssets(ctx, upstream.AssetsParams{Pagination: p})
+		var (
+			pg  *upstream.AssetPage
+			err error
+		)
+		at := answeredAt(ctx, func(ctx context.Context) { pg, err = b.upstream.ListAssets(ctx, upstream.AssetsParams{Pagination: p}) })
 		if err != nil {
 			return byID, fmt.Errorf("list assets: %w", err)
 		}
@@ -203,7 +260,7 @@ func (b *assetBatcher) listAssets(ctx context.Context) (map[string]*upstream.Ass
 		for i := range pg.Edges {
 			a := &pg.Edges[i].Node
 			byID[a.ID] = a
-			entries = append(entries, CachedAsset{ID: a.ID, Asset: a, Freshness: pg.Freshness})
+			entries = append(entries, CachedAsset{ID: a.ID, Asset: a, Freshness: pg.Freshness, FetchedAt: at})
 		}
 		b.cache.Add(ctx, entries...)
 		if !pg.PageInfo.HasNextPage || pg.PageInfo.EndCursor == "" {
@@ -219,12 +276,21 @@ type requestState struct {
 	loaders  *Loaders
 	fresh    *freshness
 	upstream *requestUpstream
+	// answers records the upstream answers the request's response is made
+	// of, for its HTTP caching (httpcache.go).
+	answers *answerLog
 }
 
 type requestStateKey struct{}
 
+// withRequestState returns ctx carrying s, and s's answer log as the
+// recorder of the upstream answers returned under it.
 func withRequestState(ctx context.Context, s *requestState) context.Context {
-	return context.WithValue(ctx, requestStateKey{}, s)
+	ctx = context.WithValue(ctx, requestStateKey{}, s)
+	if s != nil && s.answers != nil {
+		ctx = upstream.WithAnswers(ctx, s.answers.record)
+	}
+	return ctx
 }
 
 func stateFor(ctx context.Context) *requestState {
@@ -243,7 +309,7 @@ func lookupAsset(ctx context.Context, id string) (*upstream.Asset, error) {
 	if s == nil {
 		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: fmt.Errorf("no loaders in the request context")}
 	}
-	if a, err, ok := s.loaders.cachedLocally(id); ok {
+	if a, err, ok := s.loaders.cachedLocally(ctx, id); ok {
 		return a, err
 	}
 	if r := roundsFor(ctx); r != nil {

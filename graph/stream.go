@@ -32,6 +32,7 @@ type streamOperation struct {
 	responses   graphql.ResponseHandler
 	incremental bool        // an active @defer: payloads after the first are incremental
 	started     bool        // the first payload was taken
+	errored     bool        // a payload taken carried errors
 	ended       atomic.Bool // the last payload was taken
 }
 
@@ -148,6 +149,7 @@ func (op *streamOperation) Next() ([]byte, bool) {
 	if resp.HasNext != nil && !*resp.HasNext {
 		op.ended.Store(true)
 	}
+	op.errored = op.errored || len(resp.Errors) > 0
 	return encodeResult(resp, op.incremental, first), true
 }
 

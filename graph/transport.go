@@ -129,6 +129,9 @@ func checkGET(rawQuery string) string {
 // it accepts neither).
 func refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
 	setContentType(w.Header(), negotiate(r.Header.Get("Accept")))
+	if r.Method == http.MethodGet {
+		noStore(w.Header()) // a refusal is not kept by caches (httpcache.go)
+	}
 	w.WriteHeader(status)
 	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{{
 		Message:    message,

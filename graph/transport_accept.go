@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -48,9 +47,24 @@ func setContentType(h map[string][]string, m mediaType) {
 	switch vary, ok := h["Vary"]; {
 	case !ok:
 		h["Vary"] = headerVaryAccept
-	case !slices.Contains(vary, "Accept"):
+	case !varies(vary, "Accept"):
 		h["Vary"] = append(vary, "Accept") // after Accept-Encoding, Origin
 	}
+}
+
+// varies reports whether the Vary field values (each a comma-separated
+// list) name the header field name, in any letter case, or are "*".
+func varies(values []string, name string) bool {
+	for _, v := range values {
+		for rest := v; rest != ""; {
+			var f string
+			f, rest, _ = strings.Cut(rest, ",")
+			if f = strings.TrimSpace(f); f == "*" || strings.EqualFold(f, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // negotiate chooses the response type for an Accept header (RFC 9110,

@@ -30,9 +30,13 @@ import (
 // presenter's, as before.
 
 // getTransport serves queries sent with GET (the query and its JSON
-// parameters in the URL). guardRequest has checked that variables and
-// extensions are JSON objects.
-type getTransport struct{}
+// parameters in the URL, or a persisted query's hash in its extensions).
+// guardRequest has checked that variables and extensions are JSON
+// objects. Its responses carry the caching headers (httpcache.go):
+// no-store unless the operation executed without errors.
+type getTransport struct {
+	cache *httpCaching
+}
 
 var _ graphql.Transport = getTransport{}
 
@@ -40,9 +44,10 @@ func (getTransport) Supports(r *http.Request) bool {
 	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
 }
 
-func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	media := negotiate(r.Header.Get("Accept"))
 	setContentType(w.Header(), media)
+	noStore(w.Header()) // until a result says otherwise
 	ctx := r.Context()
 	start := graphql.Now()
 	params, msg := getParams(r)
@@ -51,7 +56,7 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(ctx, w, exec, media, params, true)
+	execute(ctx, w, exec, media, params, t.cache)
 }
 
 // readParams reads a request's parameters: a GET's from its URL, a POST's
@@ -119,7 +124,7 @@ func postDo(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) 
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	execute(ctx, w, exec, media, params, false)
+	execute(ctx, w, exec, media, params, nil)
 }
 
 // decodePOST decodes the body of a POST request (the one guardRequest
@@ -159,8 +164,11 @@ func decodePOST(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	return true
 }
 
-// execute runs the operation, or answers its request error.
-func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecutor, media mediaType, params *graphql.RawParams, queryOnly bool) {
+// execute runs the operation, or answers its request error. cache is a
+// GET's (only queries, and the result carries the caching headers); nil
+// for a POST.
+func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecutor, media mediaType, params *graphql.RawParams, cache *httpCaching) {
+	queryOnly := cache != nil
 	// No query, no persisted query's hash, no document id: not a GraphQL
 	// request.
 	noQuery := !namesDocument(params)
@@ -197,7 +205,14 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
-	writeResponse(w, responses(ctx))
+	resp := responses(ctx)
+	if cache == nil {
+		writeResponse(w, resp)
+		return
+	}
+	body := encodeResponse(resp)
+	cache.set(ctx, w.Header(), opCtx, body, resp == nil || len(resp.Errors) > 0) // nil: the request ended
+	_, _ = w.Write(body)
 }
 
 // subscriptionTransportMessage answers a subscription sent as a plain
@@ -236,12 +251,17 @@ func writeRequestError(ctx context.Context, w http.ResponseWriter, exec graphql.
 
 // writeResponse writes an executed operation's response (status 200).
 func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
+	_, _ = w.Write(encodeResponse(resp))
+}
+
+// encodeResponse is an executed operation's response as JSON.
+func encodeResponse(resp *graphql.Response) []byte {
 	body, err := json.Marshal(resp)
 	if err != nil {
 		// As gqlgen's transports: data the executor wrote is valid JSON.
 		panic(fmt.Errorf("encode a GraphQL response: %w", err))
 	}
-	_, _ = w.Write(body)
+	return body
 }
 
 // inputError is a BAD_USER_INPUT request error with a message that says

@@ -26,8 +26,12 @@ import (
 // accepts JSON, and otherwise inside the stream it asked for. Among the
 // stream forms the one the client weighs highest wins, the first listed
 // on a tie.
+//
+// A GET answered in JSON carries the caching headers as getTransport's
+// do (httpcache.go); streams are never cached (no-cache).
 type streamTransport struct {
-	cfg SubscriptionConfig
+	cfg   SubscriptionConfig
+	cache *httpCaching
 }
 
 var _ graphql.Transport = streamTransport{}
@@ -42,6 +46,9 @@ func (t streamTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql
 	media := negotiate(accept)
 	kind := preferredStream(accept)
 	setContentType(w.Header(), media) // until a stream sets its own
+	if r.Method == http.MethodGet {
+		noStore(w.Header()) // until a result says otherwise
+	}
 	ctx := r.Context()
 	start := graphql.Now()
 	params, ok := readParams(w, r, exec)
@@ -69,6 +76,9 @@ func (t streamTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql
 			payload = internalErrorJSON
 		}
 		for _, more := op.Next(); more; _, more = op.Next() {
+		}
+		if r.Method == http.MethodGet {
+			t.cache.set(ctx, w.Header(), op.opCtx, payload, !ok || op.errored)
 		}
 		_, _ = w.Write(payload)
 		return

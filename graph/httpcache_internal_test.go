@@ -1,0 +1,109 @@
+package graph
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tradenet/gateway/upstream"
+)
+
+func TestNoneMatchFails(t *testing.T) {
+	const etag = `"abc"`
+	for _, tc := range []struct {
+		values []string
+		want   bool
+	}{
+		{[]string{`"abc"`}, true},
+		{[]string{`W/"abc"`}, true},
+		{[]string{`*`}, true},
+		{[]string{`"x", "abc"`}, true},
+		{[]string{`"x"`, `"abc"`}, true}, // two field lines
+		{[]string{` "x" ,W/"abc" `}, true},
+		{[]string{`"x,abc", "abc"`}, true}, // a comma inside a tag
+		{[]string{`"x,abc"`}, false},
+		{[]string{`abc`}, false},
+		{[]string{`"abc`}, false},
+		{[]string{`W/`}, false},
+		{[]string{`junk, "abc"`}, true}, // a malformed member is skipped
+		{[]string{`"ab"`, `"abcd"`, ``}, false},
+		{nil, false},
+	} {
+		if got := noneMatchFails(tc.values, etag); got != tc.want {
+			t.Errorf("If-None-Match %q against %s: %v, want %v", tc.values, etag, got, tc.want)
+		}
+	}
+	if !noneMatchFails([]string{`"abc"`}, `W/"abc"`) {
+		t.Error("a weak ETag does not compare weakly")
+	}
+}
+
+func TestCacheControlRounding(t *testing.T) {
+	now := time.Now()
+	recent := func(age time.Duration) answers {
+		return answers{seen: true, kind: upstream.CacheRecent, oldest: now.Add(-age)}
+	}
+	for _, tc := range []struct {
+		maxAge time.Duration
+		a      answers
+		want   string
+	}{
+		{time.Second, recent(0), "public, max-age=1"},
+		{time.Second, recent(400 * time.Millisecond), "public, max-age=1"},
+		{time.Second, recent(600 * time.Millisecond), "public, no-cache"},
+		{time.Second, recent(-time.Hour), "public, max-age=1"}, // a clock ahead: never more than maxAge
+		{5 * time.Second, recent(1200 * time.Millisecond), "public, max-age=4"},
+		{5 * time.Second, recent(time.Minute), "public, no-cache"},
+		{-1, recent(0), "public, no-cache"},
+		{time.Second, answers{}, cacheControlImmutable},                                             // no answer
+		{time.Second, answers{seen: true, kind: upstream.CacheUntilNextBlock}, "public, max-age=1"}, // no dated answer
+		{time.Second, answers{seen: true, kind: upstream.CacheNone}, cacheControlNoStore},
+	} {
+		c := httpCaching{maxAge: tc.maxAge}
+		if got := c.cacheControl(tc.a, nil, false, now); got != tc.want {
+			t.Errorf("max age %s, %+v: %q, want %q", tc.maxAge, tc.a, got, tc.want)
+		}
+	}
+	if got := (&httpCaching{maxAge: time.Second}).cacheControl(answers{}, nil, true, now); got != cacheControlNoStore {
+		t.Errorf("with errors: %q, want no-store", got)
+	}
+}
+
+func TestAnswerLog(t *testing.T) {
+	now := time.Now()
+	l := newAnswerLog()
+	if s := l.summary(); s.seen {
+		t.Fatalf("empty log: %+v", s)
+	}
+	l.record(upstream.Answer{Kind: upstream.CacheImmutable, FetchedAt: now.Add(-time.Hour)})
+	l.record(upstream.Answer{Kind: upstream.CacheUntilNextBlock, FetchedAt: now.Add(-time.Second)})
+	l.record(upstream.Answer{Kind: upstream.CacheRecent, FetchedAt: now.Add(-2 * time.Second)})
+	l.record(upstream.Answer{Kind: upstream.CacheUntilNextBlock, FetchedAt: now})
+	s := l.summary()
+	if !s.seen || s.kind != upstream.CacheRecent || !s.oldest.Equal(now.Add(-2*time.Second)) || s.undated {
+		t.Errorf("summary %+v: want recent, oldest 2 s ago (the immutable answer's age does not count)", s)
+	}
+	l.record(upstream.Answer{Kind: upstream.CacheRecent})
+	if !l.summary().undated {
+		t.Error("an answer without a time: not undated")
+	}
+}
+
+// TestSetContentTypeMergesVary: Accept is added to Vary once, whatever
+// form the values already there take (one line listing several, another
+// letter case, *).
+func TestSetContentTypeMergesVary(t *testing.T) {
+	for _, tc := range []struct{ before, after []string }{
+		{[]string{"Origin, Accept"}, []string{"Origin, Accept"}},
+		{[]string{"Origin", "accept"}, []string{"Origin", "accept"}},
+		{[]string{"*"}, []string{"*"}},
+		{[]string{"Origin, Accept-Encoding"}, []string{"Origin, Accept-Encoding", "Accept"}},
+	} {
+		h := http.Header{"Vary": slices.Clone(tc.before)}
+		setContentType(h, mediaJSON)
+		if !slices.Equal(h["Vary"], tc.after) {
+			t.Errorf("Vary %q: became %q, want %q", tc.before, h["Vary"], tc.after)
+		}
+	}
+}
