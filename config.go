@@ -76,7 +76,7 @@ type config struct {
 	// Trusted documents (handler.go loads the manifest).
 	PersistedDocuments   string
 	TrustedDocumentsOnly bool
-	HTTPCacheMaxAge  time.Duration
+	HTTPCacheMaxAge      time.Duration
 
 	// The live feed (subscriptions) and its transports.
 	LivePollInterval   time.Duration
