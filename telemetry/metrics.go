@@ -39,6 +39,7 @@ type Metrics struct {
 	compressed       *prometheus.CounterVec
 	compressedBytes  *prometheus.CounterVec
 	subscriptions    subscriptionMetrics
+	upstreamCache    upstreamCacheMetrics
 }
 
 // MaxOperationNames bounds the distinct operation names in metric labels:
@@ -116,7 +117,7 @@ func NewMetrics() *Metrics {
 		}, []string{"service", "state"}),
 		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_redis_errors_total",
-			Help: "Failed Redis calls, by what they were for (apq, asset_cache, budget); the gateway goes on without the shared state.",
+			Help: "Failed Redis calls, by what they were for (apq, asset_cache, budget, live, upstream_cache); the gateway goes on without the shared state.",
 		}, []string{"use"}),
 		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_graphql_executions_total",
@@ -140,6 +141,7 @@ func NewMetrics() *Metrics {
 		m.compressed, m.compressedBytes,
 	)
 	m.subscriptions = newSubscriptionMetrics(reg)
+	m.upstreamCache = newUpstreamCacheMetrics(reg)
 	for _, e := range []string{"direct", "gqlgen"} {
 		m.executions.WithLabelValues(e)
 	}
@@ -155,7 +157,7 @@ func NewMetrics() *Metrics {
 	}
 	// Series known in advance start at 0, so that rate() and the
 	// dashboard see them before the first event.
-	for _, use := range []string{"apq", "asset_cache", "budget"} {
+	for _, use := range []string{"apq", "asset_cache", "budget", "upstream_cache"} {
 		m.redisErrors.WithLabelValues(use)
 	}
 	m.names = &nameSet{max: MaxOperationNames, idle: OperationNameIdle, seen: map[string]time.Time{}, evict: m.deleteOperation}

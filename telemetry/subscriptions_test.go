@@ -393,6 +393,14 @@ func TestWebSocketSubscriptionsEndWithTheirConnection(t *testing.T) {
 	}
 	write(`{"type":"subscribe","id":"a","payload":{"query":"subscription Ticks { ticks }"}}`)
 	write(`{"type":"subscribe","id":"b","payload":{"query":"subscription Ticks { ticks }"}}`)
+	// Both are set up before the events are sent: else the first may
+	// take both while the second is still starting.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(gather(t, s.metrics), "\n"+`gateway_graphql_subscriptions_active{transport="websocket"} 2`+"\n"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the two subscriptions did not both start within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	// Two events (the subscriptions share the tiny schema's channel:
 	// either may take each).
 	for n := range 2 {
