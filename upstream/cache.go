@@ -57,8 +57,12 @@ const (
 	// costs a request at most this much before it is skipped.
 	sharedTimeout = 250 * time.Millisecond
 	// sharedBackoff is how long the shared tier is skipped after it
-	// failed: requests go on with this process's cache and the upstream.
-	sharedBackoff = time.Second
+	// failed (requests go on with this process's cache and the
+	// upstream), doubling while it keeps failing, up to
+	// sharedMaxBackoff. Then one request tries it again (the others
+	// still skip it); its success brings the tier back for all.
+	sharedBackoff    = time.Second
+	sharedMaxBackoff = 30 * time.Second
 )
 
 // MaxSharedCacheValue bounds a value the cache writes to its shared tier
@@ -141,9 +145,11 @@ type Cache struct {
 	headTTL  time.Duration
 	shared   SharedCache
 	onEvent  func(CacheEvent)
-	// sharedDown is when the shared tier may be tried again (Unix
-	// nanoseconds) after a failure.
-	sharedDown atomic.Int64
+	// sharedDown is 0 while the shared tier works; after a failure, when
+	// it may be tried again (Unix nanoseconds). sharedFails counts the
+	// failures in a row.
+	sharedDown  atomic.Int64
+	sharedFails atomic.Int32
 
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
@@ -447,15 +453,46 @@ func (c *Cache) sharedTTL(e *cacheEntry, now time.Time) time.Duration {
 	return 0
 }
 
-// sharedUp reports whether the shared tier is configured and not
-// skipped after a failure.
+// sharedUp reports whether the shared tier is configured and may be
+// used: it works, or it failed and its backoff has passed, and this
+// caller is the one that tries it again.
 func (c *Cache) sharedUp(now time.Time) bool {
-	return c.shared != nil && now.UnixNano() >= c.sharedDown.Load()
+	if c.shared == nil {
+		return false
+	}
+	down := c.sharedDown.Load()
+	switch {
+	case down == 0:
+		return true
+	case now.UnixNano() < down:
+		return false
+	}
+	// The others skip the tier while this caller tries it.
+	return c.sharedDown.CompareAndSwap(down, now.Add(sharedTimeout).UnixNano())
 }
 
-// sharedFailed skips the shared tier for sharedBackoff.
+// sharedWorked records a call of the shared tier that succeeded.
+func (c *Cache) sharedWorked() {
+	if c.sharedDown.Load() != 0 {
+		c.sharedDown.Store(0)
+		c.sharedFails.Store(0)
+	}
+}
+
+// sharedFailed skips the shared tier for its backoff: sharedBackoff,
+// doubled for each failure in a row, at most sharedMaxBackoff. Calls
+// failing together (the tier just went down) count once.
 func (c *Cache) sharedFailed() {
-	c.sharedDown.Store(time.Now().Add(sharedBackoff).UnixNano())
+	now := time.Now()
+	if down := c.sharedDown.Load(); down > now.Add(sharedTimeout).UnixNano() {
+		return // another failure started a backoff
+	}
+	n := c.sharedFails.Add(1)
+	backoff := sharedMaxBackoff
+	if n <= 5 {
+		backoff = min(sharedBackoff<<(n-1), sharedMaxBackoff)
+	}
+	c.sharedDown.Store(now.Add(backoff).UnixNano())
 }
 
 // sharedGet reads target's entries from the shared tier: the values at
@@ -476,6 +513,7 @@ func (c *Cache) sharedGet(ctx context.Context, target string, service Service, h
 		c.sharedFailed()
 		return nil, base, atHead
 	}
+	c.sharedWorked()
 	return vals, base, atHead
 }
 
@@ -499,5 +537,7 @@ func (c *Cache) sharedSet(ctx context.Context, e *cacheEntry, raw []byte, servic
 	defer cancel()
 	if err := c.shared.Set(ctx, key, encodeShared(e, raw), ttl); err != nil {
 		c.sharedFailed()
+		return
 	}
+	c.sharedWorked()
 }
