@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/tradenet/gateway/redisstate/redistest"
 	"github.com/tradenet/gateway/sampleservice"
@@ -296,4 +298,63 @@ func TestTheGatewayAnswersWhenRedisIsLost(t *testing.T) {
 	if n := sumMetric(scrape(t, a.URL), "gateway_redis_errors_total", map[string]string{"use": "upstream_cache"}); n == 0 {
 		t.Fatal("no Redis error counted for the upstream cache")
 	}
+}
+
+// The cache's settings: defaults, refusals, and 0 bytes turning it off;
+// without a key the replicas share, Redis holds none of its answers.
+func TestUpstreamCacheSettings(t *testing.T) {
+	cfg, err := parseConfig(nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.UpstreamCacheBytes != 64<<20 || cfg.UpstreamCacheMaxAge != time.Second || cfg.UpstreamCacheHeadTTL != time.Second {
+		t.Fatalf("defaults %d bytes, max age %s, head TTL %s", cfg.UpstreamCacheBytes, cfg.UpstreamCacheMaxAge, cfg.UpstreamCacheHeadTTL)
+	}
+	for _, tc := range [][]string{
+		{"-upstream-cache-bytes", "-1", "UPSTREAM_CACHE_BYTES"},
+		{"-upstream-cache-max-age", "-1s", "UPSTREAM_CACHE_MAX_AGE"},
+		{"-upstream-cache-max-age", "2m", "UPSTREAM_CACHE_MAX_AGE"},
+		{"-upstream-cache-head-ttl", "0s", "UPSTREAM_CACHE_HEAD_TTL"},
+		{"-upstream-cache-head-ttl", "1h", "UPSTREAM_CACHE_HEAD_TTL"},
+	} {
+		if _, err := parseConfig(tc[:2], func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), tc[2]) {
+			t.Errorf("%v: %v, want an error naming %s", tc[:2], err, tc[2])
+		}
+	}
+
+	u := startUpstream(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}, nil)
+	off := startOpsGateway(t, u.args("-upstream-cache-bytes", "0")...)
+	cursor := edgeCursor(newestEdges(t, off.URL)[4])
+	before := u.Sample.Requests(sampleservice.EndpointTransactions)
+	history(t, off.URL, cursor)
+	history(t, off.URL, cursor)
+	if n := u.Sample.Requests(sampleservice.EndpointTransactions) - before; n < 2 {
+		t.Fatalf("without the cache, a history page twice cost %d explorer requests", n)
+	}
+	if _, held := scrape(t, off.URL)["gateway_upstream_cache_bytes"]; held {
+		t.Fatal("gateway_upstream_cache_bytes is served without a cache")
+	}
+
+	redisURL := redistest.Start(t)
+	keyless := startOpsGateway(t, u.args("-redis-url", redisURL)...)
+	if !strings.Contains(keyless.logs.String(), "the upstream cache is not shared through Redis") {
+		t.Fatalf("no warning that the cache is not shared without a key:\n%s", keyless.logs.String())
+	}
+	history(t, keyless.URL, edgeCursor(newestEdges(t, keyless.URL)[4]))
+	rdb := redisClient(t, redisURL)
+	if keys, err := rdb.Keys(context.Background(), "gateway:upstream:*").Result(); err != nil || len(keys) != 0 {
+		t.Fatalf("Redis holds upstream cache keys %v (%v) though no replica could verify them", keys, err)
+	}
+}
+
+// redisClient is a client of url's Redis, closed when t ends.
+func redisClient(t *testing.T, url string) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }

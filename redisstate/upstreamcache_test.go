@@ -201,9 +201,9 @@ func TestUpstreamCacheRefusesEntriesItCannotVerify(t *testing.T) {
 	}
 	tier := store.UpstreamCache(mustKeys(sharedKey))
 	for name, r := range map[string]*cacheReplica{
-		"a cacheReplica with the key":     newCacheReplica(t, srv, store, sharedKey),
-		"a cacheReplica with another key": newCacheReplica(t, srv, open(t, url, "", nil), "another-key-of-at-least-32-characters-xyz"),
-		"another prefix":                  newCacheReplica(t, srv, open(t, url, "testnet:", nil), sharedKey),
+		"a replica with the key":     newCacheReplica(t, srv, store, sharedKey),
+		"a replica with another key": newCacheReplica(t, srv, open(t, url, "", nil), "another-key-of-at-least-32-characters-xyz"),
+		"another prefix":             newCacheReplica(t, srv, open(t, url, "testnet:", nil), sharedKey),
 	} {
 		r.c.ObserveHead(newest.Transactions[0].Position(), true)
 		before := srv.Service.Requests(sampleservice.EndpointTransactions)

@@ -207,17 +207,34 @@ func TestPagesReachingTheHeadAreNotImmutable(t *testing.T) {
 	below := rows[60].Position()
 	headBlock := head.Block
 	future := TxCursor{Block: head.Block + 100}
+	// A submitter with no transaction in the head block: its pages lie
+	// below the head, yet a transaction of theirs may come with the next
+	// block.
+	quiet := ""
+	for i := len(rows) - 1; i > 60 && quiet == ""; i-- {
+		quiet = rows[i].Submitter
+		for j := range rows {
+			if uint64(rows[j].Block) == headBlock && rows[j].Submitter == quiet {
+				quiet = ""
+			}
+		}
+	}
+	if quiet == "" {
+		t.Fatal("every submitter of the newest page has a transaction in the head block")
+	}
 	for name, tc := range map[string]struct {
 		p    TransactionsParams
 		want CacheKind
 	}{
-		"the newest page":                   {TransactionsParams{First: 10}, CacheUntilNextBlock},
-		"a page after a cursor to the head": {TransactionsParams{First: 100, After: &below}, CacheUntilNextBlock},
-		"a short page after a cursor":       {TransactionsParams{First: 1000, After: &below}, CacheUntilNextBlock},
-		"the head block":                    {TransactionsParams{BlockHeight: &headBlock}, CacheUntilNextBlock},
-		"before a cursor past the head":     {TransactionsParams{Last: 5, Before: &future, Submitter: rows[60].Submitter}, CacheUntilNextBlock},
-		"after the head (empty)":            {TransactionsParams{First: 10, After: &head}, CacheUntilNextBlock},
-		"the oldest rows":                   {TransactionsParams{Last: 10}, CacheImmutable},
+		"the newest page":                                         {TransactionsParams{First: 10}, CacheUntilNextBlock},
+		"a page after a cursor to the head":                       {TransactionsParams{First: 100, After: &below}, CacheUntilNextBlock},
+		"a short page after a cursor":                             {TransactionsParams{First: 1000, After: &below}, CacheUntilNextBlock},
+		"the head block":                                          {TransactionsParams{BlockHeight: &headBlock}, CacheUntilNextBlock},
+		"a submitter's short page after a cursor, below the head": {TransactionsParams{First: 1000, After: &below, Submitter: quiet}, CacheUntilNextBlock},
+		"a submitter's page before a cursor past the head":        {TransactionsParams{Last: 5, Before: &future, Submitter: quiet}, CacheUntilNextBlock},
+		"a submitter's page before a cursor below the head":       {TransactionsParams{Last: 1000, Before: &below, Submitter: quiet}, CacheImmutable},
+		"after the head (empty)":                                  {TransactionsParams{First: 10, After: &head}, CacheUntilNextBlock},
+		"the oldest rows":                                         {TransactionsParams{Last: 10}, CacheImmutable},
 	} {
 		if got := kind(tc.p); got != tc.want {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)
