@@ -38,7 +38,7 @@ func openSharedState(ctx context.Context, cfg *config, logger *slog.Logger, metr
 	if err != nil {
 		return nil, err
 	}
-	logger.Info("sharing persisted queries, the asset cache, the rate budget and the upstream cache through Redis", "redis", redactedRedisURL(cfg.RedisURL), "prefix", cfg.RedisPrefix)
+	logger.Info("sharing persisted queries, the asset cache and the rate budget through Redis", "redis", redactedRedisURL(cfg.RedisURL), "prefix", cfg.RedisPrefix)
 	switch {
 	case cfg.LiveBatchKey != "":
 		logger.Info("the live feed's poller is shared through Redis, its batches signed with LIVE_BATCH_KEY")
@@ -101,6 +101,7 @@ func (o *operations) upstreamCache(cfg *config) *upstream.Cache {
 	if cc.MaxBytes > 0 && o.shared != nil {
 		if tier := o.shared.UpstreamCache(cfg.liveBatchKeys); tier != nil {
 			cc.Shared = tier
+			o.logger.Info("the upstream cache is shared through Redis, its entries signed with a key derived from LIVE_BATCH_KEY (or CURSOR_KEY)")
 		} else {
 			o.logger.Warn("neither LIVE_BATCH_KEY nor CURSOR_KEY is set: the upstream cache is not shared through Redis (replicas could not verify one another's entries); each replica caches for itself")
 		}
