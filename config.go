@@ -52,6 +52,10 @@ type config struct {
 	ExplorerBurst       int
 	TrustedProxies      []string
 	trustedProxies      trustedProxies // TrustedProxies parsed by validate
+	// The cache of upstream answers (upstreamclient.go).
+	UpstreamCacheBytes   int64
+	UpstreamCacheMaxAge  time.Duration
+	UpstreamCacheHeadTTL time.Duration
 
 	// The GraphQL handler: deadline, query limits, paging, cursors,
 	// loaders and caches.
@@ -143,6 +147,9 @@ func (c *config) settings() []setting {
 		{"explorer-rate", "EXPLORER_RATE", "block-explorer requests per second this gateway allows itself, shared fairly between clients; the live feed's polls go first (the explorer has no limit of its own: this protects it)", float64Value(&c.ExplorerRate, upstream.DefaultExplorerRate)},
 		{"explorer-burst", "EXPLORER_BURST", "block-explorer requests this gateway may send at once within its rate", intValue(&c.ExplorerBurst, upstream.DefaultExplorerBurst)},
 		{"trusted-proxies", "TRUSTED_PROXIES", "comma-separated CIDRs or IPs of proxies whose X-Forwarded-For or Forwarded names the client (for the rate budget's fair share); unset = trust none, the peer's address is the client", listValue(&c.TrustedProxies)},
+		{"upstream-cache-bytes", "UPSTREAM_CACHE_BYTES", "bytes of upstream answers the cache keeps in this process (with Redis, shared by every replica too); 0 disables the cache", int64Value(&c.UpstreamCacheBytes, upstream.DefaultCacheBytes)},
+		{"upstream-cache-max-age", "UPSTREAM_CACHE_MAX_AGE", "oldest a cached data-node answer is served (about one block); 0 never serves one from the cache", durationValue(&c.UpstreamCacheMaxAge, upstream.DefaultCacheMaxAge)},
+		{"upstream-cache-head-ttl", "UPSTREAM_CACHE_HEAD_TTL", "how long a cached answer reaching the explorer's head (its newest transactions) is served when no live feed confirms the head meanwhile (about one block); with the live feed polling, such answers are served until it sees a new block", durationValue(&c.UpstreamCacheHeadTTL, upstream.DefaultCacheHeadTTL)},
 
 		// The GraphQL handler (handler.go).
 		{"request-timeout", "REQUEST_TIMEOUT", "deadline of each GraphQL request", durationValue(&c.RequestTimeout, 30*time.Second)},
@@ -183,7 +190,7 @@ func (c *config) settings() []setting {
 		{"stream-write-timeout", "STREAM_WRITE_TIMEOUT", "how long one message of a stream (WebSocket, SSE, multipart) may take to be written; a client that does not read it within this is disconnected and its subscriptions ended", durationValue(&c.StreamWriteTimeout, 10*time.Second)},
 
 		// Operations: Redis (sharedstate.go), metrics and tracing (instrumentation.go), logs (logging.go).
-		{"redis-url", "REDIS_URL", "Redis shared by every replica (redis://host:6379/0): persisted queries, asset cache, rate budget; unset keeps them in this process", stringValue(&c.RedisURL, "")},
+		{"redis-url", "REDIS_URL", "Redis shared by every replica (redis://host:6379/0): persisted queries, asset cache, rate budget, upstream cache; unset keeps them in this process", stringValue(&c.RedisURL, "")},
 		{"redis-prefix", "REDIS_PREFIX", "prefix of this gateway's Redis keys (give each network's gateways their own)", stringValue(&c.RedisPrefix, "gateway:")},
 		{"metrics", "METRICS", "serve Prometheus metrics at /metrics", boolValue(&c.Metrics, true)},
 		{"metrics-addr", "METRICS_ADDR", "serve /metrics on this address only, not on the public one (recommended: 127.0.0.1:9090 or a cluster-internal port)", stringValue(&c.MetricsAddr, "")},
@@ -303,6 +310,15 @@ func (c *config) validate() error {
 	var err error
 	if c.trustedProxies, err = parseTrustedProxies(c.TrustedProxies); err != nil {
 		return err
+	}
+	if c.UpstreamCacheBytes < 0 {
+		return fmt.Errorf("UPSTREAM_CACHE_BYTES=%d: want 0 (no cache) or more", c.UpstreamCacheBytes)
+	}
+	if c.UpstreamCacheMaxAge < 0 || c.UpstreamCacheMaxAge > time.Minute {
+		return fmt.Errorf("UPSTREAM_CACHE_MAX_AGE=%s: want 0 (data-node answers never served from the cache) to 1m; the data node's state changes with every block, about once a second", c.UpstreamCacheMaxAge)
+	}
+	if c.UpstreamCacheHeadTTL <= 0 || c.UpstreamCacheHeadTTL > time.Minute {
+		return fmt.Errorf("UPSTREAM_CACHE_HEAD_TTL=%s: want more than 0, at most 1m; a new block arrives about once a second", c.UpstreamCacheHeadTTL)
 	}
 
 	// The GraphQL handler.

@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/tradenet/gateway/redisstate"
+	"github.com/tradenet/gateway/upstream"
 )
 
 // k8sObject is the part of a Kubernetes manifest these tests check.
@@ -284,6 +285,11 @@ func TestRedisManifestBoundsPubSub(t *testing.T) {
 	bulk := opts["proto-max-bulk-len"]
 	if len(bulk) != 1 || redisBytes(t, bulk[0]) < largest || redisBytes(t, bulk[0]) > bound {
 		t.Errorf("proto-max-bulk-len %q, want one size from %d to %d bytes", bulk, largest, bound)
+	}
+	// The upstream cache's values: signed (a 32-byte MAC) and written
+	// whole.
+	if len(bulk) == 1 && redisBytes(t, bulk[0]) < upstream.MaxSharedCacheValue+32 {
+		t.Errorf("proto-max-bulk-len %q refuses the upstream cache's largest value (%d bytes)", bulk, upstream.MaxSharedCacheValue+32)
 	}
 	limit := opts["client-output-buffer-limit"]
 	if len(limit) != 4 || limit[0] != "pubsub" {

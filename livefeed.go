@@ -30,6 +30,10 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 		MaxSubscriptionsPerClient: cfg.LiveMaxSubsClient,
 		MaxCatchUpsPerClient:      cfg.LiveMaxCatchUps,
 		MaxCallsPerClient:         cfg.LiveMaxCallsClient,
+		// The upstream cache drops what reached an older head the
+		// moment the feed sees a new block (on every replica: followers
+		// learn it from the poller's batches and heartbeats).
+		OnHead: client.ObserveHead,
 	}
 	// With Redis and a key the replicas share (LIVE_BATCH_KEY, or
 	// CURSOR_KEY's), one poller for the fleet; without a shared key no

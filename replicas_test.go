@@ -100,7 +100,10 @@ func TestReplicasShareStateThroughRedis(t *testing.T) {
 	}, nil)
 	// The budget is the whole fleet's: 18/s with bursts of 80, inside the
 	// data node's 20/s and 100 for both replicas together.
-	args := u.args("-redis-url", redisURL, "-upstream-rate", "18", "-upstream-burst", "80", "-cursor-key", cursorKeyA)
+	// The upstream cache serves no data-node answer here (max age 0): the
+	// load below must reach the data node (upstreamcache_test.go tests
+	// the cache the replicas share).
+	args := u.args("-redis-url", redisURL, "-upstream-rate", "18", "-upstream-burst", "80", "-cursor-key", cursorKeyA, "-upstream-cache-max-age", "0")
 	a, b := startOpsGateway(t, args...), startOpsGateway(t, args...)
 
 	t.Run("a cursor from one replica pages on the other", func(t *testing.T) {
@@ -151,7 +154,8 @@ func TestReplicasShareStateThroughRedis(t *testing.T) {
 
 	t.Run("together under load they stay inside the data node's rate limit", func(t *testing.T) {
 		u.Sample.ResetCounters()
-		// 200 distinct list requests (no coalescing, no cache): far over
+		// 200 distinct list requests (no coalescing, no cache: the
+		// replicas serve no data-node answer from it, see args): far over
 		// the data node's burst of 100, as fast as two replicas go.
 		const total = 200
 		var next, failed atomic.Int64

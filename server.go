@@ -107,7 +107,8 @@ func newGateway(ctx context.Context, cfg *config, logger *slog.Logger) (*gateway
 	}
 	gw.readiness = &readiness{check: func(ctx context.Context) error {
 		one := int32(1)
-		_, err := client.ListAssets(ctx, upstream.AssetsParams{Pagination: upstream.Pagination{First: &one}})
+		// Asked of the data node itself, never of the cache.
+		_, err := client.ListAssets(upstream.WithoutCache(ctx), upstream.AssetsParams{Pagination: upstream.Pagination{First: &one}})
 		return err
 	}, ttl: 5 * time.Second}
 	keys := cfg.signingKeys(logger)

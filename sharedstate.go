@@ -18,6 +18,8 @@ import (
 // Where the state that replicas can share lives: persisted queries, the
 // asset cache and the data node's rate budget are kept in Redis when
 // REDIS_URL is set (README, Running many replicas), else in this process;
+// the cache of upstream answers is kept in this process and, with Redis
+// and a key the replicas share, in Redis too;
 // the live feed's poller is shared too when the replicas share a key to
 // sign its batches (LIVE_BATCH_KEY, or CURSOR_KEY; livefeed.go).
 
@@ -80,6 +82,31 @@ func (o *operations) assetCache(size int, ttl time.Duration) graph.AssetCache {
 		return nil
 	}
 	return o.shared.AssetCache(ttl)
+}
+
+// upstreamCache is the cache of upstream answers (UPSTREAM_CACHE_BYTES;
+// nil when 0): in this process, and in Redis too when replicas share a
+// key to sign its entries (LIVE_BATCH_KEY, or CURSOR_KEY's), so that
+// whoever can write to Redis cannot feed answers to the fleet. Without a
+// shared key each replica keeps its answers to itself (startup says so).
+func (o *operations) upstreamCache(cfg *config) *upstream.Cache {
+	cc := upstream.CacheConfig{
+		MaxBytes: cfg.UpstreamCacheBytes,
+		MaxAge:   cfg.UpstreamCacheMaxAge,
+		HeadTTL:  cfg.UpstreamCacheHeadTTL,
+	}
+	if o.metrics != nil {
+		cc.OnEvent = o.metrics.ObserveUpstreamCache
+	}
+	if cc.MaxBytes > 0 && o.shared != nil {
+		if tier := o.shared.UpstreamCache(cfg.liveBatchKeys); tier != nil {
+			cc.Shared = tier
+			o.logger.Info("the upstream cache is shared through Redis, its entries signed with a key derived from LIVE_BATCH_KEY (or CURSOR_KEY)")
+		} else {
+			o.logger.Warn("neither LIVE_BATCH_KEY nor CURSOR_KEY is set: the upstream cache is not shared through Redis (replicas could not verify one another's entries); each replica caches for itself")
+		}
+	}
+	return upstream.NewCache(cc)
 }
 
 // redactedRedisURL is the Redis URL without its password, for the log.

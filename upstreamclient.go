@@ -36,9 +36,10 @@ func (gw *gateway) upstreamURLs() error {
 // newUpstreamClient is the client of the data node and the block
 // explorer, configured here in full: the deadline of each call, retries,
 // circuit breakers, concurrency, the data node's rate budget (shared
-// through Redis when configured, and taken by clients in turn), and the
-// metrics and tracing of every call, with the breakers and the budget
-// exported at every scrape. Explorer requests wait on a rate budget of
+// through Redis when configured, and taken by clients in turn), the cache
+// of its answers (sharedstate.go: in this process, and in Redis when
+// replicas share a key), and the metrics and tracing of every call, with
+// the breakers, the budget and the cache exported at every scrape. Explorer requests wait on a rate budget of
 // their own (EXPLORER_RATE, this process's), taken by clients in turn as
 // the data node's is; it is returned too: the live feed's requests are
 // explorer requests, its polls first in line.
@@ -61,6 +62,7 @@ func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operat
 		Budget:         budget,
 		ExplorerBudget: explorer,
 		TracerProvider: ops.tracing.Provider,
+		Cache:          ops.upstreamCache(cfg),
 	}
 	if m := ops.metrics; m != nil {
 		c.OnResponse = m.ObserveUpstream
@@ -72,5 +74,8 @@ func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operat
 	}
 	ops.metrics.WatchBreakers(client.BreakerState, upstream.ServiceDataNode, upstream.ServiceExplorer)
 	ops.metrics.WatchBudget(budget)
+	if c.Cache != nil {
+		ops.metrics.WatchUpstreamCache(c.Cache.Stats)
+	}
 	return client, explorer, nil
 }

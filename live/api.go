@@ -79,9 +79,11 @@ type Config struct {
 	Budget upstream.Budget
 	// ClientKey keys the poller's requests (polls, head reads, gap fills)
 	// for the fair budget (upstream.WithClient), which also marks them
-	// upstream.WithPriority: they go before every client's. A catch-up is
-	// charged to its subscriber's own client key (fair.go). Default
-	// "live-feed".
+	// upstream.WithPriority: they go before every client's, and
+	// upstream.WithoutCache: they always ask the explorer, since they are
+	// how the feed sees new blocks. A catch-up is charged to its
+	// subscriber's own client key (fair.go) and may be answered from the
+	// cache. Default "live-feed".
 	ClientKey string
 	// Interval is the time between polls of the explorer's newest page;
 	// default 500ms (p50 delivery latency under a second).
@@ -135,6 +137,14 @@ type Config struct {
 	// Logger receives poll failures and lease changes; default
 	// slog.Default().
 	Logger *slog.Logger
+	// OnHead, if set, is told where the explorer's head is whenever the
+	// feed learns it: exact when head is the explorer's newest transaction
+	// just read (a poll of its newest page, the polling process's
+	// heartbeat), else a position known to be on the chain (a batch of
+	// the fleet). The gateway gives it to the upstream client
+	// (upstream.Client.ObserveHead), whose cache drops the answers that
+	// reached an older head. It must be fast and safe for concurrent use.
+	OnHead func(head upstream.TxCursor, exact bool)
 }
 
 // SubscribeOptions says what a subscription receives.

@@ -184,9 +184,17 @@ func newFeed[T any](cfg Config, prepare func(*upstream.Transaction) T) *feed[T] 
 }
 
 // ctxFor is ctx marked for the fair budget: the poller's requests go
-// before any client's (fair.go).
+// before any client's (fair.go); and they never read the upstream cache:
+// they are how new blocks are seen.
 func (f *feed[T]) ctxFor(ctx context.Context) context.Context {
-	return upstream.WithPriority(upstream.WithClient(ctx, f.cfg.ClientKey))
+	return upstream.WithoutCache(upstream.WithPriority(upstream.WithClient(ctx, f.cfg.ClientKey)))
+}
+
+// observeHead tells Config.OnHead where the explorer's head is.
+func (f *feed[T]) observeHead(head upstream.TxCursor, exact bool) {
+	if f.cfg.OnHead != nil && head != (upstream.TxCursor{}) {
+		f.cfg.OnHead(head, exact)
+	}
 }
 
 // list waits for the budget, then asks the explorer: the poller's

@@ -277,6 +277,7 @@ func (f *feed[T]) headPage(ctx context.Context, pos upstream.TxCursor) (rows []u
 		f.refusePositions(refused, "the explorer's newest page", "head", rows[cut-1].Position(), "refused_from", rows[min(cut, len(rows)-1)].Position())
 	}
 	rows = rows[:cut]
+	f.observeHead(rows[cut-1].Position(), true)
 	return rows, rows[cut-1].Position(), true, nil
 }
 
@@ -629,6 +630,9 @@ func (f *feed[T]) receive(ctx context.Context, b Batch, size int) {
 	if n := len(b.Transactions); n > 0 {
 		newest = b.Transactions[n-1].Position()
 	}
+	// Before the batch is delivered: what reached an older head is no
+	// longer served by then. A heartbeat is the poller at the head.
+	f.observeHead(newest, len(b.Transactions) == 0)
 	f.mu.Lock()
 	if !f.leading {
 		f.verifyLocked(b.Prev)

@@ -1,6 +1,7 @@
 // Package redisstate keeps the state that replicas of the gateway share in
 // Redis when REDIS_URL is set: automatic persisted queries, the asset
-// cache and the data node's rate budget, and it elects the one replica that
+// cache, the data node's rate budget and the shared tier of the upstream
+// client's cache (UpstreamCache), and it elects the one replica that
 // polls the live transaction feed (LiveCoordinator). Without Redis each
 // replica keeps its own (package graph's in-memory caches, upstream's local
 // budget, a poller per process).
@@ -32,7 +33,8 @@ type Options struct {
 	// ten seconds). Default slog.Default().
 	Logger *slog.Logger
 	// OnError, if set, is called on every Redis failure with what the
-	// call was for ("apq", "asset_cache", "budget"), for metrics.
+	// call was for ("apq", "asset_cache", "budget", "live",
+	// "upstream_cache"), for metrics.
 	OnError func(use string, err error)
 }
 

@@ -41,6 +41,7 @@ type Metrics struct {
 	documentsServed  *prometheus.CounterVec
 	documentsRefused *prometheus.CounterVec
 	subscriptions    subscriptionMetrics
+	upstreamCache    upstreamCacheMetrics
 }
 
 // MaxOperationNames bounds the distinct operation names in metric labels:
@@ -118,7 +119,7 @@ func NewMetrics() *Metrics {
 		}, []string{"service", "state"}),
 		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_redis_errors_total",
-			Help: "Failed Redis calls, by what they were for (apq, asset_cache, budget); the gateway goes on without the shared state.",
+			Help: "Failed Redis calls, by what they were for (apq, asset_cache, budget, live, upstream_cache); the gateway goes on without the shared state.",
 		}, []string{"use"}),
 		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_graphql_executions_total",
@@ -150,6 +151,7 @@ func NewMetrics() *Metrics {
 		m.compressed, m.compressedBytes, m.documentsServed, m.documentsRefused,
 	)
 	m.subscriptions = newSubscriptionMetrics(reg)
+	m.upstreamCache = newUpstreamCacheMetrics(reg)
 	for _, e := range []string{"direct", "gqlgen"} {
 		m.executions.WithLabelValues(e)
 	}
@@ -171,7 +173,7 @@ func NewMetrics() *Metrics {
 	}
 	// Series known in advance start at 0, so that rate() and the
 	// dashboard see them before the first event.
-	for _, use := range []string{"apq", "asset_cache", "budget"} {
+	for _, use := range []string{"apq", "asset_cache", "budget", "upstream_cache"} {
 		m.redisErrors.WithLabelValues(use)
 	}
 	m.names = &nameSet{max: MaxOperationNames, idle: OperationNameIdle, seen: map[string]time.Time{}, evict: m.deleteOperation}

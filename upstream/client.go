@@ -96,6 +96,10 @@ type Config struct {
 	// span per HTTP request, child of the caller's span, whose W3C trace
 	// context (traceparent) is sent to the upstream. Nil traces nothing.
 	TracerProvider trace.TracerProvider
+	// Cache, if set, keeps answers and serves them again while they are
+	// true (cache.go); nil caches nothing. Answers are reported with
+	// their kind (Answer.Kind) either way.
+	Cache *Cache
 }
 
 // RequestInfo describes one finished upstream request.
@@ -123,6 +127,8 @@ type Client struct {
 	onResponse func(RequestInfo)
 	tracer     trace.Tracer // nil: no tracing
 	flights    flights
+	cache      *Cache // nil: none
+	head       chainHead
 
 	guards                 map[Service]*guard
 	retries                int
@@ -160,6 +166,7 @@ func New(cfg Config) (*Client, error) {
 		userAgent:  cfg.UserAgent,
 		onResponse: cfg.OnResponse,
 		tracer:     tracerOf(cfg.TracerProvider),
+		cache:      cfg.Cache,
 
 		assets:          route{ServiceDataNode, EndpointAssets, dataNode.JoinPath("api/v2/assets").String()},
 		fundingPayments: route{ServiceDataNode, EndpointFundingPayments, dataNode.JoinPath("api/v2/funding-payments").String()},
@@ -167,6 +174,7 @@ func New(cfg Config) (*Client, error) {
 		transactions:    route{ServiceExplorer, EndpointTransactions, explorer.JoinPath("transactions").String()},
 		transaction:     route{ServiceExplorer, EndpointTransaction, explorer.JoinPath("transactions").String()},
 	}
+	c.head.moved = c.cache.headMoved
 	if c.httpClient == nil {
 		c.httpClient = &http.Client{Transport: newTransport()}
 	}
@@ -232,7 +240,7 @@ func newTransport() *http.Transport {
 func (c *Client) ListAssets(ctx context.Context, p AssetsParams) (*AssetPage, error) {
 	q := url.Values{}
 	p.Pagination.addTo(q)
-	body, fresh, err := get[assetsBody](ctx, c, c.assets, q)
+	body, fresh, err := get[assetsBody](ctx, c, c.assets, q, dataNodeAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("list assets: %w", err)
 	}
@@ -250,7 +258,7 @@ func (c *Client) GetAsset(ctx context.Context, id string) (*Asset, *Freshness, e
 		// Without assetId the endpoint would list every asset.
 		return nil, nil, fmt.Errorf("get asset with empty id: %w", ErrNotFound)
 	}
-	body, fresh, err := get[assetsBody](ctx, c, c.assets, url.Values{"assetId": {id}})
+	body, fresh, err := get[assetsBody](ctx, c, c.assets, url.Values{"assetId": {id}}, dataNodeAnswer)
 	if err != nil {
 		return nil, nil, fmt.Errorf("get asset %q: %w", id, err)
 	}
@@ -272,7 +280,7 @@ func (c *Client) ListFundingPayments(ctx context.Context, p FundingPaymentsParam
 		q.Set("marketId", p.MarketID)
 	}
 	p.Pagination.addTo(q)
-	body, fresh, err := get[fundingPaymentsBody](ctx, c, c.fundingPayments, q)
+	body, fresh, err := get[fundingPaymentsBody](ctx, c, c.fundingPayments, q, dataNodeAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("list funding payments of party %q: %w", p.PartyID, err)
 	}
@@ -296,7 +304,7 @@ func (c *Client) ListDelegations(ctx context.Context, p DelegationsParams) (*Del
 		q.Set("epochId", p.EpochID)
 	}
 	p.Pagination.addTo(q)
-	body, fresh, err := get[delegationsBody](ctx, c, c.delegations, q)
+	body, fresh, err := get[delegationsBody](ctx, c, c.delegations, q, dataNodeAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("list delegations: %w", err)
 	}
@@ -312,7 +320,11 @@ func (c *Client) ListTransactions(ctx context.Context, p TransactionsParams) (*T
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
-	body, _, err := get[transactionsBody](ctx, c, c.transactions, p.query())
+	body, _, err := get[transactionsBody](ctx, c, c.transactions, p.query(), func(b *transactionsBody, head uint64) judgement {
+		rows := *b.Transactions
+		kind, atHead := transactionsKind(p, rows, head)
+		return judgement{kind: kind, atHead: atHead, seen: newestBlock(rows), exact: p.namesHead()}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
@@ -335,7 +347,11 @@ func (c *Client) GetTransaction(ctx context.Context, hash string) (*Transaction,
 	hash = strings.ToUpper(hash)
 	r := c.transaction
 	r.url += "/" + hash
-	body, _, err := get[transactionBody](ctx, c, r, nil)
+	body, _, err := get[transactionBody](ctx, c, r, nil, func(b *transactionBody, _ uint64) judgement {
+		// Found by hash: that transaction, for ever. (Not found is an
+		// error, never kept.)
+		return judgement{kind: CacheImmutable, seen: uint64(b.Transaction.Block)}
+	})
 	var e *Error
 	switch {
 	case errors.As(err, &e) && e.lookupNotFound():
@@ -394,42 +410,162 @@ func (b *delegationsBody) hasList() bool     { return b.Delegations != nil }
 func (b *transactionsBody) hasList() bool    { return b.Transactions != nil }
 func (b *transactionBody) hasList() bool     { return b.Transaction != nil }
 
+// judgement is a route's reading of a fresh answer, given the head block
+// known when it was asked (0: unknown): its kind, the head block it is
+// true at (CacheUntilNextBlock), and what it shows of the explorer's head
+// (seen, the newest block it holds; exact when that is the head itself).
+type judgement struct {
+	kind   CacheKind
+	atHead uint64
+	seen   uint64
+	exact  bool
+}
+
+// dataNodeAnswer judges a data-node answer: true at the block it names,
+// served again for a little while.
+func dataNodeAnswer[B any](*B, uint64) judgement { return judgement{kind: CacheRecent} }
+
+// rawBody receives the body a request read: its length, and a copy of it
+// when keep is set.
+type rawBody struct {
+	keep bool
+	data []byte
+	n    int
+}
+
 // get performs one GET and decodes its 2xx JSON body, or joins an
 // identical GET already in flight (coalescing: one upstream request serves
-// every caller, across requests). Every upstream call goes through here:
-// it is the one place for retries, a circuit breaker, a shared rate
-// budget, coalescing and metrics. The decoded body may be shared by the
-// callers: they must not modify it.
+// every caller, across requests), or serves it from the cache while it is
+// true (cache.go; judge says what the answer is). Every upstream call goes
+// through here: it is the one place for the cache, retries, a circuit
+// breaker, a shared rate budget, coalescing and metrics. The decoded body
+// may be shared by the callers, and by later ones from the cache: they
+// must not modify it.
 func get[B any, PB interface {
 	*B
 	listBody
-}](ctx context.Context, c *Client, r route, q url.Values) (*B, Freshness, error) {
+}](ctx context.Context, c *Client, r route, q url.Values, judge func(*B, uint64) judgement) (*B, Freshness, error) {
 	target := r.url
 	if len(q) > 0 {
 		target += "?" + q.Encode()
 	}
+	cache := c.cache
+	if cacheBypassed(ctx) {
+		cache = nil
+	}
+	if cache != nil {
+		if e, ok := cache.lookup(target, c.head.view(), time.Now()); ok {
+			if body, ok := e.body.(PB); ok {
+				cache.event(r.endpoint, e.kind, CacheHit)
+				RecordAnswer(ctx, Answer{Service: r.service, Endpoint: r.endpoint, Freshness: e.fresh, Kind: e.kind, FetchedAt: e.fetched, Cached: true})
+				return (*B)(body), e.fresh, nil
+			}
+		}
+	}
+	key := target
+	if cache == nil {
+		// A request that bypasses the cache never joins one that may be
+		// served from it.
+		key = "\x00fresh " + target
+	}
 	// The flight outlives a caller who gives up, but not the first
 	// caller's deadline: retries never run past it.
 	deadline, hasDeadline := ctx.Deadline()
-	res, err, _ := c.flights.do(ctx, target, func(ctx context.Context) (flightResult, error) {
+	res, err, _ := c.flights.do(ctx, key, func(ctx context.Context) (flightResult, error) {
 		if hasDeadline {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithDeadline(ctx, deadline)
 			defer cancel()
 		}
-		body := PB(new(B))
-		fresh, err := c.call(ctx, r, target, body)
-		return flightResult{body: body, fresh: fresh, at: time.Now()}, err
+		if cache != nil {
+			if res, ok := sharedAnswer[B, PB](ctx, c, r, target); ok {
+				return res, nil
+			}
+		}
+		return fetch[B, PB](ctx, c, r, target, judge)
 	})
 	if err != nil {
+		cache.event(r.endpoint, CacheNone, CacheMiss)
 		if ctx.Err() != nil && err == ctx.Err() {
 			err = &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: err}
 		}
 		return nil, Freshness{}, err
 	}
 	body, _ := res.body.(PB)
-	RecordAnswer(ctx, Answer{Service: r.service, Endpoint: r.endpoint, Freshness: res.fresh, FetchedAt: res.at})
+	if res.cached {
+		cache.event(r.endpoint, res.kind, CacheSharedHit)
+	} else {
+		cache.event(r.endpoint, res.kind, CacheMiss)
+	}
+	RecordAnswer(ctx, Answer{Service: r.service, Endpoint: r.endpoint, Freshness: res.fresh, Kind: res.kind, FetchedAt: res.at, Cached: res.cached})
 	return (*B)(body), res.fresh, nil
+}
+
+// fetch asks the service for target, judges the answer, learns what it
+// shows of the explorer's head, and keeps it in the cache (this process's
+// and the shared tier) when its kind allows.
+func fetch[B any, PB interface {
+	*B
+	listBody
+}](ctx context.Context, c *Client, r route, target string, judge func(*B, uint64) judgement) (flightResult, error) {
+	before := c.head.view()
+	requested := time.Now()
+	body := PB(new(B))
+	raw := &rawBody{keep: c.cache != nil && c.cache.shared != nil}
+	fresh, err := c.call(ctx, r, target, body, raw)
+	if err != nil {
+		return flightResult{}, err
+	}
+	j := judge((*B)(body), before.block)
+	res := flightResult{body: body, fresh: fresh, at: time.Now(), kind: j.kind}
+	// What the answer shows of the head first: entries true only at an
+	// older head go before this one is stored.
+	c.head.observe(j.seen, j.exact, requested)
+	if c.cache == nil || !c.cache.keeps(j.kind) {
+		return res, nil
+	}
+	e := &cacheEntry{key: target, endpoint: r.endpoint, kind: j.kind, body: body, fresh: fresh,
+		requested: requested, fetched: res.at, head: j.atHead, size: entrySize(target, raw.n)}
+	c.cache.store(e, c.head.view())
+	if raw.keep && !(j.kind == CacheUntilNextBlock && j.atHead < c.head.view().block) {
+		c.cache.sharedSet(ctx, e, raw.data, r.service, target)
+	}
+	return res, nil
+}
+
+// sharedAnswer serves target from the shared tier when it holds an entry
+// that may be served now (cache.valid), decoded as a fresh answer would
+// be; the entry is then kept in this process too. An entry it cannot read
+// is a miss.
+func sharedAnswer[B any, PB interface {
+	*B
+	listBody
+}](ctx context.Context, c *Client, r route, target string) (flightResult, bool) {
+	cache := c.cache
+	if cache.shared == nil {
+		return flightResult{}, false
+	}
+	h := c.head.view()
+	vals, _, _ := cache.sharedGet(ctx, target, r.service, h.block)
+	now := time.Now()
+	for _, v := range vals {
+		if v == nil {
+			continue
+		}
+		e := &cacheEntry{key: target, endpoint: r.endpoint}
+		raw, err := decodeShared(v, e)
+		if err != nil || !cache.valid(e, h, now) {
+			continue
+		}
+		body := PB(new(B))
+		if err := decodeBody(raw, body); err != nil || !body.hasList() {
+			continue
+		}
+		e.body, e.size = body, entrySize(target, len(raw))
+		cache.store(e, h)
+		return flightResult{body: body, fresh: e.fresh, at: e.fetched, kind: e.kind, cached: true}, true
+	}
+	return flightResult{}, false
 }
 
 // BreakerState is the state of service's circuit breaker: "closed",
@@ -442,8 +578,9 @@ func (c *Client) BreakerState(service Service) string {
 	return g.state()
 }
 
-// do performs one GET of target and decodes a 2xx JSON body into out.
-func (c *Client) do(ctx context.Context, r route, target string, out listBody) (fresh Freshness, err error) {
+// do performs one GET of target and decodes a 2xx JSON body into out;
+// raw, if not nil, receives the body.
+func (c *Client) do(ctx context.Context, r route, target string, out listBody, raw *rawBody) (fresh Freshness, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
@@ -510,6 +647,12 @@ func (c *Client) do(ctx context.Context, r route, target string, out listBody) (
 	if !out.hasList() {
 		return fresh, &DecodeError{Service: r.service, Endpoint: r.endpoint,
 			Err: fmt.Errorf("the body is not the expected %s list", r.endpoint)}
+	}
+	if raw != nil {
+		raw.n = buf.Len()
+		if raw.keep {
+			raw.data = bytes.Clone(buf.Bytes())
+		}
 	}
 	return freshness(resp.Header), nil
 }

@@ -31,7 +31,10 @@ type flight struct {
 type flightResult struct {
 	body  listBody
 	fresh Freshness
-	at    time.Time // when the answer arrived
+	at    time.Time // when the answer arrived (a cached one: when it first did)
+	kind  CacheKind
+	// cached: served from the cache's shared tier.
+	cached bool
 }
 
 // do runs fn for key, or joins the run in flight.

@@ -15,4 +15,8 @@
 // (params.go) and typed pages; every call goes through one request path that
 // bounds time and body size, reports to an optional hook, and classifies
 // every failure as *Error, *UnavailableError or *DecodeError (errors.go).
+// Every answer it returns has a kind (kinds.go: committed history is
+// immutable, the explorer's newest rows true until the next block,
+// data-node answers recent), reported to the caller (answers.go) and used
+// by its cache (cache.go), which serves an answer again while it is true.
 package upstream

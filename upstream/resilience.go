@@ -171,14 +171,14 @@ func isServiceFault(err error) bool {
 
 // call performs one upstream GET with retries, the breaker, the
 // concurrency bound and the budget. ctx carries the first caller's
-// deadline (see get).
-func (c *Client) call(ctx context.Context, r route, target string, out listBody) (Freshness, error) {
+// deadline (see get). raw, if not nil, receives the body read.
+func (c *Client) call(ctx context.Context, r route, target string, out listBody, raw *rawBody) (Freshness, error) {
 	g := c.guards[r.service]
 	if c.retries <= 0 {
-		return g.attempt(ctx, c, r, target, out)
+		return g.attempt(ctx, c, r, target, out, raw)
 	}
 	op := func() (Freshness, error) {
-		fresh, err := g.attempt(ctx, c, r, target, out)
+		fresh, err := g.attempt(ctx, c, r, target, out, raw)
 		if err != nil && !g.retryable(ctx, err) {
 			return fresh, backoff.Permanent(err)
 		}
@@ -198,7 +198,7 @@ func (c *Client) call(ctx context.Context, r route, target string, out listBody)
 }
 
 // attempt is one try: breaker, budget, slot, request.
-func (g *guard) attempt(ctx context.Context, c *Client, r route, target string, out listBody) (Freshness, error) {
+func (g *guard) attempt(ctx context.Context, c *Client, r route, target string, out listBody, raw *rawBody) (Freshness, error) {
 	if g.breaker != nil && g.breaker.State() == gobreaker.StateOpen {
 		return Freshness{}, &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: ErrCircuitOpen}
 	}
@@ -220,11 +220,11 @@ func (g *guard) attempt(ctx context.Context, c *Client, r route, target string, 
 	}
 	defer func() { <-g.slots }()
 	if g.breaker == nil {
-		fresh, err := c.do(ctx, r, target, out)
+		fresh, err := c.do(ctx, r, target, out, raw)
 		return fresh, g.afterResponse(ctx, err)
 	}
 	fresh, err := g.breaker.Execute(func() (Freshness, error) {
-		fresh, err := c.do(ctx, r, target, out)
+		fresh, err := c.do(ctx, r, target, out, raw)
 		if err = g.afterResponse(ctx, err); err != nil && (ctx.Err() != nil || isRateLimit(err)) {
 			return fresh, notCounted{err}
 		}

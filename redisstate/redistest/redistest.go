@@ -116,3 +116,94 @@ func freePort() (int, error) {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
+
+// Server is a redis-server a test can stop mid-run and start again on the
+// same port (empty: it keeps nothing), to test what happens when Redis is
+// lost.
+type Server struct {
+	t    testing.TB
+	bin  string
+	addr string
+	dir  string
+	stop func() // nil while stopped
+}
+
+// StartServer starts a redis-server for t, stopped when t ends.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server is not installed (run scripts/install-redis.sh, or apt-get install redis-server): %v", err)
+	}
+	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	var lastErr error
+	for range 5 {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if lastErr = s.run(); lastErr == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+	}
+	t.Fatalf("start redis-server: %v", lastErr)
+	return nil
+}
+
+// URL is the server's URL (redis://127.0.0.1:PORT/0), the same across
+// restarts.
+func (s *Server) URL() string { return "redis://" + s.addr + "/0" }
+
+// Stop kills the server (as a crash would); it is a no-op when stopped.
+func (s *Server) Stop() {
+	if s.stop != nil {
+		s.stop()
+		s.stop = nil
+	}
+}
+
+// Restart starts the server again, empty, on the same port.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	if err := s.run(); err != nil {
+		s.t.Fatalf("restart redis-server: %v", err)
+	}
+}
+
+// run starts redis-server on s.addr and waits until it answers.
+func (s *Server) run() error {
+	_, port, _ := net.SplitHostPort(s.addr)
+	cmd := exec.Command(s.bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--daemonize", "no", "--loglevel", "warning")
+	var out testutil.LockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("run %s: %w", s.bin, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for ping(s.addr) != nil {
+		if time.Now().After(deadline) {
+			stop()
+			return fmt.Errorf("redis-server on %s did not answer PING; its output: %s", s.addr, out.String())
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server on %s exited: %s", s.addr, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	s.stop = stop
+	return nil
+}
