@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -96,5 +98,78 @@ func checkVary(t *testing.T, name string, h http.Header) {
 	slices.Sort(names)
 	if want := []string{"Accept", "Accept-Encoding", "Origin"}; !slices.Equal(names, want) {
 		t.Errorf("%s: Vary %q, want %q each once", name, h.Values("Vary"), want)
+	}
+}
+
+// TestHTTPCachingFollowsTheUpstreamCache: with the upstream cache judging
+// the answers, a GET of committed history is cacheable for a year, and
+// stays the same (same ETag, 304 on revalidation) after new blocks; the
+// newest page and data-node answers are cacheable for about a block; a
+// response with an error is not cacheable at all.
+func TestHTTPCachingFollowsTheUpstreamCache(t *testing.T) {
+	u := startUpstream(t, sampleservice.Config{}, nil)
+	g := startOpsGateway(t, u.args("-cursor-key", strings.Repeat("k", 32))...)
+	get := func(query, ifNoneMatch string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, g.URL+"/graphql?query="+url.QueryEscape(query), nil)
+		req.Header.Set("Accept-Encoding", "identity")
+		if ifNoneMatch != "" {
+			req.Header.Set("If-None-Match", ifNoneMatch)
+		}
+		return testutil.RawDo(t, req)
+	}
+	blockBound := func(name string, resp *http.Response) {
+		t.Helper()
+		// About a block, less the answers' age (no-cache when little is
+		// left: a loaded machine may take half a second).
+		if cc := resp.Header.Get("Cache-Control"); cc != "public, max-age=1" && cc != "public, no-cache" {
+			t.Errorf("%s: Cache-Control %q, want about a block", name, cc)
+		}
+	}
+
+	newest, body := get(`{ transactions(first: 3) { edges { cursor node { hash } } } }`, "")
+	if newest.StatusCode != http.StatusOK {
+		t.Fatalf("newest page: %d %s", newest.StatusCode, body)
+	}
+	blockBound("the newest page", newest)
+	var page struct {
+		Data struct {
+			Transactions struct{ Edges []struct{ Cursor string } }
+		}
+	}
+	if err := json.Unmarshal(body, &page); err != nil || len(page.Data.Transactions.Edges) != 3 {
+		t.Fatalf("newest page %s: %v", body, err)
+	}
+
+	history := fmt.Sprintf(`{ transactions(first: 5, after: %q) { edges { node { hash block } } } }`, page.Data.Transactions.Edges[2].Cursor)
+	first, firstBody := get(history, "")
+	const year = "public, max-age=31536000, immutable"
+	if cc := first.Header.Get("Cache-Control"); first.StatusCode != http.StatusOK || cc != year {
+		t.Fatalf("a history page: %d, Cache-Control %q, want %q: %s", first.StatusCode, cc, year, firstBody)
+	}
+	etag := first.Header.Get("ETag")
+
+	// New blocks: the history page is the same page, with the same tag.
+	for range 3 {
+		if _, err := u.Sample.AppendBlock(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, againBody := get(history, "")
+	if again.Header.Get("ETag") != etag || string(againBody) != string(firstBody) || again.Header.Get("Cache-Control") != year {
+		t.Fatalf("after new blocks: ETag %q (was %q), Cache-Control %q, body changed: %v", again.Header.Get("ETag"), etag, again.Header.Get("Cache-Control"), string(againBody) != string(firstBody))
+	}
+	if nm, none := get(history, etag); nm.StatusCode != http.StatusNotModified || len(none) != 0 || nm.Header.Get("Cache-Control") != year {
+		t.Fatalf("revalidation: status %d, %d bytes, Cache-Control %q; want 304, none, %q", nm.StatusCode, len(none), nm.Header.Get("Cache-Control"), year)
+	}
+
+	// History beside a data-node answer: as cacheable as its least part.
+	mixed, _ := get(`{ assets(first: 1) { edges { node { id } } } h: transactions(first: 1, after: "`+page.Data.Transactions.Edges[2].Cursor+`") { edges { node { hash } } } }`, "")
+	blockBound("history and assets", mixed)
+
+	// An error: not cacheable.
+	bad, _ := get(`{ asset(id: "`+strings.Repeat("0", 64)+`") { id } }`, "")
+	if cc := bad.Header.Get("Cache-Control"); cc != "no-store" || bad.Header.Get("ETag") != "" {
+		t.Errorf("a response with an error: Cache-Control %q, ETag %q; want no-store and none", cc, bad.Header.Get("ETag"))
 	}
 }
