@@ -37,7 +37,13 @@ type grafanaPanel struct {
 		Expr       string             `json:"expr"`
 		Datasource *grafanaDatasource `json:"datasource"`
 	} `json:"targets"`
-	Panels []grafanaPanel `json:"panels"` // a collapsed row's
+	Panels  []grafanaPanel `json:"panels"` // a collapsed row's
+	GridPos struct {
+		X int `json:"x"`
+		Y int `json:"y"`
+		W int `json:"w"`
+		H int `json:"h"`
+	} `json:"gridPos"`
 }
 
 type grafanaDashboard struct {
@@ -103,6 +109,16 @@ func TestDashboardStructure(t *testing.T) {
 	}
 
 	panels := allPanels(d.Panels)
+	// No panel covers another (Grafana would push one down, out of its
+	// row).
+	for i, a := range d.Panels {
+		for _, b := range d.Panels[i+1:] {
+			pa, pb := a.GridPos, b.GridPos
+			if pa.X < pb.X+pb.W && pb.X < pa.X+pa.W && pa.Y < pb.Y+pb.H && pb.Y < pa.Y+pa.H {
+				t.Errorf("panels %q %+v and %q %+v overlap", a.Title, pa, b.Title, pb)
+			}
+		}
+	}
 	ids := map[int]string{}
 	var rows []string
 	for _, p := range panels {

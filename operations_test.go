@@ -388,6 +388,22 @@ func TestMetricsCountKnownTraffic(t *testing.T) {
 	if held := metricValue(m, "gateway_upstream_cache_bytes", nil); held <= 0 {
 		t.Errorf("the upstream cache holds %v bytes, want its 3 answers' size", held)
 	}
+	// Upstream requests each query sent: Assets 1 of 3 (the others from
+	// the upstream cache), OneAsset 1 of 2 (the asset cache), Txs 2 of 3
+	// (the open breaker refused the third without a request), Schema none.
+	for op, want := range map[string][2]float64{"Assets": {3, 1}, "OneAsset": {2, 1}, "Txs": {3, 2}, "Schema": {1, 0}} {
+		var count, sum float64
+		for _, metric := range m["gateway_graphql_operation_upstream_requests"].GetMetric() {
+			for _, l := range metric.GetLabel() {
+				if l.GetName() == "operation" && l.GetValue() == op {
+					count, sum = float64(metric.GetHistogram().GetSampleCount()), metric.GetHistogram().GetSampleSum()
+				}
+			}
+		}
+		if count != want[0] || sum != want[1] {
+			t.Errorf("upstream requests of %s: %v queries sending %v, want %v sending %v", op, count, sum, want[0], want[1])
+		}
+	}
 	if sum := m["gateway_loader_batch_size"].Metric[0].Histogram.GetSampleSum(); sum != 1 {
 		t.Errorf("loader batch sizes sum to %v, want 1 batch of 1", sum)
 	}

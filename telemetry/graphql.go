@@ -3,9 +3,11 @@ package telemetry
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/tradenet/gateway/upstream"
 	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
@@ -60,6 +62,10 @@ type operation struct {
 	codes    []string
 	observed bool
 
+	// calls counts the upstream requests the operation sent (not its
+	// answers from a cache or a call another request had in flight).
+	calls atomic.Int64
+
 	spanEnded sync.Once
 	waiting   bool // for the request's end to end the operation
 }
@@ -92,6 +98,7 @@ func (g *GraphQL) InterceptOperation(ctx context.Context, next graphql.Operation
 	if kind == string(ast.Subscription) {
 		return g.subscribe(ctx, op, opCtx, next)
 	}
+	ctx = upstream.WithCallCounter(ctx, &op.calls)
 	handler := next(ctx)
 	return func(ctx context.Context) *graphql.Response {
 		resp := handler(ctx)
@@ -172,7 +179,9 @@ func (g *GraphQL) finish(ctx context.Context, op *operation, opCtx *graphql.Oper
 	name, _ := operationName(opCtx)
 	// Only an operation that parsed, validated and passed the limits
 	// takes a label of its own (OperationLabel).
-	g.metrics.ObserveOperation(g.metrics.OperationLabel(name), time.Since(startOf(ctx, opCtx)), codes)
+	label := g.metrics.OperationLabel(name)
+	g.metrics.ObserveOperation(label, time.Since(startOf(ctx, opCtx)), codes)
+	g.metrics.observeOperationUpstream(label, op.calls.Load())
 	RequestFrom(ctx).setOperation(name, codes)
 	setErrorStatus(op.span, codes)
 }

@@ -27,21 +27,23 @@ type Metrics struct {
 
 	operations       *prometheus.CounterVec
 	operationSeconds *prometheus.HistogramVec
-	operationErrors  *prometheus.CounterVec
-	upstreamRequests *prometheus.CounterVec
-	upstreamSeconds  *prometheus.HistogramVec
-	assetCache       *prometheus.CounterVec
-	loaderBatch      *prometheus.HistogramVec
-	loaderPrefetch   *prometheus.CounterVec
-	breakerChanges   *prometheus.CounterVec
-	redisErrors      *prometheus.CounterVec
-	executions       *prometheus.CounterVec
-	compressed       *prometheus.CounterVec
-	compressedBytes  *prometheus.CounterVec
-	documentsServed  *prometheus.CounterVec
-	documentsRefused *prometheus.CounterVec
-	subscriptions    subscriptionMetrics
-	upstreamCache    upstreamCacheMetrics
+	// operationUpstream is the upstream requests each operation sent.
+	operationUpstream *prometheus.HistogramVec
+	operationErrors   *prometheus.CounterVec
+	upstreamRequests  *prometheus.CounterVec
+	upstreamSeconds   *prometheus.HistogramVec
+	assetCache        *prometheus.CounterVec
+	loaderBatch       *prometheus.HistogramVec
+	loaderPrefetch    *prometheus.CounterVec
+	breakerChanges    *prometheus.CounterVec
+	redisErrors       *prometheus.CounterVec
+	executions        *prometheus.CounterVec
+	compressed        *prometheus.CounterVec
+	compressedBytes   *prometheus.CounterVec
+	documentsServed   *prometheus.CounterVec
+	documentsRefused  *prometheus.CounterVec
+	subscriptions     subscriptionMetrics
+	upstreamCache     upstreamCacheMetrics
 }
 
 // MaxOperationNames bounds the distinct operation names in metric labels:
@@ -86,6 +88,11 @@ func NewMetrics() *Metrics {
 			Name:    "gateway_graphql_operation_duration_seconds",
 			Help:    "Time from reading a GraphQL request to having its response (the last part of a @defer response), by operation name; subscriptions are not in it (gateway_graphql_subscription_setup_duration_seconds).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"operation"}),
+		operationUpstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gateway_graphql_operation_upstream_requests",
+			Help:    "Upstream HTTP requests (data node and explorer, retries included) each GraphQL query sent, by operation name; answers from the upstream cache, or shared with a request in flight, send none. Subscriptions are not in it.",
+			Buckets: []float64{0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 450},
 		}, []string{"operation"}),
 		operationErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_graphql_errors_total",
@@ -145,7 +152,7 @@ func NewMetrics() *Metrics {
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.operations, m.operationSeconds, m.operationErrors,
+		m.operations, m.operationSeconds, m.operationUpstream, m.operationErrors,
 		m.upstreamRequests, m.upstreamSeconds,
 		m.assetCache, m.loaderBatch, m.loaderPrefetch, m.breakerChanges, m.redisErrors, m.executions,
 		m.compressed, m.compressedBytes, m.documentsServed, m.documentsRefused,
@@ -184,6 +191,7 @@ func NewMetrics() *Metrics {
 func (m *Metrics) deleteOperation(name string) {
 	m.operations.DeleteLabelValues(name)
 	m.operationSeconds.DeleteLabelValues(name)
+	m.operationUpstream.DeleteLabelValues(name)
 	m.operationErrors.DeletePartialMatch(prometheus.Labels{"operation": name})
 }
 
@@ -206,6 +214,15 @@ func (m *Metrics) ObserveOperation(operation string, d time.Duration, codes []st
 	m.operations.WithLabelValues(operation).Inc()
 	m.operationSeconds.WithLabelValues(operation).Observe(d.Seconds())
 	m.observeErrors(operation, codes)
+}
+
+// observeOperationUpstream records the upstream requests an operation
+// sent.
+func (m *Metrics) observeOperationUpstream(operation string, calls int64) {
+	if m == nil {
+		return
+	}
+	m.operationUpstream.WithLabelValues(operation).Observe(float64(calls))
 }
 
 // observeErrors counts an operation's errors by code.

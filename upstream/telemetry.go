@@ -13,17 +13,27 @@ import (
 
 type callCounterKey struct{}
 
+// callCounters are a context's counters: its own and those of the
+// contexts it was derived from.
+type callCounters struct {
+	n      *atomic.Int64
+	parent *callCounters
+}
+
 // WithCallCounter returns a context whose upstream requests are counted in
-// n: each HTTP request sent (retries included) adds one. A request
-// coalesced with an identical one in flight counts for the caller that
-// sent it.
+// n, and in the counters ctx already has (an HTTP request's, then one of
+// its operations'): each HTTP request sent (retries included) adds one. A
+// request coalesced with an identical one in flight, or answered from the
+// cache, counts for the caller that sent it.
 func WithCallCounter(ctx context.Context, n *atomic.Int64) context.Context {
-	return context.WithValue(ctx, callCounterKey{}, n)
+	parent, _ := ctx.Value(callCounterKey{}).(*callCounters)
+	return context.WithValue(ctx, callCounterKey{}, &callCounters{n: n, parent: parent})
 }
 
 func countCall(ctx context.Context) {
-	if n, _ := ctx.Value(callCounterKey{}).(*atomic.Int64); n != nil {
-		n.Add(1)
+	c, _ := ctx.Value(callCounterKey{}).(*callCounters)
+	for ; c != nil; c = c.parent {
+		c.n.Add(1)
 	}
 }
 
