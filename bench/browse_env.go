@@ -7,7 +7,6 @@ package main
 // process id this harness started.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -23,6 +22,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tradenet/gateway/redisstate/redistest"
 )
 
 // buildGateway builds the repository's gateway (the module's root
@@ -273,7 +274,7 @@ func startRedisOn(bin, dir string, port int) (*redisProc, error) {
 	}()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if err := redisPing(addr); err == nil {
+		if err := redistest.Ping(addr); err == nil {
 			return r, nil
 		} else if time.Now().After(deadline) {
 			r.stop()
@@ -290,25 +291,4 @@ func startRedisOn(bin, dir string, port int) (*redisProc, error) {
 func (r *redisProc) stop() {
 	_ = r.cmd.Process.Kill()
 	<-r.exited
-}
-
-// redisPing sends PING in the Redis protocol and expects +PONG.
-func redisPing(addr string) error {
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if strings.TrimSpace(line) != "+PONG" {
-		return fmt.Errorf("PING answered %q", line)
-	}
-	return nil
 }

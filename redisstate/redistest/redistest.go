@@ -71,7 +71,7 @@ func start(t testing.TB, bin string) (string, error) {
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if err := ping(addr); err == nil {
+		if err := Ping(addr); err == nil {
 			break
 		} else if time.Now().After(deadline) {
 			stop()
@@ -87,8 +87,9 @@ func start(t testing.TB, bin string) (string, error) {
 	return addr, nil
 }
 
-// ping sends PING in the Redis protocol and expects +PONG.
-func ping(addr string) error {
+// Ping sends PING in the Redis protocol to addr and expects +PONG (the
+// benchmark harness waits for its own servers with it too).
+func Ping(addr string) error {
 	conn, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return err
@@ -193,7 +194,7 @@ func (s *Server) run() error {
 		<-exited
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for ping(s.addr) != nil {
+	for Ping(s.addr) != nil {
 		if time.Now().After(deadline) {
 			stop()
 			return fmt.Errorf("redis-server on %s did not answer PING; its output: %s", s.addr, out.String())
