@@ -20,13 +20,13 @@ import (
 )
 
 // HTTP caching of GET queries (httpcache.go): the headers follow the kinds
-// of the upstream answers a response is made of. The client reports every
-// answer as CacheNone until the upstream cache sets kinds, so these tests
-// set them: kindedUpstream reports each method's answers with the kind the
-// test gives, as the upstream cache will.
+// of the upstream answers a response is made of. The client judges each
+// answer's kind (upstream/kinds.go); these tests set the kinds they need
+// instead: kindedUpstream reports each method's answers with the kind the
+// test gives.
 
 // kinds are the kinds kindedUpstream reports, by method; a method not
-// listed keeps the client's own report (CacheNone).
+// listed keeps the client's own report.
 type kinds map[string]upstream.CacheKind
 
 // kindedUpstream passes each call on, and reports the answers it returns
@@ -166,9 +166,9 @@ func TestCacheControlFollowsTheAnswers(t *testing.T) {
 				{"data-node state", kindedUpstream{kinds: kinds{"assets": upstream.CacheRecent}}, 0, assetPageQuery, oneBlock},
 				{"history and data-node state", kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable, "assets": upstream.CacheRecent}},
 					0, `{ t: ` + txPageQuery[2:len(txPageQuery)-2] + ` a: ` + assetPageQuery[2:len(assetPageQuery)-2] + ` }`, oneBlock},
-				{"history and an answer not to serve again", kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}},
+				{"history and an answer not to serve again", kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable, "delegations": upstream.CacheNone}},
 					0, `{ t: ` + txPageQuery[2:len(txPageQuery)-2] + ` d: ` + delegQuery[2:len(delegQuery)-2] + ` }`, noStore},
-				{"nothing said of the answers", kindedUpstream{}, 0, txPageQuery, noStore},
+				{"the client's own kinds (the newest page)", kindedUpstream{}, 0, txPageQuery, oneBlock},
 				{"history with an error", kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable, "transaction": upstream.CacheImmutable}},
 					0, `{ ` + txPageQuery[2:len(txPageQuery)-2] + ` transaction(hash: "` + strings.Repeat("0", 64) + `") { hash } }`, noStore},
 				{"answers two seconds old", kindedUpstream{kinds: kinds{"assets": upstream.CacheRecent}, age: 2 * time.Second}, 0, assetPageQuery, revalidate},
@@ -309,7 +309,7 @@ func TestETagAndIfNoneMatch(t *testing.T) {
 // (an answer not to serve again, an error, a request error) has no ETag,
 // and If-None-Match: * does not turn it into a 304.
 func TestUncachedResponsesIgnoreIfNoneMatch(t *testing.T) {
-	g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, gatewayOptions{})
+	g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable, "delegations": upstream.CacheNone}}, gatewayOptions{})
 	for _, query := range []string{delegQuery, `{ transaction(hash: "` + strings.Repeat("0", 64) + `") { hash } }`, `{ assets(first: 1 { id }`} {
 		resp, body := getQuery(t, g.URL, query, map[string]string{"If-None-Match": "*"})
 		if resp.StatusCode != http.StatusOK || len(body) == 0 || resp.Header.Get("Cache-Control") != noStore || resp.Header.Get("ETag") != "" {
