@@ -787,7 +787,7 @@ func (f *feed[T]) fanout(rows []upstream.Transaction) {
 		prepared := false
 		for j := 0; j < len(f.subs); {
 			s := f.subs[j]
-			if !older(s.pos, pos) || !s.filter.match(tx) {
+			if !older(s.pos, pos) || !s.filter.Match(tx) {
 				j++
 				continue
 			}
