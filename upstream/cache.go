@@ -231,8 +231,9 @@ type cacheEntry struct {
 	head  uint64
 	upTo  TxCursor
 	dated time.Time
-	// filter is, for an explorer list, what it lists: a new transaction
-	// it does not match leaves the answer as it is. Nil for the others.
+	// filter is, for a filtered explorer list, what it lists: a new
+	// transaction it does not match leaves the answer as it is. Nil for
+	// the others (an unfiltered list changes with every transaction).
 	filter *TxFilter
 	size   int64
 	elem   *list.Element
@@ -376,10 +377,11 @@ func (c *Cache) headMoved(block uint64) {
 func wholeBlock(block uint64) TxCursor { return TxCursor{Block: block, Index: math.MaxUint32} }
 
 // awaitsBatchLocked reports whether e, behind the head, may yet be kept
-// by the live feed's next batch: an explorer list true up to the feed's
-// position or past it. c.mu is held.
+// by the live feed's next batch: a filtered explorer list true up to the
+// feed's position or past it (any, before the feed's first batch, which
+// drops those it does not reach back to). c.mu is held.
 func (c *Cache) awaitsBatchLocked(e *cacheEntry) bool {
-	return e.filter != nil && c.fed != (TxCursor{}) && !e.upTo.before(c.fed)
+	return e.filter != nil && !e.upTo.before(c.fed)
 }
 
 // transactions learns the chain's transactions after prev, all of them

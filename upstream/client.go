@@ -325,8 +325,9 @@ func (c *Client) ListTransactions(ctx context.Context, p TransactionsParams) (*T
 	// The answer lists what its filter matches: a block none of whose
 	// transactions it matches leaves it true (Cache.transactions).
 	r := c.transactions
-	f := NewTxFilter(p)
-	r.filter = &f
+	if f := NewTxFilter(p); !f.empty() {
+		r.filter = &f
+	}
 	body, _, err := get[transactionsBody](ctx, c, r, p.query(), func(b *transactionsBody, head uint64) judgement {
 		rows := *b.Transactions
 		kind, atHead := transactionsKind(p, rows, head)

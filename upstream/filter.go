@@ -46,6 +46,11 @@ func (f *TxFilter) Params() TransactionsParams {
 	}
 }
 
+// empty reports whether the filter matches every transaction.
+func (f *TxFilter) empty() bool {
+	return len(f.cmdTypes) == 0 && len(f.excludeCmdTypes) == 0 && len(f.parties) == 0 && f.submitter == "" && f.blockHeight == nil
+}
+
 // Match reports whether the explorer lists tx under this filter.
 func (f *TxFilter) Match(tx *Transaction) bool {
 	if len(f.cmdTypes) > 0 && !slices.Contains(f.cmdTypes, tx.Type) {
