@@ -73,6 +73,9 @@ func TestAPartysPageIsServedFromTheCacheAfterABlockWithoutIt(t *testing.T) {
 	if kept == 0 || len(touched) == 0 {
 		t.Fatalf("%d parties kept, %d in the block: the test needs both", kept, len(touched))
 	}
+	if n := sumMetric(scrape(t, g.URL), "gateway_upstream_cache_kept_total", map[string]string{"endpoint": "transactions"}); n < float64(kept) {
+		t.Fatalf("gateway_upstream_cache_kept_total %v, want at least the %d pages kept", n, kept)
+	}
 	// The newest page follows the block.
 	if got := edgeHash(newestEdges(t, g.URL)[0]); got != added[len(added)-1].Hash {
 		t.Fatalf("the newest page starts at %s, want the block's %s", got, added[len(added)-1].Hash)

@@ -31,8 +31,9 @@ type Explorer interface {
 // finds to every process (redisstate's LiveCoordinator). A Feed without
 // one polls for itself.
 //
-// A Feed calls Run while it has subscribers and ends Run's context when it
-// has had none for Config.Linger; only processes with subscribers contend
+// A Feed calls Run while it has subscribers (from New to Close with
+// Config.AlwaysPoll) and ends Run's context when it has had none for
+// Config.Linger; only processes with subscribers (or AlwaysPoll) contend
 // for the lease.
 type Coordinator interface {
 	// Run takes part in the fleet until ctx ends. It calls deliver with

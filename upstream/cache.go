@@ -25,9 +25,12 @@ import (
 //     the explorer's head is the block it was fetched at; when the live
 //     feed's poller (or any fresh newest page) shows a new block, this
 //     process drops them at once and no replica reads them again (they are
-//     keyed by that block). Without a poller confirming the head, an entry
-//     is served for HeadTTL after it was fetched or after the head was last
-//     confirmed, whichever is later;
+//     keyed by that block). A filtered explorer list that none of the new
+//     block's transactions matches is kept instead, in this process, when
+//     the live feed tells the cache every one of them (transactions,
+//     Client.ObserveTransactions). Without a poller confirming the head,
+//     an entry is served for HeadTTL after it was fetched, kept, or after
+//     the head was last confirmed, whichever is later;
 //   - CacheRecent (data-node answers): served for at most MaxAge after it
 //     was requested, then fetched again, once for every caller waiting
 //     (coalescing);
