@@ -174,7 +174,7 @@ func (c *config) settings() []setting {
 		{"http-cache-max-age", "HTTP_CACHE_MAX_AGE", "how long browsers and CDNs may keep a GET response made of answers that hold until the next block (the newest transactions, the data node's state), counted from the oldest of them; 0 = kept but revalidated every time. Committed history is cached for a year whatever this says", durationValue(&c.HTTPCacheMaxAge, graph.DefaultCacheMaxAge)},
 
 		// The live feed and the subscription transports (livefeed.go, handler.go).
-		{"live-poll-interval", "LIVE_POLL_INTERVAL", "how often the live feed polls the explorer's newest transactions while anyone is subscribed (one poller for every subscriber; with Redis, for every replica)", durationValue(&c.LivePollInterval, 500*time.Millisecond)},
+		{"live-poll-interval", "LIVE_POLL_INTERVAL", "how often the live feed polls the explorer's newest transactions while anyone is subscribed, or always while the upstream cache is on (one poller for every subscriber; with Redis, for every replica)", durationValue(&c.LivePollInterval, 500*time.Millisecond)},
 		{"live-max-backlog", "LIVE_MAX_BACKLOG", "most transactions a subscription resuming from a cursor may replay before going live; an older cursor is refused", intValue(&c.LiveMaxBacklog, 1000)},
 		{"live-buffer", "LIVE_BUFFER", "transactions that may wait undelivered for one subscription; a subscriber further behind is dropped with an error", intValue(&c.LiveBuffer, 256)},
 		{"live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "most subscriptions open in this process", intValue(&c.LiveMaxSubs, 10000)},

@@ -34,6 +34,14 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 		// moment the feed sees a new block (on every replica: followers
 		// learn it from the poller's batches and heartbeats).
 		OnHead: client.ObserveHead,
+		// And keeps the explorer lists (a party's page) that no
+		// transaction of a new block matches (upstream.Client.ObserveTransactions).
+		OnTransactions: client.ObserveTransactions,
+		// With the cache on, the poller runs with or without subscribers:
+		// the cache learns of each block, and of its transactions, as it
+		// comes (one explorer request per LIVE_POLL_INTERVAL, per fleet
+		// with Redis).
+		AlwaysPoll: cfg.UpstreamCacheBytes > 0,
 	}
 	// With Redis and a key the replicas share (LIVE_BATCH_KEY, or
 	// CURSOR_KEY's), one poller for the fleet; without a shared key no

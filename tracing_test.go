@@ -83,7 +83,9 @@ func startOTLPReceiver(t *testing.T) *otlpReceiver {
 func TestTracingExportsLinkedSpansOverOTLP(t *testing.T) {
 	rcv := startOTLPReceiver(t)
 	u := startUpstream(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}, nil)
-	g := startOpsGateway(t, u.args("-otel-endpoint", rcv.URL, "-otel-service-name", "gateway-under-test")...)
+	// Without the upstream cache the live feed polls only for
+	// subscribers: every explorer request here is the operation's.
+	g := startOpsGateway(t, u.args("-otel-endpoint", rcv.URL, "-otel-service-name", "gateway-under-test", "-upstream-cache-bytes", "0")...)
 
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	r := postGraphQL(t, g.URL, query(`query Traced { assets(first: 2) { edges { cursor } } transactions(first: 1) { edges { cursor } } }`, nil),

@@ -31,8 +31,9 @@ type Explorer interface {
 // finds to every process (redisstate's LiveCoordinator). A Feed without
 // one polls for itself.
 //
-// A Feed calls Run while it has subscribers and ends Run's context when it
-// has had none for Config.Linger; only processes with subscribers contend
+// A Feed calls Run while it has subscribers (from New to Close with
+// Config.AlwaysPoll) and ends Run's context when it has had none for
+// Config.Linger; only processes with subscribers (or AlwaysPoll) contend
 // for the lease.
 type Coordinator interface {
 	// Run takes part in the fleet until ctx ends. It calls deliver with
@@ -145,6 +146,21 @@ type Config struct {
 	// (upstream.Client.ObserveHead), whose cache drops the answers that
 	// reached an older head. It must be fast and safe for concurrent use.
 	OnHead func(head upstream.TxCursor, exact bool)
+	// OnTransactions, if set, is told every run of the chain's
+	// transactions the feed delivers, before its subscriptions receive
+	// them: txs are every transaction after prev up to the last of them,
+	// in chain order, none missing (a poll's batch, the fleet's, with
+	// what the feed read to fill a gap before it). The gateway gives it
+	// to the upstream client (upstream.Client.ObserveTransactions), whose
+	// cache keeps the explorer lists none of them matches. It must be
+	// fast, safe for concurrent use, and must not modify txs.
+	OnTransactions func(prev upstream.TxCursor, txs []upstream.Transaction)
+	// AlwaysPoll keeps the feed polling (or taking part in the fleet)
+	// from New to Close, with or without subscribers, so that OnHead and
+	// OnTransactions learn of every block as it comes (the gateway sets
+	// it while the upstream cache is on). Without it the feed polls only
+	// while it has subscribers, and for Linger after.
+	AlwaysPoll bool
 }
 
 // SubscribeOptions says what a subscription receives.
@@ -271,7 +287,8 @@ type Feed[T any] struct {
 }
 
 // New returns a feed that prepares each delivered transaction with
-// prepare. Nothing polls until the first Subscribe. prepare runs during
+// prepare. Nothing polls until the first Subscribe, unless
+// Config.AlwaysPoll (then polling starts now). prepare runs during
 // the fan-out, with the feed's lock held: it must be quick and must not
 // call the Feed.
 func New[T any](cfg Config, prepare func(*upstream.Transaction) T) *Feed[T] {

@@ -319,7 +319,7 @@ func (h *history[T]) count(fl *filter, after upstream.TxCursor, limit int) int {
 	n := 0
 	for i := 0; i < h.n && n <= limit; i++ {
 		e := h.at(i)
-		if older(after, e.tx.Position()) && fl.match(&e.tx) {
+		if older(after, e.tx.Position()) && fl.Match(&e.tx) {
 			n++
 		}
 	}
@@ -332,7 +332,7 @@ func (h *history[T]) matching(fl *filter, after upstream.TxCursor, prepare func(
 	var out []T
 	for i := range h.n {
 		e := h.at(i)
-		if !older(after, e.tx.Position()) || !fl.match(&e.tx) {
+		if !older(after, e.tx.Position()) || !fl.Match(&e.tx) {
 			continue
 		}
 		if !e.prepared {

@@ -173,7 +173,7 @@ type overflowQueue[T any] struct {
 }
 
 func newFeed[T any](cfg Config, prepare func(*upstream.Transaction) T) *feed[T] {
-	return &feed[T]{
+	f := &feed[T]{
 		cfg:      cfg.withDefaults(),
 		prepare:  prepare,
 		closedCh: make(chan struct{}),
@@ -181,6 +181,12 @@ func newFeed[T any](cfg Config, prepare func(*upstream.Transaction) T) *feed[T] 
 		overflow: map[*subscriber[T]]*overflowQueue[T]{},
 		logged:   map[string]time.Time{},
 	}
+	if f.cfg.AlwaysPoll {
+		f.mu.Lock()
+		f.startLocked()
+		f.mu.Unlock()
+	}
+	return f
 }
 
 // ctxFor is ctx marked for the fair budget: the poller's requests go
@@ -304,7 +310,7 @@ func (f *feed[T]) startLocked() <-chan struct{} {
 // linger. f.mu is held.
 func (f *feed[T]) releaseLocked() {
 	f.reserved--
-	if f.reserved > 0 || !f.running || f.closed {
+	if f.reserved > 0 || !f.running || f.closed || f.cfg.AlwaysPoll {
 		return
 	}
 	f.lingerGen++

@@ -678,25 +678,49 @@ func (f *feed[T]) apply(ctx context.Context, b Batch) bool {
 	f.mu.Lock()
 	last := f.last
 	f.mu.Unlock()
+	prev, run := b.Prev, b.Transactions
 	if older(last, b.Prev) {
 		missed, err := f.fillGap(ctx, last, b.Prev)
 		switch {
 		case err == nil:
-			f.fanout(missed)
+			// What was read after last, then the batch: one run.
+			prev, run = last, append(missed, b.Transactions...)
 		case errors.Is(err, errBeyondHead):
 			// The batch starts past the chain the explorer shows: what the
 			// explorer has is delivered, the batch is refused (a later
 			// batch fills the gap again if the explorer was only behind).
+			f.observeTransactions(last, missed)
 			f.fanout(missed)
 			f.refuse(err, 0)
 			return false
 		default:
+			// The batch alone is still a run: what precedes it is not
+			// known (the upstream cache drops what it cannot vouch for).
 			f.cfg.Logger.Warn("live feed: transactions missed; ending every subscription", "from", last, "to", b.Prev, "err", err)
 			f.jump(b.Prev)
 		}
 	}
-	f.fanout(b.Transactions)
+	f.observeTransactions(prev, run)
+	f.fanout(run)
 	return true
+}
+
+// observeTransactions tells Config.OnTransactions the run txs after
+// prev, unless it is not in chain order past prev (then nothing: what
+// it would vouch for is uncertain).
+func (f *feed[T]) observeTransactions(prev upstream.TxCursor, txs []upstream.Transaction) {
+	if f.cfg.OnTransactions == nil || len(txs) == 0 {
+		return
+	}
+	at := prev
+	for k := range txs {
+		pos := txs[k].Position()
+		if !older(at, pos) {
+			return
+		}
+		at = pos
+	}
+	f.cfg.OnTransactions(prev, txs)
 }
 
 // errBeyondHead is fillGap's error when the explorer's newest transaction
@@ -787,7 +811,7 @@ func (f *feed[T]) fanout(rows []upstream.Transaction) {
 		prepared := false
 		for j := 0; j < len(f.subs); {
 			s := f.subs[j]
-			if !older(s.pos, pos) || !s.filter.match(tx) {
+			if !older(s.pos, pos) || !s.filter.Match(tx) {
 				j++
 				continue
 			}

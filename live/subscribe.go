@@ -244,7 +244,7 @@ func (f *feed[T]) catchUp(ctx context.Context, s *subscriber[T], key string, aft
 // names MaxBacklog, the subscription's limit).
 func (f *feed[T]) backlog(ctx context.Context, key string, filter *filter, after, to upstream.TxCursor, limit int) ([]upstream.Transaction, error) {
 	var out []upstream.Transaction
-	p := filter.params()
+	p := filter.Params()
 	p.First = f.cfg.PageSize
 	for pos := after; ; {
 		from := pos
@@ -262,7 +262,7 @@ func (f *feed[T]) backlog(ctx context.Context, key string, filter *filter, after
 			if older(to, r.Position()) {
 				return out, nil
 			}
-			if !filter.match(r) {
+			if !filter.Match(r) {
 				continue
 			}
 			if len(out) >= limit {

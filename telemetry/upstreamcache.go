@@ -11,6 +11,7 @@ type upstreamCacheMetrics struct {
 	hits          *prometheus.CounterVec
 	misses        *prometheus.CounterVec
 	invalidations *prometheus.CounterVec
+	kept          *prometheus.CounterVec
 	evictions     *prometheus.CounterVec
 }
 
@@ -37,12 +38,16 @@ func newUpstreamCacheMetrics(reg *prometheus.Registry) upstreamCacheMetrics {
 			Name: "gateway_upstream_cache_invalidations_total",
 			Help: "Cached answers dropped because the explorer's head moved past the block they were true at (a new block), by endpoint and kind.",
 		}, []string{"endpoint", "kind"}),
+		kept: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_upstream_cache_kept_total",
+			Help: "Cached explorer lists kept across a new block none of whose transactions they list (the live feed told the cache every one), by endpoint and kind.",
+		}, []string{"endpoint", "kind"}),
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_upstream_cache_evictions_total",
 			Help: "Cached answers dropped, least recently used first, to keep the cache within UPSTREAM_CACHE_BYTES, by endpoint and kind.",
 		}, []string{"endpoint", "kind"}),
 	}
-	reg.MustRegister(m.hits, m.misses, m.invalidations, m.evictions)
+	reg.MustRegister(m.hits, m.misses, m.invalidations, m.kept, m.evictions)
 	for _, e := range upstreamCacheEndpoints {
 		for _, k := range upstreamCacheKinds {
 			m.hits.WithLabelValues(string(e), k.String(), "process")
@@ -53,6 +58,7 @@ func newUpstreamCacheMetrics(reg *prometheus.Registry) upstreamCacheMetrics {
 		m.misses.WithLabelValues(string(e), upstream.CacheNone.String())
 		m.invalidations.WithLabelValues(string(e), upstream.CacheUntilNextBlock.String())
 	}
+	m.kept.WithLabelValues(string(upstream.EndpointTransactions), upstream.CacheUntilNextBlock.String())
 	return m
 }
 
@@ -72,6 +78,8 @@ func (m *Metrics) ObserveUpstreamCache(e upstream.CacheEvent) {
 		m.upstreamCache.misses.WithLabelValues(endpoint, kind).Inc()
 	case upstream.CacheInvalidated:
 		m.upstreamCache.invalidations.WithLabelValues(endpoint, kind).Inc()
+	case upstream.CacheKept:
+		m.upstreamCache.kept.WithLabelValues(endpoint, kind).Inc()
 	case upstream.CacheEvicted:
 		m.upstreamCache.evictions.WithLabelValues(endpoint, kind).Inc()
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,9 +25,12 @@ import (
 //     the explorer's head is the block it was fetched at; when the live
 //     feed's poller (or any fresh newest page) shows a new block, this
 //     process drops them at once and no replica reads them again (they are
-//     keyed by that block). Without a poller confirming the head, an entry
-//     is served for HeadTTL after it was fetched or after the head was last
-//     confirmed, whichever is later;
+//     keyed by that block). A filtered explorer list that none of the new
+//     block's transactions matches is kept instead, in this process, when
+//     the live feed tells the cache every one of them (transactions,
+//     Client.ObserveTransactions). Without a poller confirming the head,
+//     an entry is served for HeadTTL after it was fetched, kept, or after
+//     the head was last confirmed, whichever is later;
 //   - CacheRecent (data-node answers): served for at most MaxAge after it
 //     was requested, then fetched again, once for every caller waiting
 //     (coalescing);
@@ -120,6 +124,9 @@ const (
 	CacheInvalidated
 	// CacheEvicted: an entry dropped to keep the cache within MaxBytes.
 	CacheEvicted
+	// CacheKept: an explorer list kept across a block none of whose
+	// transactions it lists (Client.ObserveTransactions).
+	CacheKept
 )
 
 // CacheEvent is one observation of the cache, for metrics.
@@ -158,6 +165,9 @@ type Cache struct {
 	// atHead holds the CacheUntilNextBlock entries, swept when the head
 	// moves.
 	atHead map[*cacheEntry]struct{}
+	// fed is the newest position of the live feed's batches
+	// (transactions); zero before the first.
+	fed TxCursor
 }
 
 // NewCache returns a cache, or nil (no cache) when cfg.MaxBytes is not
@@ -216,16 +226,27 @@ type cacheEntry struct {
 	// is true at least from then (ages count from it); fetched is when it
 	// arrived (Answer.FetchedAt).
 	requested, fetched time.Time
-	// head is, for CacheUntilNextBlock, the head block it is true at.
-	head uint64
-	size int64
-	elem *list.Element
+	// head is, for CacheUntilNextBlock, the head block it is true at;
+	// upTo the newest position it is known true at: the end of that block
+	// for an answer fetched (the explorer shows a block whole), the last
+	// transaction of the live feed's batch it was kept across
+	// (transactions). dated is when it was last known true (then).
+	head  uint64
+	upTo  TxCursor
+	dated time.Time
+	// filter is, for a filtered explorer list, what it lists: a new
+	// transaction it does not match leaves the answer as it is. Nil for
+	// the others (an unfiltered list changes with every transaction).
+	filter *TxFilter
+	size   int64
+	elem   *list.Element
 }
 
 // headView is what the client knows of the explorer's head when a
 // cached answer is judged (heads.go).
 type headView struct {
 	block     uint64
+	at        TxCursor  // the newest position known on the chain
 	confirmed time.Time // zero: the head was not confirmed since block became known
 }
 
@@ -237,10 +258,13 @@ func (c *Cache) valid(e *cacheEntry, h headView, now time.Time) bool {
 	case CacheRecent:
 		return now.Sub(e.requested) < c.maxAge
 	case CacheUntilNextBlock:
-		if e.head != h.block {
+		if e.head != h.block || e.upTo.before(h.at) {
 			return false
 		}
 		from := e.requested
+		if e.dated.After(from) {
+			from = e.dated
+		}
 		if h.confirmed.After(from) {
 			from = h.confirmed
 		}
@@ -274,6 +298,12 @@ func (c *Cache) lookup(key string, h headView, now time.Time) (*cacheEntry, bool
 		c.mu.Unlock()
 		return e, true
 	}
+	if e.kind == CacheUntilNextBlock && e.head > h.block {
+		// Kept across a block the head has not reached here yet
+		// (transactions, then the head): not served, not dropped.
+		c.mu.Unlock()
+		return nil, false
+	}
 	invalidated := e.kind == CacheUntilNextBlock && e.head < h.block
 	c.removeLocked(e)
 	c.mu.Unlock()
@@ -297,6 +327,9 @@ func (c *Cache) store(e *cacheEntry, h headView) {
 	if !c.keeps(e.kind) || e.size > c.maxBytes || (e.kind == CacheUntilNextBlock && e.head < h.block) {
 		return
 	}
+	if e.kind == CacheUntilNextBlock && e.upTo.Block != e.head {
+		e.upTo = wholeBlock(e.head)
+	}
 	var evicted []*cacheEntry
 	c.mu.Lock()
 	if old, ok := c.entries[e.key]; ok {
@@ -319,7 +352,10 @@ func (c *Cache) store(e *cacheEntry, h headView) {
 	}
 }
 
-// headMoved drops the entries true only at heads before block.
+// headMoved drops the entries true only at heads before block, but the
+// explorer lists that reach the live feed's position (fed): the feed's
+// next batch starts there and says whether they are still true
+// (transactions); until then they are not served (valid).
 func (c *Cache) headMoved(block uint64) {
 	if c == nil {
 		return
@@ -327,7 +363,7 @@ func (c *Cache) headMoved(block uint64) {
 	var dropped []*cacheEntry
 	c.mu.Lock()
 	for e := range c.atHead {
-		if e.head < block {
+		if e.head < block && !c.awaitsBatchLocked(e) {
 			c.removeLocked(e)
 			dropped = append(dropped, e)
 		}
@@ -336,6 +372,69 @@ func (c *Cache) headMoved(block uint64) {
 	for _, e := range dropped {
 		c.event(e.endpoint, e.kind, CacheInvalidated)
 	}
+}
+
+// wholeBlock is the position past every transaction of block: what an
+// answer of the explorer that reached block is true up to (the explorer
+// shows a block whole).
+func wholeBlock(block uint64) TxCursor { return TxCursor{Block: block, Index: math.MaxUint32} }
+
+// awaitsBatchLocked reports whether e, behind the head, may yet be kept
+// by the live feed's next batch: a filtered explorer list true up to the
+// feed's position or past it (any, before the feed's first batch, which
+// drops those it does not reach back to). c.mu is held.
+func (c *Cache) awaitsBatchLocked(e *cacheEntry) bool {
+	return e.filter != nil && !e.upTo.before(c.fed)
+}
+
+// transactions learns the chain's transactions after prev, all of them
+// up to the last of txs (in chain order, none missing: a live feed's
+// batch). An answer until the next block that is known true at prev or
+// later, an explorer list none of whose transactions past that it
+// matches, is still true at the batch's last transaction: it is kept and
+// re-dated there. Any other answer true only before that is dropped: the
+// unfiltered newest page, a list a new transaction matches, one the
+// batch does not reach back to (known true only before prev).
+func (c *Cache) transactions(prev TxCursor, txs []Transaction, now time.Time) {
+	if c == nil || len(txs) == 0 {
+		return
+	}
+	newest := txs[len(txs)-1].Position()
+	var dropped []*cacheEntry
+	kept := 0
+	c.mu.Lock()
+	if c.fed.before(newest) {
+		c.fed = newest
+	}
+	for e := range c.atHead {
+		if !e.upTo.before(newest) {
+			continue // true past the batch already
+		}
+		if e.filter == nil || e.upTo.before(prev) || matchesAfter(e.filter, e.upTo, txs) {
+			c.removeLocked(e)
+			dropped = append(dropped, e)
+			continue
+		}
+		e.upTo, e.head, e.dated = newest, newest.Block, now
+		kept++
+	}
+	c.mu.Unlock()
+	for _, e := range dropped {
+		c.event(e.endpoint, e.kind, CacheInvalidated)
+	}
+	for range kept {
+		c.event(EndpointTransactions, CacheUntilNextBlock, CacheKept)
+	}
+}
+
+// matchesAfter reports whether f matches a transaction of txs past pos.
+func matchesAfter(f *TxFilter, pos TxCursor, txs []Transaction) bool {
+	for i := range txs {
+		if pos.before(txs[i].Position()) && f.Match(&txs[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Cache) removeLocked(e *cacheEntry) {
@@ -415,6 +514,9 @@ func decodeShared(v []byte, e *cacheEntry) ([]byte, error) {
 		return x
 	}
 	e.head = next()
+	if e.kind == CacheUntilNextBlock {
+		e.upTo = wholeBlock(e.head)
+	}
 	e.requested = fromUnixNano(int64(next()))
 	e.fetched = fromUnixNano(int64(next()))
 	e.fresh.BlockHeight = next()

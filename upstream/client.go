@@ -144,6 +144,8 @@ type route struct {
 	service  Service
 	endpoint Endpoint
 	url      string
+	// filter is, for an explorer list, what it lists (cacheEntry.filter).
+	filter *TxFilter
 }
 
 // New returns a Client for cfg, or an error if a URL is not an absolute
@@ -168,11 +170,11 @@ func New(cfg Config) (*Client, error) {
 		tracer:     tracerOf(cfg.TracerProvider),
 		cache:      cfg.Cache,
 
-		assets:          route{ServiceDataNode, EndpointAssets, dataNode.JoinPath("api/v2/assets").String()},
-		fundingPayments: route{ServiceDataNode, EndpointFundingPayments, dataNode.JoinPath("api/v2/funding-payments").String()},
-		delegations:     route{ServiceDataNode, EndpointDelegations, dataNode.JoinPath("api/v2/delegations").String()},
-		transactions:    route{ServiceExplorer, EndpointTransactions, explorer.JoinPath("transactions").String()},
-		transaction:     route{ServiceExplorer, EndpointTransaction, explorer.JoinPath("transactions").String()},
+		assets:          route{ServiceDataNode, EndpointAssets, dataNode.JoinPath("api/v2/assets").String(), nil},
+		fundingPayments: route{ServiceDataNode, EndpointFundingPayments, dataNode.JoinPath("api/v2/funding-payments").String(), nil},
+		delegations:     route{ServiceDataNode, EndpointDelegations, dataNode.JoinPath("api/v2/delegations").String(), nil},
+		transactions:    route{ServiceExplorer, EndpointTransactions, explorer.JoinPath("transactions").String(), nil},
+		transaction:     route{ServiceExplorer, EndpointTransaction, explorer.JoinPath("transactions").String(), nil},
 	}
 	c.head.moved = c.cache.headMoved
 	if c.httpClient == nil {
@@ -320,10 +322,16 @@ func (c *Client) ListTransactions(ctx context.Context, p TransactionsParams) (*T
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
-	body, _, err := get[transactionsBody](ctx, c, c.transactions, p.query(), func(b *transactionsBody, head uint64) judgement {
+	// The answer lists what its filter matches: a block none of whose
+	// transactions it matches leaves it true (Cache.transactions).
+	r := c.transactions
+	if f := NewTxFilter(p); !f.empty() {
+		r.filter = &f
+	}
+	body, _, err := get[transactionsBody](ctx, c, r, p.query(), func(b *transactionsBody, head uint64) judgement {
 		rows := *b.Transactions
 		kind, atHead := transactionsKind(p, rows, head)
-		return judgement{kind: kind, atHead: atHead, seen: newestBlock(rows), exact: p.namesHead()}
+		return judgement{kind: kind, atHead: atHead, seen: newestPosition(rows), exact: p.namesHead()}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
@@ -350,7 +358,7 @@ func (c *Client) GetTransaction(ctx context.Context, hash string) (*Transaction,
 	body, _, err := get[transactionBody](ctx, c, r, nil, func(b *transactionBody, _ uint64) judgement {
 		// Found by hash: that transaction, for ever. (Not found is an
 		// error, never kept.)
-		return judgement{kind: CacheImmutable, seen: uint64(b.Transaction.Block)}
+		return judgement{kind: CacheImmutable, seen: b.Transaction.Position()}
 	})
 	var e *Error
 	switch {
@@ -417,7 +425,7 @@ func (b *transactionBody) hasList() bool     { return b.Transaction != nil }
 type judgement struct {
 	kind   CacheKind
 	atHead uint64
-	seen   uint64
+	seen   TxCursor
 	exact  bool
 }
 
@@ -525,7 +533,7 @@ func fetch[B any, PB interface {
 		return res, nil
 	}
 	e := &cacheEntry{key: target, endpoint: r.endpoint, kind: j.kind, body: body, fresh: fresh,
-		requested: requested, fetched: res.at, head: j.atHead, size: entrySize(target, raw.n)}
+		requested: requested, fetched: res.at, head: j.atHead, filter: r.filter, size: entrySize(target, raw.n)}
 	c.cache.store(e, c.head.view())
 	if raw.keep && !(j.kind == CacheUntilNextBlock && j.atHead < c.head.view().block) {
 		c.cache.sharedSet(ctx, e, raw.data, r.service, target)
@@ -552,7 +560,7 @@ func sharedAnswer[B any, PB interface {
 		if v == nil {
 			continue
 		}
-		e := &cacheEntry{key: target, endpoint: r.endpoint}
+		e := &cacheEntry{key: target, endpoint: r.endpoint, filter: r.filter}
 		raw, err := decodeShared(v, e)
 		if err != nil || !cache.valid(e, h, now) {
 			continue

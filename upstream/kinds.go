@@ -21,6 +21,8 @@ import (
 type chainHead struct {
 	mu    sync.Mutex
 	block uint64 // 0: unknown
+	// at is the newest position known on the chain (in block).
+	at TxCursor
 	// confirmed is when the head was last read to be block (zero: not
 	// since block became known, which a lower bound does).
 	confirmed time.Time
@@ -32,17 +34,21 @@ type chainHead struct {
 func (h *chainHead) view() headView {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return headView{block: h.block, confirmed: h.confirmed}
+	return headView{block: h.block, at: h.at, confirmed: h.confirmed}
 }
 
-// observe records that the head is at least block or, when exact, that
-// it was block at time at.
-func (h *chainHead) observe(block uint64, exact bool, at time.Time) {
+// observe records that the chain reaches pos or, when exact, that pos
+// was its newest transaction at time at.
+func (h *chainHead) observe(pos TxCursor, exact bool, at time.Time) {
+	block := pos.Block
 	if block == 0 {
 		return
 	}
 	h.mu.Lock()
 	moved := block > h.block
+	if h.at.before(pos) {
+		h.at = pos
+	}
 	switch {
 	case moved:
 		h.block = block
@@ -66,16 +72,52 @@ func (h *chainHead) observe(block uint64, exact bool, at time.Time) {
 // (live.Config.OnHead); answers reaching an older head are dropped from
 // the cache at once.
 func (c *Client) ObserveHead(head TxCursor, exact bool) {
-	c.head.observe(head.Block, exact, time.Now())
+	c.head.observe(head, exact, time.Now())
 }
 
-// newestBlock is the highest block of rows, 0 for none.
-func newestBlock(rows []Transaction) uint64 {
-	var b uint64
-	for i := range rows {
-		b = max(b, uint64(rows[i].Block))
+// ObserveTransactions tells the client the chain's transactions after
+// prev: txs, in chain order, all of them up to the last (a batch of the
+// live feed, with no gap: live.Config.OnTransactions). The explorer lists
+// cached until the next block that are known true at prev (or later) and
+// list none of txs are kept, true at the last of txs, instead of being
+// dropped when the head moves there; the others are dropped (README,
+// Caching upstream answers). The head moves to the last of txs, as
+// ObserveHead(last, false) would. txs not in chain order, or not after
+// prev, tell nothing for sure: the head moves, and every answer it
+// passes is dropped.
+func (c *Client) ObserveTransactions(prev TxCursor, txs []Transaction) {
+	if len(txs) == 0 {
+		return
 	}
-	return b
+	now := time.Now()
+	ordered := true
+	for i, p := range txs {
+		if pos := p.Position(); !prev.before(pos) || i > 0 && !txs[i-1].Position().before(pos) {
+			ordered = false
+			break
+		}
+	}
+	if ordered {
+		c.cache.transactions(prev, txs, now)
+	}
+	newest := txs[len(txs)-1].Position()
+	for i := range txs {
+		if newest.before(txs[i].Position()) {
+			newest = txs[i].Position()
+		}
+	}
+	c.head.observe(newest, false, now)
+}
+
+// newestPosition is the newest position of rows, zero for none.
+func newestPosition(rows []Transaction) TxCursor {
+	var n TxCursor
+	for i := range rows {
+		if p := rows[i].Position(); n.before(p) {
+			n = p
+		}
+	}
+	return n
 }
 
 // transactionsKind is the kind of a page of ListTransactions asked with p,
@@ -92,7 +134,7 @@ func newestBlock(rows []Transaction) uint64 {
 //
 // With the head unknown, nothing is immutable.
 func transactionsKind(p TransactionsParams, rows []Transaction, head uint64) (CacheKind, uint64) {
-	newest := newestBlock(rows)
+	newest := newestPosition(rows).Block
 	atHead := max(head, newest)
 	if p.namesHead() {
 		// The newest rows, unfiltered: true at the head they show (an

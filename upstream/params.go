@@ -20,6 +20,11 @@ func (c TxCursor) String() string {
 	return strconv.FormatUint(c.Block, 10) + "." + strconv.FormatUint(uint64(c.Index), 10)
 }
 
+// before reports whether c is before o on the chain.
+func (c TxCursor) before(o TxCursor) bool {
+	return c.Block < o.Block || c.Block == o.Block && c.Index < o.Index
+}
+
 // ParseTxCursor parses the explorer's "<block>.<index>" form.
 func ParseTxCursor(s string) (TxCursor, error) {
 	block, index, ok := strings.Cut(s, ".")
