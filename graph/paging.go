@@ -325,7 +325,7 @@ func boolInt(b bool) int {
 }
 
 // explorerPaging maps Relay paging onto the block explorer's rules
-// (upstream-wire.md §5): results always come newest first; first=N alone
+// (docs/explorer.md): results always come newest first; first=N alone
 // gives the N newest, last=N alone the N oldest, before=C (with last) the
 // rows just older than C, after=C (with first) the rows just newer. The
 // explorer has no page info, so one extra row is asked for; and since it

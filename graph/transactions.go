@@ -104,7 +104,7 @@ func unknownTypeString(arg, name string) error {
 }
 
 // typeStrings are the explorer's `type` strings of each TransactionType
-// value (upstream-wire.md §5): the current one first, then the spelling
+// value (docs/explorer.md): the current one first, then the spelling
 // cores before v0.72 wrote (commands-v0.74.md §1), which history keeps.
 // TestTransactionTypeStrings checks it against the enum's descriptions.
 var typeStrings = map[upstream.TransactionType][]string{

@@ -22,7 +22,7 @@ import (
 // Explorer is the part of the upstream client the feed reads
 // (*upstream.Client satisfies it). The explorer's `after=C, first=N`
 // answers the N transactions immediately newer than C, newest first;
-// `first=N` alone the N newest (upstream-wire.md §5).
+// `first=N` alone the N newest (docs/explorer.md).
 type Explorer interface {
 	ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error)
 }
@@ -166,7 +166,7 @@ type Config struct {
 // SubscribeOptions says what a subscription receives.
 type SubscribeOptions struct {
 	// Filter selects transactions the way the explorer does
-	// (upstream-wire.md §5): CmdTypes (any of, exact strings),
+	// (docs/explorer.md): CmdTypes (any of, exact strings),
 	// ExcludeCmdTypes (none of), Parties (the submitter is one of them),
 	// Submitter and BlockHeight (equal). Paging fields are ignored. The
 	// same filter is sent to the explorer when catching up.

@@ -27,7 +27,7 @@ var (
 )
 
 // chain is a fake explorer: an in-memory chain with the explorer's paging
-// and filters (upstream-wire.md §5), appendable, counting requests.
+// and filters (docs/explorer.md), appendable, counting requests.
 type chain struct {
 	mu       sync.Mutex
 	txs      []upstream.Transaction

@@ -71,7 +71,7 @@ const hashNotUnique = -1
 
 // newTxIndex reads every transaction's metadata once. The submitter is
 // the first of TxMeta.Parties; the explorer's `parties` filter matches it
-// alone, like filters[tx.submitter] (upstream-wire.md §5), so receivers
+// alone, like filters[tx.submitter] (docs/explorer.md), so receivers
 // are not indexed.
 func newTxIndex(src TransactionSource) (*txIndex, error) {
 	x := &txIndex{src: src, typeIDs: map[string]uint16{}, bySubmitter: map[string][]int32{}, hashes: &hashIndex{src: src}}

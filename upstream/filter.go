@@ -7,7 +7,7 @@ import (
 
 // TxFilter is the filter of a TransactionsParams (its fields other than
 // paging) as a test of one transaction, with the explorer's semantics
-// (upstream-wire.md §5): command types matched exactly, parties and
+// (docs/explorer.md): command types matched exactly, parties and
 // submitter against the submitter (public keys, in any letter case), the
 // block height exactly. An explorer list answers the transactions its
 // filter matches; the live feed's fan-out filters with it, and the cache

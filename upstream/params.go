@@ -111,7 +111,7 @@ type TransactionsParams struct {
 	// CmdTypes and ExcludeCmdTypes are explorer type strings such as
 	// "Submit Order", matched exactly (an unknown string matches nothing);
 	// Parties matches the submitter only (not a receiver, whatever the
-	// interface document says: upstream-wire.md §5).
+	// interface document says: docs/explorer.md).
 	CmdTypes, ExcludeCmdTypes, Parties []string
 	// BlockHeight, if set, keeps the transactions of that block
 	// (filters[block.height]).
