@@ -54,10 +54,8 @@ type sharedEvents struct {
 	at    uint64
 	calls map[string]*sharedCall
 
-	// made counts the requests made, shared the answers given to a
-	// subscriber that did not make the request (for tests and metrics).
-	made, shared atomic.Uint64
-	waiters      atomic.Int32
+	// waiters counts the callers waiting for another's request (tests).
+	waiters atomic.Int32
 }
 
 type sharedCall struct {
@@ -87,7 +85,6 @@ func share[T any](s *sharedEvents, ctx context.Context, method string, params an
 	if !waiting {
 		if len(s.calls) >= maxSharedEventCalls {
 			s.mu.Unlock()
-			s.made.Add(1)
 			return fn(ctx)
 		}
 		c = &sharedCall{done: make(chan struct{}), err: errPanicked}
@@ -95,7 +92,6 @@ func share[T any](s *sharedEvents, ctx context.Context, method string, params an
 	}
 	s.mu.Unlock()
 	if !waiting {
-		s.made.Add(1)
 		// Settled even if fn panics (the panic goes on up to the
 		// executor's recovery), so that no subscriber waits for ever.
 		defer func() {
@@ -118,10 +114,8 @@ func share[T any](s *sharedEvents, ctx context.Context, method string, params an
 		return zero, ctx.Err()
 	}
 	if !shareable(c.err) {
-		s.made.Add(1)
 		return fn(ctx)
 	}
-	s.shared.Add(1)
 	v, _ := c.val.(T)
 	return v, c.err
 }
