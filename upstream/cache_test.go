@@ -452,8 +452,15 @@ func TestDataNodeAnswersAreNeverOlderThanMaxAge(t *testing.T) {
 				t.Fatalf("refreshed answer at block %+v, want %d", p, first.Freshness.BlockHeight+1)
 			}
 		}
-		if n := events.count(EndpointAssets, CacheRecent, CacheMiss); n != 21 {
-			t.Fatalf("%d misses counted, want 21 (the first, then each of the 20 callers)", n)
+		// A caller that joined the fetch in flight counts a miss; one that
+		// arrived after it was answered (the fetch is real network I/O,
+		// so the bubble's clock does not order them) counts a hit. Every
+		// caller is counted once, and only the first fetch's hits came
+		// before.
+		misses := events.count(EndpointAssets, CacheRecent, CacheMiss)
+		hits := events.count(EndpointAssets, CacheRecent, CacheHit)
+		if misses < 2 || misses+hits != 22 {
+			t.Fatalf("%d misses and %d hits counted, want 22 in all with at least 2 misses (the first call, the 999ms hit, then each of the 20 callers)", misses, hits)
 		}
 	})
 }
