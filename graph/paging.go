@@ -338,6 +338,11 @@ type explorerPaging[T any] struct {
 	Fetch func(ctx context.Context, older bool, cursor *T, n int) ([]T, error)
 	// MaxFollowUps bounds the follow-up requests for short answers.
 	MaxFollowUps int
+	// Oldest, when set, reports that no row of the list can be older than
+	// row (the first transaction of a block, in a list of that block
+	// alone): a short answer ending there is the end of the list, with no
+	// follow-up to confirm it.
+	Oldest func(row *T) bool
 }
 
 // explorerFollowUpRows is the least a follow-up request asks for: the end
@@ -385,6 +390,9 @@ func (e explorerPaging[T]) page(ctx context.Context, backward bool, cursor *T, s
 		if walkOlder {
 			got = append(got, batch...)
 			from = &got[len(got)-1]
+			if e.Oldest != nil && e.Oldest(from) {
+				break
+			}
 		} else {
 			got = append(slices.Clone(batch), got...)
 			from = &got[0]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -355,6 +356,46 @@ func TestWalkTransactions(t *testing.T) {
 		Key:   func(n json.RawMessage) string { return field(n, "block", "index") },
 	}
 	checkWalks(t, g, w, all, 50, 1000)
+
+	t.Run("one block", func(t *testing.T) {
+		// The block with the most transactions: walked both ways, and its
+		// page costs one explorer request, since a page that reaches the
+		// block's first transaction needs no follow-up to end.
+		counts := map[uint64]int{}
+		var block uint64
+		for i := range src.Len() {
+			m := src.Meta(i)
+			if counts[m.Block]++; counts[m.Block] > counts[block] {
+				block = m.Block
+			}
+		}
+		var want []string
+		for i := src.Len() - 1; i >= 0; i-- {
+			if m := src.Meta(i); m.Block == block {
+				want = append(want, fmt.Sprintf("%d|%d", m.Block, m.Index))
+			}
+		}
+		if len(want) < 3 {
+			t.Fatalf("the busiest block has %d transactions; the walk needs a few", len(want))
+		}
+		w := listWalk{
+			Query: `query(` + pagingVars + `, $block: Uint64) { transactions(block: $block, first: $first, after: $after, last: $last, before: $before) {
+				edges { cursor node { block index } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`,
+			Field: "transactions",
+			Vars:  map[string]any{"block": strconv.FormatUint(block, 10)},
+			Key:   w.Key,
+		}
+		checkWalks(t, g, w, want, 1, 2, 50)
+
+		before := g.Sample.Service.Requests(sampleservice.EndpointTransactions)
+		w.Vars["first"] = 50
+		var data map[string]connectionPage
+		g.query(t, w.Query, w.Vars).mustData(t, &data)
+		page := data["transactions"]
+		if n := g.Sample.Service.Requests(sampleservice.EndpointTransactions) - before; n != 1 || len(page.Edges) != len(want) || page.PageInfo.HasNextPage {
+			t.Fatalf("a page of the whole block: %d explorer requests, %d rows, hasNextPage %v; want 1 request, %d rows, no next page", n, len(page.Edges), page.PageInfo.HasNextPage, len(want))
+		}
+	})
 
 	t.Run("filtered", func(t *testing.T) {
 		party := ds.Parties[1]

@@ -208,9 +208,15 @@ func (l *txList) fetch(_ context.Context, older bool, cursor *int, n int) ([]int
 	return out, nil
 }
 
-func walkExplorer(t *testing.T, l *txList, backward bool, size int) []int {
+// oldestInt is explorerPaging.Oldest for a txList: row 0 is its first.
+func oldestInt(row *int) bool { return *row == 0 }
+
+func walkExplorer(t *testing.T, l *txList, backward, knowsOldest bool, size int) []int {
 	t.Helper()
 	p := explorerPaging[int]{Fetch: l.fetch, MaxFollowUps: 100}
+	if knowsOldest {
+		p.Oldest = oldestInt
+	}
 	var all []int
 	var cur *int
 	for step := 0; step < 10000; step++ {
@@ -253,8 +259,9 @@ func TestExplorerPagingWalksEveryRowOnce(t *testing.T) {
 	for _, n := range []int{0, 1, 5, 64} {
 		for _, size := range []int{1, 4, 50} {
 			for _, backward := range []bool{false, true} {
-				for _, skipping := range []bool{false, true} {
-					t.Run(fmt.Sprintf("n=%d size=%d backward=%v skip=%v", n, size, backward, skipping), func(t *testing.T) {
+				for _, c := range []struct{ skipping, knowsOldest bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+					skipping := c.skipping
+					t.Run(fmt.Sprintf("n=%d size=%d backward=%v skip=%v oldest=%v", n, size, backward, skipping, c.knowsOldest), func(t *testing.T) {
 						l := &txList{n: n, skip: map[int]bool{}}
 						if skipping {
 							for i := 0; i < n; i += 3 {
@@ -267,7 +274,7 @@ func TestExplorerPagingWalksEveryRowOnce(t *testing.T) {
 								want = append(want, i)
 							}
 						}
-						got := walkExplorer(t, l, backward, size)
+						got := walkExplorer(t, l, backward, c.knowsOldest, size)
 						if !slices.Equal(got, want) {
 							t.Fatalf("walk = %v, want %v", got, want)
 						}
@@ -288,6 +295,43 @@ func TestExplorerPagingOneRequestPerFullPage(t *testing.T) {
 	}
 	if l.requests != 1 || len(rows) != 50 || rows[0] != 299 || !hasNext || !hasPrev {
 		t.Fatalf("requests=%d rows=%d first=%d next=%v prev=%v", l.requests, len(rows), rows[0], hasNext, hasPrev)
+	}
+}
+
+// A short answer that ends at the list's oldest possible row (a block's
+// first transaction) is the end of the list: no follow-up request. When
+// that row was skipped upstream the follow-up is still made.
+func TestExplorerPagingStopsAtTheOldestRow(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		skip     map[int]bool
+		oldest   func(*int) bool
+		want     []int
+		requests int
+	}{
+		{"oldest row known", nil, oldestInt, []int{3, 2, 1, 0}, 1},
+		{"without Oldest", nil, nil, []int{3, 2, 1, 0}, 2},
+		{"oldest row skipped upstream", map[int]bool{0: true}, oldestInt, []int{3, 2, 1}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := &txList{n: 4, skip: c.skip}
+			p := explorerPaging[int]{Fetch: l.fetch, MaxFollowUps: 5, Oldest: c.oldest}
+			rows, hasNext, hasPrev, err := p.page(context.Background(), false, nil, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(rows, c.want) || hasNext || hasPrev || l.requests != c.requests {
+				t.Fatalf("rows %v next=%v prev=%v after %d requests; want %v, no more, %d requests", rows, hasNext, hasPrev, l.requests, c.want, c.requests)
+			}
+		})
+	}
+	// A full page that reaches row 0 with one row to spare still says
+	// there is no next page, in one request.
+	l := &txList{n: 4}
+	p := explorerPaging[int]{Fetch: l.fetch, MaxFollowUps: 5, Oldest: oldestInt}
+	rows, hasNext, _, err := p.page(context.Background(), false, nil, 4)
+	if err != nil || !slices.Equal(rows, []int{3, 2, 1, 0}) || hasNext || l.requests != 1 {
+		t.Fatalf("page of 4 over 4 rows: %v next=%v err=%v after %d requests", rows, hasNext, err, l.requests)
 	}
 }
 
