@@ -44,6 +44,12 @@ type cacheReplica struct {
 
 func newCacheReplica(t *testing.T, srv *sampleservice.Server, store *redisstate.Store, key string) *cacheReplica {
 	t.Helper()
+	return newBudgetedReplica(t, srv, store, key, nil)
+}
+
+// newBudgetedReplica is newCacheReplica with budget on its data-node calls.
+func newBudgetedReplica(t *testing.T, srv *sampleservice.Server, store *redisstate.Store, key string, budget upstream.Budget) *cacheReplica {
+	t.Helper()
 	r := &cacheReplica{hits: map[upstream.CacheOutcome]*atomic.Int64{}}
 	for _, o := range []upstream.CacheOutcome{upstream.CacheHit, upstream.CacheSharedHit, upstream.CacheMiss} {
 		r.hits[o] = &atomic.Int64{}
@@ -60,7 +66,8 @@ func newCacheReplica(t *testing.T, srv *sampleservice.Server, store *redisstate.
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
 	c, err := upstream.New(upstream.Config{DataNodeURL: srv.URL, ExplorerURL: srv.URL + "/rest",
-		HTTPClient: &http.Client{Transport: transport}, Retry: upstream.RetryConfig{Retries: -1}, Cache: upstream.NewCache(cfg)})
+		HTTPClient: &http.Client{Transport: transport}, Retry: upstream.RetryConfig{Retries: -1}, Cache: upstream.NewCache(cfg),
+		Budget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +164,65 @@ func TestUpstreamCacheIsSharedBetweenReplicas(t *testing.T) {
 	ans = answer(t, func(ctx context.Context) error { _, err := b.c.ListTransactions(ctx, history); return err })
 	if !ans.Cached || ans.Kind != upstream.CacheImmutable {
 		t.Fatalf("history on b after the block: %+v", ans)
+	}
+}
+
+// queueBudget holds each caller until let is closed, as a fleet's budget
+// holds a replica's request while others spend it.
+type queueBudget struct {
+	waiting chan struct{}
+	let     chan struct{}
+}
+
+func (b *queueBudget) Wait(ctx context.Context) error {
+	start := time.Now()
+	b.waiting <- struct{}{}
+	select {
+	case <-b.let:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// A queue's wait, however fast the other replica was: long enough
+	// to be worth asking the shared cache again.
+	time.Sleep(time.Until(start.Add(5 * time.Millisecond)))
+	return nil
+}
+
+func (*queueBudget) Pause(context.Context, time.Duration, bool) {}
+
+// A request that queued for the fleet's budget while another replica
+// fetched the same answer is served that answer from Redis, and the data
+// node is asked once.
+func TestQueuedRequestTakesTheAnswerAnotherReplicaFetched(t *testing.T) {
+	url := redistest.Start(t)
+	srv := startSample(t)
+	a := newCacheReplica(t, srv, open(t, url, "", nil), sharedKey)
+	budget := &queueBudget{waiting: make(chan struct{}), let: make(chan struct{})}
+	b := newBudgetedReplica(t, srv, open(t, url, "", nil), sharedKey, budget)
+	requests := func() int64 { return srv.Service.Requests(sampleservice.EndpointAssets) }
+
+	type result struct {
+		page *upstream.AssetPage
+		ans  upstream.Answer
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.ans = answer(t, func(ctx context.Context) (err error) { r.page, err = b.c.ListAssets(ctx, upstream.AssetsParams{}); return })
+		done <- r
+	}()
+	<-budget.waiting // b found nothing in Redis and queues
+	fromA, err := a.c.ListAssets(context.Background(), upstream.AssetsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(budget.let)
+	got := <-done
+	if n := requests(); n != 1 || !got.ans.Cached || got.page.Freshness != fromA.Freshness || !sameDecoded(got.page, fromA) {
+		t.Fatalf("%d data-node requests, b's answer %+v; want 1 request, a's answer from Redis", n, got.ans)
+	}
+	if n := b.hits[upstream.CacheSharedHit].Load(); n != 1 {
+		t.Fatalf("b counted %d hits from Redis, want 1", n)
 	}
 }
 

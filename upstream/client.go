@@ -520,7 +520,21 @@ func fetch[B any, PB interface {
 	requested := time.Now()
 	body := PB(new(B))
 	raw := &rawBody{keep: c.cache != nil && c.cache.shared != nil}
-	fresh, err := c.call(ctx, r, target, body, raw)
+	var meanwhile func(context.Context) bool
+	var shared flightResult
+	if raw.keep {
+		// Another replica may have fetched the same answer while this
+		// flight queued for the fleet's budget: ask the shared tier again
+		// before sending (guard.attempt).
+		meanwhile = func(ctx context.Context) (ok bool) {
+			shared, ok = sharedAnswer[B, PB](ctx, c, r, target)
+			return ok
+		}
+	}
+	fresh, err := c.call(ctx, r, target, body, raw, meanwhile)
+	if errors.Is(err, errAnsweredMeanwhile) {
+		return shared, nil
+	}
 	if err != nil {
 		return flightResult{}, err
 	}
