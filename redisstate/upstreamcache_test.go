@@ -208,7 +208,10 @@ func TestQueuedRequestTakesTheAnswerAnotherReplicaFetched(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		var r result
-		r.ans = answer(t, func(ctx context.Context) (err error) { r.page, err = b.c.ListAssets(ctx, upstream.AssetsParams{}); return })
+		r.ans = answer(t, func(ctx context.Context) (err error) {
+			r.page, err = b.c.ListAssets(ctx, upstream.AssetsParams{})
+			return
+		})
 		done <- r
 	}()
 	<-budget.waiting // b found nothing in Redis and queues
