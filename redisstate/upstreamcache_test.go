@@ -167,62 +167,79 @@ func TestUpstreamCacheIsSharedBetweenReplicas(t *testing.T) {
 	}
 }
 
-// queueBudget holds each caller until let is closed, as a fleet's budget
-// holds a replica's request while others spend it.
-type queueBudget struct {
-	waiting chan struct{}
-	let     chan struct{}
+// gateBudget holds each caller until let is closed, counting them.
+type gateBudget struct {
+	waits atomic.Int64
+	held  chan struct{}
+	let   chan struct{}
 }
 
-func (b *queueBudget) Wait(ctx context.Context) error {
-	start := time.Now()
-	b.waiting <- struct{}{}
+func (b *gateBudget) Wait(ctx context.Context) error {
+	b.waits.Add(1)
+	b.held <- struct{}{}
 	select {
 	case <-b.let:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	// A queue's wait, however fast the other replica was: long enough
-	// to be worth asking the shared cache again.
-	time.Sleep(time.Until(start.Add(5 * time.Millisecond)))
-	return nil
 }
 
-func (*queueBudget) Pause(context.Context, time.Duration, bool) {}
+func (*gateBudget) Pause(context.Context, time.Duration, bool) {}
 
-// A request that queued for the fleet's budget while another replica
-// fetched the same answer is served that answer from Redis, and the data
-// node is asked once.
+// A request that queued for the budget while another replica fetched the
+// same answer is served that answer from Redis when its turn comes,
+// without taking a token: the data node is asked once, and the fleet's
+// budget is spent once.
 func TestQueuedRequestTakesTheAnswerAnotherReplicaFetched(t *testing.T) {
 	url := redistest.Start(t)
 	srv := startSample(t)
 	a := newCacheReplica(t, srv, open(t, url, "", nil), sharedKey)
-	budget := &queueBudget{waiting: make(chan struct{}), let: make(chan struct{})}
-	b := newBudgetedReplica(t, srv, open(t, url, "", nil), sharedKey, budget)
+	inner := &gateBudget{held: make(chan struct{}, 2), let: make(chan struct{})}
+	fair := upstream.NewFairBudget(inner, 1000)
+	b := newBudgetedReplica(t, srv, open(t, url, "", nil), sharedKey, fair)
 	requests := func() int64 { return srv.Service.Requests(sampleservice.EndpointAssets) }
 
+	// Another of b's callers holds the turn, waiting for a token.
+	other := make(chan error, 1)
+	go func() { other <- fair.Wait(context.Background()) }()
+	<-inner.held
+
+	// b's request finds nothing in Redis and queues behind it.
 	type result struct {
 		page *upstream.AssetPage
 		ans  upstream.Answer
+		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
 		var r result
-		r.ans = answer(t, func(ctx context.Context) (err error) {
-			r.page, err = b.c.ListAssets(ctx, upstream.AssetsParams{})
-			return
-		})
+		ctx := upstream.WithAnswers(context.Background(), func(a upstream.Answer) { r.ans = a })
+		r.page, r.err = b.c.ListAssets(ctx, upstream.AssetsParams{})
 		done <- r
 	}()
-	<-budget.waiting // b found nothing in Redis and queues
+	waitUntil(t, "b's request to queue", func() bool {
+		st, err := fair.State(context.Background())
+		return err == nil && st.Waiting == 1
+	})
+
+	// Meanwhile a fetches the same answer; then the turn comes round.
 	fromA, err := a.c.ListAssets(context.Background(), upstream.AssetsParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	close(budget.let)
+	close(inner.let)
+	if err := <-other; err != nil {
+		t.Fatal(err)
+	}
 	got := <-done
-	if n := requests(); n != 1 || !got.ans.Cached || got.page.Freshness != fromA.Freshness || !sameDecoded(got.page, fromA) {
-		t.Fatalf("%d data-node requests, b's answer %+v; want 1 request, a's answer from Redis", n, got.ans)
+	switch {
+	case got.err != nil:
+		t.Fatal(got.err)
+	case requests() != 1 || !got.ans.Cached || got.page.Freshness != fromA.Freshness || !sameDecoded(got.page, fromA):
+		t.Fatalf("%d data-node requests, b's answer %+v; want 1 request, a's answer from Redis", requests(), got.ans)
+	case inner.waits.Load() != 1:
+		t.Fatalf("%d tokens taken, want 1 (the other caller's): b's request needed none", inner.waits.Load())
 	}
 	if n := b.hits[upstream.CacheSharedHit].Load(); n != 1 {
 		t.Fatalf("b counted %d hits from Redis, want 1", n)

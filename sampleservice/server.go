@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -320,7 +319,6 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.requests[rt.index].Add(1)
-	traceRequest(r)
 	if r.Method != http.MethodGet {
 		s.writeError(w, r, errMethodNotAllowed, dataNode)
 		return
@@ -516,22 +514,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	<-s.done
 	return err
-}
-
-var traceMu sync.Mutex
-var traceFile = func() *os.File {
-	if p := os.Getenv("SAMPLE_TRACE"); p != "" {
-		f, _ := os.Create(p)
-		return f
-	}
-	return nil
-}()
-
-func traceRequest(r *http.Request) {
-	if traceFile == nil {
-		return
-	}
-	traceMu.Lock()
-	fmt.Fprintf(traceFile, "%d %s\n", time.Now().UnixMilli(), r.URL.RequestURI())
-	traceMu.Unlock()
 }

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -41,6 +42,12 @@ import (
 // for background work whose demand is small and bounded (a poll every
 // interval): its callers are not shared fairly between themselves, and
 // enough of them would starve the clients.
+//
+// A caller that had to queue may no longer need its request when its
+// turn comes: with a cache shared by replicas, another replica may have
+// fetched the same answer meanwhile. The upstream client asks the shared
+// cache again then (withAnsweredMeanwhile), before the caller takes a
+// token, and the turn passes on.
 //
 // When nothing waits, Wait takes the turn at once on the caller's
 // goroutine: two mutex sections over the inner budget's own cost.
@@ -185,6 +192,12 @@ func (b *FairBudget) waitUrgent(ctx context.Context, now time.Time) error {
 func (b *FairBudget) await(ctx context.Context, w *fairWaiter) error {
 	select {
 	case <-w.turn:
+		if answered := answeredMeanwhileFrom(ctx); answered != nil && answered(ctx) {
+			b.mu.Lock()
+			b.handOnLocked()
+			b.mu.Unlock()
+			return errAnsweredMeanwhile
+		}
 		return b.take(ctx)
 	case <-ctx.Done():
 	}
@@ -401,6 +414,27 @@ type priorityKey struct{}
 // FairBudget for why priority is only for work of small, bounded demand.
 func WithPriority(ctx context.Context) context.Context {
 	return context.WithValue(ctx, priorityKey{}, true)
+}
+
+// errAnsweredMeanwhile is FairBudget.Wait's answer to a caller whose
+// request was answered another way while it waited for its turn.
+var errAnsweredMeanwhile = errors.New("answered through the shared cache while waiting for the budget")
+
+type answeredMeanwhileKey struct{}
+
+// withAnsweredMeanwhile returns ctx carrying answered, which FairBudget
+// calls when the turn of a caller that had to queue comes, before it
+// takes a token: when answered reports true (another replica put the
+// answer in the shared cache meanwhile), the turn passes on unused and
+// Wait returns errAnsweredMeanwhile. The fleet's token is kept for a
+// request that needs it.
+func withAnsweredMeanwhile(ctx context.Context, answered func(context.Context) bool) context.Context {
+	return context.WithValue(ctx, answeredMeanwhileKey{}, answered)
+}
+
+func answeredMeanwhileFrom(ctx context.Context) func(context.Context) bool {
+	f, _ := ctx.Value(answeredMeanwhileKey{}).(func(context.Context) bool)
+	return f
 }
 
 // PriorityFrom reports whether WithPriority marked ctx.

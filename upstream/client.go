@@ -520,18 +520,17 @@ func fetch[B any, PB interface {
 	requested := time.Now()
 	body := PB(new(B))
 	raw := &rawBody{keep: c.cache != nil && c.cache.shared != nil}
-	var meanwhile func(context.Context) bool
 	var shared flightResult
 	if raw.keep {
-		// Another replica may have fetched the same answer while this
-		// flight queued for the fleet's budget: ask the shared tier again
-		// before sending (guard.attempt).
-		meanwhile = func(ctx context.Context) (ok bool) {
+		// Another replica may fetch the same answer while this flight
+		// queues for the budget: FairBudget asks the shared tier again
+		// when the flight's turn comes, before it takes a token.
+		ctx = withAnsweredMeanwhile(ctx, func(ctx context.Context) (ok bool) {
 			shared, ok = sharedAnswer[B, PB](ctx, c, r, target)
 			return ok
-		}
+		})
 	}
-	fresh, err := c.call(ctx, r, target, body, raw, meanwhile)
+	fresh, err := c.call(ctx, r, target, body, raw)
 	if errors.Is(err, errAnsweredMeanwhile) {
 		return shared, nil
 	}

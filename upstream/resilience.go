@@ -169,28 +169,16 @@ func isServiceFault(err error) bool {
 	return errors.As(err, &e) && e.StatusCode >= 500 && !e.causedByRequest()
 }
 
-// errAnsweredMeanwhile ends an attempt whose answer another replica put
-// in the shared cache while it waited for the budget.
-var errAnsweredMeanwhile = errors.New("answered meanwhile through the shared cache")
-
-// queuedLong is how long a wait for the budget must have lasted before an
-// attempt asks the shared cache again: shorter, and the answer it found
-// missing just before cannot have arrived.
-const queuedLong = time.Millisecond
-
 // call performs one upstream GET with retries, the breaker, the
 // concurrency bound and the budget. ctx carries the first caller's
-// deadline (see get). raw, if not nil, receives the body read. meanwhile,
-// if not nil, is asked after a long wait for the budget whether the
-// answer has arrived another way (the shared cache); if it has, call
-// returns errAnsweredMeanwhile without sending the request.
-func (c *Client) call(ctx context.Context, r route, target string, out listBody, raw *rawBody, meanwhile func(context.Context) bool) (Freshness, error) {
+// deadline (see get). raw, if not nil, receives the body read.
+func (c *Client) call(ctx context.Context, r route, target string, out listBody, raw *rawBody) (Freshness, error) {
 	g := c.guards[r.service]
 	if c.retries <= 0 {
-		return g.attempt(ctx, c, r, target, out, raw, meanwhile)
+		return g.attempt(ctx, c, r, target, out, raw)
 	}
 	op := func() (Freshness, error) {
-		fresh, err := g.attempt(ctx, c, r, target, out, raw, meanwhile)
+		fresh, err := g.attempt(ctx, c, r, target, out, raw)
 		if err != nil && !g.retryable(ctx, err) {
 			return fresh, backoff.Permanent(err)
 		}
@@ -210,19 +198,15 @@ func (c *Client) call(ctx context.Context, r route, target string, out listBody,
 }
 
 // attempt is one try: breaker, budget, slot, request.
-func (g *guard) attempt(ctx context.Context, c *Client, r route, target string, out listBody, raw *rawBody, meanwhile func(context.Context) bool) (Freshness, error) {
+func (g *guard) attempt(ctx context.Context, c *Client, r route, target string, out listBody, raw *rawBody) (Freshness, error) {
 	if g.breaker != nil && g.breaker.State() == gobreaker.StateOpen {
 		return Freshness{}, &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: ErrCircuitOpen}
 	}
 	if g.budget != nil {
-		queued := time.Now()
-		err := g.budget.Wait(ctx)
-		if err == nil && meanwhile != nil && time.Since(queued) >= queuedLong && meanwhile(ctx) {
-			// The budget's turn is spent unused: the fleet sends one
-			// request fewer than it was allowed.
-			return Freshness{}, errAnsweredMeanwhile
-		}
-		if err != nil {
+		if err := g.budget.Wait(ctx); err != nil {
+			if errors.Is(err, errAnsweredMeanwhile) {
+				return Freshness{}, err
+			}
 			var be *BudgetError
 			if errors.As(err, &be) {
 				named := *be
