@@ -637,6 +637,9 @@ type browseResult struct {
 	DataNode, Explorer, DataNode429, Bans int64
 	DataNodePer100, ExplorerPer100        float64
 	DataNodePerSecond                     float64
+	// Requests are the upstream requests of the window by shape
+	// (requestShape).
+	Requests map[string]int64
 	// CPU during the window, in cores busy: the gateways together, and
 	// this process (the people and the sample service).
 	GatewayCPU, HarnessCPU float64
@@ -773,13 +776,14 @@ func servedPercentile(served []time.Duration, n, p int) time.Duration {
 type browseSnapshot struct {
 	at                                time.Time
 	dataNode, explorer, limited, bans int64
+	shapes                            map[string]int64
 	harnessCPU                        time.Duration
 	gatewayCPU                        time.Duration
 	gatewayRSS                        int64
 }
 
-func takeBrowseSnapshot(svc *sampleservice.Service, gws []*gatewayProc) (browseSnapshot, error) {
-	s := browseSnapshot{at: time.Now(), harnessCPU: cpuTime(), limited: svc.RateLimited(), bans: svc.Bans()}
+func takeBrowseSnapshot(svc *sampleservice.Service, shapes *shapeCounter, gws []*gatewayProc) (browseSnapshot, error) {
+	s := browseSnapshot{at: time.Now(), harnessCPU: cpuTime(), limited: svc.RateLimited(), bans: svc.Bans(), shapes: shapes.snapshot()}
 	for _, e := range []sampleservice.Endpoint{sampleservice.EndpointAssets, sampleservice.EndpointFundingPayments, sampleservice.EndpointDelegations} {
 		s.dataNode += svc.Requests(e)
 	}
@@ -916,7 +920,9 @@ func runBrowseStep(ctx context.Context, p browseParams, bin, dir string, replica
 	if err != nil {
 		return res, err
 	}
+	shapes := &shapeCounter{}
 	sample, err := sampleservice.Start(sampleservice.Config{
+		OnRequest: shapes.count,
 		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: 1},
 		Defects: sampleservice.DefaultDefects(),
 		// The data node's limits (sampleservice/ratelimit.go's defaults,
@@ -1015,14 +1021,14 @@ func runBrowseStep(ctx context.Context, p browseParams, bin, dir string, replica
 	if err := sleepUntil(ctx, b.start.Add(t0)); err != nil {
 		return abort(err)
 	}
-	s0, err := takeBrowseSnapshot(sample.Service, gws)
+	s0, err := takeBrowseSnapshot(sample.Service, shapes, gws)
 	if err != nil {
 		return abort(err)
 	}
 	if err := sleepUntil(ctx, b.start.Add(t1)); err != nil {
 		return abort(err)
 	}
-	s1, err := takeBrowseSnapshot(sample.Service, gws)
+	s1, err := takeBrowseSnapshot(sample.Service, shapes, gws)
 	if err != nil {
 		return abort(err)
 	}
@@ -1054,6 +1060,7 @@ func runBrowseStep(ctx context.Context, p browseParams, bin, dir string, replica
 	window := s1.at.Sub(s0.at).Seconds()
 	res.DataNode, res.Explorer = s1.dataNode-s0.dataNode, s1.explorer-s0.explorer
 	res.DataNode429, res.Bans = s1.limited-s0.limited, s1.bans-s0.bans
+	res.Requests = shapesBetween(s0.shapes, s1.shapes)
 	if res.Views > 0 {
 		res.DataNodePer100 = 100 * float64(res.DataNode) / float64(res.Views)
 		res.ExplorerPer100 = 100 * float64(res.Explorer) / float64(res.Views)

@@ -166,6 +166,7 @@ func writeBrowse(p func(string, ...any), results []browseResult) {
 			g.median(func(r browseResult) float64 { return r.LoadAverage }))
 	}
 	p("\n")
+	writeBrowseShapes(p, groups)
 	writeBrowseCapacity(p, groups)
 	writeBrowseRatios(p, groups)
 	p("Per page (views started in the window; p50 and p95 as above):\n\n")
@@ -341,4 +342,41 @@ func browseFlags(o *options) []string {
 		f = append(f, "-gateway-bin "+o.gatewayBin)
 	}
 	return f
+}
+
+// writeBrowseShapes breaks each step's upstream requests per 100 views
+// down by what they asked (requestShape): the shapes that occur, in
+// requestShapes' order.
+func writeBrowseShapes(p func(string, ...any), groups []browseGroup) {
+	var shapes []string
+	for _, shape := range requestShapes {
+		for _, g := range groups {
+			if slices.ContainsFunc(g, func(r browseResult) bool { return r.Requests[shape] > 0 }) {
+				shapes = append(shapes, shape)
+				break
+			}
+		}
+	}
+	if len(shapes) == 0 {
+		return
+	}
+	p("Upstream requests per 100 views by what they asked (the window's; the explorer's newest transactions include the live feed's poll):\n\n| Replicas | Gateway | People |")
+	for _, shape := range shapes {
+		p(" %s |", shape)
+	}
+	p("\n|---:|---|---:|%s\n", strings.Repeat("---:|", len(shapes)))
+	for _, g := range groups {
+		r := g[0]
+		p("| %d | %s | %d |", r.Replicas, configText(r), r.People)
+		for _, shape := range shapes {
+			p(" %.2f |", g.median(func(r browseResult) float64 {
+				if r.Views == 0 {
+					return 0
+				}
+				return 100 * float64(r.Requests[shape]) / float64(r.Views)
+			}))
+		}
+		p("\n")
+	}
+	p("\n")
 }

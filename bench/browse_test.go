@@ -519,3 +519,28 @@ func TestBrowserCache(t *testing.T) {
 		t.Fatalf("%d pages cached, want at most %d", len(p.cache), browserCacheSize)
 	}
 }
+
+// The breakdown names each request the gateway sends by what it asks
+// (URLs as the gateway sends them, from a run's trace).
+func TestRequestShape(t *testing.T) {
+	for url, want := range map[string]string{
+		"/rest/transactions/7F72AB":                                               shapeByHash,
+		"/rest/transactions?filters%5Bblock.height%5D=34505994&first=51":          shapeBlock,
+		"/rest/transactions?before=34505994.0&filters%5Bblock.height%5D=1&last=9": shapeBlock,
+		"/rest/transactions?first=11&parties=1741e542":                            shapePartyTxs,
+		"/rest/transactions?first=100":                                            shapeNewest,
+		"/rest/transactions?before=34505983.3&last=26":                            shapeOlder,
+		"/rest/transactions?after=34505983.3&first=26":                            shapeNewer,
+		"/api/v2/delegations?pagination.first=11&partyId=ab":                      shapePartyDelegations,
+		"/api/v2/delegations?nodeId=ab&pagination.first=26":                       shapeNodeDelegations,
+		"/api/v2/funding-payments?pagination.first=11&partyId=ab":                 shapePartyFunding,
+		"/api/v2/assets?assetId=ab":                                               shapeAsset,
+		"/api/v2/assets?pagination.first=101":                                     shapeAssets,
+		"/api/v2/markets":                                                         shapeOther,
+	} {
+		r := httptest.NewRequest(http.MethodGet, url, nil)
+		if got := requestShape(r); got != want {
+			t.Errorf("%s: %q, want %q", url, got, want)
+		}
+	}
+}

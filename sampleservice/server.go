@@ -87,6 +87,10 @@ type Config struct {
 	// a block now (for end-to-end tests in other processes). Off by
 	// default: the route is then unknown (404).
 	Control bool
+	// OnRequest, when set, sees every request to a known route as it
+	// arrives, before it is answered (the benchmark's count of upstream
+	// requests by shape). It must not keep or modify r.
+	OnRequest func(r *http.Request)
 }
 
 // Service serves one dataset as the data node and the block explorer.
@@ -100,6 +104,7 @@ type Service struct {
 	maxTxRows int
 	blocks    BlocksConfig
 	control   bool
+	onRequest func(*http.Request)
 
 	// txs is the explorer's index of the chain now; an append replaces it
 	// (live.go). fresh is the data node's X-Block-* headers.
@@ -166,6 +171,7 @@ func New(cfg Config) (*Service, error) {
 		maxTxRows: cfg.ExplorerMaxPage,
 		blocks:    blocks,
 		control:   cfg.Control,
+		onRequest: cfg.OnRequest,
 		generated: generated,
 	}
 	s.txs.Store(txs)
@@ -319,6 +325,9 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.requests[rt.index].Add(1)
+	if s.onRequest != nil {
+		s.onRequest(r)
+	}
 	if r.Method != http.MethodGet {
 		s.writeError(w, r, errMethodNotAllowed, dataNode)
 		return
