@@ -923,8 +923,8 @@ func runBrowseStep(ctx context.Context, p browseParams, bin, dir string, replica
 	shapes := &shapeCounter{}
 	sample, err := sampleservice.Start(sampleservice.Config{
 		OnRequest: shapes.count,
-		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: 1},
-		Defects: sampleservice.DefaultDefects(),
+		Dataset:   sampleservice.DatasetOptions{Seed: 1, Scale: 1},
+		Defects:   sampleservice.DefaultDefects(),
 		// The data node's limits (sampleservice/ratelimit.go's defaults,
 		// spelled out): 20 a second per address, bursts of 100, a ban of
 		// 10 minutes after 10 consecutive 429s.
