@@ -19,8 +19,8 @@ import (
 )
 
 // The gateway's settings: every one has a flag and an environment
-// variable, the flag wins (design.md, Running it; the README's
-// Configuration table lists them). This file holds them all: the table
+// variable, the flag wins (the README's Configuration table lists them;
+// docs/contracts.md, For operators). This file holds them all: the table
 // (settings), the parsing (parseConfig), the one validation (validate)
 // and the values derived from several settings (upstreamCalls). What
 // each setting configures is built elsewhere, from this config alone

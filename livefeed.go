@@ -9,12 +9,13 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// newLiveFeed is the live transaction feed behind the GraphQL
-// subscription (design.md, Live data), configured here in full: one
-// poller of the explorer for every subscriber of this process, first in
-// the explorer's rate budget; with Redis, one poller for every
-// replica, elected by a lease, its batches signed with LIVE_BATCH_KEY and
-// published to all (README, Running many replicas). Its figures are exported at every scrape.
+// newLiveFeed is the live transaction feed behind the GraphQL subscription
+// (docs/architecture.md, The live feed), configured here in full: one
+// poller of the explorer for every subscriber of this process, first in the
+// explorer's rate budget; with Redis, one poller for every replica, elected
+// by a lease, its batches signed with LIVE_BATCH_KEY and published to all
+// (README, Running many replicas). Its figures are exported at every
+// scrape.
 func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, ops *operations, keys *graph.CursorKeys, logger *slog.Logger) *graph.LiveFeed {
 	lc := live.Config{
 		Explorer:         client,

@@ -23,9 +23,9 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// The tests of issue 6 (operations): metrics, logs, health and shutdown,
-// APQ, tracing, and replicas sharing Redis. They run whole gateways as
-// run() builds them, over a sample data service of their own.
+// The operations tests: metrics, logs, health and shutdown, APQ, tracing,
+// and replicas sharing Redis. They run whole gateways as run() builds them,
+// over a sample data service of their own.
 
 // opsGateway is a gateway built from flags as run() builds it, with the
 // logger its configuration asks for, writing into logs.

@@ -129,7 +129,7 @@ func (gw *gateway) Close() {
 	}
 }
 
-// routes mounts the gateway's routes (design.md, Running it) behind its
+// routes mounts the gateway's routes (README, Routes) behind its
 // middleware: the client key, the access log, tracing, CORS.
 func (gw *gateway) routes(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
@@ -166,7 +166,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 }
 
 // metricsWithoutCORS sends /metrics past the CORS layer: metrics are for
-// scrapers, never for pages of another origin (design.md, Trust).
+// scrapers, never for pages of another origin (README, Metrics).
 func metricsWithoutCORS(mux, withCORS http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" {

@@ -48,7 +48,7 @@ go test -count=1 -timeout 20m "$@" ./...
 #   . (root)               the client-key middleware and fair-share wiring,
 #                          APQ, replicas over Redis, shutdown, metrics labels;
 #   live                   the feed: its poller, fan-out, catch-up, linger
-#                          and drain (issue 17);
+#                          and drain;
 #   redisstate, telemetry  the Redis budget and the live feed's lease; the
 #                          metrics' label set, subscriptions' counters;
 #   sampleservice          its response cache, rate limiter and faults, under

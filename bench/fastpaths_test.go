@@ -23,10 +23,10 @@ import (
 var captureDir = flag.String("capture-dir", "", "TestCaptureFastPathInputs writes the headline queries' real inputs here")
 
 // TestCaptureFastPathInputs records, for each headline query, what the
-// gateway's fast paths work on (issue 15, BENCHMARKS.md "What each fast
-// path buys at 1 ms"): the request body the client sends, the response
-// body the gateway writes, and every upstream body it reads (as sent,
-// gzipped, and decompressed):
+// gateway's fast paths work on (BENCHMARKS.md "What each fast path buys at
+// 1 ms"): the request body the client sends, the response body the gateway
+// writes, and every upstream body it reads (as sent, gzipped, and
+// decompressed):
 //
 //	go test ./bench -run CaptureFastPathInputs -args -capture-dir /tmp/inputs
 //

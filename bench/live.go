@@ -1,13 +1,13 @@
 package main
 
-// The live section (issue 17): what the transaction subscription costs as
-// subscribers are added. A gateway in this process serves GraphQL
-// subscriptions over WebSocket (graphql-transport-ws) from one live feed
-// (graph.NewLiveFeed) polling the sample service; subscribers connect over
-// loopback, and blocks are appended to the sample service at a steady,
-// jittered rate. Every delivery is checked: each subscriber receives every
-// appended transaction its filter selects, exactly once, in chain order,
-// with the fields the sample service appended.
+// The live section: what the transaction subscription costs as subscribers
+// are added. A gateway in this process serves GraphQL subscriptions over
+// WebSocket (graphql-transport-ws) from one live feed (graph.NewLiveFeed)
+// polling the sample service; subscribers connect over loopback, and blocks
+// are appended to the sample service at a steady, jittered rate. Every
+// delivery is checked: each subscriber receives every appended transaction
+// its filter selects, exactly once, in chain order, with the fields the
+// sample service appended.
 
 import (
 	"context"

@@ -35,8 +35,9 @@ func TestQueriesSelectEveryField(t *testing.T) {
 		roots []string
 		stops []string
 		// only, per union, the members the query's filter can return
-		// (transactions: its cmdTypes, the four kinds the schema typed
-		// before issue 16, so that the common page stays comparable).
+		// (transactions: its cmdTypes, the four kinds the interface
+		// describes, kept so that the common page stays comparable with
+		// earlier benchmark rounds).
 		only map[string][]string
 	}{
 		{"transactions", []string{"Transaction"}, references, map[string][]string{

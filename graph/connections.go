@@ -75,7 +75,7 @@ func dataNodePagination(keys *CursorKeys, req pageRequest, list cursorList, newe
 }
 
 // dataNodePage turns a data-node page into a page of the gateway's rows.
-// The data node's page info is exact (upstream-wire.md §3).
+// The data node's page info is exact (docs/wire.md, Data-node paging).
 func dataNodePage[T any](keys *CursorKeys, req pageRequest, list cursorList, pg *upstream.Page[T]) page[*T] {
 	out := page[*T]{HasNextPage: pg.PageInfo.HasNextPage, HasPreviousPage: pg.PageInfo.HasPreviousPage}
 	// Behind a cursor there is at least the cursor's row. The data node

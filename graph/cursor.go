@@ -7,18 +7,18 @@ import (
 )
 
 // The gateway's cursors are opaque to clients: base64url (unpadded) of
-// "<version>:<list>:<payload>" followed by its MAC (cursorkeys.go). The
-// MAC makes a cursor the gateway did not issue, or issued under another
-// key, a BAD_USER_INPUT error that is found before the payload is read,
-// and so before anything reaches an upstream (design.md, Trust). The
-// version lets the format change; the list binds a cursor to the
-// connection that issued it, so a cursor given to another list is a clear
-// BAD_USER_INPUT error rather than an upstream 500. Payloads: JSON for
-// transactions ({"b":…,"i":…}); binary for the data-node lists (the
+// "<version>:<list>:<payload>" followed by its MAC (cursorkeys.go). The MAC
+// makes a cursor the gateway did not issue, or issued under another key, a
+// BAD_USER_INPUT error that is found before the payload is read, and so
+// before anything reaches an upstream (docs/contracts.md, Cursors and
+// paging). The version lets the format change; the list binds a cursor to
+// the connection that issued it, so a cursor given to another list is a
+// clear BAD_USER_INPUT error rather than an upstream 500. Payloads: JSON
+// for transactions ({"b":…,"i":…}); binary for the data-node lists (the
 // upstream cursor packed, upstream.Cursor.Pack) and for funding payments
-// (the sort key and position, funding.go). Versions 1 (JSON) and 2
-// (binary) carried the same payloads unsigned; they are refused, with a
-// message of their own.
+// (the sort key and position, funding.go). Versions 1 (JSON) and 2 (binary)
+// carried the same payloads unsigned; they are refused, with a message of
+// their own.
 const signedCursorVersion = "v3"
 
 // cursorEncoding is the cursors' base64: strict, so that a cursor has one

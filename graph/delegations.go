@@ -15,7 +15,7 @@ type delegationFilter struct {
 
 // listDelegations serves Query.delegations, Party.delegations and
 // ValidatorNode.delegations. Without epochId the data node returns every
-// epoch (upstream-wire.md §3), and so does this list.
+// epoch (docs/wire.md, Data-node paging), and so does this list.
 func (r *Resolver) listDelegations(ctx context.Context, f delegationFilter, args pageArgs, newestFirst *bool) (*model.DelegationConnection, error) {
 	if err := checkID("partyId", "party", f.PartyID); err != nil {
 		return nil, err

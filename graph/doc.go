@@ -10,8 +10,9 @@
 //     tagged with its wire JSON name, with a decoding test in
 //     upstream/types_test.go if its encoding is special.
 //  2. Schema: add it to schema.graphqls with a description from the
-//     interface document. GraphQL and Go types share names, and gqlgen
-//     binds fields by their json tag (gqlgen.yml: autobind, struct_tag).
+//     data service's interface document and what the wire really sends
+//     (docs/wire.md). GraphQL and Go types share names, and gqlgen binds
+//     fields by their json tag (gqlgen.yml: autobind, struct_tag).
 //  3. Generate: go generate ./... (never edit generated.go,
 //     fastexec_gen.go or models_gen.go by hand: the direct executor of
 //     fastexec.go is generated from the same bindings as gqlgen's, by

@@ -15,7 +15,7 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// Error codes, in extensions.code of every error (design.md, Errors).
+// Error codes, in extensions.code of every error (docs/contracts.md).
 const (
 	CodeBadUserInput        = "BAD_USER_INPUT"
 	CodeNotFound            = "NOT_FOUND"

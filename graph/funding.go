@@ -11,11 +11,11 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// The data node's funding-payment cursors always fail (upstream-wire.md
-// §4.1): only a first page, from either end, up to 5000 rows, works. So
-// the gateway never sends it a cursor. Its own cursors carry the row's
-// sort key, and each page is cut from a window taken from the nearer end
-// of the list (keyedPaging). A page neither end reaches is refused.
+// The data node's funding-payment cursors always fail (docs/wire.md, Known
+// defects, 1): only a first page, from either end, up to 5000 rows, works.
+// So the gateway never sends it a cursor. Its own cursors carry the row's
+// sort key, and each page is cut from a window taken from the nearer end of
+// the list (keyedPaging). A page neither end reaches is refused.
 
 // maxFundingWindow is the largest page the data node serves.
 const maxFundingWindow = 5000

@@ -6124,8 +6124,8 @@ type UpdateMarginMode {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Party commands (commands-v0.74.md §2). The order, stop-order and margin-mode kinds are the
-# batch element types above, members of the Command union too.
+# Party commands (docs/wire.md, Command kinds). The order, stop-order and margin-mode kinds are
+# the batch element types above, members of the Command union too.
 # ---------------------------------------------------------------------------------------------
 
 "Withdraws funds from the party's general account to a foreign chain."
@@ -7817,7 +7817,7 @@ type RankTable {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Enumerations (interface §2.14; the first value is the default)
+# Enumerations (the interface's value names; the first value is the default)
 # ---------------------------------------------------------------------------------------------
 
 "Price point a pegged order is pegged to."

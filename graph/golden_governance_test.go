@@ -10,7 +10,7 @@ import (
 )
 
 // TestGoldenGovernance: single proposals (proposalSubmission) and the
-// change kinds issue 16 added (newAsset, updateSpotMarket,
+// change kinds the interface does not describe (newAsset, updateSpotMarket,
 // updateReferralProgram, updateVolumeDiscountProgram), each with every
 // field selected and compared, field by field, with the wire record the
 // sample service sent (matchesWire); and every change kind of a batch

@@ -12,8 +12,9 @@ import (
 )
 
 // partyCommands maps each party command's wire member to its GraphQL
-// type (the members of union Command that issue 16 added, and the batch
-// element types that became members).
+// type (the party commands beside the four kinds the interface describes,
+// and the batch element types that are members too: docs/wire.md, Command
+// kinds).
 var partyCommands = map[string]string{
 	"cancelTransfer":                 "CancelTransferFunds",
 	"createReferralSet":              "CreateReferralSet",

@@ -327,8 +327,9 @@ func commandCases() []goldenCase {
 			expectErrorCount(t, r, 0)
 		}),
 		// A command whose kind the explorer's schema predates arrives with
-		// no member at all (commands-v0.74.md §9): UnknownCommand with an
-		// empty name and the whole command object, the row intact.
+		// no member at all (docs/wire.md, Newer and older networks):
+		// UnknownCommand with an empty name and the whole command object,
+		// the row intact.
 		notableTxs("command.unknown", txCommand, map[string]string{
 			"memberless": "command.memberless",
 		}, func(t *testing.T, r gqlResponse) {

@@ -15,7 +15,7 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// knownCodes are the error codes of the contract (design.md, Errors).
+// knownCodes are the error codes of the contract (docs/contracts.md, Errors).
 var knownCodes = map[string]bool{
 	"BAD_USER_INPUT": true, "NOT_FOUND": true, "UPSTREAM_ERROR": true, "UPSTREAM_UNAVAILABLE": true,
 	"RATE_LIMITED": true, "QUERY_TOO_COMPLEX": true, "INTERNAL": true,

@@ -17,7 +17,7 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// Subscription.transactions (issue 17; design.md, Live data). The feed
+// Subscription.transactions (docs/architecture.md, The live feed). The feed
 // (package live) polls the explorer once for the process and hands every
 // subscription its transactions as edges, each built once (LiveFeed); the
 // resolver validates the arguments as Query.transactions does and returns

@@ -141,11 +141,12 @@ type windowPos struct {
 
 // keyedPaging pages a list whose upstream can only serve its first or last
 // rows (no working cursors), by finding the cursor's key in a window taken
-// from one end. The funding-payments endpoint is such a list (upstream-wire.md
-// §4.1). Rows are located by comparing keys in traversal order, never by
-// offset, so rows added meanwhile cannot cause gaps or duplicates; a window
-// that does not reach the cursor is widened, then taken from the other end,
-// and only when neither end reaches does the request fail, with a clear error.
+// from one end. The funding-payments endpoint is such a list (docs/wire.md,
+// Known defects, 1). Rows are located by comparing keys in traversal order,
+// never by offset, so rows added meanwhile cannot cause gaps or duplicates;
+// a window that does not reach the cursor is widened, then taken from the
+// other end, and only when neither end reaches does the request fail, with
+// a clear error.
 type keyedPaging[T any, K any] struct {
 	// MaxWindow is the largest window the upstream serves.
 	MaxWindow int

@@ -151,7 +151,7 @@ func TestSelectedAssetRefs(t *testing.T) {
 
 // TestAssetRefsFitTheSet: a refSet is a 64-bit mask of assetRefs indexes,
 // so the schema may hold at most 64 asset references before refSet must
-// grow (16 at issue 16).
+// grow (16 once every command kind was typed).
 func TestAssetRefsFitTheSet(t *testing.T) {
 	if n := len(assetRefs); n > 64 {
 		t.Fatalf("%d asset references do not fit refSet's 64 bits: widen refSet", n)

@@ -28,11 +28,12 @@ func (r *Resolver) validatorNode(id string) (*upstream.ValidatorNode, error) {
 
 // loadAsset resolves an asset reference (the resolvers internal/assetrefs
 // writes call it): the asset with the wire id, whether or not the data
-// service knows it (design.md's rule for a reference named without the
-// "Id" suffix, applied to every asset reference). A selection of `id` (and
-// `__typename`) alone needs no lookup. An asset the data service does not
-// know is upstream.MissingAsset: its `id` still answers, its other fields
-// are null with the NOT_FOUND error. An empty id (unset upstream) is null.
+// service knows it (docs/contracts.md's rule for a reference named without
+// the "Id" suffix, applied to every asset reference). A selection of `id`
+// (and `__typename`) alone needs no lookup. An asset the data service does
+// not know is upstream.MissingAsset: its `id` still answers, its other
+// fields are null with the NOT_FOUND error. An empty id (unset upstream) is
+// null.
 func loadAsset(ctx context.Context, id string) (*upstream.Asset, error) {
 	if id == "" {
 		return nil, nil

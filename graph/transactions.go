@@ -104,8 +104,8 @@ func unknownTypeString(arg, name string) error {
 }
 
 // typeStrings are the explorer's `type` strings of each TransactionType
-// value (docs/explorer.md): the current one first, then the spelling
-// cores before v0.72 wrote (commands-v0.74.md §1), which history keeps.
+// value (docs/explorer.md): the current one first, then the spelling cores
+// before v0.72 wrote (docs/wire.md, Command kinds), which history keeps.
 // TestTransactionTypeStrings checks it against the enum's descriptions.
 var typeStrings = map[upstream.TransactionType][]string{
 	upstream.TransactionTypeSubmitOrder:                   {"Submit Order"},

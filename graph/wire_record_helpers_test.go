@@ -30,8 +30,9 @@ import (
 // transaction as the gateway serves it with its wire record, by generic
 // rules (see compareTx).
 
-// referenceSelections are the types selected as references (design.md):
-// the object's id, and for assets enough to see that they resolved.
+// referenceSelections are the types selected as references
+// (docs/contracts.md, Schema: References): the object's id, and for assets
+// enough to see that they resolved.
 var referenceSelections = map[string]string{
 	"Asset":         "id details { symbol }",
 	"Party":         "id",
@@ -202,7 +203,8 @@ func (o *selObject) render(b *strings.Builder) {
 }
 
 // memberTypeNames are the union members whose type is not their wire
-// member's name in PascalCase (issue 16's naming rule for clashes).
+// member's name in PascalCase (the naming rule for clashes, in the header
+// comment of schema.graphqls).
 var memberTypeNames = map[string]string{
 	"Command.transfer":       "TransferFunds",
 	"Command.cancelTransfer": "CancelTransferFunds",
@@ -274,9 +276,11 @@ var wireOnlyKeys = map[string]func(wm map[string]any) error{
 
 // allowNullSuffixLessAssets lets a suffix-less asset reference
 // (settlementAsset, a transfer's asset) to an asset the data service does
-// not know be null with NOT_FOUND, as before issue 16. Issue 16 (What it
-// must do, 3) makes such a reference the object with its wire id, details
-// null with NOT_FOUND: once that fix has landed, set this to false.
+// not know be null with NOT_FOUND, as the gateway once served it. The
+// reference rule (docs/contracts.md, Schema: References; the Asset.details
+// entry of schema/CHANGELOG.md) makes such a reference the object with its
+// wire id, details null with NOT_FOUND: once every such reference is served
+// that way, set this to false.
 const allowNullSuffixLessAssets = true
 
 // wireChecker compares transactions served by the gateway with their wire

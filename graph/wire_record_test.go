@@ -15,7 +15,8 @@ import (
 )
 
 // v074Members are the one-of members of the v0.74 wire
-// (commands-v0.74.md §1 and §4.1): the schema must type every one of them.
+// (docs/wire.md, Command kinds and Proposal changes): the schema must type
+// every one of them.
 var v074Members = []string{
 	"Command.announceNode", "Command.applyReferralCode", "Command.batchMarketInstructions",
 	"Command.batchProposalSubmission", "Command.cancelTransfer", "Command.chainEvent",
@@ -37,7 +38,7 @@ var v074Members = []string{
 }
 
 // allowUnknown are the v0.74 members the gateway may still serve as
-// UnknownCommand / UnknownProposalChange: none, since issue 16 typed them
+// UnknownCommand / UnknownProposalChange: none, since the schema types them
 // all. (Members outside v0.74, and a one-of that arrives with no member,
 // are Unknown… by design and always allowed.)
 var allowUnknown = map[string]bool{}

@@ -1,7 +1,7 @@
 // Package live turns the block explorer's transaction list into a push
 // feed: one poller reads the explorer's newest transactions and fans them
 // out to every subscription of the process, each filtered in the process
-// (issue 17; design.md, Live data). With a Coordinator (Redis), one
+// (docs/architecture.md, The live feed). With a Coordinator (Redis), one
 // process of a fleet polls at a time and the others receive what it finds.
 //
 // This file is the package's contract: the types and functions the graph

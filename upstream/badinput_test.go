@@ -30,7 +30,7 @@ func badInputService(t *testing.T) (*sampleservice.Server, *Client) {
 	return srv, c
 }
 
-// The data node's 500 answers to bad input (upstream-wire.md §4 defects 1
+// The data node's 500 answers to bad input (docs/wire.md, Known defects 1
 // and 3) reach it once each, are not retried, and leave the breaker closed
 // however many there are; the same client then serves a valid request.
 func TestAnswersToBadInputNeitherRetryNorOpenTheBreaker(t *testing.T) {

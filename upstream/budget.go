@@ -6,11 +6,11 @@ import (
 )
 
 // Budget is the client-side rate budget towards the data node, shared by
-// every request of the gateway (and, with a shared implementation, by
-// every replica): the data node bans an address that keeps calling while
-// rate limited (upstream-wire.md §7), so the gateway must stay inside its
-// limit and stop calling on a 429 or a ban. The explorer has no rate limit
-// and no budget.
+// every request of the gateway (and, with a shared implementation, by every
+// replica): the data node bans an address that keeps calling while rate
+// limited (docs/wire.md, Rate limit and ban), so the gateway must stay
+// inside its limit and stop calling on a 429 or a ban. The explorer has no
+// rate limit and no budget.
 //
 // Config.Budget nil means no budget.
 type Budget interface {

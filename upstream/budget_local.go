@@ -10,10 +10,10 @@ import (
 	"github.com/tradenet/gateway/internal/ctxwait"
 )
 
-// Defaults of the rate budget towards the data node: inside its limit of
-// 20 requests a second with a burst of 100 (upstream-wire.md §7), so that
-// a gateway alone never meets the limit and a little is left for others
-// calling from the same address.
+// Defaults of the rate budget towards the data node: inside its limit of 20
+// requests a second with a burst of 100 (docs/wire.md, Rate limit and ban),
+// so that a gateway alone never meets the limit and a little is left for
+// others calling from the same address.
 const (
 	DefaultBudgetRate  = 15
 	DefaultBudgetBurst = 60

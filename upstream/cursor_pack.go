@@ -117,9 +117,9 @@ const (
 )
 
 // cursorKeys are the keys of the data node's cursors, by their one-byte
-// index in the 'j' form (upstream-wire.md §2 and the sample service). The
-// indexes are in cursors clients hold: append only, never reorder or
-// remove. At most 31 (index 31 is literalKey).
+// index in the 'j' form (docs/wire.md, Data-node cursors, and the sample
+// service). The indexes are in cursors clients hold: append only, never
+// reorder or remove. At most 31 (index 31 is literalKey).
 var cursorKeys = [...]string{
 	"vegaTime", // delegations, funding payments
 	"partyId",  // delegations

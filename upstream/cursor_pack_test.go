@@ -33,7 +33,7 @@ func TestCursorPackRoundTrips(t *testing.T) {
 // page info) for every data-node list, over loopback: all pages of
 // assets, delegations of every epoch (all of them, paged), and the funding
 // payments of several parties (their first page: the data node cannot
-// page funding payments, upstream-wire.md §4.1).
+// page funding payments: docs/wire.md, Known defects, 1).
 func sampleCursors(t *testing.T) map[string][]Cursor {
 	t.Helper()
 	srv, err := sampleservice.Start(sampleservice.Config{}, "")

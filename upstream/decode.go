@@ -15,10 +15,11 @@ import (
 // unmarshal.
 //
 // Why go-json: decoding the explorer's transactions dominated the gateway's
-// CPU (issue 8's profile of the heaviest query: about half of it in
-// encoding/json, which validates the whole input before decoding it, and
-// validates each sub-document again on every nested json.Unmarshal, so a
-// command's one-of member was scanned several times). With
+// CPU (a profile of the heaviest query, BENCHMARKS.md "What changed in the
+// second round": about half of it in encoding/json, which validates the
+// whole input before decoding it, and validates each sub-document again on
+// every nested json.Unmarshal, so a command's one-of member was scanned
+// several times). With
 // github.com/goccy/go-json v0.12.0 (pure Go, MIT) for both the body and the
 // nested decodes, the sample service's pages of 50 and 1,000 transactions
 // decode about 4 times faster (BenchmarkDecodeSampleTransactions: 1.36 ms

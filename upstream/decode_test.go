@@ -29,7 +29,10 @@ func readFixture(t *testing.T, name string, out any) []byte {
 	return b
 }
 
-// The example transaction of upstream-wire.md §1, verbatim.
+// An explorer transaction in the service's own layout (ids shortened with
+// "…"): 64-bit integers as strings, zero values written, an unset nested
+// object null, the command's member after its plain fields (docs/wire.md,
+// JSON encoding).
 const specTransaction = `{"block":"34514203","index":2,"hash":"7F72…6409","submitter":"3b6c…a2b3",
  "type":"Batch Market Instructions","code":0,"cursor":"34514203.2",
  "command":{"nonce":"5234298756345283401","blockHeight":"34514201",

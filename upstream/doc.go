@@ -3,13 +3,13 @@
 // sees a URL, an HTTP status or an upstream cursor's contents.
 //
 // The wire model (types_*.go, scalars.go, enums.go) decodes what the data
-// node and the block explorer really send (see
-// shared/spec/upstream-wire.md): 64-bit integers as strings or numbers,
-// enums as names or bare numbers, one-of groups as sibling member keys,
-// nulls anywhere. The GraphQL schema binds to these types directly (gqlgen
-// autobind with struct_tag json), so type names match the GraphQL types,
-// json tags are the GraphQL field names, and scalars and enums carry their
-// own GraphQL marshalling without importing gqlgen.
+// node and the block explorer really send (see docs/wire.md): 64-bit
+// integers as strings or numbers, enums as names or bare numbers, one-of
+// groups as sibling member keys, nulls anywhere. The GraphQL schema binds
+// to these types directly (gqlgen autobind with struct_tag json), so type
+// names match the GraphQL types, json tags are the GraphQL field names, and
+// scalars and enums carry their own GraphQL marshalling without importing
+// gqlgen.
 //
 // The client (client.go) has one method per endpoint, typed parameters
 // (params.go) and typed pages; every call goes through one request path that

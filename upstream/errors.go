@@ -176,7 +176,7 @@ func (e *Error) lookupNotFound() bool {
 }
 
 // banDuration is how long the data node bans a client that keeps calling
-// while rate limited (upstream-wire.md §7).
+// while rate limited (docs/wire.md, Rate limit and ban).
 const banDuration = 10 * time.Minute
 
 // rateLimited reports whether e is the data node's rate limiting: 429, or
@@ -217,8 +217,9 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// The data node's 5xx answers to bad input, matched precisely: the same
-// status and detail codes also accompany real storage failures.
+// The data node's 5xx answers to bad input (docs/wire.md, Known defects,
+// numbered as there), matched precisely: the same status and detail codes
+// also accompany real storage failures.
 const (
 	// Defect 3: invalid paging on the assets list answers 500 with detail
 	// 200001 "failed to get assets" and the validation error, a gRPC
@@ -232,15 +233,14 @@ const (
 )
 
 // causedByRequest reports whether e answers what was asked rather than
-// reporting a failure of the service: any 4xx, 501 Not Implemented (a
-// route or method the service does not serve), and the 5xx answers the
-// data node gives to bad input (upstream-wire.md §4, §6). The service
-// answered, so such an answer is neither retried (it would answer the
-// same again) nor counted against the circuit breaker (one client's bad
-// requests would otherwise open it for everyone). Rate limiting (429, the
-// 403 ban) is included: it is the data node's answer to this gateway's
-// pace, not a fault of the service (the budget handles it; retryable
-// decides on 429).
+// reporting a failure of the service: any 4xx, 501 Not Implemented (a route
+// or method the service does not serve), and the 5xx answers the data node
+// gives to bad input (docs/wire.md, Known defects and Errors). The service
+// answered, so such an answer is neither retried (it would answer the same
+// again) nor counted against the circuit breaker (one client's bad requests
+// would otherwise open it for everyone). Rate limiting (429, the 403 ban)
+// is included: it is the data node's answer to this gateway's pace, not a
+// fault of the service (the budget handles it; retryable decides on 429).
 func (e *Error) causedByRequest() bool {
 	switch {
 	case e.StatusCode >= 400 && e.StatusCode < 500, e.StatusCode == http.StatusNotImplemented:

@@ -10,7 +10,7 @@ import (
 	"strconv"
 )
 
-// Float64 is a protobuf double (commands-v0.74.md's f64: risk-model
+// Float64 is a protobuf double (docs/wire.md, JSON encoding: risk-model
 // parameters, target-stake scaling factors). The wire writes it as a JSON
 // number, except the values a JSON number cannot hold, which come as the
 // strings "NaN", "Infinity" and "-Infinity". All three decode, so that one

@@ -85,16 +85,17 @@ func (o oneOf[K]) decode(obj []byte, c choice) (K, error) {
 }
 
 // decodeLast is the fast path of a one-of object in the wire's order: its
-// plain fields, then its member, last (upstream-wire.md's example, and the
-// sample service's). plain decodes the value of a plain field and reports
-// whether key is one. When the first key that is not a plain field is a
-// known member whose value runs to the end of the object, and go-json
-// decodes that value, decodeLast returns the member: the member the
-// general path would choose (no other member follows it), decoded from the
-// same bytes, without scanning the member's value first to find its end.
-// Anything else (an unknown member, a member before a plain field, an
-// escape in a key, a null member, any error) returns ok false, and the
-// caller decodes b the general way, which reports every error as before.
+// plain fields, then its member, last (as the services and the sample
+// service write it: docs/wire.md, One-of groups). plain decodes the value
+// of a plain field and reports whether key is one. When the first key that
+// is not a plain field is a known member whose value runs to the end of the
+// object, and go-json decodes that value, decodeLast returns the member:
+// the member the general path would choose (no other member follows it),
+// decoded from the same bytes, without scanning the member's value first to
+// find its end. Anything else (an unknown member, a member before a plain
+// field, an escape in a key, a null member, any error) returns ok false,
+// and the caller decodes b the general way, which reports every error as
+// before.
 func (o oneOf[K]) decodeLast(b []byte, plain func(key, value []byte) (bool, error)) (member K, ok bool) {
 	end := len(bytes.TrimRight(b, jsonscan.Space))
 	if end == 0 || b[end-1] != '}' {

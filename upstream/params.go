@@ -82,7 +82,7 @@ type FundingPaymentsParams struct {
 	// MarketID, if set, keeps the payments of that market only.
 	MarketID string
 	// Pagination: beware that any After or Before makes the v0.74 data node
-	// answer 500 (upstream-wire.md §4.1); only a first page works.
+	// answer 500 (docs/wire.md, Known defects, 1); only a first page works.
 	Pagination Pagination
 }
 
@@ -104,7 +104,8 @@ type DelegationsParams struct {
 // older than Before. 0 means not sent (default page 50, no maximum).
 // First with Last, First with Before, Last with After, and Before with
 // After are refused before any request: the explorer rejects the first
-// three and never returns data for the last (upstream-wire.md §4.2, §5).
+// three and never returns data for the last (docs/explorer.md, Paging;
+// docs/wire.md, Known defects, 2).
 type TransactionsParams struct {
 	First, Last   int
 	Before, After *TxCursor

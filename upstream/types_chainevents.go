@@ -1,11 +1,11 @@
 package upstream
 
-// Chain events (commands-v0.74.md §3): what validators saw happen on a
-// foreign chain (a bridge deposit, a stake, a multisig change, a contract
-// call's result), submitted for the network to act on. Every one-of group
-// here is one nullable pointer per member, at most one set; an object
-// with none set (an empty BuiltinAssetEvent, a member a later version
-// adds) decodes to all nil.
+// Chain events (the chainEvent command: docs/wire.md, Command kinds and
+// One-of groups): what validators saw happen on a foreign chain (a bridge
+// deposit, a stake, a multisig change, a contract call's result), submitted
+// for the network to act on. Every one-of group here is one nullable
+// pointer per member, at most one set; an object with none set (an empty
+// BuiltinAssetEvent, a member a later version adds) decodes to all nil.
 //
 // Two wire names mean something else here than on the command: nonce is
 // a u64 in ChainEvent but the contract's nonce as a string in the multisig

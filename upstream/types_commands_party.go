@@ -1,6 +1,6 @@
 package upstream
 
-// The party commands of the Command union (commands-v0.74.md §2): the
+// The party commands of the Command union (docs/wire.md, Command kinds): the
 // kinds a party's own wallet signs. The order, stop-order and margin-mode
 // kinds reuse the batch element types of types_commands.go, which are
 // members of the union too.

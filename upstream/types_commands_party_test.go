@@ -10,7 +10,8 @@ import (
 // TestDecodePartyCommands decodes each party command kind from a wire
 // record with every optional key present and from one with every optional
 // key absent (null message fields, empty lists, an enum number the
-// explorer did not know), as commands-v0.74.md §2 and §8 describe them.
+// explorer did not know), as the wire writes them (docs/wire.md, JSON
+// encoding).
 func TestDecodePartyCommands(t *testing.T) {
 	expires := UnixNanos(1710499051700000000)
 	tests := []struct {

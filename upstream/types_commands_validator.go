@@ -2,8 +2,8 @@ package upstream
 
 import "encoding/base64"
 
-// The commands validators and node operators send (commands-v0.74.md
-// §2.10), and the data providers' oracle data (§2.11). Chain events, the
+// The commands validators and node operators send, and the data
+// providers' oracle data (docs/wire.md, Command kinds). Chain events, the
 // largest of them, are in types_chainevents.go.
 //
 // Bytes fields (a node signature, an oracle payload, a contract call's

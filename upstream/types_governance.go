@@ -185,7 +185,8 @@ func decodeWithChange[T any](b []byte, plain func(t *T, key, value []byte) (bool
 // changeGeneral decodes any such object: every key scanned, the member
 // chosen among them (oneOf.consider). An object without a member gives an
 // *UnknownProposalChange holding the whole object, as a command without
-// one does (commands-v0.74.md §9: a kind newer than the explorer).
+// one does (a kind newer than the explorer: docs/wire.md, Newer and older
+// networks).
 func changeGeneral[T any](b []byte, plain func(t *T, key, value []byte) (bool, error)) (T, ProposalChangeKind, error) {
 	var obj T
 	var member choice

@@ -28,7 +28,7 @@ export function possibleTypesOf(schema) {
 }
 
 const PAGING_ARGS = new Set(['first', 'after', 'last', 'before']);
-// The types whose `id` is their identity (design.md: ids are the network's keys).
+// The types whose `id` is their identity (docs/contracts.md, Schema: ids are the network's keys).
 const ENTITIES = new Set(['Asset', 'Party', 'ValidatorNode']);
 
 /**
