@@ -885,7 +885,7 @@ func writeLive(p func(string, ...any), results []liveResult) {
 	p50 := durMs(func(r liveResult) time.Duration { return r.P50 })
 	p99 := durMs(func(r liveResult) time.Duration { return r.P99 })
 	upm := func(r liveResult) float64 { return r.UpstreamPerMinute }
-	p("## Live transactions: subscribers of one process (issue 17)\n\n")
+	p("## Live transactions: subscribers of one process\n\n")
 	p("Delivery latency: from a block's append at the sample service to a subscriber's receipt of each transaction, over every delivery; × is the ratio to one subscriber at the same poll interval in the same run (median over runs, range in brackets). Every delivery checked: each subscriber received every appended transaction its filter selects, once, in chain order.\n\n")
 	p("| Poll interval | Subscribers | Connections × subscriptions | Transactions appended | Deliveries checked | Deliveries per second offered | Load average | p50 | p50 × | p99 | p99 × |\n")
 	p("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
