@@ -156,12 +156,12 @@ func (e *env) startGateway(loaders graph.LoaderConfig, compression int) (*gatewa
 	if err != nil {
 		return nil, err
 	}
-	handler := graph.NewHandler(graph.HandlerConfig{
+	handler := graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream:       client,
 		Loaders:        loaders,
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		GqlgenExecutor: e.gqlgenOnly,
-	})
+	}), graph.HandlerConfig{})
 	compressing := httpcompress.Handler(handler, httpcompress.Options{Level: compression, MinBytes: httpcompress.DefaultMinBytes})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -55,11 +55,11 @@ func TestCaptureFastPathInputs(t *testing.T) {
 	}
 	loaders := graph.DefaultLoaderConfig
 	loaders.AssetCacheSize = 0
-	gw := httptest.NewServer(graph.NewHandler(graph.HandlerConfig{
+	gw := httptest.NewServer(graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream: client,
 		Loaders:  loaders,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}))
+	}), graph.HandlerConfig{}))
 	defer gw.Close()
 
 	party, _ := busiestParty(sample.Service.Dataset())

@@ -205,10 +205,15 @@ func newHeavy(b testing.TB) *heavy {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// One key for the three, whose responses (cursors included) are compared.
 	keys := graph.RandomCursorKeys()
-	h.handler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys})
-	h.gqlgenHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys, GqlgenExecutor: true})
-	h.mapHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys,
-		Extensions: []graphql.HandlerExtension{h.capture}})
+	h.handler = graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys}), graph.HandlerConfig{})
+	h.gqlgenHandler = graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys, GqlgenExecutor: true}), graph.HandlerConfig{})
+	h.mapHandler = graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
+		Upstream:   stub,
+		Loaders:    heavyLoaders,
+		Logger:     logger,
+		CursorKeys: keys,
+		Extensions: []graphql.HandlerExtension{h.capture},
+	}), graph.HandlerConfig{})
 	if h.request, err = json.Marshal(gqlRequest{Query: q.doc, Variables: q.vars}); err != nil {
 		b.Fatal(err)
 	}

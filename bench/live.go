@@ -316,12 +316,13 @@ func startLiveGateway(sample *sampleservice.Server, interval time.Duration, maxS
 		MaxSubscriptions: maxSubscriptions,
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, keys)
-	handler := graph.NewHandler(graph.HandlerConfig{
-		Upstream:      client,
-		Loaders:       graph.DefaultLoaderConfig,
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		CursorKeys:    keys,
-		Live:          feed,
+	handler := graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
+		Upstream:   client,
+		Loaders:    graph.DefaultLoaderConfig,
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		CursorKeys: keys,
+		Live:       feed,
+	}), graph.HandlerConfig{
 		Subscriptions: graph.SubscriptionConfig{MaxPerConnection: 100},
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

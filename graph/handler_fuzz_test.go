@@ -36,8 +36,12 @@ func FuzzHandler(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := graph.NewHandler(graph.HandlerConfig{Upstream: client, Introspection: true, RequestTimeout: 10 * time.Second,
-		Limits: graph.Limits{MaxBodyBytes: 64 << 10}})
+	h := graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
+		Upstream:       client,
+		Introspection:  true,
+		RequestTimeout: 10 * time.Second,
+		Limits:         graph.Limits{MaxBodyBytes: 64 << 10},
+	}), graph.HandlerConfig{})
 
 	post := func(query string, vars any) []byte {
 		b, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
@@ -151,7 +155,7 @@ func FuzzGraphQLQuery(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := graph.NewHandler(graph.HandlerConfig{Upstream: client, Introspection: true, RequestTimeout: 10 * time.Second})
+	h := graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{Upstream: client, Introspection: true, RequestTimeout: 10 * time.Second}), graph.HandlerConfig{})
 	party := strings.Repeat("a1", 32)
 	for _, seed := range []struct{ query, vars string }{
 		{`{ assets(first: 2) { edges { cursor node { id status details { name decimals } } } pageInfo { hasNextPage endCursor } } }`, ``},

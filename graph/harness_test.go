@@ -36,8 +36,11 @@ type testGateway struct {
 
 // gatewayOptions adjusts a test gateway.
 type gatewayOptions struct {
-	Handler graph.HandlerConfig
-	Client  upstream.Config
+	// Executor and Transport configure the gateway's two halves
+	// (graph.NewExecutor, and the HTTP handler over it).
+	Executor  graph.ExecutorConfig
+	Transport graph.HandlerConfig
+	Client    upstream.Config
 	// NoIntrospection turns introspection off (on by default in tests).
 	NoIntrospection bool
 	// Wrap, if set, wraps the resolvers' upstream.
@@ -74,15 +77,15 @@ func newGatewayWith(t *testing.T, upstreamURL string, opts gatewayOptions) *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Handler.Upstream = client
+	opts.Executor.Upstream = client
 	if opts.Wrap != nil {
-		opts.Handler.Upstream = opts.Wrap(client)
+		opts.Executor.Upstream = opts.Wrap(client)
 	}
-	if opts.Handler.CursorKeys == nil {
-		opts.Handler.CursorKeys = graph.CursorKeysForTest()
+	if opts.Executor.CursorKeys == nil {
+		opts.Executor.CursorKeys = graph.CursorKeysForTest()
 	}
-	opts.Handler.Introspection = !opts.NoIntrospection
-	srv := httptest.NewServer(graph.NewHandler(opts.Handler))
+	opts.Executor.Introspection = !opts.NoIntrospection
+	srv := httptest.NewServer(graph.NewHandler(graph.NewExecutor(opts.Executor), opts.Transport))
 	t.Cleanup(srv.Close)
 	return &testGateway{URL: srv.URL, Client: client}
 }

@@ -199,7 +199,7 @@ func TestCacheControlFollowsTheAnswers(t *testing.T) {
 				{"the schema and history", kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, 0, `{ __type(name: "Asset") { name } ` + txPageQuery[2:], oneBlock},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					g := cachingGateway(t, tc.up, gatewayOptions{Handler: graph.HandlerConfig{CacheMaxAge: tc.maxAge, GqlgenExecutor: ex.gqlgen}})
+					g := cachingGateway(t, tc.up, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: graph.HandlerConfig{CacheMaxAge: tc.maxAge}})
 					resp, body := getQuery(t, g.URL, tc.query, nil)
 					if resp.StatusCode != http.StatusOK {
 						t.Fatalf("status %d: %s", resp.StatusCode, body)
@@ -241,7 +241,7 @@ func TestAssetCacheHitsCountAsRecentAnswers(t *testing.T) {
 	for _, ex := range executors {
 		t.Run(ex.name, func(t *testing.T) {
 			g := cachingGateway(t, kindedUpstream{kinds: kinds{"asset": upstream.CacheImmutable}, age: 20 * time.Second},
-				gatewayOptions{Handler: graph.HandlerConfig{CacheMaxAge: 30 * time.Second, GqlgenExecutor: ex.gqlgen}})
+				gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: graph.HandlerConfig{CacheMaxAge: 30 * time.Second}})
 			resp, body := getQuery(t, g.URL, query, nil)
 			if got := resp.Header.Get("Cache-Control"); got != immutable {
 				t.Fatalf("the lookup: Cache-Control %q, want %q (%s)", got, immutable, body)
@@ -256,7 +256,7 @@ func TestAssetCacheHitsCountAsRecentAnswers(t *testing.T) {
 			}
 
 			// A lookup whose answer nobody reported is cached as of now.
-			g = cachingGateway(t, kindedUpstream{silent: true}, gatewayOptions{Handler: graph.HandlerConfig{CacheMaxAge: 30 * time.Second, GqlgenExecutor: ex.gqlgen}})
+			g = cachingGateway(t, kindedUpstream{silent: true}, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: graph.HandlerConfig{CacheMaxAge: 30 * time.Second}})
 			getQuery(t, g.URL, query, nil)
 			resp, body = getQuery(t, g.URL, query, nil)
 			if got := resp.Header.Get("Cache-Control"); !cacheControlIs(got, "public, max-age=30") {
@@ -279,7 +279,7 @@ func TestETagAndIfNoneMatch(t *testing.T) {
 	for _, ex := range executors {
 		t.Run(ex.name, func(t *testing.T) {
 			g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable, "assets": upstream.CacheImmutable}},
-				gatewayOptions{Handler: graph.HandlerConfig{GqlgenExecutor: ex.gqlgen}})
+				gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}})
 			first, body := getQuery(t, g.URL, txPageQuery, nil)
 			etag := first.Header.Get("ETag")
 			if !etagPattern.MatchString(etag) {
@@ -359,7 +359,7 @@ func TestCachingVaries(t *testing.T) {
 // made of: no Cache-Control, no ETag, and If-None-Match changes nothing.
 func TestPOSTIsNotCached(t *testing.T) {
 	for _, ex := range executors {
-		g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, gatewayOptions{Handler: graph.HandlerConfig{GqlgenExecutor: ex.gqlgen}})
+		g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}})
 		get, getBody := getQuery(t, g.URL, txPageQuery, nil)
 		b, _ := json.Marshal(map[string]any{"query": txPageQuery})
 		req, _ := http.NewRequest(http.MethodPost, g.URL, bytes.NewReader(b))
@@ -449,7 +449,7 @@ func TestStreamsAreNotCached(t *testing.T) {
 // (a random key, valid for this process only), the cursors in committed
 // history fail after a restart, so it is not cached as immutable.
 func TestProcessCursorKeysAreNotImmutable(t *testing.T) {
-	g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, gatewayOptions{Handler: graph.HandlerConfig{CursorKeys: graph.RandomCursorKeys()}})
+	g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, gatewayOptions{Executor: graph.ExecutorConfig{CursorKeys: graph.RandomCursorKeys()}})
 	resp, body := getQuery(t, g.URL, `{ transactions(first: 2) { edges { cursor } } }`, nil)
 	if got := resp.Header.Get("Cache-Control"); !cacheControlIs(got, oneBlock) {
 		t.Errorf("Cache-Control %q, want %q (%.100s)", got, oneBlock, body)

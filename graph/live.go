@@ -354,6 +354,47 @@ func (s streamingOperations) responses(ctx context.Context, next graphql.Respons
 	return &graphql.Response{Errors: gqlerror.List{gqlErr}}
 }
 
+// WithConnection marks ctx as a connection's that carries many operations
+// (a WebSocket), for the operations started under it: each gets a request
+// state of its own (streamingOperations), and the connection holds at most
+// maxSubscriptions subscriptions at once (past it, a subscription is
+// RATE_LIMITED).
+func WithConnection(ctx context.Context, maxSubscriptions int) context.Context {
+	return context.WithValue(ctx, wsConnKey{}, &wsConn{max: maxSubscriptions})
+}
+
+// wsConn is one connection's state (WithConnection), in the context of its
+// operations.
+type wsConn struct {
+	max int
+	mu  sync.Mutex
+	n   int // subscriptions open
+}
+
+type wsConnKey struct{}
+
+func wsConnFor(ctx context.Context) *wsConn {
+	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
+	return c
+}
+
+// acquire counts a subscription of the connection until ctx (the
+// operation's) ends; false when the connection holds max already.
+func (c *wsConn) acquire(ctx context.Context) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n >= c.max {
+		return false
+	}
+	c.n++
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.n--
+		c.mu.Unlock()
+	})
+	return true
+}
+
 type streamTimeoutKey struct{}
 
 // withStreamTimeout marks a streaming request (WebSocket, SSE), which has

@@ -75,11 +75,11 @@ func TestPanicsBecomeInternalErrorsAndTheProcessKeepsServing(t *testing.T) {
 
 	logs := &testutil.LockedBuffer{}
 	up := panicky{Upstream: client, listAssets: true, getAsset: true, listDelegations: true}
-	h := graph.NewHandler(graph.HandlerConfig{
+	h := graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream: up,
 		Logger:   slog.New(slog.NewTextHandler(logs, nil)),
 		Loaders:  graph.LoaderConfig{Wait: graph.DefaultLoaderConfig.Wait, FewAssets: 4, AssetCacheSize: 0, AssetCacheTTL: graph.DefaultLoaderConfig.AssetCacheTTL},
-	})
+	}), graph.HandlerConfig{})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	g := &testGateway{URL: srv.URL}

@@ -59,10 +59,10 @@ func (f *requestFailure) JSON() []byte {
 // transport can run: @defer in a subscription (the incremental delivery
 // proposal's validation rule: each event is one result).
 func startOperation(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams) (op *streamOperation, fail *requestFailure) {
-	noQuery := !namesDocument(params)
+	noQuery := !NamesDocument(params)
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(ctx, "operation set-up", p)
+			LogPanic(ctx, "operation set-up", p)
 			op, fail = nil, &requestFailure{Response: &graphql.Response{Errors: gqlerror.List{internalError()}}}
 		}
 	}()
@@ -70,16 +70,16 @@ func startOperation(ctx context.Context, exec graphql.GraphExecutor, params *gra
 	if errs != nil {
 		return nil, presentFailure(ctx, exec, opCtx, errs, noQuery)
 	}
-	if opCtx.Operation.Operation == ast.Subscription && defersFragments(opCtx) {
+	if opCtx.Operation.Operation == ast.Subscription && DefersFragments(opCtx) {
 		return nil, presentFailure(ctx, exec, opCtx, gqlerror.List{inputError(deferInSubscriptionMessage)}, false)
 	}
 	octx, cancel := context.WithCancel(ctx)
 	op = &streamOperation{cancel: cancel, opCtx: opCtx}
-	op.incremental = opCtx.Operation.Operation == ast.Query && defersFragments(opCtx)
+	op.incremental = opCtx.Operation.Operation == ast.Query && DefersFragments(opCtx)
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				logPanic(ctx, "operation dispatch", p)
+				LogPanic(ctx, "operation dispatch", p)
 				op.responses = graphql.OneShot(&graphql.Response{Errors: gqlerror.List{internalError()}})
 				op.ctx = graphql.WithOperationContext(octx, opCtx)
 			}
@@ -158,7 +158,7 @@ func (op *streamOperation) Next() ([]byte, bool) {
 func (op *streamOperation) next() (resp *graphql.Response) {
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(op.ctx, "operation", p)
+			LogPanic(op.ctx, "operation", p)
 			op.ended.Store(true) // this error is the last payload; Close ends the rest
 			resp = &graphql.Response{Errors: gqlerror.List{internalError()}}
 			if op.incremental {

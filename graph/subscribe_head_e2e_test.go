@@ -40,10 +40,12 @@ func downExplorerGateway(t *testing.T, explorerURL string) *testGateway {
 	logs := &testutil.LockedBuffer{}
 	feed := graph.NewLiveFeed(live.Config{Explorer: client, Interval: 20 * time.Millisecond, Linger: time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, keys)
-	srv := httptest.NewServer(graph.NewHandler(graph.HandlerConfig{
-		Upstream: client, CursorKeys: keys, Live: feed,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)),
-	}))
+	srv := httptest.NewServer(graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
+		Upstream:   client,
+		CursorKeys: keys,
+		Live:       feed,
+		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
+	}), graph.HandlerConfig{}))
 	t.Cleanup(func() {
 		feed.Close()
 		srv.Close()

@@ -1,11 +1,9 @@
 package graph
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	coderws "github.com/coder/websocket"
@@ -134,38 +132,6 @@ func escapePattern(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// wsConn is one WebSocket connection's state, in the context of its
-// operations.
-type wsConn struct {
-	max int
-	mu  sync.Mutex
-	n   int // subscriptions open
-}
-
-type wsConnKey struct{}
-
-func wsConnFor(ctx context.Context) *wsConn {
-	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
-	return c
-}
-
-// acquire counts a subscription of the connection until ctx (the
-// operation's) ends; false when the connection holds max already.
-func (c *wsConn) acquire(ctx context.Context) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n >= c.max {
-		return false
-	}
-	c.n++
-	context.AfterFunc(ctx, func() {
-		c.mu.Lock()
-		c.n--
-		c.mu.Unlock()
-	})
-	return true
 }
 
 // isWebSocketUpgrade reports a WebSocket opening handshake.

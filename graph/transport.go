@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -138,37 +137,6 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, message string) 
 		Extensions: map[string]any{"code": CodeBadUserInput},
 	}}})
 	_, _ = w.Write(body)
-}
-
-// requestErrorMessage rewrites the messages of gqlgen's transport errors,
-// which carry no code, into BAD_USER_INPUT messages; ok is false for any
-// other error. gqlgen quotes the whole body in its decode error: the
-// rewrite drops it.
-func requestErrorMessage(msg string) (string, bool) {
-	switch {
-	case strings.HasPrefix(msg, "json request body could not be decoded: "):
-		cause := strings.TrimPrefix(msg, "json request body could not be decoded: ")
-		if i := strings.Index(cause, " body:"); i >= 0 {
-			cause = cause[:i]
-		}
-		return "the request body is not a GraphQL request in JSON (" + truncate(cause, 200) + "); send {\"query\": …, \"variables\": {…}}", true
-	case strings.HasPrefix(msg, "could not read request body"):
-		return "could not read the request body", true
-	}
-	return "", false
-}
-
-// parserLimitMessage recognises the parser's own limits (tokens, nesting)
-// and says which limit was hit.
-func parserLimitMessage(msg string) (string, bool) {
-	var n int
-	if _, err := fmt.Sscanf(msg, "exceeded token limit of %d", &n); err == nil {
-		return fmt.Sprintf("the query has more than %d tokens, the limit (maximum tokens); send a shorter query", n), true
-	}
-	if _, err := fmt.Sscanf(msg, "exceeded maximum nesting depth of %d", &n); err == nil {
-		return fmt.Sprintf("the query nests more than %d levels, the parser's limit; select less deeply nested fields", n), true
-	}
-	return "", false
 }
 
 // readBody is a request body guardRequest has read: its bytes, for the

@@ -171,7 +171,7 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 	queryOnly := cache != nil
 	// No query, no persisted query's hash, no document id: not a GraphQL
 	// request.
-	noQuery := !namesDocument(params)
+	noQuery := !NamesDocument(params)
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		status := http.StatusBadRequest
@@ -187,7 +187,7 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 	switch {
 	case opCtx.Operation.Operation == ast.Subscription:
 		refusal = subscriptionTransportMessage
-	case defersFragments(opCtx):
+	case DefersFragments(opCtx):
 		// (gqlgen's deferred fragments would also wait forever for a reader.)
 		refusal = deferTransportMessage
 	}

@@ -186,10 +186,10 @@ func (s *eventStreams) reserve(w http.ResponseWriter, r *http.Request, exec grap
 }
 
 // recoverGoroutine, deferred first thing in a goroutine of the mode,
-// logs a panic (logPanic) instead of crashing the process.
+// logs a panic (LogPanic) instead of crashing the process.
 func recoverGoroutine(ctx context.Context, where string) {
 	if p := recover(); p != nil {
-		logPanic(ctx, where, p)
+		LogPanic(ctx, where, p)
 	}
 }
 

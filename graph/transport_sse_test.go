@@ -543,7 +543,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 				t.Fatalf("DELETE of an unknown id: %d %s", r.status, r.body)
 			}
 		}},
-		{name: "an operation sees its POST's headers, Accept made text/event-stream (telemetry's transport: sse)", opts: liveOptions{Handler: graph.HandlerConfig{Extensions: []graphql.HandlerExtension{rec}}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "an operation sees its POST's headers, Accept made text/event-stream (telemetry's transport: sse)", opts: liveOptions{Executor: graph.ExecutorConfig{Extensions: []graphql.HandlerExtension{rec}}}, run: func(t *testing.T, g *liveGateway) {
 			token := sseReserve(t, g.URL)
 			s := sseConnect(t, g.URL, token)
 			body, _ := json.Marshal(map[string]any{"query": sseTxQuery, "extensions": map[string]any{"operationId": "h"}})
@@ -558,7 +558,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 				t.Fatalf("the operation's headers: %v", h)
 			}
 		}},
-		{name: "a subscription outlives its POST and the request deadline", opts: liveOptions{Handler: graph.HandlerConfig{RequestTimeout: time.Millisecond}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "a subscription outlives its POST and the request deadline", opts: liveOptions{Executor: graph.ExecutorConfig{RequestTimeout: time.Millisecond}}, run: func(t *testing.T, g *liveGateway) {
 			head := g.headByAppend(t)
 			token := sseReserve(t, g.URL)
 			s := sseConnect(t, g.URL, token)
@@ -593,7 +593,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 		}},
 		{
 			name: "a stream holds MaxPerConnection operations: 429 RATE_LIMITED past it",
-			opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{MaxPerConnection: 2}}},
+			opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{MaxPerConnection: 2}}},
 			run: func(t *testing.T, g *liveGateway) {
 				token := sseReserve(t, g.URL)
 				s := sseConnect(t, g.URL, token)
@@ -623,7 +623,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 				t.Fatalf("%+v", e)
 			}
 		}},
-		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
 			s := sseConnect(t, g.URL, sseReserve(t, g.URL))
 			s.comments(4) // the first at once, then one per KeepAlive
 		}},
@@ -645,7 +645,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 		}},
 		{
 			name: "a stream that does not read is closed after WriteTimeout",
-			opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{WriteTimeout: 500 * time.Millisecond, KeepAlive: time.Hour, MaxPerConnection: 4}}},
+			opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{WriteTimeout: 500 * time.Millisecond, KeepAlive: time.Hour, MaxPerConnection: 4}}},
 			run: func(t *testing.T, g *liveGateway) {
 				const writeTimeout = 500 * time.Millisecond
 				token := sseReserve(t, g.URL)
@@ -678,7 +678,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 		},
 		{
 			name: "a reservation no stream fulfils within InitTimeout expires, with its operations",
-			opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{InitTimeout: 300 * time.Millisecond}}},
+			opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{InitTimeout: 300 * time.Millisecond}}},
 			run: func(t *testing.T, g *liveGateway) {
 				const initTimeout = 300 * time.Millisecond
 				start := time.Now()
@@ -888,7 +888,7 @@ func TestEventStreamDistinctConnections(t *testing.T) {
 			}
 			sseResult{status: resp.StatusCode, body: raw}.want(t, http.StatusOK, "BAD_USER_INPUT", "nope")
 		}},
-		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
 			s := sse(t, stream(t, g, "text/event-stream", txSubscription))
 			s.comments(4)
 		}},

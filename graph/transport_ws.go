@@ -44,7 +44,7 @@ import (
 // and the peer is not reading anyway), so such a client sees an abnormal
 // closure (1006). Every operation ends with its connection (their
 // contexts derive from the connection's), which frees their slots
-// (wsConn, the per-connection subscription limit). Do returns once every
+// (graph.WithConnection: the per-connection subscription limit). Do returns once every
 // goroutine of the connection has returned.
 
 // wsSubprotocol is the only subprotocol served.
@@ -99,7 +99,7 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(r.Context(), "websocket", p)
+			LogPanic(r.Context(), "websocket", p)
 			_ = conn.CloseNow()
 		}
 	}()
@@ -117,7 +117,7 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		_ = conn.Close(wsCloseGoingAway, wsShutdownReason)
 		return
 	}
-	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), wsConnKey{}, &wsConn{max: t.cfg.MaxPerConnection}))
+	ctx, cancel := context.WithCancel(WithConnection(r.Context(), t.cfg.MaxPerConnection))
 	s := &wsSession{
 		t:        t,
 		conn:     conn,
@@ -184,7 +184,7 @@ func (s *wsSession) serve() {
 	go s.heartbeat()
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(s.ctx, "websocket", p)
+			LogPanic(s.ctx, "websocket", p)
 			s.end(wsCloseInternal, "internal error", false)
 		}
 		s.end(0, "", true) // the reader is done: the peer is gone
@@ -223,7 +223,7 @@ func (s *wsSession) closer() {
 	defer s.wg.Done()
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(s.ctx, "websocket", p)
+			LogPanic(s.ctx, "websocket", p)
 			s.end(0, "", true)
 			_ = s.conn.CloseNow()
 		}
@@ -279,7 +279,7 @@ func (s *wsSession) heartbeat() {
 	defer s.wg.Done()
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(s.ctx, "websocket", p)
+			LogPanic(s.ctx, "websocket", p)
 			s.end(wsCloseInternal, "internal error", false)
 		}
 	}()
@@ -420,7 +420,7 @@ func (s *wsSession) run(o *wsOp, params *graphql.RawParams) {
 	defer func() {
 		if p := recover(); p != nil {
 			// Ends this operation only, with an INTERNAL error.
-			logPanic(o.ctx, "websocket", p)
+			LogPanic(o.ctx, "websocket", p)
 			if op != nil {
 				last = [][]byte{wsMessage("next", o.id, internalErrorJSON), wsMessage("complete", o.id, nil)}
 			} else {

@@ -39,18 +39,18 @@ func wsGateway(t *testing.T, kind string, logs *testutil.LockedBuffer) *liveGate
 	case "gate": // every upstream call of the resolvers waits at the gate
 		opts = liveOptions{NoFeed: true, Gate: "/"}
 	case "short":
-		opts = liveOptions{NoFeed: true, Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{
+		opts = liveOptions{NoFeed: true, Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{
 			InitTimeout: time.Second, KeepAlive: 50 * time.Millisecond}}}
 	case "limit":
-		opts.Handler.Subscriptions.MaxPerConnection = 1
+		opts.Transport.Subscriptions.MaxPerConnection = 1
 	case "small":
-		opts = liveOptions{NoFeed: true, Handler: graph.HandlerConfig{Limits: graph.Limits{MaxBodyBytes: 1024}}}
+		opts = liveOptions{NoFeed: true, Executor: graph.ExecutorConfig{Limits: graph.Limits{MaxBodyBytes: 1024}}}
 	case "panic":
-		opts = liveOptions{NoFeed: true, Handler: graph.HandlerConfig{Extensions: []graphql.HandlerExtension{panicOnOperation{name: "Boom"}}}}
+		opts = liveOptions{NoFeed: true, Executor: graph.ExecutorConfig{Extensions: []graphql.HandlerExtension{panicOnOperation{name: "Boom"}}}}
 	default:
 		t.Fatalf("no gateway %q", kind)
 	}
-	opts.Handler.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	opts.Executor.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	return newLiveGateway(t, opts)
 }
 
@@ -435,8 +435,8 @@ func waitNoWSGoroutines(t *testing.T) {
 func TestWebSocketNonReadingPeer(t *testing.T) {
 	const writeTimeout = 300 * time.Millisecond
 	g := newLiveGateway(t, liveOptions{
-		Live:    live.Config{Buffer: 100_000},
-		Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{WriteTimeout: writeTimeout}},
+		Live:      live.Config{Buffer: 100_000},
+		Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{WriteTimeout: writeTimeout}},
 		Server: func(srv *httptest.Server) {
 			// Small socket buffers: a few events fill them.
 			srv.Listener = smallBuffers{srv.Listener}
@@ -531,8 +531,8 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // flow long after them. (A regression test: net/http clears them today.)
 func TestWebSocketOutlivesServerTimeouts(t *testing.T) {
 	g := newLiveGateway(t, liveOptions{
-		NoFeed:  true,
-		Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 100 * time.Millisecond}},
+		NoFeed:    true,
+		Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 100 * time.Millisecond}},
 		Server: func(srv *httptest.Server) {
 			srv.Config.ReadTimeout = 50 * time.Millisecond
 			srv.Config.WriteTimeout = 50 * time.Millisecond

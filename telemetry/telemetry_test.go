@@ -57,11 +57,11 @@ func startTraced(t *testing.T) *tracedGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := graph.NewHandler(graph.HandlerConfig{
+	h := graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream:   client,
 		Extensions: []graphql.HandlerExtension{telemetry.NewGraphQL(g.metrics, tracing.Provider)},
 		Hooks:      graph.Hooks{AssetCache: g.metrics.ObserveAssetCache, LoaderBatch: g.metrics.ObserveLoaderBatch},
-	})
+	}), graph.HandlerConfig{})
 	srv := httptest.NewServer(tracing.Middleware(h))
 	t.Cleanup(srv.Close)
 	g.URL = srv.URL
