@@ -15,6 +15,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/httpcompress"
 	"github.com/tradenet/gateway/redisstate"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -171,7 +172,7 @@ func (c *config) settings() []setting {
 		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
 		{"persisted-documents", "PERSISTED_DOCUMENTS", "file of trusted documents that clients send by id (documentId, doc_id or the persistedQuery hash): Relay's persisted_queries.json or Apollo's persisted query manifest; each is validated against the schema at start, which fails on any invalid one", stringValue(&c.PersistedDocuments, "")},
 		{"trusted-documents-only", "TRUSTED_DOCUMENTS_ONLY", "run only the documents of PERSISTED_DOCUMENTS (by id, or sent as their text): any other query, new automatic persisted queries and introspection are refused", boolValue(&c.TrustedDocumentsOnly, false)},
-		{"http-cache-max-age", "HTTP_CACHE_MAX_AGE", "how long browsers and CDNs may keep a GET response made of answers that hold until the next block (the newest transactions, the data node's state), counted from the oldest of them; 0 = kept but revalidated every time. Committed history is cached for a year whatever this says", durationValue(&c.HTTPCacheMaxAge, graph.DefaultCacheMaxAge)},
+		{"http-cache-max-age", "HTTP_CACHE_MAX_AGE", "how long browsers and CDNs may keep a GET response made of answers that hold until the next block (the newest transactions, the data node's state), counted from the oldest of them; 0 = kept but revalidated every time. Committed history is cached for a year whatever this says", durationValue(&c.HTTPCacheMaxAge, transport.DefaultCacheMaxAge)},
 
 		// The live feed and the subscription transports (livefeed.go, handler.go).
 		{"live-poll-interval", "LIVE_POLL_INTERVAL", "how often the live feed polls the explorer's newest transactions while anyone is subscribed, or always while the upstream cache is on (one poller for every subscriber; with Redis, for every replica)", durationValue(&c.LivePollInterval, 500*time.Millisecond)},

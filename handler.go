@@ -10,6 +10,7 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/telemetry"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -43,7 +44,7 @@ func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorK
 		TrustedDocumentsOnly: cfg.TrustedDocumentsOnly,
 		AssetCache:           ops.assetCache(cfg.AssetCacheSize, cfg.AssetCacheTTL),
 	})
-	return graph.NewHandler(exec, graph.HandlerConfig{
+	return transport.NewHandler(exec, transport.Config{
 		Subscriptions: cfg.subscriptions(),
 		CacheMaxAge:   cfg.cacheMaxAge(),
 		Compress:      compressor(cfg, ops),

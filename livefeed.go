@@ -6,6 +6,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/redisstate"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -68,8 +69,8 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 // WebSocket limits and timers, the streams a client may hold open (keyed
 // by the client key of clientkey.go), and the origins that may open a WebSocket,
 // which are CORS's (a page of another origin cannot subscribe).
-func (c *config) subscriptions() graph.SubscriptionConfig {
-	return graph.SubscriptionConfig{
+func (c *config) subscriptions() transport.SubscriptionConfig {
+	return transport.SubscriptionConfig{
 		MaxPerConnection:        c.WSMaxSubs,
 		MaxConnectionsPerClient: c.WSMaxConnsClient,
 		InitTimeout:             c.WSInitTimeout,

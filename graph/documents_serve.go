@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -219,3 +220,17 @@ func (documentPolicy) count(hook func(string), label string) {
 
 // trustedOnlyMessage refuses a document the manifest does not list.
 const trustedOnlyMessage = "only trusted documents are accepted: this gateway runs the operations of its persisted-document manifest, sent by id (documentId, doc_id, or extensions.persistedQuery.sha256Hash) or as their exact text; to add one, add the operation to the client, generate the manifest again (relay-compiler with persistConfig, or generate-persisted-query-manifest) and deploy the gateway with it"
+
+// truncateID shortens a client's id quoted in an error message (cut at a
+// character).
+func truncateID(id string) string {
+	const max = 64
+	if len(id) <= max {
+		return id
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut] + "…"
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -39,7 +40,7 @@ type gatewayOptions struct {
 	// Executor and Transport configure the gateway's two halves
 	// (graph.NewExecutor, and the HTTP handler over it).
 	Executor  graph.ExecutorConfig
-	Transport graph.HandlerConfig
+	Transport transport.Config
 	Client    upstream.Config
 	// NoIntrospection turns introspection off (on by default in tests).
 	NoIntrospection bool
@@ -85,7 +86,7 @@ func newGatewayWith(t *testing.T, upstreamURL string, opts gatewayOptions) *test
 		opts.Executor.CursorKeys = graph.CursorKeysForTest()
 	}
 	opts.Executor.Introspection = !opts.NoIntrospection
-	srv := httptest.NewServer(graph.NewHandler(graph.NewExecutor(opts.Executor), opts.Transport))
+	srv := httptest.NewServer(transport.NewHandler(graph.NewExecutor(opts.Executor), opts.Transport))
 	t.Cleanup(srv.Close)
 	return &testGateway{URL: srv.URL, Client: client}
 }

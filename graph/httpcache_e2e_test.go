@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -199,7 +200,7 @@ func TestCacheControlFollowsTheAnswers(t *testing.T) {
 				{"the schema and history", kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, 0, `{ __type(name: "Asset") { name } ` + txPageQuery[2:], oneBlock},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					g := cachingGateway(t, tc.up, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: graph.HandlerConfig{CacheMaxAge: tc.maxAge}})
+					g := cachingGateway(t, tc.up, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: transport.Config{CacheMaxAge: tc.maxAge}})
 					resp, body := getQuery(t, g.URL, tc.query, nil)
 					if resp.StatusCode != http.StatusOK {
 						t.Fatalf("status %d: %s", resp.StatusCode, body)
@@ -241,7 +242,7 @@ func TestAssetCacheHitsCountAsRecentAnswers(t *testing.T) {
 	for _, ex := range executors {
 		t.Run(ex.name, func(t *testing.T) {
 			g := cachingGateway(t, kindedUpstream{kinds: kinds{"asset": upstream.CacheImmutable}, age: 20 * time.Second},
-				gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: graph.HandlerConfig{CacheMaxAge: 30 * time.Second}})
+				gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: transport.Config{CacheMaxAge: 30 * time.Second}})
 			resp, body := getQuery(t, g.URL, query, nil)
 			if got := resp.Header.Get("Cache-Control"); got != immutable {
 				t.Fatalf("the lookup: Cache-Control %q, want %q (%s)", got, immutable, body)
@@ -256,7 +257,7 @@ func TestAssetCacheHitsCountAsRecentAnswers(t *testing.T) {
 			}
 
 			// A lookup whose answer nobody reported is cached as of now.
-			g = cachingGateway(t, kindedUpstream{silent: true}, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: graph.HandlerConfig{CacheMaxAge: 30 * time.Second}})
+			g = cachingGateway(t, kindedUpstream{silent: true}, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: transport.Config{CacheMaxAge: 30 * time.Second}})
 			getQuery(t, g.URL, query, nil)
 			resp, body = getQuery(t, g.URL, query, nil)
 			if got := resp.Header.Get("Cache-Control"); !cacheControlIs(got, "public, max-age=30") {

@@ -21,6 +21,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/live"
+	"github.com/tradenet/gateway/transport"
 )
 
 // Incremental delivery and the multipart/mixed transport over real HTTP
@@ -328,7 +329,7 @@ func TestStreamRequestErrors(t *testing.T) {
 // hasNext, heartbeats {} while idle, and the close delimiter when the
 // feed ends the subscription.
 func TestSubscriptionOverMultipart(t *testing.T) {
-	g := newLiveGateway(t, liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 50 * time.Millisecond}}})
+	g := newLiveGateway(t, liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{KeepAlive: 50 * time.Millisecond}}})
 	head := g.headCursor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), streamDeadline)
 	defer cancel()
@@ -385,7 +386,7 @@ func TestStreamOfAClientThatStopsReading(t *testing.T) {
 		t.Run(accept, func(t *testing.T) {
 			g := newLiveGateway(t, liveOptions{
 				Live:      live.Config{Buffer: 100_000},
-				Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{WriteTimeout: 200 * time.Millisecond}},
+				Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{WriteTimeout: 200 * time.Millisecond}},
 			})
 			u, _ := url.Parse(g.URL)
 			conn, err := net.Dial("tcp", u.Host)
@@ -421,7 +422,7 @@ func TestStreamOfAClientThatStopsReading(t *testing.T) {
 // reservation are refused with 403 before anything starts; the allowed
 // origin and the gateway's own are served.
 func TestStreamsFromAnotherOrigin(t *testing.T) {
-	g := newLiveGateway(t, liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{
+	g := newLiveGateway(t, liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{
 		AllowedOrigins: []string{"https://app.example"},
 	}}})
 	const sub = `{"query":"subscription { transactions { cursor } }"}`

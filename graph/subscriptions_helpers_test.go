@@ -20,6 +20,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -48,7 +49,7 @@ type liveGateway struct {
 
 type liveOptions struct {
 	Executor  graph.ExecutorConfig
-	Transport graph.HandlerConfig
+	Transport transport.Config
 	Live      live.Config
 	// Gate, if set, puts a gate in front of the sample for the resolvers'
 	// calls whose path starts with it (liveGateway.Gate); the feed reads
@@ -99,7 +100,7 @@ func newLiveGateway(t *testing.T, opts liveOptions) *liveGateway {
 	opts.Executor.CursorKeys = keys
 	opts.Executor.Live = g.Live
 	opts.Executor.Introspection = true
-	srv := httptest.NewUnstartedServer(graph.NewHandler(graph.NewExecutor(opts.Executor), opts.Transport))
+	srv := httptest.NewUnstartedServer(transport.NewHandler(graph.NewExecutor(opts.Executor), opts.Transport))
 	if opts.Server != nil {
 		opts.Server(srv)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/transport"
 )
 
 // graphql-sse's single connection mode (transport_sse.go), spoken by hand
@@ -316,7 +317,7 @@ func sseEventually(t *testing.T, what string, cond func() bool) {
 func streamGoroutines() int {
 	count := 0
 	for _, g := range allStacks() {
-		if strings.Contains(g, "graph.(*eventStreams).serve(") || strings.Contains(g, "graph.(*eventStream).run(") || strings.Contains(g, "graph.pump[") {
+		if strings.Contains(g, "transport.(*eventStreams).serve(") || strings.Contains(g, "transport.(*eventStream).run(") || strings.Contains(g, "transport.pump[") {
 			count++
 		}
 	}
@@ -593,7 +594,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 		}},
 		{
 			name: "a stream holds MaxPerConnection operations: 429 RATE_LIMITED past it",
-			opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{MaxPerConnection: 2}}},
+			opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{MaxPerConnection: 2}}},
 			run: func(t *testing.T, g *liveGateway) {
 				token := sseReserve(t, g.URL)
 				s := sseConnect(t, g.URL, token)
@@ -623,7 +624,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 				t.Fatalf("%+v", e)
 			}
 		}},
-		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
 			s := sseConnect(t, g.URL, sseReserve(t, g.URL))
 			s.comments(4) // the first at once, then one per KeepAlive
 		}},
@@ -645,7 +646,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 		}},
 		{
 			name: "a stream that does not read is closed after WriteTimeout",
-			opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{WriteTimeout: 500 * time.Millisecond, KeepAlive: time.Hour, MaxPerConnection: 4}}},
+			opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{WriteTimeout: 500 * time.Millisecond, KeepAlive: time.Hour, MaxPerConnection: 4}}},
 			run: func(t *testing.T, g *liveGateway) {
 				const writeTimeout = 500 * time.Millisecond
 				token := sseReserve(t, g.URL)
@@ -678,7 +679,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 		},
 		{
 			name: "a reservation no stream fulfils within InitTimeout expires, with its operations",
-			opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{InitTimeout: 300 * time.Millisecond}}},
+			opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{InitTimeout: 300 * time.Millisecond}}},
 			run: func(t *testing.T, g *liveGateway) {
 				const initTimeout = 300 * time.Millisecond
 				start := time.Now()
@@ -888,7 +889,7 @@ func TestEventStreamDistinctConnections(t *testing.T) {
 			}
 			sseResult{status: resp.StatusCode, body: raw}.want(t, http.StatusOK, "BAD_USER_INPUT", "nope")
 		}},
-		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Transport: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
 			s := sse(t, stream(t, g, "text/event-stream", txSubscription))
 			s.comments(4)
 		}},

@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"net/url"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/tradenet/gateway/graph"
 )
 
 // guardRequest answers the requests that gqlgen's transports would
@@ -94,7 +96,7 @@ func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) htt
 			r.Body = &readBody{Reader: bytes.NewReader(body), bytes: body}
 		case http.MethodOptions, http.MethodPut, http.MethodDelete:
 			// PUT and DELETE: graphql-sse's single connection mode
-			// (transport_sse.go), which answers them itself.
+			// (sse.go), which answers them itself.
 		default:
 			w.Header().Set("Allow", "GET, POST, PUT, DELETE, OPTIONS")
 			refuse(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: send queries with POST (application/json) or GET", r.Method))
@@ -134,9 +136,17 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, message string) 
 	w.WriteHeader(status)
 	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{{
 		Message:    message,
-		Extensions: map[string]any{"code": CodeBadUserInput},
+		Extensions: map[string]any{"code": graph.CodeBadUserInput},
 	}}})
 	_, _ = w.Write(body)
+}
+
+// truncate shortens a client's value quoted in a message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // readBody is a request body guardRequest has read: its bytes, for the

@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"encoding/json"
@@ -8,10 +8,12 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/tradenet/gateway/graph"
 )
 
-// HandlerConfig configures the HTTP side of the GraphQL endpoint.
-type HandlerConfig struct {
+// Config configures the HTTP side of the GraphQL endpoint.
+type Config struct {
 	// Subscriptions configures the WebSocket and SSE transports; zero
 	// fields take DefaultSubscriptions'.
 	Subscriptions SubscriptionConfig
@@ -37,7 +39,7 @@ type HandlerConfig struct {
 // caching of GET responses (httpcache.go): Cache-Control and ETag by what
 // each response is made of, and 304 on If-None-Match, outside the
 // compression (Compress).
-func NewHandler(exec *Executor, cfg HandlerConfig) http.Handler {
+func NewHandler(exec *graph.Executor, cfg Config) http.Handler {
 	cfg.Subscriptions = cfg.Subscriptions.withDefaults()
 	conns := exec.Connections()
 	caching := &httpCaching{maxAge: cfg.CacheMaxAge, ephemeralCursors: exec.EphemeralCursors()}
@@ -69,7 +71,7 @@ func NewHandler(exec *Executor, cfg HandlerConfig) http.Handler {
 // it, running operations on exec: gqlgen's handler.Server, whose
 // ServeHTTP this is, for an executor built apart (graph.NewExecutor).
 type server struct {
-	exec       *Executor
+	exec       *graph.Executor
 	transports []graphql.Transport
 }
 

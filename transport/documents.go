@@ -1,6 +1,10 @@
-package graph
+package transport
 
-import "github.com/99designs/gqlgen/graphql"
+import (
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/tradenet/gateway/graph"
+)
 
 // documentRef is the persisted document a request names by id:
 // documentId (GraphQL over HTTP) or doc_id (Relay's network layers), as
@@ -10,7 +14,7 @@ type documentRef struct {
 	DocID      string `json:"doc_id"`
 }
 
-// apply notes the id in params for documentLookup; msg says what is wrong
+// apply notes the id in params (graph.SetDocumentID); msg says what is wrong
 // when documentId and doc_id disagree.
 func (r documentRef) apply(params *graphql.RawParams) (msg string) {
 	id := r.DocumentID
@@ -23,6 +27,6 @@ func (r documentRef) apply(params *graphql.RawParams) (msg string) {
 	if id == "" {
 		return ""
 	}
-	SetDocumentID(params, id)
+	graph.SetDocumentID(params, id)
 	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/transport"
 )
 
 // accepted is a client's Accept header and the response type it gets.
@@ -203,7 +204,7 @@ func TestRequestErrorBeforeAnOperation(t *testing.T) {
 // BenchmarkPOSTByAccept: the whole handler for a small query, by Accept
 // header, to compare the cost of negotiation with the request's.
 func BenchmarkPOSTByAccept(b *testing.B) {
-	h := graph.NewHandler(graph.NewExecutor(graph.ExecutorConfig{}), graph.HandlerConfig{})
+	h := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{}), transport.Config{})
 	body := []byte(`{"query":"{ __typename }"}`)
 	for _, accept := range []string{"", "application/json", "application/graphql-response+json,application/json;q=0.9"} {
 		b.Run("Accept="+accept, func(b *testing.B) {

@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -41,12 +42,12 @@ func TestNoneMatchFails(t *testing.T) {
 
 func TestCacheControlRounding(t *testing.T) {
 	now := time.Now()
-	recent := func(age time.Duration) Answers {
-		return Answers{Seen: true, Kind: upstream.CacheRecent, Oldest: now.Add(-age)}
+	recent := func(age time.Duration) graph.Answers {
+		return graph.Answers{Seen: true, Kind: upstream.CacheRecent, Oldest: now.Add(-age)}
 	}
 	for _, tc := range []struct {
 		maxAge time.Duration
-		a      Answers
+		a      graph.Answers
 		want   string
 	}{
 		{time.Second, recent(0), "public, max-age=1"},
@@ -56,16 +57,16 @@ func TestCacheControlRounding(t *testing.T) {
 		{5 * time.Second, recent(1200 * time.Millisecond), "public, max-age=4"},
 		{5 * time.Second, recent(time.Minute), "public, no-cache"},
 		{-1, recent(0), "public, no-cache"},
-		{time.Second, Answers{}, cacheControlImmutable},                                             // no answer
-		{time.Second, Answers{Seen: true, Kind: upstream.CacheUntilNextBlock}, "public, max-age=1"}, // no dated answer
-		{time.Second, Answers{Seen: true, Kind: upstream.CacheNone}, cacheControlNoStore},
+		{time.Second, graph.Answers{}, cacheControlImmutable},                                             // no answer
+		{time.Second, graph.Answers{Seen: true, Kind: upstream.CacheUntilNextBlock}, "public, max-age=1"}, // no dated answer
+		{time.Second, graph.Answers{Seen: true, Kind: upstream.CacheNone}, cacheControlNoStore},
 	} {
 		c := httpCaching{maxAge: tc.maxAge}
 		if got := c.cacheControl(tc.a, nil, false, now); got != tc.want {
 			t.Errorf("max age %s, %+v: %q, want %q", tc.maxAge, tc.a, got, tc.want)
 		}
 	}
-	if got := (&httpCaching{maxAge: time.Second}).cacheControl(Answers{}, nil, true, now); got != cacheControlNoStore {
+	if got := (&httpCaching{maxAge: time.Second}).cacheControl(graph.Answers{}, nil, true, now); got != cacheControlNoStore {
 		t.Errorf("with errors: %q, want no-store", got)
 	}
 }

@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -99,7 +100,7 @@ func refuseTooManyStreams(w http.ResponseWriter, r *http.Request, max int) {
 	w.WriteHeader(http.StatusTooManyRequests)
 	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{{
 		Message:    msg,
-		Extensions: map[string]any{"code": CodeRateLimited},
+		Extensions: map[string]any{"code": graph.CodeRateLimited},
 	}}})
 	_, _ = w.Write(body)
 }

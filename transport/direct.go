@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"bytes"
@@ -6,17 +6,20 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/tradenet/gateway/graph"
 )
 
-// directPOST is the POST transport (transport_http.go), with one thing
-// more: the data the direct executor wrote is not encoded a second time.
-// Encoding the response with json.Marshal validates and compacts the data
-// (already compact, valid JSON) byte by byte: a tenth of the request's CPU
-// for a large page. Here the executor hands its data to the transport and
-// puts a marker in the response instead; the writer puts the data in the
-// marker's place, escaped as json.Marshal would have escaped it (<, >, &,
-// U+2028, U+2029), so the bytes on the wire are the same as before. It
-// also decodes the request body itself when it can (transport_body.go).
+// directPOST is the POST transport (http.go), with one thing more: the
+// data the direct executor wrote is not encoded a second time. Encoding
+// the response with json.Marshal validates and compacts the data (already
+// compact, valid JSON) byte by byte: a tenth of the request's CPU for a
+// large page. Here the executor hands its data to the transport
+// (graph.WithSplice) and puts a marker in the response instead
+// (graph.SpliceMarker); the writer puts the data in the marker's place,
+// escaped as json.Marshal would have escaped it (<, >, &, U+2028, U+2029),
+// so the bytes on the wire are the same as before. It also decodes the
+// request body itself when it can (body.go).
 type directPOST struct{}
 
 var _ graphql.Transport = directPOST{}
@@ -28,18 +31,18 @@ func (directPOST) Supports(r *http.Request) bool { return r.Method == http.Metho
 
 // spliceNeedle is where the data goes: the marker the direct executor
 // returns as the response's data.
-var spliceNeedle = append([]byte(`"data":`), SpliceMarker...)
+var spliceNeedle = append([]byte(`"data":`), graph.SpliceMarker...)
 
 // Do implements graphql.Transport.
 func (directPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	ctx, s := WithSplice(r.Context())
+	ctx, s := graph.WithSplice(r.Context())
 	sw := &spliceWriter{ResponseWriter: w, s: s}
 	postDo(sw, r.WithContext(ctx), exec)
 }
 
 type spliceWriter struct {
 	http.ResponseWriter
-	s *Splice
+	s *graph.Splice
 }
 
 func (w *spliceWriter) Write(b []byte) (int, error) {

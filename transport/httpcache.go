@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -53,7 +54,7 @@ const (
 )
 
 // headerNoStore is shared by every response that is not cached; length and
-// capacity 1, as the values in transport_accept.go.
+// capacity 1, as the values in accept.go.
 var headerNoStore = []string{cacheControlNoStore}
 
 // httpCaching derives the caching headers of GET responses.
@@ -63,7 +64,7 @@ type httpCaching struct {
 	// less: never served without revalidation.
 	maxAge time.Duration
 	// ephemeralCursors: the cursors are signed with a key of this process
-	// alone (RandomCursorKeys), so no response carrying them is true for
+	// alone (graph.RandomCursorKeys), so no response carrying them is true for
 	// ever: a restart makes them fail. Committed history is then cached as
 	// a block-bound response is.
 	ephemeralCursors bool
@@ -83,7 +84,7 @@ type httpCaching struct {
 // Introspection (the schema, which changes with a deployment) counts as an
 // answer that holds until the next block, taken now; so does committed
 // history when the cursors are the process's own (ephemeralCursors).
-func (c *httpCaching) cacheControl(a Answers, opCtx *graphql.OperationContext, errs bool, now time.Time) string {
+func (c *httpCaching) cacheControl(a graph.Answers, opCtx *graphql.OperationContext, errs bool, now time.Time) string {
 	kind := a.Kind
 	if !a.Seen {
 		// No upstream answer: judged by what it used, nothing that can
@@ -132,7 +133,7 @@ func selectsSchema(opCtx *graphql.OperationContext) bool {
 // ETag unless it is no-store. ctx is the request's.
 func (c *httpCaching) set(ctx context.Context, h http.Header, opCtx *graphql.OperationContext, body []byte, errs bool) {
 	cc := cacheControlNoStore
-	if a, ok := ResponseAnswers(ctx); c != nil && ok {
+	if a, ok := graph.ResponseAnswers(ctx); c != nil && ok {
 		cc = c.cacheControl(a, opCtx, errs, time.Now())
 	}
 	if cc == cacheControlNoStore {

@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"net/http"
@@ -10,12 +10,11 @@ import (
 )
 
 // The configuration the streaming transports of /graphql share
-// (docs/transports.md): WebSocket (graphql-transport-ws,
-// transport_ws.go), Server-Sent Events (graphql-sse, both modes,
-// transport_sse.go) and multipart/mixed (incremental delivery and Apollo's
-// multipart subscriptions, transport_streaming.go): limits, timeouts, the
-// origins WebSocket upgrades are accepted from, and which requests are
-// streams.
+// (docs/transports.md): WebSocket (graphql-transport-ws, ws.go),
+// Server-Sent Events (graphql-sse, both modes, sse.go) and multipart/mixed
+// (incremental delivery and Apollo's multipart subscriptions,
+// streaming.go): limits, timeouts, the origins WebSocket upgrades are
+// accepted from, and which requests are streams.
 
 // SubscriptionConfig configures the subscription transports.
 type SubscriptionConfig struct {
@@ -160,7 +159,7 @@ const (
 // isStream reports a request served as a stream (WebSocket, Server-Sent
 // Events, multipart/mixed; an operation of a single connection mode's
 // stream), which the request deadline must not cut: its queries get the
-// deadline each (streamingOperations).
+// deadline each (graph.Executor.Request).
 func isStream(r *http.Request) bool {
 	if isWebSocketUpgrade(r) {
 		return true
