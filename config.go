@@ -52,7 +52,7 @@ type config struct {
 	ExplorerRate        float64
 	ExplorerBurst       int
 	TrustedProxies      []string
-	trustedProxies      trustedProxies // TrustedProxies parsed by validate
+	trustedProxies      upstream.TrustedProxies // TrustedProxies parsed by validate
 	// The cache of upstream answers (upstreamclient.go).
 	UpstreamCacheBytes   int64
 	UpstreamCacheMaxAge  time.Duration
@@ -135,7 +135,7 @@ func (c *config) settings() []setting {
 		{"compression-level", "COMPRESSION_LEVEL", "compression of responses to clients that accept zstd or gzip, 1 (fastest) to 9 (smallest); 0 sends every response uncompressed", intValue(&c.CompressionLevel, httpcompress.DefaultLevel)},
 		{"compression-min-bytes", "COMPRESSION_MIN_BYTES", "smallest response body compressed; smaller ones are sent as they are", intValue(&c.CompressionMinBytes, httpcompress.DefaultMinBytes)},
 
-		// The upstream client (upstreamclient.go) and the client key of its fair share (clientkey.go).
+		// The upstream client (upstreamclient.go) and the client key of its fair share (upstream/client_key.go).
 		{"upstream", "UPSTREAM_URL", "data-node base URL, e.g. https://host; unset serves the embedded sample data service", stringValue(&c.UpstreamURL, "")},
 		{"explorer", "EXPLORER_URL", "block-explorer REST base URL, e.g. https://host/rest (default: the upstream URL)", stringValue(&c.ExplorerURL, "")},
 		{"upstream-timeout", "UPSTREAM_TIMEOUT", "deadline of each upstream call", durationValue(&c.UpstreamTimeout, 10*time.Second)},
@@ -419,8 +419,8 @@ func (c *config) validate() error {
 
 // parseTrustedProxies parses TRUSTED_PROXIES: comma-separated CIDRs or
 // single addresses.
-func parseTrustedProxies(entries []string) (trustedProxies, error) {
-	var tp trustedProxies
+func parseTrustedProxies(entries []string) (upstream.TrustedProxies, error) {
+	var tp upstream.TrustedProxies
 	for _, e := range entries {
 		if p, err := netip.ParsePrefix(e); err == nil {
 			tp = append(tp, p.Masked())

@@ -16,8 +16,8 @@
 //     service when none is configured) and the one place the upstream
 //     client is configured: deadline, retries, circuit breakers,
 //     concurrency, the rate budget and its fair share, their metrics and
-//     tracing. clientkey.go: whom a request counts for in the fair share
-//     (TRUSTED_PROXIES).
+//     tracing. Whom a request counts for in the fair share
+//     (TRUSTED_PROXIES) is upstream/client_key.go's.
 //   - handler.go: the one place the GraphQL handler is configured:
 //     paging, query limits, the request deadline, cursor keys, loaders,
 //     the telemetry extension, the caches, the HTTP caching of GET

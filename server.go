@@ -162,7 +162,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write(schemaSDL)
 	})))
-	return withClientKey(gw.accessLog(gw.ops.tracing.Middleware(metricsWithoutCORS(mux, gw.cors(mux)))), gw.cfg.trustedProxies)
+	return upstream.WithClientKey(gw.accessLog(gw.ops.tracing.Middleware(metricsWithoutCORS(mux, gw.cors(mux)))), gw.cfg.trustedProxies)
 }
 
 // metricsWithoutCORS sends /metrics past the CORS layer: metrics are for

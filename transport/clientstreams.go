@@ -14,9 +14,9 @@ import (
 
 // The per-client bound on open streams (SubscriptionConfig.
 // MaxConnectionsPerClient): one client (the client key the gateway's
-// middleware puts in each request's context, upstream.ClientFrom: its
-// address, TRUSTED_PROXIES-aware; the rate budget's fair share uses the
-// same key) holds at most that many WebSocket connections, SSE streams
+// middleware, upstream.WithClientKey, puts in each request's context,
+// upstream.ClientFrom: its address, TRUSTED_PROXIES-aware; the rate
+// budget's fair share uses the same key) holds at most that many WebSocket connections, SSE streams
 // (graphql-sse's distinct connections mode, and single connection mode's
 // event streams) and multipart/mixed responses at once. Past it the
 // request is refused before anything starts (before the WebSocket
