@@ -135,7 +135,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playground.Handler(playground.Options{Title: "Trading network GraphQL gateway", Endpoint: "/graphql", DefaultQuery: defaultQuery}))
 	mux.Handle(playground.AssetsPrefix, playground.AssetsHandler())
-	mux.Handle("/graphql", api) // body limit, request deadline, compression: transport.Config
+	mux.Handle("/graphql", api) // body limit, request deadline: graph.ExecutorConfig; compression: transport.Config
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusOK, "ok\n")
 	})

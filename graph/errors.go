@@ -16,7 +16,7 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// Error codes, in extensions.code of every error (design.md, Errors).
+// Error codes, in extensions.code of every error (README, Errors).
 const (
 	CodeBadUserInput        = "BAD_USER_INPUT"
 	CodeNotFound            = "NOT_FOUND"

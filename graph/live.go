@@ -17,7 +17,7 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// Subscription.transactions (issue 17; design.md, Live data). The feed
+// Subscription.transactions (README, Live transactions). The feed
 // (package live) polls the explorer once for the process and hands every
 // subscription its transactions as edges, each built once (LiveFeed); the
 // resolver validates the arguments as Query.transactions does and returns
@@ -29,8 +29,8 @@ import (
 // a last result carrying the error, then the end of the operation.
 
 // LiveFeed is the process's feed of new transactions, as the edges
-// Subscription.transactions delivers. The handler and the feed must sign
-// cursors with the same keys (NewLiveFeed's, which NewHandler adopts).
+// Subscription.transactions delivers. The executor and the feed must sign
+// cursors with the same keys (NewLiveFeed's, which NewExecutor adopts).
 type LiveFeed struct {
 	feed *live.Feed[*model.TransactionEdge]
 	keys *CursorKeys
@@ -62,8 +62,8 @@ const (
 )
 
 // NewLiveFeed makes the feed. keys sign the events' cursors and verify the
-// `after` argument: pass the handler's (HandlerConfig.CursorKeys); nil
-// takes a random key, which NewHandler then uses too.
+// `after` argument: pass the executor's (ExecutorConfig.CursorKeys); nil
+// takes a random key, which NewExecutor then uses too.
 func NewLiveFeed(cfg live.Config, keys *CursorKeys) *LiveFeed {
 	if keys == nil {
 		keys = RandomCursorKeys()

@@ -16,12 +16,12 @@ import (
 // MaxConnectionsPerClient): one client (the client key the gateway's
 // middleware, upstream.WithClientKey, puts in each request's context,
 // upstream.ClientFrom: its address, TRUSTED_PROXIES-aware; the rate
-// budget's fair share uses the same key) holds at most that many WebSocket connections, SSE streams
-// (graphql-sse's distinct connections mode, and single connection mode's
-// event streams) and multipart/mixed responses at once. Past it the
-// request is refused before anything starts (before the WebSocket
-// upgrade is accepted): 429 with Retry-After and a GraphQL error,
-// RATE_LIMITED, naming the limit. Each stream is counted for as long as
+// budget's fair share uses the same key) holds at most that many WebSocket
+// connections, SSE streams (graphql-sse's distinct connections mode, and
+// single connection mode's event streams) and multipart/mixed responses
+// at once. Past it the request is refused before anything starts (before
+// the WebSocket upgrade is accepted): 429 with Retry-After and a GraphQL
+// error, RATE_LIMITED, naming the limit. Each stream is counted for as long as
 // its request is served, which is as long as the stream lasts (a
 // WebSocket connection is served by its upgrade request's goroutine). A
 // request without a client key (none of the gateway's: in-process
