@@ -12,7 +12,7 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 )
 
-// panicLog is where a handler logs recovered panics: its logger, and the
+// panicLog is where an executor logs recovered panics: its logger, and the
 // places panics were raised at, whose stack it logged (once each).
 type panicLog struct {
 	logger *slog.Logger
@@ -23,7 +23,7 @@ func newPanicLog(l *slog.Logger) *panicLog { return &panicLog{logger: l} }
 
 type panicLogKey struct{}
 
-// withPanicLog puts the handler's panic log in the context of each request
+// withPanicLog puts the executor's panic log in the context of each request
 // (resolvers, loaders, transports).
 func withPanicLog(ctx context.Context, l *panicLog) context.Context {
 	return context.WithValue(ctx, panicLogKey{}, l)
