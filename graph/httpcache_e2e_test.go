@@ -20,7 +20,7 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// HTTP caching of GET queries (httpcache.go): the headers follow the kinds
+// HTTP caching of GET queries (transport/httpcache.go): the headers follow the kinds
 // of the upstream answers a response is made of. The client judges each
 // answer's kind (upstream/kinds.go); these tests set the kinds they need
 // instead: kindedUpstream reports each method's answers with the kind the

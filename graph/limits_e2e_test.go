@@ -364,7 +364,7 @@ func TestHostileRequests(t *testing.T) {
 }
 
 // TestPOSTBodiesDecodeAsGqlgen: the gateway decodes the bodies clients
-// send itself (transport_body.go) and leaves the others to gqlgen's
+// send itself (transport/body.go) and leaves the others to gqlgen's
 // transport: either way the same operation gets the same answer, and a
 // body gqlgen refuses gets gqlgen's error.
 func TestPOSTBodiesDecodeAsGqlgen(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 	"github.com/tradenet/gateway/transport"
 )
 
-// graphql-sse's single connection mode (transport_sse.go), spoken by hand
+// graphql-sse's single connection mode (transport/sse.go), spoken by hand
 // over real HTTP as graphql-sse 2.6.1's client speaks it: PUT for a
 // reservation, GET accepting text/event-stream with the token for the
 // stream, POST with the token and extensions.operationId for each
@@ -821,7 +821,7 @@ func stalledStream(t *testing.T, gatewayURL, token string) net.Conn {
 }
 
 // TestEventStreamDistinctConnections is graphql-sse's distinct connections
-// mode (transport_streaming.go), where the single connection mode's rows
+// mode (transport/streaming.go), where the single connection mode's rows
 // do not reach.
 func TestEventStreamDistinctConnections(t *testing.T) {
 	stream := func(t *testing.T, g *liveGateway, accept, query string) *http.Response {
