@@ -15,6 +15,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/httpcompress"
 	"github.com/tradenet/gateway/redisstate"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -51,7 +52,7 @@ type config struct {
 	ExplorerRate        float64
 	ExplorerBurst       int
 	TrustedProxies      []string
-	trustedProxies      trustedProxies // TrustedProxies parsed by validate
+	trustedProxies      upstream.TrustedProxies // TrustedProxies parsed by validate
 	// The cache of upstream answers (upstreamclient.go).
 	UpstreamCacheBytes   int64
 	UpstreamCacheMaxAge  time.Duration
@@ -134,7 +135,7 @@ func (c *config) settings() []setting {
 		{"compression-level", "COMPRESSION_LEVEL", "compression of responses to clients that accept zstd or gzip, 1 (fastest) to 9 (smallest); 0 sends every response uncompressed", intValue(&c.CompressionLevel, httpcompress.DefaultLevel)},
 		{"compression-min-bytes", "COMPRESSION_MIN_BYTES", "smallest response body compressed; smaller ones are sent as they are", intValue(&c.CompressionMinBytes, httpcompress.DefaultMinBytes)},
 
-		// The upstream client (upstreamclient.go) and the client key of its fair share (clientkey.go).
+		// The upstream client (upstreamclient.go) and the client key of its fair share (upstream/client_key.go).
 		{"upstream", "UPSTREAM_URL", "data-node base URL, e.g. https://host; unset serves the embedded sample data service", stringValue(&c.UpstreamURL, "")},
 		{"explorer", "EXPLORER_URL", "block-explorer REST base URL, e.g. https://host/rest (default: the upstream URL)", stringValue(&c.ExplorerURL, "")},
 		{"upstream-timeout", "UPSTREAM_TIMEOUT", "deadline of each upstream call", durationValue(&c.UpstreamTimeout, 10*time.Second)},
@@ -171,7 +172,7 @@ func (c *config) settings() []setting {
 		{"apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries kept in memory without Redis (0 keeps none)", intValue(&c.APQCacheSize, 1000)},
 		{"persisted-documents", "PERSISTED_DOCUMENTS", "file of trusted documents that clients send by id (documentId, doc_id or the persistedQuery hash): Relay's persisted_queries.json or Apollo's persisted query manifest; each is validated against the schema at start, which fails on any invalid one", stringValue(&c.PersistedDocuments, "")},
 		{"trusted-documents-only", "TRUSTED_DOCUMENTS_ONLY", "run only the documents of PERSISTED_DOCUMENTS (by id, or sent as their text): any other query, new automatic persisted queries and introspection are refused", boolValue(&c.TrustedDocumentsOnly, false)},
-		{"http-cache-max-age", "HTTP_CACHE_MAX_AGE", "how long browsers and CDNs may keep a GET response made of answers that hold until the next block (the newest transactions, the data node's state), counted from the oldest of them; 0 = kept but revalidated every time. Committed history is cached for a year whatever this says", durationValue(&c.HTTPCacheMaxAge, graph.DefaultCacheMaxAge)},
+		{"http-cache-max-age", "HTTP_CACHE_MAX_AGE", "how long browsers and CDNs may keep a GET response made of answers that hold until the next block (the newest transactions, the data node's state), counted from the oldest of them; 0 = kept but revalidated every time. Committed history is cached for a year whatever this says", durationValue(&c.HTTPCacheMaxAge, transport.DefaultCacheMaxAge)},
 
 		// The live feed and the subscription transports (livefeed.go, handler.go).
 		{"live-poll-interval", "LIVE_POLL_INTERVAL", "how often the live feed polls the explorer's newest transactions while anyone is subscribed, or always while the upstream cache is on (one poller for every subscriber; with Redis, for every replica)", durationValue(&c.LivePollInterval, 500*time.Millisecond)},
@@ -418,8 +419,8 @@ func (c *config) validate() error {
 
 // parseTrustedProxies parses TRUSTED_PROXIES: comma-separated CIDRs or
 // single addresses.
-func parseTrustedProxies(entries []string) (trustedProxies, error) {
-	var tp trustedProxies
+func parseTrustedProxies(entries []string) (upstream.TrustedProxies, error) {
+	var tp upstream.TrustedProxies
 	for _, e := range entries {
 		if p, err := netip.ParsePrefix(e); err == nil {
 			tp = append(tp, p.Masked())

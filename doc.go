@@ -16,12 +16,14 @@
 //     service when none is configured) and the one place the upstream
 //     client is configured: deadline, retries, circuit breakers,
 //     concurrency, the rate budget and its fair share, their metrics and
-//     tracing. clientkey.go: whom a request counts for in the fair share
-//     (TRUSTED_PROXIES).
-//   - handler.go: the one place the GraphQL handler is configured:
-//     paging, query limits, the request deadline, cursor keys, loaders,
-//     the telemetry extension, the caches, the HTTP caching of GET
-//     responses and the compression of /graphql under it.
+//     tracing. Whom a request counts for in the fair share
+//     (TRUSTED_PROXIES) is upstream/client_key.go's.
+//   - handler.go: the one place the GraphQL endpoint is configured: its
+//     executor (graph.NewExecutor: paging, query limits, the request
+//     deadline, cursor keys, loaders, the telemetry extension, the
+//     caches), then its HTTP side (transport.NewHandler: the subscription
+//     transports, the HTTP caching of GET responses and the compression of
+//     /graphql under it).
 //   - instrumentation.go: metrics and tracing, set up once and handed to
 //     the builders above. sharedstate.go: Redis, and where persisted
 //     queries, the asset cache and the rate budget live (Redis when

@@ -10,17 +10,19 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/telemetry"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
 // newGraphQLHandler is the GraphQL endpoint over client, configured here
-// in full: paging, query limits, the request deadline, cursor keys,
-// loaders, the telemetry extension and the loaders' metrics, where
-// persisted queries and the asset cache live (Redis when configured, else
-// this process), the subscription transports over the live feed, and the
-// HTTP caching of GET responses with the compression under it.
+// in full: the executor (paging, query limits, the request deadline,
+// cursor keys, loaders, the telemetry extension and the loaders' metrics,
+// where persisted queries and the asset cache live: Redis when configured,
+// else this process), then its HTTP side (the subscription transports over
+// the live feed, and the HTTP caching of GET responses with the
+// compression under it).
 func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorKeys, feed *graph.LiveFeed, docs *graph.PersistedDocuments, ops *operations, logger *slog.Logger) http.Handler {
-	return graph.NewHandler(graph.HandlerConfig{
+	exec := graph.NewExecutor(graph.ExecutorConfig{
 		Upstream:      client,
 		Paging:        graph.PagingConfig{DefaultSize: cfg.PageDefault, MaxSize: cfg.PageMax, NestedMaxSize: cfg.PageNestedMax},
 		Introspection: cfg.Introspection,
@@ -35,15 +37,17 @@ func newGraphQLHandler(cfg *config, client *upstream.Client, keys *graph.CursorK
 		RequestTimeout:       cfg.RequestTimeout,
 		CursorKeys:           keys,
 		Live:                 feed,
-		Subscriptions:        cfg.subscriptions(),
 		Extensions:           []graphql.HandlerExtension{telemetry.NewGraphQL(ops.metrics, ops.tracing.Provider)},
 		Hooks:                ops.graphQLHooks(),
 		APQCache:             ops.apqCache(cfg.APQCacheSize),
 		Documents:            docs,
 		TrustedDocumentsOnly: cfg.TrustedDocumentsOnly,
 		AssetCache:           ops.assetCache(cfg.AssetCacheSize, cfg.AssetCacheTTL),
-		CacheMaxAge:          cfg.cacheMaxAge(),
-		Compress:             compressor(cfg, ops),
+	})
+	return transport.NewHandler(exec, transport.Config{
+		Subscriptions: cfg.subscriptions(),
+		CacheMaxAge:   cfg.cacheMaxAge(),
+		Compress:      compressor(cfg, ops),
 	})
 }
 

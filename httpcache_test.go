@@ -23,7 +23,7 @@ func TestHTTPCachingThroughTheServer(t *testing.T) {
 	g := startOpsGateway(t, u.args("-cors-origins", "https://app.example")...)
 	// The schema: large enough to compress, made of no upstream answer
 	// (which all say CacheNone until the upstream cache sets their kinds),
-	// and cached for a block (graph/httpcache.go).
+	// and cached for a block (transport/httpcache.go).
 	target := g.URL + "/graphql?query=" + url.QueryEscape(`{ __schema { types { name description } } }`)
 	get := func(acceptEncoding, ifNoneMatch string) (*http.Response, []byte) {
 		t.Helper()

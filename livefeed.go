@@ -6,6 +6,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/redisstate"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -25,8 +26,8 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 		Buffer:           cfg.LiveBuffer,
 		MaxSubscriptions: cfg.LiveMaxSubs,
 		Logger:           logger,
-		// A client's fair share (keyed by the client key of clientkey.go,
-		// as the rate budget's): its subscriptions, and its resumes
+		// A client's fair share (keyed by the client key,
+		// upstream/client_key.go, as the rate budget's): its subscriptions, and its resumes
 		// reading the explorer at once.
 		MaxSubscriptionsPerClient: cfg.LiveMaxSubsClient,
 		MaxCatchUpsPerClient:      cfg.LiveMaxCatchUps,
@@ -67,10 +68,11 @@ func newLiveFeed(cfg *config, client *upstream.Client, budget upstream.Budget, o
 
 // subscriptions is the subscription transports' configuration: the
 // WebSocket limits and timers, the streams a client may hold open (keyed
-// by the client key of clientkey.go), and the origins that may open a WebSocket,
-// which are CORS's (a page of another origin cannot subscribe).
-func (c *config) subscriptions() graph.SubscriptionConfig {
-	return graph.SubscriptionConfig{
+// by the client key, upstream/client_key.go), and the origins that may
+// open a WebSocket, which are CORS's (a page of another origin cannot
+// subscribe).
+func (c *config) subscriptions() transport.SubscriptionConfig {
+	return transport.SubscriptionConfig{
 		MaxPerConnection:        c.WSMaxSubs,
 		MaxConnectionsPerClient: c.WSMaxConnsClient,
 		InitTimeout:             c.WSInitTimeout,

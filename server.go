@@ -135,7 +135,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", playground.Handler(playground.Options{Title: "Trading network GraphQL gateway", Endpoint: "/graphql", DefaultQuery: defaultQuery}))
 	mux.Handle(playground.AssetsPrefix, playground.AssetsHandler())
-	mux.Handle("/graphql", api) // body limit, request deadline, compression: graph.HandlerConfig
+	mux.Handle("/graphql", api) // body limit, request deadline: graph.ExecutorConfig; compression: transport.Config
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusOK, "ok\n")
 	})
@@ -162,7 +162,7 @@ func (gw *gateway) routes(api http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write(schemaSDL)
 	})))
-	return withClientKey(gw.accessLog(gw.ops.tracing.Middleware(metricsWithoutCORS(mux, gw.cors(mux)))), gw.cfg.trustedProxies)
+	return upstream.WithClientKey(gw.accessLog(gw.ops.tracing.Middleware(metricsWithoutCORS(mux, gw.cors(mux)))), gw.cfg.trustedProxies)
 }
 
 // metricsWithoutCORS sends /metrics past the CORS layer: metrics are for

@@ -40,6 +40,10 @@ go test -count=1 -timeout 20m "$@" ./...
 # Every package whose own code shares state between goroutines, whole:
 #   upstream               coalesced flights, retries, the breaker, the local
 #                          budget and its fair share, the concurrency slots;
+#   transport              the transports' own goroutines (WebSocket sessions,
+#                          SSE reservations and streams, pumps), over an
+#                          executor without upstream; graph's e2e tests run
+#                          them under load;
 #   graph                  the asset rounds and their scheduler, the per-request
 #                          memo, the loaders, the cursor keys' pools, the asset
 #                          cache (allocation counts are not checked under -race:
@@ -76,7 +80,7 @@ go test -count=1 -timeout 20m "$@" ./...
 # that log prints).
 log "go test -race"
 race_pkgs=()
-for p in ./upstream ./graph . ./live ./redisstate ./telemetry ./sampleservice \
+for p in ./upstream ./transport ./graph . ./live ./redisstate ./telemetry ./sampleservice \
   ./internal/ctxwait ./internal/httpcompress ./internal/testutil; do
   [ -d "$p" ] && race_pkgs+=("$p/")
 done

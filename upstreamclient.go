@@ -48,7 +48,7 @@ func newUpstreamClient(cfg *config, dataNodeURL, explorerURL string, ops *operat
 	if retries == 0 {
 		retries = -1 // upstream.Config: 0 takes the default, negative means none
 	}
-	// Contended budget goes to clients in turn (keyed by withClientKey).
+	// Contended budget goes to clients in turn (keyed by upstream.WithClientKey).
 	budget := upstream.NewFairBudget(ops.budget(cfg.UpstreamRate, cfg.UpstreamBurst), cfg.UpstreamRate)
 	explorer := upstream.NewFairBudget(upstream.NewLocalBudget(cfg.ExplorerRate, cfg.ExplorerBurst), cfg.ExplorerRate)
 	c := upstream.Config{

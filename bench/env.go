@@ -15,6 +15,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/httpcompress"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -140,28 +141,28 @@ func newEnv(o envOptions) (*env, error) {
 }
 
 // startGateway serves a gateway over the sample service on a loopback
-// listener: graph.NewHandler over upstream.New behind response
+// listener: transport.NewHandler over upstream.New behind response
 // compression at the given level, as the gateway's main wires them
 // (without the access log and CORS middleware). Its upstream transport has
 // the client's default pool sizes; it counts bytes and tracks identical
 // requests in flight.
 func (e *env) startGateway(loaders graph.LoaderConfig, compression int) (*gatewayServer, error) {
 	inflight := &inflightTracker{}
-	transport := countingTransport(&e.wire.upstream, 64)
+	counting := countingTransport(&e.wire.upstream, 64)
 	client, err := upstream.New(upstream.Config{
 		DataNodeURL: e.sample.URL,
 		ExplorerURL: e.sample.URL + "/rest",
-		HTTPClient:  &http.Client{Transport: inflight.wrap(transport)},
+		HTTPClient:  &http.Client{Transport: inflight.wrap(counting)},
 	})
 	if err != nil {
 		return nil, err
 	}
-	handler := graph.NewHandler(graph.HandlerConfig{
+	handler := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream:       client,
 		Loaders:        loaders,
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		GqlgenExecutor: e.gqlgenOnly,
-	})
+	}), transport.Config{})
 	compressing := httpcompress.Handler(handler, httpcompress.Options{Level: compression, MinBytes: httpcompress.DefaultMinBytes})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -55,11 +56,11 @@ func TestCaptureFastPathInputs(t *testing.T) {
 	}
 	loaders := graph.DefaultLoaderConfig
 	loaders.AssetCacheSize = 0
-	gw := httptest.NewServer(graph.NewHandler(graph.HandlerConfig{
+	gw := httptest.NewServer(transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream: client,
 		Loaders:  loaders,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}))
+	}), transport.Config{}))
 	defer gw.Close()
 
 	party, _ := busiestParty(sample.Service.Dataset())

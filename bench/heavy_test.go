@@ -20,6 +20,7 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -205,10 +206,15 @@ func newHeavy(b testing.TB) *heavy {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// One key for the three, whose responses (cursors included) are compared.
 	keys := graph.RandomCursorKeys()
-	h.handler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys})
-	h.gqlgenHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys, GqlgenExecutor: true})
-	h.mapHandler = graph.NewHandler(graph.HandlerConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys,
-		Extensions: []graphql.HandlerExtension{h.capture}})
+	h.handler = transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys}), transport.Config{})
+	h.gqlgenHandler = transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{Upstream: stub, Loaders: heavyLoaders, Logger: logger, CursorKeys: keys, GqlgenExecutor: true}), transport.Config{})
+	h.mapHandler = transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
+		Upstream:   stub,
+		Loaders:    heavyLoaders,
+		Logger:     logger,
+		CursorKeys: keys,
+		Extensions: []graphql.HandlerExtension{h.capture},
+	}), transport.Config{})
 	if h.request, err = json.Marshal(gqlRequest{Query: q.doc, Variables: q.vars}); err != nil {
 		b.Fatal(err)
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -304,8 +305,8 @@ type liveGateway struct {
 }
 
 func startLiveGateway(sample *sampleservice.Server, interval time.Duration, maxSubscriptions int) (*liveGateway, error) {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	client, err := upstream.New(upstream.Config{DataNodeURL: sample.URL, ExplorerURL: sample.URL + "/rest", HTTPClient: &http.Client{Transport: transport}})
+	upstreamTransport := http.DefaultTransport.(*http.Transport).Clone()
+	client, err := upstream.New(upstream.Config{DataNodeURL: sample.URL, ExplorerURL: sample.URL + "/rest", HTTPClient: &http.Client{Transport: upstreamTransport}})
 	if err != nil {
 		return nil, err
 	}
@@ -316,13 +317,14 @@ func startLiveGateway(sample *sampleservice.Server, interval time.Duration, maxS
 		MaxSubscriptions: maxSubscriptions,
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, keys)
-	handler := graph.NewHandler(graph.HandlerConfig{
-		Upstream:      client,
-		Loaders:       graph.DefaultLoaderConfig,
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		CursorKeys:    keys,
-		Live:          feed,
-		Subscriptions: graph.SubscriptionConfig{MaxPerConnection: 100},
+	handler := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
+		Upstream:   client,
+		Loaders:    graph.DefaultLoaderConfig,
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		CursorKeys: keys,
+		Live:       feed,
+	}), transport.Config{
+		Subscriptions: transport.SubscriptionConfig{MaxPerConnection: 100},
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -333,7 +335,7 @@ func startLiveGateway(sample *sampleservice.Server, interval time.Duration, maxS
 		url:       "ws://" + ln.Addr().String() + "/graphql",
 		feed:      feed,
 		srv:       &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second},
-		transport: transport,
+		transport: upstreamTransport,
 	}
 	go func() {
 		if err := g.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

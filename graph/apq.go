@@ -30,7 +30,7 @@ const MaxPersistedQueryBytes = 64 << 10
 // expect, and they then send the hash with the query). A query sent with
 // its hash is stored only once the operation has parsed, validated and
 // passed the query limits: its MutateOperationContext runs after the
-// limits extension's (NewHandler adds it later), and gqlgen runs no
+// limits extension's (NewExecutor adds it later), and gqlgen runs no
 // context mutator once one has refused the operation.
 type persistedQueries struct {
 	cache graphql.Cache[string]

@@ -20,7 +20,7 @@ type CachedAsset struct {
 	Asset     *upstream.Asset    `json:"asset,omitempty"`
 	Freshness upstream.Freshness `json:"freshness"`
 	// FetchedAt is when the answer left the data node (zero: unknown), so
-	// that a hit is served with its age (HTTP caching, httpcache.go).
+	// that a hit is served with its age (HTTP caching: ResponseAnswers).
 	FetchedAt time.Time `json:"fetchedAt,omitzero"`
 }
 

@@ -37,8 +37,8 @@ func TestCachedAndCoalescedResultsServeWhileTheBudgetIsSpent(t *testing.T) {
 	sample := startSample(t, sampleservice.Config{})
 	// Three data-node requests, then none for a quarter of an hour.
 	g := newGateway(t, sample, gatewayOptions{
-		Client:  upstream.Config{Budget: upstream.NewLocalBudget(0.001, 3)},
-		Handler: graph.HandlerConfig{RequestTimeout: 10 * time.Second},
+		Client:   upstream.Config{Budget: upstream.NewLocalBudget(0.001, 3)},
+		Executor: graph.ExecutorConfig{RequestTimeout: 10 * time.Second},
 	})
 	ids := sample.Service.Dataset().Assets
 	a, b := ids[0].ID, ids[1].ID
@@ -107,8 +107,8 @@ func TestBanStopsCallsAndAnswersRateLimited(t *testing.T) {
 	}})
 	// A gateway whose own budget is (wrongly) far above the data node's.
 	g := newGateway(t, sample, gatewayOptions{
-		Client:  upstream.Config{Budget: upstream.NewLocalBudget(1000, 1000)},
-		Handler: graph.HandlerConfig{RequestTimeout: 10 * time.Second},
+		Client:   upstream.Config{Budget: upstream.NewLocalBudget(1000, 1000)},
+		Executor: graph.ExecutorConfig{RequestTimeout: 10 * time.Second},
 	})
 	for i := range 2 {
 		var d struct {
@@ -141,8 +141,8 @@ func TestLoadStaysInsideTheRateBudget(t *testing.T) {
 		RateLimit: sampleservice.RateLimitConfig{Enabled: true}, // 20/s, burst 100, ban after 10 429s in a row
 	})
 	g := newGateway(t, sample, gatewayOptions{
-		Client:  upstream.Config{Budget: upstream.NewLocalBudget(upstream.DefaultBudgetRate, upstream.DefaultBudgetBurst)},
-		Handler: graph.HandlerConfig{RequestTimeout: 5 * time.Second},
+		Client:   upstream.Config{Budget: upstream.NewLocalBudget(upstream.DefaultBudgetRate, upstream.DefaultBudgetBurst)},
+		Executor: graph.ExecutorConfig{RequestTimeout: 5 * time.Second},
 	})
 	ds := sample.Service.Dataset()
 	partyIDs := ds.Parties

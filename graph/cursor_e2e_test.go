@@ -141,7 +141,7 @@ func tamper(c string) string {
 func TestForeignCursorsNeverReachTheUpstream(t *testing.T) {
 	sample := startSample(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()})
 	g := newGateway(t, sample, gatewayOptions{})
-	other := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{CursorKeys: otherKeys(t)}})
+	other := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{CursorKeys: otherKeys(t)}})
 	for _, c := range cursorCases(sample.Service.Dataset()) {
 		t.Run(c.name, func(t *testing.T) {
 			r, start, end := c.page(t, g, map[string]any{"first": 3})

@@ -36,7 +36,7 @@ type deferPart struct {
 func TestDeferOverMultipart(t *testing.T) {
 	var mu sync.Mutex
 	var executors []string
-	g := newLiveGateway(t, liveOptions{NoFeed: true, Gate: "/api/v2/", Handler: graph.HandlerConfig{Hooks: graph.Hooks{
+	g := newLiveGateway(t, liveOptions{NoFeed: true, Gate: "/api/v2/", Executor: graph.ExecutorConfig{Hooks: graph.Hooks{
 		Execution: func(executor string) {
 			mu.Lock()
 			executors = append(executors, executor)

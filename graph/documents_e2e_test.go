@@ -204,7 +204,7 @@ func TestPersistedDocumentsServedByID(t *testing.T) {
 			}
 			var counts documentCounts
 			apq := lru.New[string](100)
-			g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Documents: docs, Hooks: counts.hooks(), APQCache: apq}})
+			g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Documents: docs, Hooks: counts.hooks(), APQCache: apq}})
 			two := map[string]any{"n": 2}
 			five := map[string]any{"n": 5}
 			wantTwo, wantFive := expected(t, g, docAssets, two), expected(t, g, docAssets, five)
@@ -266,8 +266,8 @@ func TestPersistedDocumentsServedByID(t *testing.T) {
 func TestPersistedDocumentErrors(t *testing.T) {
 	var counts documentCounts
 	docs := loadManifest(t, writeManifest(t, "m.json", apolloManifest()))
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Documents: docs, Hooks: counts.hooks()}})
-	none := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Hooks: counts.hooks()}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Documents: docs, Hooks: counts.hooks()}})
+	none := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Hooks: counts.hooks()}})
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		for _, tc := range []struct {
 			name string
@@ -305,7 +305,7 @@ func TestTrustedDocumentsOnly(t *testing.T) {
 	var counts documentCounts
 	docs := loadManifest(t, writeManifest(t, "persisted_queries.json", relayManifest()))
 	plain := newGateway(t, nil, gatewayOptions{})
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Documents: docs, TrustedDocumentsOnly: true, Hooks: counts.hooks()}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Documents: docs, TrustedDocumentsOnly: true, Hooks: counts.hooks()}})
 	two := map[string]any{"n": 2}
 	want := expected(t, plain, docAssets, two)
 
@@ -379,7 +379,7 @@ func TestTrustedDocumentsOnlyChecksAPQCache(t *testing.T) {
 	cache.Add(t.Context(), sha256Hex(docAssets+" "), docAssets+" ") // the manifest's text, but another hash
 	var counts documentCounts
 	docs := loadManifest(t, writeManifest(t, "m.json", apolloManifest()))
-	open := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Documents: docs, APQCache: cache, Hooks: counts.hooks()}})
+	open := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Documents: docs, APQCache: cache, Hooks: counts.hooks()}})
 	byHash := func(g *testGateway, text string) gqlResponse {
 		_, r := docRequest(t, g.URL, http.MethodGet, map[string]any{"variables": map[string]any{"n": 1},
 			"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": sha256Hex(text)}}})
@@ -391,7 +391,7 @@ func TestTrustedDocumentsOnlyChecksAPQCache(t *testing.T) {
 	if served, _ := counts.get(); served != "map[apq:1]" {
 		t.Fatalf("served %s, want one from apq", served)
 	}
-	trusted := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Documents: docs, TrustedDocumentsOnly: true, APQCache: cache}})
+	trusted := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Documents: docs, TrustedDocumentsOnly: true, APQCache: cache}})
 	wantRefused(t, "cached text not in the manifest", byHash(trusted, other), "only trusted documents are accepted")
 	if r := byHash(trusted, docAssets+" "); len(r.Errors) > 0 {
 		t.Fatalf("cached text of a manifest document: %+v", r.Errors)
@@ -403,7 +403,7 @@ func TestTrustedDocumentsOnlyChecksAPQCache(t *testing.T) {
 // mode a subscription sent as other text is refused there too.
 func TestPersistedDocumentsOverStreams(t *testing.T) {
 	docs := loadManifest(t, writeManifest(t, "m.json", relayManifest()))
-	g := newLiveGateway(t, liveOptions{Handler: graph.HandlerConfig{Documents: docs, TrustedDocumentsOnly: true}})
+	g := newLiveGateway(t, liveOptions{Executor: graph.ExecutorConfig{Documents: docs, TrustedDocumentsOnly: true}})
 	var newest struct {
 		Transactions struct{ Edges []struct{ Cursor string } }
 	}

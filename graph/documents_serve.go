@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -10,12 +11,11 @@ import (
 )
 
 // Serving persisted documents (the manifest: documents.go) and refusing
-// what is not trusted. Every transport reads a request's parameters its
-// own way (GET: getParams; POST: decodePOST; WebSocket:
-// parseSubscribePayload; SSE and multipart use the first two) and notes
-// the document id it names with documentRef.apply; from there the
-// executor's parameter mutators do the rest, for every transport alike,
-// in the order NewHandler adds them:
+// what is not trusted, at execution, for every transport alike. Each
+// transport (package transport) reads a request's parameters its own way
+// and notes the document id it names with SetDocumentID; from there the
+// executor's parameter mutators do the rest, in the order NewExecutor adds
+// them:
 //
 //  1. documentLookup: a documentId (or doc_id) becomes its document's
 //     text, or is refused (unknown id); a persistedQuery hash that names a
@@ -28,15 +28,7 @@ import (
 //     register a hash) is refused; served persisted documents and
 //     refusals are counted (Hooks).
 
-// documentRef is the persisted document a request names by id:
-// documentId (GraphQL over HTTP) or doc_id (Relay's network layers), as
-// sent.
-type documentRef struct {
-	DocumentID string `json:"documentId"`
-	DocID      string `json:"doc_id"`
-}
-
-// requestedDocument is the id documentRef.apply leaves in the request's
+// requestedDocument is the id SetDocumentID leaves in the request's
 // extensions under documentIDKey (graphql.RawParams has no member for it).
 // Its type is the mark: a client's extensions, decoded from JSON, cannot
 // hold one.
@@ -46,30 +38,21 @@ type requestedDocument string
 // documentLookup takes it out.
 const documentIDKey = "documentId"
 
-// apply notes the id in params for documentLookup; msg says what is wrong
-// when documentId and doc_id disagree.
-func (r documentRef) apply(params *graphql.RawParams) (msg string) {
-	id := r.DocumentID
-	switch {
-	case id == "":
-		id = r.DocID
-	case r.DocID != "" && r.DocID != id:
-		return "documentId and doc_id name different documents: send one of them"
-	}
-	if id == "" {
-		return ""
-	}
+// SetDocumentID notes in params that the request names the persisted
+// document id (documentId or doc_id, however its transport reads them), for
+// documentLookup to serve.
+func SetDocumentID(params *graphql.RawParams, id string) {
 	if params.Extensions == nil {
 		params.Extensions = map[string]any{}
 	}
 	params.Extensions[documentIDKey] = requestedDocument(id)
-	return ""
 }
 
-// namesDocument reports whether a request names something to run: a
-// query, a persisted query's hash, or a document id. A request that names
-// nothing is not a GraphQL request (answered 400 whatever it accepts).
-func namesDocument(params *graphql.RawParams) bool {
+// NamesDocument reports whether a request names something to run: a
+// query, a persisted query's hash, or a document id (SetDocumentID). A
+// request that names nothing is not a GraphQL request (the transports
+// answer it 400 whatever it accepts).
+func NamesDocument(params *graphql.RawParams) bool {
 	if params.Query != "" || params.Extensions["persistedQuery"] != nil {
 		return true
 	}
@@ -237,3 +220,17 @@ func (documentPolicy) count(hook func(string), label string) {
 
 // trustedOnlyMessage refuses a document the manifest does not list.
 const trustedOnlyMessage = "only trusted documents are accepted: this gateway runs the operations of its persisted-document manifest, sent by id (documentId, doc_id, or extensions.persistedQuery.sha256Hash) or as their exact text; to add one, add the operation to the client, generate the manifest again (relay-compiler with persistConfig, or generate-persisted-query-manifest) and deploy the gateway with it"
+
+// truncateID shortens a client's id quoted in an error message (cut at a
+// character).
+func truncateID(id string) string {
+	const max = 64
+	if len(id) <= max {
+		return id
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut] + "…"
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -227,4 +228,36 @@ func unavailableReason(e *upstream.UnavailableError) string {
 		return "no answer before the deadline"
 	}
 	return "the connection failed"
+}
+
+// requestErrorMessage rewrites the messages of the transports' errors
+// about a body that does not read or decode (worded as gqlgen's own
+// transports word them), which carry no code, into BAD_USER_INPUT
+// messages; ok is false for any other error. The decode error quotes the
+// whole body: the rewrite drops it.
+func requestErrorMessage(msg string) (string, bool) {
+	switch {
+	case strings.HasPrefix(msg, "json request body could not be decoded: "):
+		cause := strings.TrimPrefix(msg, "json request body could not be decoded: ")
+		if i := strings.Index(cause, " body:"); i >= 0 {
+			cause = cause[:i]
+		}
+		return "the request body is not a GraphQL request in JSON (" + truncate(cause, 200) + "); send {\"query\": …, \"variables\": {…}}", true
+	case strings.HasPrefix(msg, "could not read request body"):
+		return "could not read the request body", true
+	}
+	return "", false
+}
+
+// parserLimitMessage recognises the parser's own limits (tokens, nesting)
+// and says which limit was hit.
+func parserLimitMessage(msg string) (string, bool) {
+	var n int
+	if _, err := fmt.Sscanf(msg, "exceeded token limit of %d", &n); err == nil {
+		return fmt.Sprintf("the query has more than %d tokens, the limit (maximum tokens); send a shorter query", n), true
+	}
+	if _, err := fmt.Sscanf(msg, "exceeded maximum nesting depth of %d", &n); err == nil {
+		return fmt.Sprintf("the query nests more than %d levels, the parser's limit; select less deeply nested fields", n), true
+	}
+	return "", false
 }

@@ -1,10 +1,8 @@
 package graph
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 )
 
 // testCursorKeys sign the cursors of this package's tests; the test
@@ -60,23 +58,12 @@ func SignedCursorForTest(keys *CursorKeys, raw string) string {
 	return keys.sealCursor([]byte(raw))
 }
 
-// SpliceForTest writes {"data":<data>} through directPOST's splice.
+// SpliceForTest writes {"data":<data>} as the POST transport writes the
+// data a Splice holds.
 func SpliceForTest(data []byte) []byte {
-	rec := &bufferWriter{header: http.Header{}}
-	s := &splice{data: rawData(data)}
-	w := &spliceWriter{ResponseWriter: rec, s: s}
-	_, _ = w.Write([]byte(`{"data":1e999}`))
-	return rec.buf.Bytes()
+	s := &Splice{data: rawData(data)}
+	return append(s.AppendTo([]byte(`{"data":`)), '}')
 }
-
-type bufferWriter struct {
-	header http.Header
-	buf    bytes.Buffer
-}
-
-func (b *bufferWriter) Header() http.Header         { return b.header }
-func (b *bufferWriter) Write(p []byte) (int, error) { return b.buf.Write(p) }
-func (b *bufferWriter) WriteHeader(int)             {}
 
 type rawData []byte
 

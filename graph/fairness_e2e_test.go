@@ -15,8 +15,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/live"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -207,7 +207,7 @@ func TestSubscriptionsPerClientOnEveryTransport(t *testing.T) {
 // error; other clients are not held back; a stream that closes frees its
 // slot.
 func TestStreamsPerClient(t *testing.T) {
-	g := clientGateway(t, liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{MaxConnectionsPerClient: 2}}})
+	g := clientGateway(t, liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{MaxConnectionsPerClient: 2}}})
 	const a, b = "198.51.100.7", "198.51.100.8"
 	ws := connectWSAs(t, g.URL, a)
 	sse := sseAs(t, g.URL, a, txSubscription, nil)

@@ -101,7 +101,7 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			s.observe("direct")
 			if sp := spliceFor(rctx); sp != nil {
 				sp.data = data
-				return &graphql.Response{Data: spliceMarker}
+				return &graphql.Response{Data: SpliceMarker}
 			}
 			return &graphql.Response{Data: data.bytes()}
 		}
@@ -561,7 +561,7 @@ func (d *fxData) bytes() []byte {
 }
 
 // appendEscaped appends the data escaped as json.Marshal escapes a
-// json.RawMessage (transport_direct.go), and frees the buffers.
+// json.RawMessage (splice.go), and frees the buffers.
 func (d *fxData) appendEscaped(dst []byte) []byte {
 	dst = d.root.appendEscapedTo(dst)
 	d.free()

@@ -90,8 +90,8 @@ func errorSet(errs []json.RawMessage) []string {
 // answered everything it claims (it falls back only where it must).
 func TestDirectExecutorMatchesGqlgen(t *testing.T) {
 	var direct, gqlgen executions
-	d := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Hooks: graph.Hooks{Execution: direct.observe}}})
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{GqlgenExecutor: true, Hooks: graph.Hooks{Execution: gqlgen.observe}}})
+	d := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Hooks: graph.Hooks{Execution: direct.observe}}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: true, Hooks: graph.Hooks{Execution: gqlgen.observe}}})
 	ds := d.Sample.Service.Dataset()
 	fragments := loadFragments(t)
 
@@ -162,8 +162,8 @@ func TestDirectExecutorMatchesGqlgen(t *testing.T) {
 // every page itself.
 func TestDirectExecutorMatchesGqlgenOverTheDataset(t *testing.T) {
 	var direct, gqlgen executions
-	d := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits, Hooks: graph.Hooks{Execution: direct.observe}}})
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits, GqlgenExecutor: true, Hooks: graph.Hooks{Execution: gqlgen.observe}}})
+	d := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Limits: fullSelectionLimits, Hooks: graph.Hooks{Execution: direct.observe}}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Limits: fullSelectionLimits, GqlgenExecutor: true, Hooks: graph.Hooks{Execution: gqlgen.observe}}})
 	total := d.Sample.Service.Dataset().Transactions.Len()
 	query := `query(` + pagingVars + `) { transactions(first: $first, after: $after, last: $last, before: $before) {
 		edges { cursor node ` + fullSelection(t, "Transaction").String() + ` }
@@ -238,7 +238,7 @@ func TestDirectExecutorDispatchesAssetRoundsWhenIdle(t *testing.T) {
 	cfg := graph.DefaultLoaderConfig
 	cfg.Wait = time.Hour
 	cfg.AssetCacheSize = 0
-	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Loaders: cfg}})
+	g := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Loaders: cfg}})
 
 	refs := map[string]bool{}
 	for _, raw := range proposalPage(ds) {
@@ -334,7 +334,7 @@ func (c *rootFieldCounter) InterceptRootField(ctx context.Context, next graphql.
 func TestFieldInterceptorsGetGqlgensExecutor(t *testing.T) {
 	var ex executions
 	counter := &rootFieldCounter{}
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{
 		Extensions: []graphql.HandlerExtension{counter},
 		Hooks:      graph.Hooks{Execution: ex.observe},
 	}})

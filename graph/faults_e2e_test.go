@@ -105,7 +105,7 @@ func TestFaultLatencyBeyondTheUpstreamDeadline(t *testing.T) {
 
 func TestFaultLatencyBeyondTheRequestDeadline(t *testing.T) {
 	g, _ := faultGateway(t, func(o *gatewayOptions) {
-		o.Handler.RequestTimeout = time.Second // the upstream timeout stays 10s
+		o.Executor.RequestTimeout = time.Second // the upstream timeout stays 10s
 	})
 	g.Sample.Service.SetFault(sampleservice.EndpointAssets, sampleservice.Fault{Latency: 10 * time.Second})
 	g.Sample.Service.ResetCounters()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -36,8 +37,12 @@ func FuzzHandler(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := graph.NewHandler(graph.HandlerConfig{Upstream: client, Introspection: true, RequestTimeout: 10 * time.Second,
-		Limits: graph.Limits{MaxBodyBytes: 64 << 10}})
+	h := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
+		Upstream:       client,
+		Introspection:  true,
+		RequestTimeout: 10 * time.Second,
+		Limits:         graph.Limits{MaxBodyBytes: 64 << 10},
+	}), transport.Config{})
 
 	post := func(query string, vars any) []byte {
 		b, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
@@ -151,7 +156,7 @@ func FuzzGraphQLQuery(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := graph.NewHandler(graph.HandlerConfig{Upstream: client, Introspection: true, RequestTimeout: 10 * time.Second})
+	h := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{Upstream: client, Introspection: true, RequestTimeout: 10 * time.Second}), transport.Config{})
 	party := strings.Repeat("a1", 32)
 	for _, seed := range []struct{ query, vars string }{
 		{`{ assets(first: 2) { edges { cursor node { id status details { name decimals } } } pageInfo { hasNextPage endCursor } } }`, ``},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -36,8 +37,11 @@ type testGateway struct {
 
 // gatewayOptions adjusts a test gateway.
 type gatewayOptions struct {
-	Handler graph.HandlerConfig
-	Client  upstream.Config
+	// Executor and Transport configure the gateway's two halves
+	// (graph.NewExecutor, and the HTTP handler over it).
+	Executor  graph.ExecutorConfig
+	Transport transport.Config
+	Client    upstream.Config
 	// NoIntrospection turns introspection off (on by default in tests).
 	NoIntrospection bool
 	// Wrap, if set, wraps the resolvers' upstream.
@@ -74,15 +78,15 @@ func newGatewayWith(t *testing.T, upstreamURL string, opts gatewayOptions) *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Handler.Upstream = client
+	opts.Executor.Upstream = client
 	if opts.Wrap != nil {
-		opts.Handler.Upstream = opts.Wrap(client)
+		opts.Executor.Upstream = opts.Wrap(client)
 	}
-	if opts.Handler.CursorKeys == nil {
-		opts.Handler.CursorKeys = graph.CursorKeysForTest()
+	if opts.Executor.CursorKeys == nil {
+		opts.Executor.CursorKeys = graph.CursorKeysForTest()
 	}
-	opts.Handler.Introspection = !opts.NoIntrospection
-	srv := httptest.NewServer(graph.NewHandler(opts.Handler))
+	opts.Executor.Introspection = !opts.NoIntrospection
+	srv := httptest.NewServer(transport.NewHandler(graph.NewExecutor(opts.Executor), opts.Transport))
 	t.Cleanup(srv.Close)
 	return &testGateway{URL: srv.URL, Client: client}
 }

@@ -82,7 +82,7 @@ var pageSizeArg = numericArg{
 func TestHostileNumericArguments(t *testing.T) {
 	sample := startSample(t, sampleservice.Config{})
 	logs := &testutil.LockedBuffer{}
-	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
+	g := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
 	sample.Service.ResetCounters()
 
 	check := func(t *testing.T, arg string, spec numericArg, resp gqlResponse) {
@@ -145,7 +145,7 @@ func TestHostileNumericArguments(t *testing.T) {
 // Uint64 literal above the int64 range once panicked too.
 func TestNumericArgumentsAtTheirLimits(t *testing.T) {
 	logs := &testutil.LockedBuffer{}
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
 	ok := []struct {
 		query string
 		vars  map[string]any

@@ -16,10 +16,11 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
-// HTTP caching of GET queries (httpcache.go): the headers follow the kinds
+// HTTP caching of GET queries (transport/httpcache.go): the headers follow the kinds
 // of the upstream answers a response is made of. The client judges each
 // answer's kind (upstream/kinds.go); these tests set the kinds they need
 // instead: kindedUpstream reports each method's answers with the kind the
@@ -199,7 +200,7 @@ func TestCacheControlFollowsTheAnswers(t *testing.T) {
 				{"the schema and history", kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, 0, `{ __type(name: "Asset") { name } ` + txPageQuery[2:], oneBlock},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					g := cachingGateway(t, tc.up, gatewayOptions{Handler: graph.HandlerConfig{CacheMaxAge: tc.maxAge, GqlgenExecutor: ex.gqlgen}})
+					g := cachingGateway(t, tc.up, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: transport.Config{CacheMaxAge: tc.maxAge}})
 					resp, body := getQuery(t, g.URL, tc.query, nil)
 					if resp.StatusCode != http.StatusOK {
 						t.Fatalf("status %d: %s", resp.StatusCode, body)
@@ -241,7 +242,7 @@ func TestAssetCacheHitsCountAsRecentAnswers(t *testing.T) {
 	for _, ex := range executors {
 		t.Run(ex.name, func(t *testing.T) {
 			g := cachingGateway(t, kindedUpstream{kinds: kinds{"asset": upstream.CacheImmutable}, age: 20 * time.Second},
-				gatewayOptions{Handler: graph.HandlerConfig{CacheMaxAge: 30 * time.Second, GqlgenExecutor: ex.gqlgen}})
+				gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: transport.Config{CacheMaxAge: 30 * time.Second}})
 			resp, body := getQuery(t, g.URL, query, nil)
 			if got := resp.Header.Get("Cache-Control"); got != immutable {
 				t.Fatalf("the lookup: Cache-Control %q, want %q (%s)", got, immutable, body)
@@ -256,7 +257,7 @@ func TestAssetCacheHitsCountAsRecentAnswers(t *testing.T) {
 			}
 
 			// A lookup whose answer nobody reported is cached as of now.
-			g = cachingGateway(t, kindedUpstream{silent: true}, gatewayOptions{Handler: graph.HandlerConfig{CacheMaxAge: 30 * time.Second, GqlgenExecutor: ex.gqlgen}})
+			g = cachingGateway(t, kindedUpstream{silent: true}, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}, Transport: transport.Config{CacheMaxAge: 30 * time.Second}})
 			getQuery(t, g.URL, query, nil)
 			resp, body = getQuery(t, g.URL, query, nil)
 			if got := resp.Header.Get("Cache-Control"); !cacheControlIs(got, "public, max-age=30") {
@@ -279,7 +280,7 @@ func TestETagAndIfNoneMatch(t *testing.T) {
 	for _, ex := range executors {
 		t.Run(ex.name, func(t *testing.T) {
 			g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable, "assets": upstream.CacheImmutable}},
-				gatewayOptions{Handler: graph.HandlerConfig{GqlgenExecutor: ex.gqlgen}})
+				gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}})
 			first, body := getQuery(t, g.URL, txPageQuery, nil)
 			etag := first.Header.Get("ETag")
 			if !etagPattern.MatchString(etag) {
@@ -359,7 +360,7 @@ func TestCachingVaries(t *testing.T) {
 // made of: no Cache-Control, no ETag, and If-None-Match changes nothing.
 func TestPOSTIsNotCached(t *testing.T) {
 	for _, ex := range executors {
-		g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, gatewayOptions{Handler: graph.HandlerConfig{GqlgenExecutor: ex.gqlgen}})
+		g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: ex.gqlgen}})
 		get, getBody := getQuery(t, g.URL, txPageQuery, nil)
 		b, _ := json.Marshal(map[string]any{"query": txPageQuery})
 		req, _ := http.NewRequest(http.MethodPost, g.URL, bytes.NewReader(b))
@@ -449,7 +450,7 @@ func TestStreamsAreNotCached(t *testing.T) {
 // (a random key, valid for this process only), the cursors in committed
 // history fail after a restart, so it is not cached as immutable.
 func TestProcessCursorKeysAreNotImmutable(t *testing.T) {
-	g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, gatewayOptions{Handler: graph.HandlerConfig{CursorKeys: graph.RandomCursorKeys()}})
+	g := cachingGateway(t, kindedUpstream{kinds: kinds{"transactions": upstream.CacheImmutable}}, gatewayOptions{Executor: graph.ExecutorConfig{CursorKeys: graph.RandomCursorKeys()}})
 	resp, body := getQuery(t, g.URL, `{ transactions(first: 2) { edges { cursor } } }`, nil)
 	if got := resp.Header.Get("Cache-Control"); !cacheControlIs(got, oneBlock) {
 		t.Errorf("Cache-Control %q, want %q (%.100s)", got, oneBlock, body)

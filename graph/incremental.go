@@ -121,7 +121,7 @@ func (e *executableSchema) execStreaming(ctx context.Context) (graphql.ResponseH
 	switch {
 	case opCtx.Operation.Operation == ast.Subscription:
 		return e.execSubscription(ctx, opCtx), true
-	case opCtx.Operation.Operation == ast.Query && defersFragments(opCtx):
+	case opCtx.Operation.Operation == ast.Query && DefersFragments(opCtx):
 		return e.execIncremental(ctx, opCtx), true
 	}
 	return nil, false
@@ -451,9 +451,11 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// defersFragments reports whether the operation holds an active @defer:
-// one whose `if` argument is not false once variables are applied.
-func defersFragments(opCtx *graphql.OperationContext) bool {
+// DefersFragments reports whether the operation holds an active @defer:
+// one whose `if` argument is not false once variables are applied. Such a
+// query answers incrementally, which the transports need to know before
+// they run it (a response in JSON cannot carry it).
+func DefersFragments(opCtx *graphql.OperationContext) bool {
 	return activeDefer(opCtx.Doc, opCtx.Operation.SelectionSet, opCtx.Variables, map[string]bool{})
 }
 

@@ -138,7 +138,7 @@ func (l Limits) withDefaults() Limits {
 func init() {
 	// Limit errors are the request's fault, like validation errors; the
 	// transports answer both as request errors, 200 or 400 by Accept
-	// (transport_http.go).
+	// (package transport, http.go).
 	errcode.RegisterErrorType(CodeQueryTooComplex, errcode.KindProtocol)
 	errcode.RegisterErrorType(CodeBadUserInput, errcode.KindProtocol)
 }

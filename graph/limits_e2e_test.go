@@ -119,7 +119,7 @@ func TestLimitDepth(t *testing.T) {
 	noUpstreamCalls(t, sample)
 
 	// Fragments are followed, and the limit is configurable.
-	small := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Limits: graph.Limits{MaxDepth: 4}}})
+	small := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Limits: graph.Limits{MaxDepth: 4}}})
 	small.post(t, `{ assets { edges { node { id } } } }`, nil).mustNoErrors(t)
 	small.post(t, `{ assets { ...C } } fragment C on AssetConnection { edges { ...E } } fragment E on AssetEdge { node { details { name } } }`, nil).
 		oneError(t, "QUERY_TOO_COMPLEX", "5 levels deep", "limit of 4 (maximum depth)")
@@ -164,13 +164,13 @@ func TestLimitCost(t *testing.T) {
 	noUpstreamCalls(t, sample)
 	g.post(t, nested, map[string]any{"n": 5}).mustNoErrors(t)
 
-	small := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Limits: graph.Limits{MaxCost: 500}}})
+	small := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Limits: graph.Limits{MaxCost: 500}}})
 	small.post(t, `{ assets(first: 100) { edges { node { id } } } }`, nil).mustNoErrors(t) // 101 + 100×2
 	small.post(t, `{ assets(first: 250) { edges { node { id } } } }`, nil).oneError(t, "QUERY_TOO_COMPLEX", "costs 601", "limit of 500")
 }
 
 func TestLimitTokens(t *testing.T) {
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: graph.Limits{MaxTokens: 50}}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Limits: graph.Limits{MaxTokens: 50}}})
 	g.post(t, `{ assets(first: 1) { edges { node { id status } } } }`, nil).mustNoErrors(t)
 	long := `{ assets(first: 1) { edges { node { id ` + strings.Repeat("status ", 50) + `} } } }`
 	r := g.post(t, long, nil)
@@ -246,7 +246,7 @@ func TestLimitArguments(t *testing.T) {
 }
 
 func TestLimitBodySizeAndBatches(t *testing.T) {
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: graph.Limits{MaxBodyBytes: 2048}}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Limits: graph.Limits{MaxBodyBytes: 2048}}})
 	big := []byte(`{"query":"{ assets { edges { cursor } } }", "pad": "` + strings.Repeat("x", 4096) + `"}`)
 	r := g.send(t, http.MethodPost, "", "application/json", big, nil)
 	r.oneError(t, "BAD_USER_INPUT", "request body over 2048 bytes (the body size limit)")
@@ -364,7 +364,7 @@ func TestHostileRequests(t *testing.T) {
 }
 
 // TestPOSTBodiesDecodeAsGqlgen: the gateway decodes the bodies clients
-// send itself (transport_body.go) and leaves the others to gqlgen's
+// send itself (transport/body.go) and leaves the others to gqlgen's
 // transport: either way the same operation gets the same answer, and a
 // body gqlgen refuses gets gqlgen's error.
 func TestPOSTBodiesDecodeAsGqlgen(t *testing.T) {

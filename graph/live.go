@@ -29,8 +29,8 @@ import (
 // a last result carrying the error, then the end of the operation.
 
 // LiveFeed is the process's feed of new transactions, as the edges
-// Subscription.transactions delivers. The handler and the feed must sign
-// cursors with the same keys (NewLiveFeed's, which NewHandler adopts).
+// Subscription.transactions delivers. The executor and the feed must sign
+// cursors with the same keys (NewLiveFeed's, which NewExecutor adopts).
 type LiveFeed struct {
 	feed *live.Feed[*model.TransactionEdge]
 	keys *CursorKeys
@@ -62,8 +62,8 @@ const (
 )
 
 // NewLiveFeed makes the feed. keys sign the events' cursors and verify the
-// `after` argument: pass the handler's (HandlerConfig.CursorKeys); nil
-// takes a random key, which NewHandler then uses too.
+// `after` argument: pass the executor's (ExecutorConfig.CursorKeys); nil
+// takes a random key, which NewExecutor then uses too.
 func NewLiveFeed(cfg live.Config, keys *CursorKeys) *LiveFeed {
 	if keys == nil {
 		keys = RandomCursorKeys()
@@ -352,6 +352,47 @@ func (s streamingOperations) responses(ctx context.Context, next graphql.Respons
 	// operation completes (graphql-transport-ws's `error` is for an
 	// operation that did not start: no `complete` may follow it).
 	return &graphql.Response{Errors: gqlerror.List{gqlErr}}
+}
+
+// WithConnection marks ctx as a connection's that carries many operations
+// (a WebSocket), for the operations started under it: each gets a request
+// state of its own (streamingOperations), and the connection holds at most
+// maxSubscriptions subscriptions at once (past it, a subscription is
+// RATE_LIMITED).
+func WithConnection(ctx context.Context, maxSubscriptions int) context.Context {
+	return context.WithValue(ctx, wsConnKey{}, &wsConn{max: maxSubscriptions})
+}
+
+// wsConn is one connection's state (WithConnection), in the context of its
+// operations.
+type wsConn struct {
+	max int
+	mu  sync.Mutex
+	n   int // subscriptions open
+}
+
+type wsConnKey struct{}
+
+func wsConnFor(ctx context.Context) *wsConn {
+	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
+	return c
+}
+
+// acquire counts a subscription of the connection until ctx (the
+// operation's) ends; false when the connection holds max already.
+func (c *wsConn) acquire(ctx context.Context) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n >= c.max {
+		return false
+	}
+	c.n++
+	context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.n--
+		c.mu.Unlock()
+	})
+	return true
 }
 
 type streamTimeoutKey struct{}

@@ -95,7 +95,7 @@ func TestSubscribersShareAnEventsRequests(t *testing.T) {
 // selection could make more upstream requests per transaction than
 // Limits.MaxCallsPerEvent is refused before it starts, naming the limit.
 func TestSubscriptionRequestsPerEventAreBounded(t *testing.T) {
-	g := newLiveGateway(t, liveOptions{Handler: graph.HandlerConfig{Limits: graph.Limits{MaxCallsPerEvent: 3}}})
+	g := newLiveGateway(t, liveOptions{Executor: graph.ExecutorConfig{Limits: graph.Limits{MaxCallsPerEvent: 3}}})
 	var aliases []string
 	for i := range 4 {
 		aliases = append(aliases, fmt.Sprintf("t%d: transactions(first: %d) { edges { node { hash } } }", i, i+1))

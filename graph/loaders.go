@@ -277,7 +277,7 @@ type requestState struct {
 	fresh    *freshness
 	upstream *requestUpstream
 	// answers records the upstream answers the request's response is made
-	// of, for its HTTP caching (httpcache.go).
+	// of, for its HTTP caching (answers.go).
 	answers *answerLog
 }
 

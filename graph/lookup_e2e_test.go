@@ -354,7 +354,7 @@ fragment AssetID on Asset { id __typename }`
 	for _, gqlgenOnly := range []bool{false, true} {
 		t.Run(fmt.Sprintf("gqlgen executor %v", gqlgenOnly), func(t *testing.T) {
 			sample := startSample(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()})
-			g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{GqlgenExecutor: gqlgenOnly}})
+			g := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: gqlgenOnly}})
 			vars := map[string]any{"c": txCursorOf(t, sample.Service.Dataset(), "asset.dangling")}
 			r := g.query(t, idOnly, vars)
 			expectErrorCount(t, r, 0)

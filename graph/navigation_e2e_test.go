@@ -28,7 +28,7 @@ func batchingGateway(t *testing.T, sample *sampleservice.Server) *testGateway {
 	t.Helper()
 	cfg := graph.DefaultLoaderConfig
 	cfg.Wait = 25 * time.Millisecond
-	return newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Loaders: cfg}})
+	return newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Loaders: cfg}})
 }
 
 const proposalAssetsQuery = `query($types: [String!]) {

@@ -417,7 +417,7 @@ func TestWalkTransactions(t *testing.T) {
 // of the schema selected (fullSelection): the rows come in the dataset's
 // order with exact page info, and each equals its wire record (compareTx).
 func TestWalkTransactionsEveryField(t *testing.T) {
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Limits: fullSelectionLimits}})
 	ds := g.Sample.Service.Dataset()
 	src := ds.Transactions
 	checker := newWireChecker(t, ds)

@@ -12,7 +12,7 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 )
 
-// panicLog is where a handler logs recovered panics: its logger, and the
+// panicLog is where an executor logs recovered panics: its logger, and the
 // places panics were raised at, whose stack it logged (once each).
 type panicLog struct {
 	logger *slog.Logger
@@ -23,7 +23,7 @@ func newPanicLog(l *slog.Logger) *panicLog { return &panicLog{logger: l} }
 
 type panicLogKey struct{}
 
-// withPanicLog puts the handler's panic log in the context of each request
+// withPanicLog puts the executor's panic log in the context of each request
 // (resolvers, loaders, transports).
 func withPanicLog(ctx context.Context, l *panicLog) context.Context {
 	return context.WithValue(ctx, panicLogKey{}, l)
@@ -38,19 +38,26 @@ func panicLogFor(ctx context.Context) *panicLog {
 	return defaultPanicLog
 }
 
-// panicError logs a recovered panic (logPanic) and returns the INTERNAL
+// DetachPanicLog is a background context (no deadline, no cancellation,
+// no other value) carrying ctx's panic log: for work a request starts that
+// outlives it (a timer), whose panics go to the same log.
+func DetachPanicLog(ctx context.Context) context.Context {
+	return withPanicLog(context.Background(), panicLogFor(ctx))
+}
+
+// panicError logs a recovered panic (LogPanic) and returns the INTERNAL
 // error that replaces it: the client sees no internals, the process keeps
 // serving.
 func panicError(ctx context.Context, where string, p any) error {
-	logPanic(ctx, where, p)
+	LogPanic(ctx, where, p)
 	return &Error{Code: CodeInternal, Message: "internal error", Err: fmt.Errorf("panic in %s: %v", where, p)}
 }
 
-// logPanic logs a recovered panic once per request, as one line naming
+// LogPanic logs a recovered panic once per request, as one line naming
 // where it was raised; the stack goes with the first panic raised at that
 // place, so that a request that panics on every call does not fill the
 // log with stacks. Call it from the deferred function that recovered.
-func logPanic(ctx context.Context, where string, p any) {
+func LogPanic(ctx context.Context, where string, p any) {
 	log := panicLogFor(ctx)
 	site := panicSite()
 	attrs := []any{"panic", fmt.Sprint(p), "at", site}

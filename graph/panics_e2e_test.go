@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/testutil"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -75,11 +76,11 @@ func TestPanicsBecomeInternalErrorsAndTheProcessKeepsServing(t *testing.T) {
 
 	logs := &testutil.LockedBuffer{}
 	up := panicky{Upstream: client, listAssets: true, getAsset: true, listDelegations: true}
-	h := graph.NewHandler(graph.HandlerConfig{
+	h := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream: up,
 		Logger:   slog.New(slog.NewTextHandler(logs, nil)),
 		Loaders:  graph.LoaderConfig{Wait: graph.DefaultLoaderConfig.Wait, FewAssets: 4, AssetCacheSize: 0, AssetCacheTTL: graph.DefaultLoaderConfig.AssetCacheTTL},
-	})
+	}), transport.Config{})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	g := &testGateway{URL: srv.URL}

@@ -61,7 +61,7 @@ func TestAssetReferencesArePrefetched(t *testing.T) {
 	cfg.Wait = time.Hour // a round the prefetch missed would show as a second batch, not a wait
 	cfg.AssetCacheSize = 0
 	var calls loaderCalls
-	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Loaders: cfg, Hooks: calls.hooks()}})
+	g := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Loaders: cfg, Hooks: calls.hooks()}})
 
 	all, updated := map[string]bool{}, map[string]bool{}
 	for _, raw := range proposalPage(ds) {
@@ -126,7 +126,7 @@ func TestPrefetchCountsCacheHitsOnce(t *testing.T) {
 			prefetched++
 		},
 	}
-	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Hooks: hooks}})
+	g := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Hooks: hooks}})
 	vars := map[string]any{"types": []string{"Batch Proposal"}}
 	withoutPrefetch := strings.Replace(proposalAssetsQuery, "settlementAsset {", "settlementAsset @include(if: true) {", 1)
 	count := func(query string) (h, m, p int) {
@@ -166,7 +166,7 @@ func TestGqlgenExecutorBatchesAssetRounds(t *testing.T) {
 	cfg.Wait = time.Second
 	cfg.AssetCacheSize = 0
 	var calls loaderCalls
-	g := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Loaders: cfg, Hooks: calls.hooks(), GqlgenExecutor: true}})
+	g := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Loaders: cfg, Hooks: calls.hooks(), GqlgenExecutor: true}})
 	resp := g.query(t, proposalAssetsQuery, map[string]any{"types": []string{"Batch Proposal"}})
 	for _, e := range resp.Errors {
 		if e.code() != "NOT_FOUND" {

@@ -21,6 +21,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/live"
+	"github.com/tradenet/gateway/transport"
 )
 
 // Incremental delivery and the multipart/mixed transport over real HTTP
@@ -328,7 +329,7 @@ func TestStreamRequestErrors(t *testing.T) {
 // hasNext, heartbeats {} while idle, and the close delimiter when the
 // feed ends the subscription.
 func TestSubscriptionOverMultipart(t *testing.T) {
-	g := newLiveGateway(t, liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 50 * time.Millisecond}}})
+	g := newLiveGateway(t, liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{KeepAlive: 50 * time.Millisecond}}})
 	head := g.headCursor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), streamDeadline)
 	defer cancel()
@@ -384,8 +385,8 @@ func TestStreamOfAClientThatStopsReading(t *testing.T) {
 	for _, accept := range []string{"text/event-stream", `multipart/mixed;subscriptionSpec=1.0`} {
 		t.Run(accept, func(t *testing.T) {
 			g := newLiveGateway(t, liveOptions{
-				Live:    live.Config{Buffer: 100_000},
-				Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{WriteTimeout: 200 * time.Millisecond}},
+				Live:      live.Config{Buffer: 100_000},
+				Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{WriteTimeout: 200 * time.Millisecond}},
 			})
 			u, _ := url.Parse(g.URL)
 			conn, err := net.Dial("tcp", u.Host)
@@ -421,7 +422,7 @@ func TestStreamOfAClientThatStopsReading(t *testing.T) {
 // reservation are refused with 403 before anything starts; the allowed
 // origin and the gateway's own are served.
 func TestStreamsFromAnotherOrigin(t *testing.T) {
-	g := newLiveGateway(t, liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{
+	g := newLiveGateway(t, liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{
 		AllowedOrigins: []string{"https://app.example"},
 	}}})
 	const sub = `{"query":"subscription { transactions { cursor } }"}`
@@ -479,8 +480,8 @@ func TestStreamsFromAnotherOrigin(t *testing.T) {
 func TestPanicsInStreamsEndOnlyTheirField(t *testing.T) {
 	logs := &testutil.LockedBuffer{}
 	g := newLiveGateway(t, liveOptions{
-		Wrap:    func(u graph.Upstream) graph.Upstream { return panicky{Upstream: u, listDelegations: true} },
-		Handler: graph.HandlerConfig{Logger: slog.New(slog.NewTextHandler(logs, nil))},
+		Wrap:     func(u graph.Upstream) graph.Upstream { return panicky{Upstream: u, listDelegations: true} },
+		Executor: graph.ExecutorConfig{Logger: slog.New(slog.NewTextHandler(logs, nil))},
 	})
 	parts := readMultipart(t, streamRequest(t, context.Background(), g.URL, http.MethodPost, "multipart/mixed;deferSpec=20220824, application/json",
 		`{ transactions(first: 2) { edges { node { hash submitter { id ... @defer { delegations(first: 1) { edges { cursor } } } } } } } }`, nil))

@@ -14,6 +14,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/live"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -40,10 +41,12 @@ func downExplorerGateway(t *testing.T, explorerURL string) *testGateway {
 	logs := &testutil.LockedBuffer{}
 	feed := graph.NewLiveFeed(live.Config{Explorer: client, Interval: 20 * time.Millisecond, Linger: time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, keys)
-	srv := httptest.NewServer(graph.NewHandler(graph.HandlerConfig{
-		Upstream: client, CursorKeys: keys, Live: feed,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)),
-	}))
+	srv := httptest.NewServer(transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
+		Upstream:   client,
+		CursorKeys: keys,
+		Live:       feed,
+		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
+	}), transport.Config{}))
 	t.Cleanup(func() {
 		feed.Close()
 		srv.Close()

@@ -16,6 +16,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/transport"
 )
 
 // TestSubscriptionOverWebSocket: over one graphql-transport-ws connection,
@@ -109,7 +110,7 @@ func TestSubscriptionResume(t *testing.T) {
 // `next` events, filtered, in order; the request deadline, which bounds
 // queries, does not cut the stream.
 func TestSubscriptionOverSSE(t *testing.T) {
-	g := newLiveGateway(t, liveOptions{Handler: graph.HandlerConfig{RequestTimeout: time.Millisecond}})
+	g := newLiveGateway(t, liveOptions{Executor: graph.ExecutorConfig{RequestTimeout: time.Millisecond}})
 	head := g.headByAppend(t)
 	first := g.appendTxs(t, 10)
 	typ := first[0].Type
@@ -160,7 +161,7 @@ func TestWebSocketOrigins(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := g
 			if tc.allowed != nil {
-				g = newLiveGateway(t, liveOptions{NoFeed: true, Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{AllowedOrigins: tc.allowed}}})
+				g = newLiveGateway(t, liveOptions{NoFeed: true, Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{AllowedOrigins: tc.allowed}}})
 			}
 			origin := tc.origin
 			if origin == "same" {
@@ -193,7 +194,7 @@ func TestWebSocketOrigins(t *testing.T) {
 // TestWebSocketInitTimeout: a connection that sends no connection_init is
 // closed with 4408, as graphql-transport-ws says.
 func TestWebSocketInitTimeout(t *testing.T) {
-	g := newLiveGateway(t, liveOptions{NoFeed: true, Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{InitTimeout: 50 * time.Millisecond}}})
+	g := newLiveGateway(t, liveOptions{NoFeed: true, Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{InitTimeout: 50 * time.Millisecond}}})
 	conn, _, err := dialWS(t, g.URL, "")
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +271,7 @@ func wantError(t *testing.T, e gqlError, code string, parts ...string) {
 // TestWebSocketSubscriptionLimit: a connection holds at most
 // MaxPerConnection subscriptions; another connection has its own.
 func TestWebSocketSubscriptionLimit(t *testing.T) {
-	g := newLiveGateway(t, liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{MaxPerConnection: 2}}})
+	g := newLiveGateway(t, liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{MaxPerConnection: 2}}})
 	c := connectWS(t, g.URL)
 	c.subscribe("1", txSubscription, nil)
 	c.subscribe("2", txSubscription, nil)

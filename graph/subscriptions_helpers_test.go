@@ -20,6 +20,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -47,8 +48,9 @@ type liveGateway struct {
 }
 
 type liveOptions struct {
-	Handler graph.HandlerConfig
-	Live    live.Config
+	Executor  graph.ExecutorConfig
+	Transport transport.Config
+	Live      live.Config
 	// Gate, if set, puts a gate in front of the sample for the resolvers'
 	// calls whose path starts with it (liveGateway.Gate); the feed reads
 	// the sample directly.
@@ -91,14 +93,14 @@ func newLiveGateway(t *testing.T, opts liveOptions) *liveGateway {
 		g.Live = graph.NewLiveFeed(opts.Live, keys)
 		graph.OnSubscribedForTest(g.Live, func() { g.subscribed <- struct{}{} })
 	}
-	opts.Handler.Upstream = resolvers
+	opts.Executor.Upstream = resolvers
 	if opts.Wrap != nil {
-		opts.Handler.Upstream = opts.Wrap(resolvers)
+		opts.Executor.Upstream = opts.Wrap(resolvers)
 	}
-	opts.Handler.CursorKeys = keys
-	opts.Handler.Live = g.Live
-	opts.Handler.Introspection = true
-	srv := httptest.NewUnstartedServer(graph.NewHandler(opts.Handler))
+	opts.Executor.CursorKeys = keys
+	opts.Executor.Live = g.Live
+	opts.Executor.Introspection = true
+	srv := httptest.NewUnstartedServer(transport.NewHandler(graph.NewExecutor(opts.Executor), opts.Transport))
 	if opts.Server != nil {
 		opts.Server(srv)
 	}

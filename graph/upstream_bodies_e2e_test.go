@@ -38,7 +38,7 @@ func loggedGateway(t *testing.T, upstreamURL string, adjust func(*gatewayOptions
 	t.Helper()
 	logs := &testutil.LockedBuffer{}
 	opts := gatewayOptions{
-		Handler: graph.HandlerConfig{Logger: slog.New(slog.NewTextHandler(logs, nil))},
+		Executor: graph.ExecutorConfig{Logger: slog.New(slog.NewTextHandler(logs, nil))},
 		Client: upstream.Config{
 			Retry: upstream.RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 5 * time.Millisecond},
 			// Every call fails: the breaker would answer for the upstream.
@@ -155,7 +155,7 @@ func TestUnavailableUpstreamNamesNoAddress(t *testing.T) {
 			o.Client.Retry.Retries = -1
 		}},
 		{"request deadline", hang.URL, hung, "deadline", func(o *gatewayOptions) {
-			o.Handler.RequestTimeout = 300 * time.Millisecond
+			o.Executor.RequestTimeout = 300 * time.Millisecond
 		}},
 	}
 	for _, c := range cases {

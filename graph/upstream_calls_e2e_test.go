@@ -65,7 +65,7 @@ func TestLimitUpstreamCalls(t *testing.T) {
 	// A configured limit, and the count is a bound of what runs: funding
 	// payments after a cursor (up to three windows) under each of a
 	// page of delegations, with asset lookups.
-	small := newGateway(t, sample, gatewayOptions{Handler: graph.HandlerConfig{Limits: graph.Limits{MaxUpstreamCalls: 22}}})
+	small := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Limits: graph.Limits{MaxUpstreamCalls: 22}}})
 	party := sample.Service.Dataset().FundingPayments[0].PartyID
 	var page struct {
 		FundingPayments struct {

@@ -50,7 +50,7 @@ var allowUnknown = map[string]bool{}
 // rules: every wire key has a field, every field its wire value. All the
 // differences are reported, with their paths.
 func TestWireRecords(t *testing.T) {
-	gw := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits}})
+	gw := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Limits: fullSelectionLimits}})
 	ds := gw.Sample.Service.Dataset()
 	checker := newWireChecker(t, ds)
 	query := notableQuery(checker.sel)
@@ -174,7 +174,7 @@ func TestFullSelectionCoversTheSchema(t *testing.T) {
 // difference, with its path, on real transactions altered one way each
 // (the wire record, or the gateway's answer).
 func TestWireCheckerFindsDifferences(t *testing.T) {
-	gw := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits}})
+	gw := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Limits: fullSelectionLimits}})
 	ds := gw.Sample.Service.Dataset()
 	checker := newWireChecker(t, ds)
 	query := notableQuery(checker.sel)

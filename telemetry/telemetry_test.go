@@ -21,6 +21,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/telemetry"
+	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -57,11 +58,11 @@ func startTraced(t *testing.T) *tracedGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := graph.NewHandler(graph.HandlerConfig{
+	h := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream:   client,
 		Extensions: []graphql.HandlerExtension{telemetry.NewGraphQL(g.metrics, tracing.Provider)},
 		Hooks:      graph.Hooks{AssetCache: g.metrics.ObserveAssetCache, LoaderBatch: g.metrics.ObserveLoaderBatch},
-	})
+	}), transport.Config{})
 	srv := httptest.NewServer(tracing.Middleware(h))
 	t.Cleanup(srv.Close)
 	g.URL = srv.URL

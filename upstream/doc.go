@@ -19,4 +19,10 @@
 // immutable, the explorer's newest rows true until the next block,
 // data-node answers recent), reported to the caller (answers.go) and used
 // by its cache (cache.go), which serves an answer again while it is true.
+//
+// The rate budget (budget*.go) is shared between clients in turn
+// (FairBudget). Whom a request counts for, its client key (the peer's
+// address, or the one a trusted proxy forwarded: TRUSTED_PROXIES), is
+// read from the gateway's incoming requests beside it, in client_key.go
+// (WithClientKey, WithClient, ClientFrom).
 package upstream

@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/tradenet/gateway/graph"
 )
 
 // One operation on a transport that may answer more than once (WebSocket,
@@ -59,10 +61,10 @@ func (f *requestFailure) JSON() []byte {
 // transport can run: @defer in a subscription (the incremental delivery
 // proposal's validation rule: each event is one result).
 func startOperation(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams) (op *streamOperation, fail *requestFailure) {
-	noQuery := !namesDocument(params)
+	noQuery := !graph.NamesDocument(params)
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(ctx, "operation set-up", p)
+			graph.LogPanic(ctx, "operation set-up", p)
 			op, fail = nil, &requestFailure{Response: &graphql.Response{Errors: gqlerror.List{internalError()}}}
 		}
 	}()
@@ -70,16 +72,16 @@ func startOperation(ctx context.Context, exec graphql.GraphExecutor, params *gra
 	if errs != nil {
 		return nil, presentFailure(ctx, exec, opCtx, errs, noQuery)
 	}
-	if opCtx.Operation.Operation == ast.Subscription && defersFragments(opCtx) {
+	if opCtx.Operation.Operation == ast.Subscription && graph.DefersFragments(opCtx) {
 		return nil, presentFailure(ctx, exec, opCtx, gqlerror.List{inputError(deferInSubscriptionMessage)}, false)
 	}
 	octx, cancel := context.WithCancel(ctx)
 	op = &streamOperation{cancel: cancel, opCtx: opCtx}
-	op.incremental = opCtx.Operation.Operation == ast.Query && defersFragments(opCtx)
+	op.incremental = opCtx.Operation.Operation == ast.Query && graph.DefersFragments(opCtx)
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				logPanic(ctx, "operation dispatch", p)
+				graph.LogPanic(ctx, "operation dispatch", p)
 				op.responses = graphql.OneShot(&graphql.Response{Errors: gqlerror.List{internalError()}})
 				op.ctx = graphql.WithOperationContext(octx, opCtx)
 			}
@@ -158,7 +160,7 @@ func (op *streamOperation) Next() ([]byte, bool) {
 func (op *streamOperation) next() (resp *graphql.Response) {
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(op.ctx, "operation", p)
+			graph.LogPanic(op.ctx, "operation", p)
 			op.ended.Store(true) // this error is the last payload; Close ends the rest
 			resp = &graphql.Response{Errors: gqlerror.List{internalError()}}
 			if op.incremental {
@@ -270,10 +272,10 @@ type subsequentErrors struct {
 	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
-// internalError is the error a panic becomes, as the error presenter
+// internalError is the error a panic becomes, as graph's error presenter
 // would present it.
 func internalError() *gqlerror.Error {
-	return &gqlerror.Error{Message: "internal error", Extensions: map[string]any{"code": CodeInternal}}
+	return &gqlerror.Error{Message: "internal error", Extensions: map[string]any{"code": graph.CodeInternal}}
 }
 
 var internalErrorJSON = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL"}}]}`)

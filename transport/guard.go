@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"bytes"
@@ -9,9 +9,10 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/tradenet/gateway/graph"
 )
 
 // guardRequest answers the requests that gqlgen's transports would
@@ -95,7 +96,7 @@ func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) htt
 			r.Body = &readBody{Reader: bytes.NewReader(body), bytes: body}
 		case http.MethodOptions, http.MethodPut, http.MethodDelete:
 			// PUT and DELETE: graphql-sse's single connection mode
-			// (transport_sse.go), which answers them itself.
+			// (sse.go), which answers them itself.
 		default:
 			w.Header().Set("Allow", "GET, POST, PUT, DELETE, OPTIONS")
 			refuse(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: send queries with POST (application/json) or GET", r.Method))
@@ -135,40 +136,17 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, message string) 
 	w.WriteHeader(status)
 	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{{
 		Message:    message,
-		Extensions: map[string]any{"code": CodeBadUserInput},
+		Extensions: map[string]any{"code": graph.CodeBadUserInput},
 	}}})
 	_, _ = w.Write(body)
 }
 
-// requestErrorMessage rewrites the messages of gqlgen's transport errors,
-// which carry no code, into BAD_USER_INPUT messages; ok is false for any
-// other error. gqlgen quotes the whole body in its decode error: the
-// rewrite drops it.
-func requestErrorMessage(msg string) (string, bool) {
-	switch {
-	case strings.HasPrefix(msg, "json request body could not be decoded: "):
-		cause := strings.TrimPrefix(msg, "json request body could not be decoded: ")
-		if i := strings.Index(cause, " body:"); i >= 0 {
-			cause = cause[:i]
-		}
-		return "the request body is not a GraphQL request in JSON (" + truncate(cause, 200) + "); send {\"query\": …, \"variables\": {…}}", true
-	case strings.HasPrefix(msg, "could not read request body"):
-		return "could not read the request body", true
+// truncate shortens a client's value quoted in a message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return "", false
-}
-
-// parserLimitMessage recognises the parser's own limits (tokens, nesting)
-// and says which limit was hit.
-func parserLimitMessage(msg string) (string, bool) {
-	var n int
-	if _, err := fmt.Sscanf(msg, "exceeded token limit of %d", &n); err == nil {
-		return fmt.Sprintf("the query has more than %d tokens, the limit (maximum tokens); send a shorter query", n), true
-	}
-	if _, err := fmt.Sscanf(msg, "exceeded maximum nesting depth of %d", &n); err == nil {
-		return fmt.Sprintf("the query nests more than %d levels, the parser's limit; select less deeply nested fields", n), true
-	}
-	return "", false
+	return s[:n] + "…"
 }
 
 // readBody is a request body guardRequest has read: its bytes, for the

@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"encoding/json"
@@ -8,19 +8,20 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/upstream"
 )
 
 // The per-client bound on open streams (SubscriptionConfig.
 // MaxConnectionsPerClient): one client (the client key the gateway's
-// middleware puts in each request's context, upstream.ClientFrom: its
-// address, TRUSTED_PROXIES-aware; the rate budget's fair share uses the
-// same key) holds at most that many WebSocket connections, SSE streams
-// (graphql-sse's distinct connections mode, and single connection mode's
-// event streams) and multipart/mixed responses at once. Past it the
-// request is refused before anything starts (before the WebSocket
-// upgrade is accepted): 429 with Retry-After and a GraphQL error,
-// RATE_LIMITED, naming the limit. Each stream is counted for as long as
+// middleware, upstream.WithClientKey, puts in each request's context,
+// upstream.ClientFrom: its address, TRUSTED_PROXIES-aware; the rate
+// budget's fair share uses the same key) holds at most that many WebSocket
+// connections, SSE streams (graphql-sse's distinct connections mode, and
+// single connection mode's event streams) and multipart/mixed responses
+// at once. Past it the request is refused before anything starts (before
+// the WebSocket upgrade is accepted): 429 with Retry-After and a GraphQL
+// error, RATE_LIMITED, naming the limit. Each stream is counted for as long as
 // its request is served, which is as long as the stream lasts (a
 // WebSocket connection is served by its upgrade request's goroutine). A
 // request without a client key (none of the gateway's: in-process
@@ -99,7 +100,7 @@ func refuseTooManyStreams(w http.ResponseWriter, r *http.Request, max int) {
 	w.WriteHeader(http.StatusTooManyRequests)
 	body, _ := json.Marshal(map[string]any{"errors": gqlerror.List{{
 		Message:    msg,
-		Extensions: map[string]any{"code": CodeRateLimited},
+		Extensions: map[string]any{"code": graph.CodeRateLimited},
 	}}})
 	_, _ = w.Write(body)
 }

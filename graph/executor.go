@@ -3,25 +3,24 @@ package graph
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// HandlerConfig configures the GraphQL endpoint.
-type HandlerConfig struct {
+// ExecutorConfig configures the GraphQL executor (NewExecutor).
+type ExecutorConfig struct {
 	// Upstream serves the data.
 	Upstream Upstream
 	// Paging sets page sizes; zero fields take DefaultPaging's.
 	Paging PagingConfig
 	// CursorKeys sign and verify cursors; nil takes a random key of this
-	// handler's own (RandomCursorKeys), whose cursors no other handler
+	// executor's own (RandomCursorKeys), whose cursors no other executor
 	// accepts.
 	CursorKeys *CursorKeys
 	// Introspection enables schema introspection (the playground's docs
@@ -51,31 +50,17 @@ type HandlerConfig struct {
 	// Hooks observe the loaders and the asset cache, for metrics.
 	Hooks Hooks
 	// Limits bound each request (depth, cost, tokens, aliases, body
-	// size); zero fields take DefaultLimits'.
+	// size: the transports apply MaxBodyBytes, Executor.MaxBodyBytes);
+	// zero fields take DefaultLimits'.
 	Limits Limits
-	// RequestTimeout bounds each request, upstream calls included; 0
-	// means no deadline of the handler's own.
+	// RequestTimeout bounds each request, upstream calls included
+	// (Executor.Request); 0 means no deadline of the executor's own.
 	RequestTimeout time.Duration
 	// Live is the transaction feed of Subscription.transactions; nil: the
 	// subscription answers UPSTREAM_UNAVAILABLE ("live feed disabled").
-	// Its cursor keys are the handler's: when CursorKeys is nil the
-	// handler takes the feed's, and the two must not differ.
+	// Its cursor keys are the executor's: when CursorKeys is nil the
+	// executor takes the feed's, and the two must not differ.
 	Live *LiveFeed
-	// Subscriptions configures the WebSocket and SSE transports; zero
-	// fields take DefaultSubscriptions'.
-	Subscriptions SubscriptionConfig
-	// CacheMaxAge is how long browsers and CDNs may keep the response to a
-	// GET made of answers that hold until the next block (the explorer's
-	// newest page, the data node's state), counted from the oldest of
-	// them: about a block. 0 takes DefaultCacheMaxAge; negative: such
-	// responses are kept but revalidated on every use (no-cache). See
-	// httpcache.go.
-	CacheMaxAge time.Duration
-	// Compress, if set, wraps the handler's responses (the gateway's
-	// response compression), inside the handling of If-None-Match, so that
-	// an ETag is compared, and a 304 sent, as the response leaves
-	// compressed or not.
-	Compress func(http.Handler) http.Handler
 	// GqlgenExecutor answers every query with gqlgen's executor alone,
 	// without the direct executor in front of it (fastexec.go): for
 	// comparisons in tests and benchmarks. It is implied when an extension
@@ -84,17 +69,33 @@ type HandlerConfig struct {
 }
 
 // DefaultAPQCacheSize is how many persisted queries the in-memory APQ
-// cache keeps when HandlerConfig.APQCache is nil.
+// cache keeps when ExecutorConfig.APQCache is nil.
 const DefaultAPQCacheSize = 1000
 
-// NewHandler builds the GraphQL endpoint: gqlgen's server with explicit
-// transports (GET and POST; for subscriptions and @defer, WebSocket,
-// Server-Sent Events in both of graphql-sse's modes, and multipart/mixed;
-// no uploads; docs/transports.md), the error presenter and panic
-// recovery, and the HTTP caching of GET responses (httpcache.go):
-// Cache-Control and ETag by what each response is made of, and 304 on
-// If-None-Match, outside the compression (Compress).
-func NewHandler(cfg HandlerConfig) http.Handler {
+// Executor runs the gateway's GraphQL operations: gqlgen's executor over
+// the schema, with the direct executor in front of it (fastexec.go), the
+// query limits, automatic persisted queries and trusted documents, the
+// error presenter and panic recovery, and each request's state (loaders,
+// memo, the answers its response is made of). It knows nothing of HTTP:
+// the transports (package transport) read requests, call it through
+// gqlgen's graphql.GraphExecutor interface, which it implements, under the
+// context Request gives each request, and write the responses.
+type Executor struct {
+	exec     *executor.Executor
+	newState func() *requestState
+	panics   *panicLog
+	timeout  time.Duration
+	conns    context.Context
+	maxBody  int64
+	// ephemeralCursors: the cursors are signed with a key of this process
+	// alone (RandomCursorKeys).
+	ephemeralCursors bool
+}
+
+var _ graphql.GraphExecutor = (*Executor)(nil)
+
+// NewExecutor builds the executor cfg describes.
+func NewExecutor(cfg ExecutorConfig) *Executor {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -119,9 +120,8 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Live != nil && cfg.Live.keys != cfg.CursorKeys {
 		// A wiring mistake: the events' cursors would not page the
 		// connection, nor its cursors resume the subscription.
-		panic("graph: HandlerConfig.Live signs cursors with other keys than HandlerConfig.CursorKeys; pass the same *CursorKeys to NewLiveFeed")
+		panic("graph: ExecutorConfig.Live signs cursors with other keys than ExecutorConfig.CursorKeys; pass the same *CursorKeys to NewLiveFeed")
 	}
-	cfg.Subscriptions = cfg.Subscriptions.withDefaults()
 	resolver := &Resolver{Upstream: cfg.Upstream, Paging: cfg.Paging, Cursors: cfg.CursorKeys, Live: cfg.Live}
 	gqlgenOnly := cfg.GqlgenExecutor
 	for _, ext := range cfg.Extensions {
@@ -131,7 +131,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 		_, root := ext.(graphql.RootFieldInterceptor)
 		gqlgenOnly = gqlgenOnly || field || root
 	}
-	srv := handler.New(newFastSchema(Config{Resolvers: resolver}, gqlgenOnly, cfg.Hooks.Execution))
+	srv := executor.New(newFastSchema(Config{Resolvers: resolver}, gqlgenOnly, cfg.Hooks.Execution))
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
@@ -140,18 +140,6 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Live != nil {
 		conns = cfg.Live.conns
 	}
-	// In this order: gqlgen serves a request with the first transport
-	// that supports it, and directPOST supports every POST.
-	srv.AddTransport(websocketTransport(cfg.Subscriptions, conns, cfg.Limits.MaxBodyBytes))
-	srv.AddTransport(newEventStreams(cfg.Subscriptions, conns))
-	caching := &httpCaching{maxAge: cfg.CacheMaxAge, ephemeralCursors: cfg.CursorKeys.random}
-	if caching.maxAge == 0 {
-		caching.maxAge = DefaultCacheMaxAge
-	}
-	srv.AddTransport(streamTransport{cfg: cfg.Subscriptions, cache: caching})
-	srv.AddTransport(transport.Options{AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions}})
-	srv.AddTransport(getTransport{cache: caching})
-	srv.AddTransport(directPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(&limitsExtension{limits: cfg.Limits, paging: cfg.Paging, assetRound: assetRoundCalls(cfg.Loaders)})
@@ -159,7 +147,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 		cfg.APQCache = lru.New[string](DefaultAPQCacheSize)
 	}
 	if cfg.TrustedDocumentsOnly && cfg.Documents == nil {
-		panic("graph: HandlerConfig.TrustedDocumentsOnly without Documents would refuse every operation")
+		panic("graph: ExecutorConfig.TrustedDocumentsOnly without Documents would refuse every operation")
 	}
 	// Documents by id, then APQ, then the trusted-documents policy on
 	// the text APQ leaves (documents_serve.go).
@@ -170,7 +158,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	args := numericArgs{maxPage: cfg.Paging.MaxSize}
-	srv.SetValidationRulesFn(args.validationRules) // numeric literals (arguments.go)
+	srv.SetDefaultRulesFn(args.validationRules) // numeric literals (arguments.go)
 	present := errorPresenter(cfg.Logger, args)
 	srv.SetErrorPresenter(present)
 	panics := newPanicLog(cfg.Logger)
@@ -196,28 +184,76 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv.AroundOperations(streams.operations)
 	srv.AroundResponses(streams.responses) // outside freshnessExtension: it reads the event's state
 	srv.AroundResponses(freshnessExtension)
-	compress := cfg.Compress
-	if compress == nil {
-		compress = func(h http.Handler) http.Handler { return h }
+	return &Executor{
+		exec:             srv,
+		newState:         newState,
+		panics:           panics,
+		timeout:          cfg.RequestTimeout,
+		conns:            conns,
+		maxBody:          cfg.Limits.MaxBodyBytes,
+		ephemeralCursors: cfg.CursorKeys.random,
 	}
-	return conditionalGET(compress(guardRequest(cfg.Limits.MaxBodyBytes, cfg.Subscriptions, limitClientStreams(cfg.Subscriptions.MaxConnectionsPerClient, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if cfg.RequestTimeout > 0 {
-			if isStream(r) {
-				// A stream lasts as long as its subscriptions; its
-				// queries get the deadline each (streamingOperations).
-				r = r.WithContext(withStreamTimeout(r.Context(), cfg.RequestTimeout))
-			} else {
-				ctx, cancel := context.WithTimeout(r.Context(), cfg.RequestTimeout)
-				defer cancel()
-				r = r.WithContext(ctx)
-			}
-		}
-		srv.ServeHTTP(w, r.WithContext(withPanicLog(withRequestState(r.Context(), newState()), panics)))
-	})))))
 }
 
+// CreateOperationContext parses and validates an operation
+// (graphql.GraphExecutor).
+func (e *Executor) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	return e.exec.CreateOperationContext(ctx, params)
+}
+
+// DispatchOperation runs an operation CreateOperationContext returned
+// (graphql.GraphExecutor).
+func (e *Executor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	return e.exec.DispatchOperation(ctx, opCtx)
+}
+
+// DispatchError presents the errors of an operation that did not execute
+// (graphql.GraphExecutor).
+func (e *Executor) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {
+	return e.exec.DispatchError(ctx, list)
+}
+
+// PresentRecoveredError turns a panic a transport recovered into the
+// INTERNAL error the client sees, logged.
+func (e *Executor) PresentRecoveredError(ctx context.Context, err any) error {
+	return e.exec.PresentRecoveredError(ctx, err)
+}
+
+// Request returns the context a transport serves one request under, and
+// the function that releases it once the request is served: the request's
+// state and panic log, and its deadline (RequestTimeout). A stream (a
+// WebSocket connection, an SSE or multipart/mixed response) lasts as long
+// as its subscriptions: it has no deadline, and its queries get the
+// deadline each (streamingOperations).
+func (e *Executor) Request(ctx context.Context, stream bool) (context.Context, context.CancelFunc) {
+	cancel := func() {}
+	if e.timeout > 0 {
+		if stream {
+			ctx = withStreamTimeout(ctx, e.timeout)
+		} else {
+			ctx, cancel = context.WithTimeout(ctx, e.timeout)
+		}
+	}
+	return withPanicLog(withRequestState(ctx, e.newState()), e.panics), cancel
+}
+
+// Connections ends when the connections that outlive a request (WebSocket
+// connections, graphql-sse's reserved streams) are to close: once the live
+// feed's drain has ended every subscription (LiveFeed.Shutdown). Without a
+// live feed, never.
+func (e *Executor) Connections() context.Context { return e.conns }
+
+// MaxBodyBytes bounds a request body and a WebSocket message
+// (Limits.MaxBodyBytes, defaults applied).
+func (e *Executor) MaxBodyBytes() int64 { return e.maxBody }
+
+// EphemeralCursors reports cursors signed with a key of this process
+// alone (RandomCursorKeys): no response carrying them is true for ever,
+// since a restart makes them fail.
+func (e *Executor) EphemeralCursors() bool { return e.ephemeralCursors }
+
 // recoverFunc turns a panic in a resolver into an INTERNAL error, logged
-// (logPanic); the process keeps serving.
+// (LogPanic); the process keeps serving.
 func recoverFunc(log *panicLog) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
 		return panicError(withPanicLog(ctx, log), "resolver", p)

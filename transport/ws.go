@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	coderws "github.com/coder/websocket"
+
+	"github.com/tradenet/gateway/graph"
 )
 
 // The WebSocket transport of /graphql: graphql-transport-ws, the protocol
@@ -27,10 +29,10 @@ import (
 //     then close 4408), then a `ping` every KeepAlive;
 //   - a closer goroutine, which closes the socket once the connection ends
 //     (a protocol error, the peer gone, a failed write) and, when the
-//     gateway shuts down (conns ends), gives the operations under way up to
-//     WriteTimeout to write their last messages (LiveFeed.Shutdown has
-//     ended the subscriptions: each writes its `complete`) before closing
-//     with 1000;
+//     gateway shuts down (conns ends), gives the operations under way up
+//     to WriteTimeout to write their last messages (graph.LiveFeed.Shutdown
+//     has ended the subscriptions: each writes its `complete`) before
+//     closing with 1000;
 //   - a goroutine per operation, which starts it (parse, validate, the
 //     subscription's resolver) and writes its results as they come
 //     (streamOperation.Next, until the operation ends: its context is
@@ -44,8 +46,8 @@ import (
 // and the peer is not reading anyway), so such a client sees an abnormal
 // closure (1006). Every operation ends with its connection (their
 // contexts derive from the connection's), which frees their slots
-// (wsConn, the per-connection subscription limit). Do returns once every
-// goroutine of the connection has returned.
+// (graph.WithConnection: the per-connection subscription limit). Do
+// returns once every goroutine of the connection has returned.
 
 // wsSubprotocol is the only subprotocol served.
 const wsSubprotocol = "graphql-transport-ws"
@@ -66,9 +68,10 @@ const (
 const wsShutdownReason = "the gateway is shutting down"
 
 // websocketTransport serves graphql-transport-ws with cfg. Connections
-// live until conns ends (the LiveFeed's: its Shutdown closes them, after
-// the subscriptions completed); readLimit bounds a message as the body
-// limit bounds a request (a larger one closes the connection with 1009).
+// live until conns ends (the live feed's: graph.LiveFeed.Shutdown closes
+// them, after the subscriptions completed); readLimit bounds a message as
+// the body limit bounds a request (a larger one closes the connection
+// with 1009).
 func websocketTransport(cfg SubscriptionConfig, conns context.Context, readLimit int64) graphql.Transport {
 	return &wsTransport{cfg: cfg.withDefaults(), conns: conns, readLimit: readLimit}
 }
@@ -99,7 +102,7 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(r.Context(), "websocket", p)
+			graph.LogPanic(r.Context(), "websocket", p)
 			_ = conn.CloseNow()
 		}
 	}()
@@ -117,7 +120,7 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		_ = conn.Close(wsCloseGoingAway, wsShutdownReason)
 		return
 	}
-	ctx, cancel := context.WithCancel(context.WithValue(r.Context(), wsConnKey{}, &wsConn{max: t.cfg.MaxPerConnection}))
+	ctx, cancel := context.WithCancel(graph.WithConnection(r.Context(), t.cfg.MaxPerConnection))
 	s := &wsSession{
 		t:        t,
 		conn:     conn,
@@ -184,7 +187,7 @@ func (s *wsSession) serve() {
 	go s.heartbeat()
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(s.ctx, "websocket", p)
+			graph.LogPanic(s.ctx, "websocket", p)
 			s.end(wsCloseInternal, "internal error", false)
 		}
 		s.end(0, "", true) // the reader is done: the peer is gone
@@ -223,7 +226,7 @@ func (s *wsSession) closer() {
 	defer s.wg.Done()
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(s.ctx, "websocket", p)
+			graph.LogPanic(s.ctx, "websocket", p)
 			s.end(0, "", true)
 			_ = s.conn.CloseNow()
 		}
@@ -247,9 +250,10 @@ func (s *wsSession) closer() {
 }
 
 // drain waits, within WriteTimeout, until no operation is under way.
-// LiveFeed.Shutdown has ended the subscriptions before ending conns: their
-// goroutines are writing their `complete` (the feed counts a subscription
-// as ended as soon as its stream ends, before the transport writes it).
+// graph.LiveFeed.Shutdown has ended the subscriptions before ending conns:
+// their goroutines are writing their `complete` (the feed counts a
+// subscription as ended as soon as its stream ends, before the transport
+// writes it).
 func (s *wsSession) drain() {
 	timeout := time.NewTimer(s.t.cfg.WriteTimeout)
 	defer timeout.Stop()
@@ -279,7 +283,7 @@ func (s *wsSession) heartbeat() {
 	defer s.wg.Done()
 	defer func() {
 		if p := recover(); p != nil {
-			logPanic(s.ctx, "websocket", p)
+			graph.LogPanic(s.ctx, "websocket", p)
 			s.end(wsCloseInternal, "internal error", false)
 		}
 	}()
@@ -420,7 +424,7 @@ func (s *wsSession) run(o *wsOp, params *graphql.RawParams) {
 	defer func() {
 		if p := recover(); p != nil {
 			// Ends this operation only, with an INTERNAL error.
-			logPanic(o.ctx, "websocket", p)
+			graph.LogPanic(o.ctx, "websocket", p)
 			if op != nil {
 				last = [][]byte{wsMessage("next", o.id, internalErrorJSON), wsMessage("complete", o.id, nil)}
 			} else {
@@ -554,7 +558,7 @@ func parseWSMessage(data []byte) (m wsIncoming, problem string) {
 
 // parseSubscribePayload decodes a subscribe message's payload: an object
 // with a string query, or a persisted document's id instead (a string
-// documentId or doc_id: documents_serve.go), and optional operationName (a
+// documentId or doc_id: documents.go), and optional operationName (a
 // string), variables and extensions (objects).
 func parseSubscribePayload(payload json.RawMessage) (*graphql.RawParams, string) {
 	const invalid = "Invalid message received: "

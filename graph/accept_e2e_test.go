@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/transport"
 )
 
 // accepted is a client's Accept header and the response type it gets.
@@ -44,7 +45,7 @@ var acceptCases = []accepted{
 // included; no query is 400 whatever is accepted; an unacceptable Accept
 // is 406.
 func TestAcceptMatrix(t *testing.T) {
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: graph.Limits{MaxDepth: 3}}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Limits: graph.Limits{MaxDepth: 3}}})
 	const (
 		executed = iota
 		requestError
@@ -184,7 +185,7 @@ func (operationReader) InterceptResponse(ctx context.Context, next graphql.Respo
 // (telemetry) must not turn its BAD_USER_INPUT into a recovered panic's
 // INTERNAL.
 func TestRequestErrorBeforeAnOperation(t *testing.T) {
-	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Extensions: []graphql.HandlerExtension{operationReader{}}}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Extensions: []graphql.HandlerExtension{operationReader{}}}})
 	if r := acceptRequest(t, g.URL, http.MethodPost, "", nil, ``); r.status != http.StatusBadRequest || r.code != "BAD_USER_INPUT" || r.hasData {
 		t.Errorf("null: %d %q data %t: %.300s", r.status, r.code, r.hasData, r.body)
 	}
@@ -203,7 +204,7 @@ func TestRequestErrorBeforeAnOperation(t *testing.T) {
 // BenchmarkPOSTByAccept: the whole handler for a small query, by Accept
 // header, to compare the cost of negotiation with the request's.
 func BenchmarkPOSTByAccept(b *testing.B) {
-	h := graph.NewHandler(graph.HandlerConfig{})
+	h := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{}), transport.Config{})
 	body := []byte(`{"query":"{ __typename }"}`)
 	for _, accept := range []string{"", "application/json", "application/graphql-response+json,application/json;q=0.9"} {
 		b.Run("Accept="+accept, func(b *testing.B) {

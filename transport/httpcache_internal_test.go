@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -41,12 +42,12 @@ func TestNoneMatchFails(t *testing.T) {
 
 func TestCacheControlRounding(t *testing.T) {
 	now := time.Now()
-	recent := func(age time.Duration) answers {
-		return answers{seen: true, kind: upstream.CacheRecent, oldest: now.Add(-age)}
+	recent := func(age time.Duration) graph.Answers {
+		return graph.Answers{Seen: true, Kind: upstream.CacheRecent, Oldest: now.Add(-age)}
 	}
 	for _, tc := range []struct {
 		maxAge time.Duration
-		a      answers
+		a      graph.Answers
 		want   string
 	}{
 		{time.Second, recent(0), "public, max-age=1"},
@@ -56,37 +57,17 @@ func TestCacheControlRounding(t *testing.T) {
 		{5 * time.Second, recent(1200 * time.Millisecond), "public, max-age=4"},
 		{5 * time.Second, recent(time.Minute), "public, no-cache"},
 		{-1, recent(0), "public, no-cache"},
-		{time.Second, answers{}, cacheControlImmutable},                                             // no answer
-		{time.Second, answers{seen: true, kind: upstream.CacheUntilNextBlock}, "public, max-age=1"}, // no dated answer
-		{time.Second, answers{seen: true, kind: upstream.CacheNone}, cacheControlNoStore},
+		{time.Second, graph.Answers{}, cacheControlImmutable},                                             // no answer
+		{time.Second, graph.Answers{Seen: true, Kind: upstream.CacheUntilNextBlock}, "public, max-age=1"}, // no dated answer
+		{time.Second, graph.Answers{Seen: true, Kind: upstream.CacheNone}, cacheControlNoStore},
 	} {
 		c := httpCaching{maxAge: tc.maxAge}
 		if got := c.cacheControl(tc.a, nil, false, now); got != tc.want {
 			t.Errorf("max age %s, %+v: %q, want %q", tc.maxAge, tc.a, got, tc.want)
 		}
 	}
-	if got := (&httpCaching{maxAge: time.Second}).cacheControl(answers{}, nil, true, now); got != cacheControlNoStore {
+	if got := (&httpCaching{maxAge: time.Second}).cacheControl(graph.Answers{}, nil, true, now); got != cacheControlNoStore {
 		t.Errorf("with errors: %q, want no-store", got)
-	}
-}
-
-func TestAnswerLog(t *testing.T) {
-	now := time.Now()
-	l := newAnswerLog()
-	if s := l.summary(); s.seen {
-		t.Fatalf("empty log: %+v", s)
-	}
-	l.record(upstream.Answer{Kind: upstream.CacheImmutable, FetchedAt: now.Add(-time.Hour)})
-	l.record(upstream.Answer{Kind: upstream.CacheUntilNextBlock, FetchedAt: now.Add(-time.Second)})
-	l.record(upstream.Answer{Kind: upstream.CacheRecent, FetchedAt: now.Add(-2 * time.Second)})
-	l.record(upstream.Answer{Kind: upstream.CacheUntilNextBlock, FetchedAt: now})
-	s := l.summary()
-	if !s.seen || s.kind != upstream.CacheRecent || !s.oldest.Equal(now.Add(-2*time.Second)) || s.undated {
-		t.Errorf("summary %+v: want recent, oldest 2 s ago (the immutable answer's age does not count)", s)
-	}
-	l.record(upstream.Answer{Kind: upstream.CacheRecent})
-	if !l.summary().undated {
-		t.Error("an answer without a time: not undated")
 	}
 }
 

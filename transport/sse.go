@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/tradenet/gateway/graph"
 )
 
 // eventStreams is graphql-sse's single connection mode (PROTOCOL.md,
@@ -60,10 +62,10 @@ import (
 //     and, as there, its `complete` follows on the stream. No operationId:
 //     400; unknown token: 404.
 //
-// When the LiveFeed's connections context (conns) ends, after its drain
-// completed every subscription, reservations end, a stream accepts no
-// more operations, stops those under way, writes their `complete` and
-// ends.
+// When the live feed's connections context (conns: graph.Executor.
+// Connections) ends, after its drain completed every subscription,
+// reservations end, a stream accepts no more operations, stops those under
+// way, writes their `complete` and ends.
 type eventStreams struct {
 	cfg   SubscriptionConfig
 	conns context.Context
@@ -135,7 +137,7 @@ func refuseStream(w http.ResponseWriter, r *http.Request, exec graphql.GraphExec
 }
 
 func codedError(code, msg string) *gqlerror.Error {
-	return &gqlerror.Error{Message: msg, Err: &Error{Code: code, Message: msg}}
+	return &gqlerror.Error{Message: msg, Err: &graph.Error{Code: code, Message: msg}}
 }
 
 const (
@@ -146,7 +148,7 @@ const (
 // reserve serves PUT: a new reservation.
 func (s *eventStreams) reserve(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if accept := r.Header.Get("Accept"); accept != "" && !acceptsType(accept, "text/plain") && !acceptsType(accept, "text/*") && !acceptsType(accept, "*/*") {
-		refuseStream(w, r, exec, http.StatusNotAcceptable, CodeBadUserInput, "a reservation's token is text/plain: accept text/plain or */*")
+		refuseStream(w, r, exec, http.StatusNotAcceptable, graph.CodeBadUserInput, "a reservation's token is text/plain: accept text/plain or */*")
 		return
 	}
 	es := &eventStream{
@@ -161,18 +163,18 @@ func (s *eventStreams) reserve(w http.ResponseWriter, r *http.Request, exec grap
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		refuseStream(w, r, exec, http.StatusServiceUnavailable, CodeUpstreamUnavailable, msgShuttingDown)
+		refuseStream(w, r, exec, http.StatusServiceUnavailable, graph.CodeUpstreamUnavailable, msgShuttingDown)
 		return
 	case s.pending >= s.max:
 		s.mu.Unlock()
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(s.cfg.InitTimeout.Seconds()))))
-		refuseStream(w, r, exec, http.StatusTooManyRequests, CodeRateLimited, fmt.Sprintf(
+		refuseStream(w, r, exec, http.StatusTooManyRequests, graph.CodeRateLimited, fmt.Sprintf(
 			"%d event streams are reserved and not yet connected, the most the gateway holds; retry shortly", s.max))
 		return
 	}
 	s.streams[es.token] = es
 	s.pending++
-	logCtx := withPanicLog(context.Background(), panicLogFor(r.Context()))
+	logCtx := graph.DetachPanicLog(r.Context())
 	es.expiry = time.AfterFunc(s.cfg.InitTimeout, func() {
 		defer recoverGoroutine(logCtx, "event stream reservation expiry")
 		s.expire(es)
@@ -186,10 +188,10 @@ func (s *eventStreams) reserve(w http.ResponseWriter, r *http.Request, exec grap
 }
 
 // recoverGoroutine, deferred first thing in a goroutine of the mode,
-// logs a panic (logPanic) instead of crashing the process.
+// logs a panic (graph.LogPanic) instead of crashing the process.
 func recoverGoroutine(ctx context.Context, where string) {
 	if p := recover(); p != nil {
-		logPanic(ctx, where, p)
+		graph.LogPanic(ctx, where, p)
 	}
 }
 
@@ -244,15 +246,15 @@ func (s *eventStreams) connect(w http.ResponseWriter, r *http.Request, exec grap
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		refuseStream(w, r, exec, http.StatusServiceUnavailable, CodeUpstreamUnavailable, msgShuttingDown)
+		refuseStream(w, r, exec, http.StatusServiceUnavailable, graph.CodeUpstreamUnavailable, msgShuttingDown)
 		return
 	case es == nil:
 		s.mu.Unlock()
-		refuseStream(w, r, exec, http.StatusNotFound, CodeBadUserInput, msgNoReservation)
+		refuseStream(w, r, exec, http.StatusNotFound, graph.CodeBadUserInput, msgNoReservation)
 		return
 	case es.open:
 		s.mu.Unlock()
-		refuseStream(w, r, exec, http.StatusConflict, CodeBadUserInput, "a stream is already connected to this reservation, and only one may be: reserve another stream with PUT")
+		refuseStream(w, r, exec, http.StatusConflict, graph.CodeBadUserInput, "a stream is already connected to this reservation, and only one may be: reserve another stream with PUT")
 		return
 	}
 	es.open = true
@@ -319,7 +321,7 @@ func (s *eventStreams) remove(es *eventStream) {
 func (s *eventStreams) operation(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	es := s.lookup(eventStreamToken(r))
 	if es == nil {
-		refuseStream(w, r, exec, http.StatusNotFound, CodeBadUserInput, msgNoReservation)
+		refuseStream(w, r, exec, http.StatusNotFound, graph.CodeBadUserInput, msgNoReservation)
 		return
 	}
 	media := negotiate(r.Header.Get("Accept"))
@@ -347,11 +349,11 @@ func (s *eventStreams) operation(w http.ResponseWriter, r *http.Request, exec gr
 	switch es.add(o) {
 	case opGone:
 		cancel()
-		writeRequestError(ctx, w, exec, http.StatusNotFound, gqlerror.List{codedError(CodeBadUserInput, msgNoReservation)})
+		writeRequestError(ctx, w, exec, http.StatusNotFound, gqlerror.List{codedError(graph.CodeBadUserInput, msgNoReservation)})
 		return
 	case opClosing:
 		cancel()
-		writeRequestError(ctx, w, exec, http.StatusServiceUnavailable, gqlerror.List{codedError(CodeUpstreamUnavailable, msgShuttingDown)})
+		writeRequestError(ctx, w, exec, http.StatusServiceUnavailable, gqlerror.List{codedError(graph.CodeUpstreamUnavailable, msgShuttingDown)})
 		return
 	case opDuplicate:
 		cancel()
@@ -360,7 +362,7 @@ func (s *eventStreams) operation(w http.ResponseWriter, r *http.Request, exec gr
 		return
 	case opFull:
 		cancel()
-		writeRequestError(ctx, w, exec, http.StatusTooManyRequests, gqlerror.List{codedError(CodeRateLimited, fmt.Sprintf(
+		writeRequestError(ctx, w, exec, http.StatusTooManyRequests, gqlerror.List{codedError(graph.CodeRateLimited, fmt.Sprintf(
 			"this stream has %d operations under way, the most a stream may hold: stop one (DELETE), or reserve another stream", es.max))})
 		return
 	}
@@ -413,17 +415,17 @@ func operationID(ext map[string]any) (id, msg string) {
 func (s *eventStreams) stop(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	token := eventStreamToken(r)
 	if token == "" {
-		refuseStream(w, r, exec, http.StatusBadRequest, CodeBadUserInput, "DELETE stops an operation of a reserved event stream: send the reservation's token (header "+eventStreamTokenHeader+") and ?operationId=<id>")
+		refuseStream(w, r, exec, http.StatusBadRequest, graph.CodeBadUserInput, "DELETE stops an operation of a reserved event stream: send the reservation's token (header "+eventStreamTokenHeader+") and ?operationId=<id>")
 		return
 	}
 	es := s.lookup(token)
 	if es == nil {
-		refuseStream(w, r, exec, http.StatusNotFound, CodeBadUserInput, msgNoReservation)
+		refuseStream(w, r, exec, http.StatusNotFound, graph.CodeBadUserInput, msgNoReservation)
 		return
 	}
 	id := r.URL.Query().Get("operationId")
 	if id == "" {
-		refuseStream(w, r, exec, http.StatusBadRequest, CodeBadUserInput, "the operationId URL parameter is missing: DELETE ?operationId=<id> stops that operation")
+		refuseStream(w, r, exec, http.StatusBadRequest, graph.CodeBadUserInput, "the operationId URL parameter is missing: DELETE ?operationId=<id> stops that operation")
 		return
 	}
 	es.stop(id)

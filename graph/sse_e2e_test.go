@@ -21,9 +21,10 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/transport"
 )
 
-// graphql-sse's single connection mode (transport_sse.go), spoken by hand
+// graphql-sse's single connection mode (transport/sse.go), spoken by hand
 // over real HTTP as graphql-sse 2.6.1's client speaks it: PUT for a
 // reservation, GET accepting text/event-stream with the token for the
 // stream, POST with the token and extensions.operationId for each
@@ -316,7 +317,7 @@ func sseEventually(t *testing.T, what string, cond func() bool) {
 func streamGoroutines() int {
 	count := 0
 	for _, g := range allStacks() {
-		if strings.Contains(g, "graph.(*eventStreams).serve(") || strings.Contains(g, "graph.(*eventStream).run(") || strings.Contains(g, "graph.pump[") {
+		if strings.Contains(g, "transport.(*eventStreams).serve(") || strings.Contains(g, "transport.(*eventStream).run(") || strings.Contains(g, "transport.pump[") {
 			count++
 		}
 	}
@@ -543,7 +544,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 				t.Fatalf("DELETE of an unknown id: %d %s", r.status, r.body)
 			}
 		}},
-		{name: "an operation sees its POST's headers, Accept made text/event-stream (telemetry's transport: sse)", opts: liveOptions{Handler: graph.HandlerConfig{Extensions: []graphql.HandlerExtension{rec}}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "an operation sees its POST's headers, Accept made text/event-stream (telemetry's transport: sse)", opts: liveOptions{Executor: graph.ExecutorConfig{Extensions: []graphql.HandlerExtension{rec}}}, run: func(t *testing.T, g *liveGateway) {
 			token := sseReserve(t, g.URL)
 			s := sseConnect(t, g.URL, token)
 			body, _ := json.Marshal(map[string]any{"query": sseTxQuery, "extensions": map[string]any{"operationId": "h"}})
@@ -558,7 +559,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 				t.Fatalf("the operation's headers: %v", h)
 			}
 		}},
-		{name: "a subscription outlives its POST and the request deadline", opts: liveOptions{Handler: graph.HandlerConfig{RequestTimeout: time.Millisecond}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "a subscription outlives its POST and the request deadline", opts: liveOptions{Executor: graph.ExecutorConfig{RequestTimeout: time.Millisecond}}, run: func(t *testing.T, g *liveGateway) {
 			head := g.headByAppend(t)
 			token := sseReserve(t, g.URL)
 			s := sseConnect(t, g.URL, token)
@@ -593,7 +594,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 		}},
 		{
 			name: "a stream holds MaxPerConnection operations: 429 RATE_LIMITED past it",
-			opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{MaxPerConnection: 2}}},
+			opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{MaxPerConnection: 2}}},
 			run: func(t *testing.T, g *liveGateway) {
 				token := sseReserve(t, g.URL)
 				s := sseConnect(t, g.URL, token)
@@ -623,7 +624,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 				t.Fatalf("%+v", e)
 			}
 		}},
-		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
 			s := sseConnect(t, g.URL, sseReserve(t, g.URL))
 			s.comments(4) // the first at once, then one per KeepAlive
 		}},
@@ -645,7 +646,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 		}},
 		{
 			name: "a stream that does not read is closed after WriteTimeout",
-			opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{WriteTimeout: 500 * time.Millisecond, KeepAlive: time.Hour, MaxPerConnection: 4}}},
+			opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{WriteTimeout: 500 * time.Millisecond, KeepAlive: time.Hour, MaxPerConnection: 4}}},
 			run: func(t *testing.T, g *liveGateway) {
 				const writeTimeout = 500 * time.Millisecond
 				token := sseReserve(t, g.URL)
@@ -678,7 +679,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 		},
 		{
 			name: "a reservation no stream fulfils within InitTimeout expires, with its operations",
-			opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{InitTimeout: 300 * time.Millisecond}}},
+			opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{InitTimeout: 300 * time.Millisecond}}},
 			run: func(t *testing.T, g *liveGateway) {
 				const initTimeout = 300 * time.Millisecond
 				start := time.Now()
@@ -820,7 +821,7 @@ func stalledStream(t *testing.T, gatewayURL, token string) net.Conn {
 }
 
 // TestEventStreamDistinctConnections is graphql-sse's distinct connections
-// mode (transport_streaming.go), where the single connection mode's rows
+// mode (transport/streaming.go), where the single connection mode's rows
 // do not reach.
 func TestEventStreamDistinctConnections(t *testing.T) {
 	stream := func(t *testing.T, g *liveGateway, accept, query string) *http.Response {
@@ -888,7 +889,7 @@ func TestEventStreamDistinctConnections(t *testing.T) {
 			}
 			sseResult{status: resp.StatusCode, body: raw}.want(t, http.StatusOK, "BAD_USER_INPUT", "nope")
 		}},
-		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
+		{name: "keep-alive comments every KeepAlive", opts: liveOptions{Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{KeepAlive: 20 * time.Millisecond}}}, run: func(t *testing.T, g *liveGateway) {
 			s := sse(t, stream(t, g, "text/event-stream", txSubscription))
 			s.comments(4)
 		}},

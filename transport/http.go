@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"bytes"
@@ -13,11 +13,13 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/tradenet/gateway/graph"
 )
 
 // The GET and POST transports follow GraphQL over HTTP
 // (https://graphql.github.io/graphql-over-http/draft/), where gqlgen's
-// differ: the response type is negotiated by Accept (transport_accept.go);
+// differ: the response type is negotiated by Accept (accept.go);
 // a request error (the operation did not execute: parse, validation,
 // variable coercion, a limit, an unknown persisted query) answers 200 to a
 // client that accepts application/json and 400 to one that accepts
@@ -27,7 +29,7 @@ import (
 // did not start), where gqlgen writes "data":null. A request that is not a
 // GraphQL request at all (a body that is not JSON, no query) answers 400
 // whatever the client accepts. Every error's extensions.code is the error
-// presenter's, as before.
+// presenter's (graph's), as before.
 
 // getTransport serves queries sent with GET (the query and its JSON
 // parameters in the URL, or a persisted query's hash in its extensions).
@@ -138,7 +140,7 @@ func decodePOST(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	} else {
 		var err error
 		if body, err = io.ReadAll(r.Body); err != nil {
-			// Classified by the error presenter (requestErrorMessage).
+			// Classified by graph's error presenter (requestErrorMessage).
 			writeRequestError(r.Context(), w, exec, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("could not read request body: %v", err)})
 			return false
 		}
@@ -150,10 +152,10 @@ func decodePOST(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	}
 	decoded := struct {
 		*graphql.RawParams
-		documentRef // a persisted document's id (documents_serve.go)
+		documentRef // a persisted document's id (documents.go)
 	}{RawParams: params}
 	if err := jsonDecode(body, &decoded); err != nil {
-		// Classified by the error presenter (requestErrorMessage).
+		// Classified by graph's error presenter (requestErrorMessage).
 		writeRequestError(r.Context(), w, exec, http.StatusBadRequest, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %v", err)})
 		return false
 	}
@@ -171,7 +173,7 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 	queryOnly := cache != nil
 	// No query, no persisted query's hash, no document id: not a GraphQL
 	// request.
-	noQuery := !namesDocument(params)
+	noQuery := !graph.NamesDocument(params)
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		status := http.StatusBadRequest
@@ -187,7 +189,7 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 	switch {
 	case opCtx.Operation.Operation == ast.Subscription:
 		refusal = subscriptionTransportMessage
-	case defersFragments(opCtx):
+	case graph.DefersFragments(opCtx):
 		// (gqlgen's deferred fragments would also wait forever for a reader.)
 		refusal = deferTransportMessage
 	}
@@ -267,7 +269,7 @@ func encodeResponse(resp *graphql.Response) []byte {
 // inputError is a BAD_USER_INPUT request error with a message that says
 // what to send.
 func inputError(msg string) *gqlerror.Error {
-	return &gqlerror.Error{Message: msg, Err: &Error{Code: CodeBadUserInput, Message: msg}}
+	return &gqlerror.Error{Message: msg, Err: &graph.Error{Code: graph.CodeBadUserInput, Message: msg}}
 }
 
 // jsonDecode decodes a JSON value as gqlgen's transports do: numbers as

@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -22,10 +22,9 @@ import (
 // explorer's newest page and the data node's state change with the next
 // block, about a second later.
 //
-//   - Every request records the answers its upstream calls return
-//     (answerLog, installed with the request's state by withRequestState,
-//     on every executor's path), and the shared asset cache's hits as
-//     recent data-node answers (loaders.go).
+//   - Every request records the answers its upstream calls return, and
+//     the shared asset cache's hits as recent data-node answers
+//     (graph.ResponseAnswers).
 //   - Once a GET's one JSON result is encoded (getTransport, and
 //     streamTransport when it answers in JSON), httpCaching derives its
 //     Cache-Control from them, and an ETag from its bytes.
@@ -55,61 +54,8 @@ const (
 )
 
 // headerNoStore is shared by every response that is not cached; length and
-// capacity 1, as the values in transport_accept.go.
+// capacity 1, as the values in accept.go.
 var headerNoStore = []string{cacheControlNoStore}
-
-// answerLog accumulates what one request's response is made of: the
-// answers its upstream calls returned (upstream.RecordAnswer), from any
-// goroutine of the request.
-type answerLog struct {
-	mu sync.Mutex
-	// seen: at least one answer was recorded.
-	seen bool
-	// kind is the least cacheable kind recorded, once one was.
-	kind upstream.CacheKind
-	// oldest is the earliest FetchedAt of the answers that hold for a
-	// while only (recent, until the next block); zero while there are none.
-	oldest time.Time
-	// undated: one of those answers had no FetchedAt, so its age is
-	// unknown (upstream.Answer: its age is time.Since(FetchedAt)).
-	undated bool
-}
-
-func newAnswerLog() *answerLog { return &answerLog{} }
-
-// record is the request's recorder (upstream.WithAnswers).
-func (l *answerLog) record(a upstream.Answer) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.seen {
-		l.kind = min(l.kind, a.Kind)
-	} else {
-		l.seen, l.kind = true, a.Kind
-	}
-	if a.Kind == upstream.CacheNone || a.Kind == upstream.CacheImmutable {
-		return // no age bound: never served again, or true for ever
-	}
-	switch {
-	case a.FetchedAt.IsZero():
-		l.undated = true
-	case l.oldest.IsZero() || a.FetchedAt.Before(l.oldest):
-		l.oldest = a.FetchedAt
-	}
-}
-
-// answers is a summary of an answerLog.
-type answers struct {
-	seen    bool
-	kind    upstream.CacheKind
-	oldest  time.Time
-	undated bool
-}
-
-func (l *answerLog) summary() answers {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return answers{seen: l.seen, kind: l.kind, oldest: l.oldest, undated: l.undated}
-}
 
 // httpCaching derives the caching headers of GET responses.
 type httpCaching struct {
@@ -118,7 +64,7 @@ type httpCaching struct {
 	// less: never served without revalidation.
 	maxAge time.Duration
 	// ephemeralCursors: the cursors are signed with a key of this process
-	// alone (RandomCursorKeys), so no response carrying them is true for
+	// alone (graph.RandomCursorKeys), so no response carrying them is true for
 	// ever: a restart makes them fail. Committed history is then cached as
 	// a block-bound response is.
 	ephemeralCursors bool
@@ -138,9 +84,9 @@ type httpCaching struct {
 // Introspection (the schema, which changes with a deployment) counts as an
 // answer that holds until the next block, taken now; so does committed
 // history when the cursors are the process's own (ephemeralCursors).
-func (c *httpCaching) cacheControl(a answers, opCtx *graphql.OperationContext, errs bool, now time.Time) string {
-	kind := a.kind
-	if !a.seen {
+func (c *httpCaching) cacheControl(a graph.Answers, opCtx *graphql.OperationContext, errs bool, now time.Time) string {
+	kind := a.Kind
+	if !a.Seen {
 		// No upstream answer: judged by what it used, nothing that can
 		// change (__typename, a party's id).
 		kind = upstream.CacheImmutable
@@ -154,12 +100,12 @@ func (c *httpCaching) cacheControl(a answers, opCtx *graphql.OperationContext, e
 	if kind == upstream.CacheImmutable {
 		return cacheControlImmutable
 	}
-	if a.undated || c.maxAge <= 0 {
+	if a.Undated || c.maxAge <= 0 {
 		return cacheControlRevalidate
 	}
 	left := c.maxAge
-	if !a.oldest.IsZero() {
-		left -= max(now.Sub(a.oldest), 0)
+	if !a.Oldest.IsZero() {
+		left -= max(now.Sub(a.Oldest), 0)
 	}
 	seconds := (left + time.Second/2) / time.Second
 	if left <= 0 || seconds < 1 {
@@ -187,8 +133,8 @@ func selectsSchema(opCtx *graphql.OperationContext) bool {
 // ETag unless it is no-store. ctx is the request's.
 func (c *httpCaching) set(ctx context.Context, h http.Header, opCtx *graphql.OperationContext, body []byte, errs bool) {
 	cc := cacheControlNoStore
-	if s := stateFor(ctx); c != nil && s != nil && s.answers != nil {
-		cc = c.cacheControl(s.answers.summary(), opCtx, errs, time.Now())
+	if a, ok := graph.ResponseAnswers(ctx); c != nil && ok {
+		cc = c.cacheControl(a, opCtx, errs, time.Now())
 	}
 	if cc == cacheControlNoStore {
 		h["Cache-Control"] = headerNoStore

@@ -1,23 +1,20 @@
-package graph
+package transport
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	coderws "github.com/coder/websocket"
 )
 
 // The configuration the streaming transports of /graphql share
-// (docs/transports.md): WebSocket (graphql-transport-ws,
-// transport_ws.go), Server-Sent Events (graphql-sse, both modes,
-// transport_sse.go) and multipart/mixed (incremental delivery and Apollo's
-// multipart subscriptions, transport_streaming.go): limits, timeouts, the
-// origins WebSocket upgrades are accepted from, and which requests are
-// streams.
+// (docs/transports.md): WebSocket (graphql-transport-ws, ws.go),
+// Server-Sent Events (graphql-sse, both modes, sse.go) and multipart/mixed
+// (incremental delivery and Apollo's multipart subscriptions,
+// streaming.go): limits, timeouts, the origins WebSocket upgrades are
+// accepted from, and which requests are streams.
 
 // SubscriptionConfig configures the subscription transports.
 type SubscriptionConfig struct {
@@ -136,38 +133,6 @@ func escapePattern(s string) string {
 	return b.String()
 }
 
-// wsConn is one WebSocket connection's state, in the context of its
-// operations.
-type wsConn struct {
-	max int
-	mu  sync.Mutex
-	n   int // subscriptions open
-}
-
-type wsConnKey struct{}
-
-func wsConnFor(ctx context.Context) *wsConn {
-	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
-	return c
-}
-
-// acquire counts a subscription of the connection until ctx (the
-// operation's) ends; false when the connection holds max already.
-func (c *wsConn) acquire(ctx context.Context) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n >= c.max {
-		return false
-	}
-	c.n++
-	context.AfterFunc(ctx, func() {
-		c.mu.Lock()
-		c.n--
-		c.mu.Unlock()
-	})
-	return true
-}
-
 // isWebSocketUpgrade reports a WebSocket opening handshake.
 func isWebSocketUpgrade(r *http.Request) bool {
 	return r.Method == http.MethodGet && headerHasToken(r.Header, "Connection", "upgrade") && headerHasToken(r.Header, "Upgrade", "websocket")
@@ -194,7 +159,7 @@ const (
 // isStream reports a request served as a stream (WebSocket, Server-Sent
 // Events, multipart/mixed; an operation of a single connection mode's
 // stream), which the request deadline must not cut: its queries get the
-// deadline each (streamingOperations).
+// deadline each (graph.Executor.Request).
 func isStream(r *http.Request) bool {
 	if isWebSocketUpgrade(r) {
 		return true

@@ -19,6 +19,7 @@ import (
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/live"
+	"github.com/tradenet/gateway/transport"
 )
 
 // The WebSocket transport against graphql-ws's PROTOCOL.md
@@ -39,18 +40,18 @@ func wsGateway(t *testing.T, kind string, logs *testutil.LockedBuffer) *liveGate
 	case "gate": // every upstream call of the resolvers waits at the gate
 		opts = liveOptions{NoFeed: true, Gate: "/"}
 	case "short":
-		opts = liveOptions{NoFeed: true, Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{
+		opts = liveOptions{NoFeed: true, Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{
 			InitTimeout: time.Second, KeepAlive: 50 * time.Millisecond}}}
 	case "limit":
-		opts.Handler.Subscriptions.MaxPerConnection = 1
+		opts.Transport.Subscriptions.MaxPerConnection = 1
 	case "small":
-		opts = liveOptions{NoFeed: true, Handler: graph.HandlerConfig{Limits: graph.Limits{MaxBodyBytes: 1024}}}
+		opts = liveOptions{NoFeed: true, Executor: graph.ExecutorConfig{Limits: graph.Limits{MaxBodyBytes: 1024}}}
 	case "panic":
-		opts = liveOptions{NoFeed: true, Handler: graph.HandlerConfig{Extensions: []graphql.HandlerExtension{panicOnOperation{name: "Boom"}}}}
+		opts = liveOptions{NoFeed: true, Executor: graph.ExecutorConfig{Extensions: []graphql.HandlerExtension{panicOnOperation{name: "Boom"}}}}
 	default:
 		t.Fatalf("no gateway %q", kind)
 	}
-	opts.Handler.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	opts.Executor.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	return newLiveGateway(t, opts)
 }
 
@@ -410,7 +411,7 @@ func waitFor(t *testing.T, cond func() bool, what func() string) {
 func wsGoroutines() []string {
 	var out []string
 	for _, g := range allStacks() {
-		if strings.Contains(g, "graph.(*wsSession)") || strings.Contains(g, "graph.(*wsTransport)") || strings.Contains(g, "graph.pump[") {
+		if strings.Contains(g, "transport.(*wsSession)") || strings.Contains(g, "transport.(*wsTransport)") || strings.Contains(g, "transport.pump[") {
 			out = append(out, g)
 		}
 	}
@@ -435,8 +436,8 @@ func waitNoWSGoroutines(t *testing.T) {
 func TestWebSocketNonReadingPeer(t *testing.T) {
 	const writeTimeout = 300 * time.Millisecond
 	g := newLiveGateway(t, liveOptions{
-		Live:    live.Config{Buffer: 100_000},
-		Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{WriteTimeout: writeTimeout}},
+		Live:      live.Config{Buffer: 100_000},
+		Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{WriteTimeout: writeTimeout}},
 		Server: func(srv *httptest.Server) {
 			// Small socket buffers: a few events fill them.
 			srv.Listener = smallBuffers{srv.Listener}
@@ -531,8 +532,8 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // flow long after them. (A regression test: net/http clears them today.)
 func TestWebSocketOutlivesServerTimeouts(t *testing.T) {
 	g := newLiveGateway(t, liveOptions{
-		NoFeed:  true,
-		Handler: graph.HandlerConfig{Subscriptions: graph.SubscriptionConfig{KeepAlive: 100 * time.Millisecond}},
+		NoFeed:    true,
+		Transport: transport.Config{Subscriptions: transport.SubscriptionConfig{KeepAlive: 100 * time.Millisecond}},
 		Server: func(srv *httptest.Server) {
 			srv.Config.ReadTimeout = 50 * time.Millisecond
 			srv.Config.WriteTimeout = 50 * time.Millisecond
