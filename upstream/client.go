@@ -443,8 +443,9 @@ type rawBody struct {
 
 // get performs one GET and decodes its 2xx JSON body, or joins an
 // identical GET already in flight (coalescing: one upstream request serves
-// every caller, across requests), or serves it from the cache while it is
-// true (cache.go; judge says what the answer is). Every upstream call goes
+// every caller, across requests; with a shared tier, across replicas too:
+// fleet.go), or serves it from the cache while it is true (cache.go; judge
+// says what the answer is). Every upstream call goes
 // through here: it is the one place for the cache, retries, a circuit
 // breaker, a shared rate budget, coalescing and metrics. The decoded body
 // may be shared by the callers, and by later ones from the cache: they
@@ -489,6 +490,8 @@ func get[B any, PB interface {
 			if res, ok := sharedAnswer[B, PB](ctx, c, r, target); ok {
 				return res, nil
 			}
+			// Another replica may be fetching it (fleet.go).
+			return fetchForFleet[B, PB](ctx, c, r, target, judge)
 		}
 		return fetch[B, PB](ctx, c, r, target, judge)
 	})
@@ -500,9 +503,12 @@ func get[B any, PB interface {
 		return nil, Freshness{}, err
 	}
 	body, _ := res.body.(PB)
-	if res.cached {
+	switch {
+	case res.fleet:
+		cache.event(r.endpoint, res.kind, CacheFleetHit)
+	case res.cached:
 		cache.event(r.endpoint, res.kind, CacheSharedHit)
-	} else {
+	default:
 		cache.event(r.endpoint, res.kind, CacheMiss)
 	}
 	RecordAnswer(ctx, Answer{Service: r.service, Endpoint: r.endpoint, Freshness: res.fresh, Kind: res.kind, FetchedAt: res.at, Cached: res.cached})
