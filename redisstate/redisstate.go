@@ -1,7 +1,8 @@
 // Package redisstate keeps the state that replicas of the gateway share in
 // Redis when REDIS_URL is set: automatic persisted queries, the asset
 // cache, the data node's rate budget and the shared tier of the upstream
-// client's cache (UpstreamCache), and it elects the one replica that
+// client's cache (UpstreamCache, which also coalesces identical upstream
+// requests across the replicas), and it elects the one replica that
 // polls the live transaction feed (LiveCoordinator). Without Redis each
 // replica keeps its own (package graph's in-memory caches, upstream's local
 // budget, a poller per process).
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -47,6 +49,16 @@ type Store struct {
 	client *redis.Client
 	prefix string
 	errors *errorReporter
+
+	// background ends with Close, which waits for the goroutines
+	// started by goBackground (the flights' hub: flights.go).
+	background context.Context
+	stop       context.CancelFunc
+	bgMu       sync.Mutex
+	closed     bool
+	bg         sync.WaitGroup
+	hubOnce    sync.Once
+	hub        atomic.Pointer[flightHub]
 }
 
 // Open connects to Redis and checks that it answers. The connection
@@ -78,11 +90,34 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Store{client: client, prefix: prefix, errors: &errorReporter{logger: logger, onError: opts.OnError, last: map[string]time.Time{}}}, nil
+	background, stop := context.WithCancel(context.Background())
+	return &Store{client: client, prefix: prefix, errors: &errorReporter{logger: logger, onError: opts.OnError, last: map[string]time.Time{}},
+		background: background, stop: stop}, nil
 }
 
-// Close closes the connections.
-func (s *Store) Close() error { return s.client.Close() }
+// Close stops what the store runs in the background and closes the
+// connections.
+func (s *Store) Close() error {
+	s.bgMu.Lock()
+	s.closed = true
+	s.bgMu.Unlock()
+	s.stop()
+	s.bg.Wait()
+	return s.client.Close()
+}
+
+// goBackground runs f on a goroutine of its own until Close, which ends
+// f's context and waits for it; it reports false, running nothing, once
+// the store is closed.
+func (s *Store) goBackground(f func(ctx context.Context)) bool {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.bg.Go(func() { f(s.background) })
+	return true
+}
 
 // key is the full key of name.
 func (s *Store) key(parts ...string) string {

@@ -15,7 +15,9 @@ import (
 
 // UpstreamCache is the tier of the upstream client's cache that every
 // replica shares (upstream.SharedCache): the client's values under
-// {prefix}upstream:…, each with the expiry the client gives.
+// {prefix}upstream:…, each with the expiry the client gives. It also
+// coalesces identical requests across the replicas (Claim,
+// upstream.SharedFlights: flights.go).
 //
 // Redis is not a way in: whoever can write to it must not be able to feed
 // answers to the clients of every replica. Each value is stored with an
@@ -59,11 +61,18 @@ type UpstreamCacheStats struct {
 	// Unauthentic counts values read that no key verified: written by
 	// someone without the key, or by a replica with another one.
 	Unauthentic uint64
+	// Waiting is the requests of this process waiting now for another
+	// replica's fetch of the same answer (flights.go).
+	Waiting int
 }
 
 // Stats returns the tier's figures.
 func (c *UpstreamCache) Stats() UpstreamCacheStats {
-	return UpstreamCacheStats{Unauthentic: c.unauthentic.Load()}
+	st := UpstreamCacheStats{Unauthentic: c.unauthentic.Load()}
+	if h := c.store.hub.Load(); h != nil {
+		st.Waiting = h.waiting()
+	}
+	return st
 }
 
 // mac is the MAC of value stored under the full Redis key.

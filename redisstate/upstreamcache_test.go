@@ -51,7 +51,7 @@ func newCacheReplica(t *testing.T, srv *sampleservice.Server, store *redisstate.
 func newBudgetedReplica(t *testing.T, srv *sampleservice.Server, store *redisstate.Store, key string, budget upstream.Budget) *cacheReplica {
 	t.Helper()
 	r := &cacheReplica{hits: map[upstream.CacheOutcome]*atomic.Int64{}}
-	for _, o := range []upstream.CacheOutcome{upstream.CacheHit, upstream.CacheSharedHit, upstream.CacheMiss} {
+	for _, o := range []upstream.CacheOutcome{upstream.CacheHit, upstream.CacheSharedHit, upstream.CacheFleetHit, upstream.CacheMiss} {
 		r.hits[o] = &atomic.Int64{}
 	}
 	cfg := upstream.CacheConfig{MaxBytes: upstream.DefaultCacheBytes, MaxAge: time.Hour, HeadTTL: time.Hour,
@@ -223,8 +223,10 @@ func TestQueuedRequestTakesTheAnswerAnotherReplicaFetched(t *testing.T) {
 		return err == nil && st.Waiting == 1
 	})
 
-	// Meanwhile a fetches the same answer; then the turn comes round.
-	fromA, err := a.c.ListAssets(context.Background(), upstream.AssetsParams{})
+	// Meanwhile a fetches the same answer (without waiting for b's
+	// fetch, which b claimed: as a's live feed's poller would, its answer
+	// stored like any other); then the turn comes round.
+	fromA, err := a.c.ListAssets(upstream.WithoutCache(context.Background()), upstream.AssetsParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

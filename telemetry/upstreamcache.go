@@ -28,7 +28,7 @@ func newUpstreamCacheMetrics(reg *prometheus.Registry) upstreamCacheMetrics {
 	m := upstreamCacheMetrics{
 		hits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_upstream_cache_hits_total",
-			Help: "Upstream requests answered from the cache of upstream answers, by endpoint, the answer's kind (recent, until_next_block, immutable) and tier (process: this replica's memory; redis: shared by the replicas).",
+			Help: "Upstream requests answered from the cache of upstream answers, by endpoint, the answer's kind (recent, until_next_block, immutable) and tier (process: this replica's memory; redis: shared by the replicas; fleet: another replica's fetch of the same answer, waited for instead of asking the upstream, then read from redis).",
 		}, []string{"endpoint", "kind", "tier"}),
 		misses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_upstream_cache_misses_total",
@@ -52,6 +52,7 @@ func newUpstreamCacheMetrics(reg *prometheus.Registry) upstreamCacheMetrics {
 		for _, k := range upstreamCacheKinds {
 			m.hits.WithLabelValues(string(e), k.String(), "process")
 			m.hits.WithLabelValues(string(e), k.String(), "redis")
+			m.hits.WithLabelValues(string(e), k.String(), "fleet")
 			m.misses.WithLabelValues(string(e), k.String())
 			m.evictions.WithLabelValues(string(e), k.String())
 		}
@@ -74,6 +75,8 @@ func (m *Metrics) ObserveUpstreamCache(e upstream.CacheEvent) {
 		m.upstreamCache.hits.WithLabelValues(endpoint, kind, "process").Inc()
 	case upstream.CacheSharedHit:
 		m.upstreamCache.hits.WithLabelValues(endpoint, kind, "redis").Inc()
+	case upstream.CacheFleetHit:
+		m.upstreamCache.hits.WithLabelValues(endpoint, kind, "fleet").Inc()
 	case upstream.CacheMiss:
 		m.upstreamCache.misses.WithLabelValues(endpoint, kind).Inc()
 	case upstream.CacheInvalidated:

@@ -33,7 +33,8 @@ import (
 //     the head was last confirmed, whichever is later;
 //   - CacheRecent (data-node answers): served for at most MaxAge after it
 //     was requested, then fetched again, once for every caller waiting
-//     (coalescing);
+//     (coalescing; with a shared tier, once for the whole fleet:
+//     fleet.go);
 //   - CacheNone (errors): never kept.
 //
 // A cached answer keeps its own freshness (block height and time) and
@@ -100,7 +101,9 @@ type CacheConfig struct {
 // SharedCache is the tier of the cache that replicas share
 // (redisstate.UpstreamCache). Values are opaque to it. It is best-effort:
 // an error makes the cache skip the tier for a moment, never fails a
-// request; implementations count and log their own failures.
+// request; implementations count and log their own failures. One that is
+// also a SharedFlights coalesces identical requests across the replicas
+// (fleet.go).
 type SharedCache interface {
 	// Get returns the values of keys, nil where a key holds none.
 	Get(ctx context.Context, keys []string) ([][]byte, error)
@@ -116,6 +119,11 @@ const (
 	CacheHit CacheOutcome = iota
 	// CacheSharedHit: a request served from the shared tier.
 	CacheSharedHit
+	// CacheFleetHit: a request served by another replica's fetch: it
+	// found that replica fetching the same answer, waited for it instead
+	// of asking the upstream, and read its answer from the shared tier
+	// (fleet.go).
+	CacheFleetHit
 	// CacheMiss: a request that went to the upstream (its Kind is the
 	// answer's, CacheNone for an error).
 	CacheMiss

@@ -465,6 +465,52 @@ func TestDataNodeAnswersAreNeverOlderThanMaxAge(t *testing.T) {
 	})
 }
 
+// slowBudget lets every request through after wait, as a spent budget
+// does.
+type slowBudget struct{ wait time.Duration }
+
+func (b slowBudget) Wait(ctx context.Context) error {
+	select {
+	case <-time.After(b.wait):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (slowBudget) Pause(context.Context, time.Duration, bool) {}
+
+// A data-node answer ages from when its request was sent, not from when
+// it began to wait for the budget: after a wait of seconds (a spent
+// budget) it is still served for MaxAge, instead of arriving too old to
+// serve anyone again.
+func TestDataNodeAnswersAgeFromTheirRequestNotTheWaitForTheBudget(t *testing.T) {
+	srv := startSample(t)
+	synctest.Test(t, func(t *testing.T) {
+		c, err := New(Config{
+			DataNodeURL: srv.URL,
+			HTTPClient:  &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+			Retry:       RetryConfig{Retries: -1},
+			Budget:      slowBudget{5 * time.Second},
+			Cache:       NewCache(CacheConfig{MaxBytes: DefaultCacheBytes, MaxAge: time.Second}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ListAssets(context.Background(), AssetsParams{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(999 * time.Millisecond)
+		ctx, last := recording(context.Background())
+		if _, err := c.ListAssets(ctx, AssetsParams{}); err != nil {
+			t.Fatal(err)
+		}
+		if n := srv.Service.Requests(sampleservice.EndpointAssets); n != 1 || !last().Cached {
+			t.Fatalf("999ms after an answer that waited 5s for the budget: %d requests, answer %+v; want it from the cache", n, last())
+		}
+	})
+}
+
 // MaxAge 0 serves no data-node answer from the cache.
 func TestMaxAgeZeroKeepsNoDataNodeAnswer(t *testing.T) {
 	srv := startSample(t)

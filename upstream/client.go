@@ -434,17 +434,19 @@ type judgement struct {
 func dataNodeAnswer[B any](*B, uint64) judgement { return judgement{kind: CacheRecent} }
 
 // rawBody receives the body a request read: its length, and a copy of it
-// when keep is set.
+// when keep is set; and when the request that read it was sent.
 type rawBody struct {
 	keep bool
 	data []byte
 	n    int
+	sent time.Time
 }
 
 // get performs one GET and decodes its 2xx JSON body, or joins an
 // identical GET already in flight (coalescing: one upstream request serves
-// every caller, across requests), or serves it from the cache while it is
-// true (cache.go; judge says what the answer is). Every upstream call goes
+// every caller, across requests; with a shared tier, across replicas too:
+// fleet.go), or serves it from the cache while it is true (cache.go; judge
+// says what the answer is). Every upstream call goes
 // through here: it is the one place for the cache, retries, a circuit
 // breaker, a shared rate budget, coalescing and metrics. The decoded body
 // may be shared by the callers, and by later ones from the cache: they
@@ -489,6 +491,8 @@ func get[B any, PB interface {
 			if res, ok := sharedAnswer[B, PB](ctx, c, r, target); ok {
 				return res, nil
 			}
+			// Another replica may be fetching it (fleet.go).
+			return fetchForFleet[B, PB](ctx, c, r, target, judge)
 		}
 		return fetch[B, PB](ctx, c, r, target, judge)
 	})
@@ -500,9 +504,12 @@ func get[B any, PB interface {
 		return nil, Freshness{}, err
 	}
 	body, _ := res.body.(PB)
-	if res.cached {
+	switch {
+	case res.fleet:
+		cache.event(r.endpoint, res.kind, CacheFleetHit)
+	case res.cached:
 		cache.event(r.endpoint, res.kind, CacheSharedHit)
-	} else {
+	default:
 		cache.event(r.endpoint, res.kind, CacheMiss)
 	}
 	RecordAnswer(ctx, Answer{Service: r.service, Endpoint: r.endpoint, Freshness: res.fresh, Kind: res.kind, FetchedAt: res.at, Cached: res.cached})
@@ -517,7 +524,6 @@ func fetch[B any, PB interface {
 	listBody
 }](ctx context.Context, c *Client, r route, target string, judge func(*B, uint64) judgement) (flightResult, error) {
 	before := c.head.view()
-	requested := time.Now()
 	body := PB(new(B))
 	raw := &rawBody{keep: c.cache != nil && c.cache.shared != nil}
 	var shared flightResult
@@ -537,6 +543,11 @@ func fetch[B any, PB interface {
 	if err != nil {
 		return flightResult{}, err
 	}
+	// The answer is true at least from when its request was sent: after
+	// the wait for the budget (seconds, while it is spent), which would
+	// otherwise age it past MaxAge before it arrives, and keep it from
+	// being served again by this process or any replica.
+	requested := raw.sent
 	j := judge((*B)(body), before.block)
 	res := flightResult{body: body, fresh: fresh, at: time.Now(), kind: j.kind}
 	// What the answer shows of the head first: entries true only at an
@@ -618,6 +629,9 @@ func (c *Client) do(ctx context.Context, r route, target string, out listBody, r
 
 	info := RequestInfo{Service: r.service, Endpoint: r.endpoint}
 	start := time.Now()
+	if raw != nil {
+		raw.sent = start
+	}
 	defer func() {
 		info.Duration = time.Since(start)
 		info.Err = err

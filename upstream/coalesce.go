@@ -33,8 +33,9 @@ type flightResult struct {
 	fresh Freshness
 	at    time.Time // when the answer arrived (a cached one: when it first did)
 	kind  CacheKind
-	// cached: served from the cache's shared tier.
-	cached bool
+	// cached: served from the cache's shared tier; fleet: after waiting
+	// for another replica to fetch it (fleet.go).
+	cached, fleet bool
 }
 
 // do runs fn for key, or joins the run in flight.
