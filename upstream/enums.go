@@ -82,6 +82,16 @@ func (s *enum[E]) unmarshalJSON(dst *E, b []byte) error {
 	}
 }
 
+// marshalJSON writes v as the upstream sends it: a name as a JSON string,
+// a value beyond the sender's schema (kept as its decimal text) as a bare
+// number.
+func (s *enum[E]) marshalJSON(v E) ([]byte, error) {
+	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && strconv.FormatInt(n, 10) == string(v) {
+		return []byte(v), nil
+	}
+	return marshalWire(string(v))
+}
+
 func (s *enum[E]) marshalGQL(w io.Writer, v E) error {
 	if v == "" {
 		_, err := io.WriteString(w, "null")
