@@ -1,6 +1,10 @@
 package sampleservice
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tradenet/gateway/upstream"
+)
 
 // zeroKey is the `to` of a transfer into a network-wide account.
 var zeroKey = strings.Repeat("0", 64)
@@ -93,17 +97,17 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 		}
 		cmd.UpdatePartyProfile = p
 	case kindNodeVote:
-		cmd.NodeVote = &wireNodeVote{Reference: hexID(r), Type: wireEnum(pick(r, []string{"TYPE_STAKE_DEPOSITED", "TYPE_STAKE_REMOVED", "TYPE_FUNDS_DEPOSITED", "TYPE_SIGNER_ADDED", "TYPE_SIGNER_REMOVED", "TYPE_BRIDGE_STOPPED", "TYPE_BRIDGE_RESUMED", "TYPE_ASSET_LISTED", "TYPE_LIMITS_UPDATED", "TYPE_STAKE_TOTAL_SUPPLY", "TYPE_SIGNER_THRESHOLD_SET", "TYPE_GOVERNANCE_VALIDATE_ASSET", "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"}))}
+		cmd.NodeVote = &upstream.NodeVote{Reference: hexID(r), Type: upstream.NodeVoteType(pick(r, []string{"TYPE_STAKE_DEPOSITED", "TYPE_STAKE_REMOVED", "TYPE_FUNDS_DEPOSITED", "TYPE_SIGNER_ADDED", "TYPE_SIGNER_REMOVED", "TYPE_BRIDGE_STOPPED", "TYPE_BRIDGE_RESUMED", "TYPE_ASSET_LISTED", "TYPE_LIMITS_UPDATED", "TYPE_STAKE_TOTAL_SUPPLY", "TYPE_SIGNER_THRESHOLD_SET", "TYPE_GOVERNANCE_VALIDATE_ASSET", "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"}))}
 	case kindNodeSignature:
 		sig := make([]byte, 65)
 		for i := range sig {
 			sig[i] = byte(r.Uint32())
 		}
-		cmd.NodeSignature = &wireNodeSignature{ID: hexID(r), Sig: sig, Kind: wireEnum(pick(r, []string{"NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_UPDATE", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"}))}
+		cmd.NodeSignature = &upstream.NodeSignature{ID: hexID(r), Sig: base64Bytes(sig), Kind: upstream.NodeSignatureKind(pick(r, []string{"NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_UPDATE", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"}))}
 	case kindChainEvent:
 		cmd.ChainEvent = c.chainEvent()
 	case kindKeyRotateSubmission:
-		cmd.KeyRotateSubmission = &wireKeyRotateSubmission{NewPubKeyIndex: uint32(2 + r.IntN(5)), TargetBlock: c.block + 100 + uint64(r.IntN(1000)), NewPubKey: hexID(r), CurrentPubKeyHash: hexID(r)}
+		cmd.KeyRotateSubmission = &upstream.KeyRotateSubmission{NewPubKeyIndex: upstream.Uint64(2 + r.IntN(5)), TargetBlock: upstream.Uint64(c.block + 100 + uint64(r.IntN(1000))), NewPubKey: hexID(r), CurrentPubKeyHash: hexID(r)}
 	case kindStateVariableProposal:
 		k := stateVarScalar
 		if x := r.IntN(20); x >= 10 {
@@ -114,17 +118,17 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 		cmd.StateVariableProposal = c.stateVariableProposal(k)
 	case kindValidatorHeartbeat:
 		n := c.node()
-		cmd.ValidatorHeartbeat = &wireValidatorHeartbeat{NodeID: n.id, EthereumSignature: c.signature("eth"), VegaSignature: c.signature("vega/ed25519"), Message: hexString(r, 64, hexLower)}
+		cmd.ValidatorHeartbeat = &upstream.ValidatorHeartbeat{NodeID: n.id, EthereumSignature: c.sig("eth"), VegaSignature: c.sig("vega/ed25519"), Message: hexString(r, 64, hexLower)}
 	case kindEthereumKeyRotateSubmission:
 		n := c.node()
-		cmd.EthereumKeyRotateSubmission = &wireEthereumKeyRotateSubmission{NewAddress: ethAddress(r), CurrentAddress: n.ethAddress, TargetBlock: c.block + 500, EthereumSignature: c.signature("eth"), SubmitterAddress: ""}
+		cmd.EthereumKeyRotateSubmission = &upstream.EthereumKeyRotateSubmission{NewAddress: ethAddress(r), CurrentAddress: n.ethAddress, TargetBlock: upstream.Uint64(c.block + 500), EthereumSignature: c.sig("eth"), SubmitterAddress: ""}
 	case kindProtocolUpgradeProposal:
-		cmd.ProtocolUpgradeProposal = &wireProtocolUpgradeProposal{UpgradeBlockHeight: (c.block/100_000 + 1) * 100_000, VegaReleaseTag: pick(r, []string{"v0.74.0", "v0.74.1", "v0.74.3", "v0.75.0-preview.2"})}
+		cmd.ProtocolUpgradeProposal = &upstream.ProtocolUpgradeProposal{UpgradeBlockHeight: upstream.Uint64((c.block/100_000 + 1) * 100_000), VegaReleaseTag: pick(r, []string{"v0.74.0", "v0.74.1", "v0.74.3", "v0.75.0-preview.2"})}
 	case kindIssueSignatures:
-		cmd.IssueSignatures = &wireIssueSignatures{Submitter: ethAddress(r), Kind: wireEnum(pick(r, []string{"NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"})), ValidatorNodeID: pick(r, c.g.nodes).id}
+		cmd.IssueSignatures = &upstream.IssueSignatures{Submitter: ethAddress(r), Kind: upstream.NodeSignatureKind(pick(r, []string{"NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"})), ValidatorNodeID: pick(r, c.g.nodes).id}
 	case kindOracleDataSubmission:
 		payload := `{"prices.BTC.value":"` + itoa(between(r, 6_500_000, 7_300_000)) + `","prices.BTC.timestamp":"` + itoa(c.now/1e9) + `"}`
-		cmd.OracleDataSubmission = &wireOracleDataSubmission{Source: wireEnum(pick(r, []string{"ORACLE_SOURCE_JSON", "ORACLE_SOURCE_OPEN_ORACLE"})), Payload: wireBytes(payload)}
+		cmd.OracleDataSubmission = &upstream.OracleDataSubmission{Source: upstream.OracleSource(pick(r, []string{"ORACLE_SOURCE_JSON", "ORACLE_SOURCE_OPEN_ORACLE"})), Payload: base64Bytes([]byte(payload))}
 	default:
 		panic("sampleservice: no builder for command kind " + itoa(int64(kind)))
 	}
@@ -157,6 +161,11 @@ func (c *txCtx) node() genNode {
 
 func (c *txCtx) signature(algo string) wireSignature {
 	return wireSignature{Value: hexString(c.r, 130, hexLower), Algo: algo, Version: 1}
+}
+
+// sig is a node's signature made with the given algorithm.
+func (c *txCtx) sig(algo string) *upstream.Signature {
+	return &upstream.Signature{Value: hexString(c.r, 130, hexLower), Algo: algo, Version: 1}
 }
 
 // tradedMarket returns a market to trade on, perpetuals most often.

@@ -1,6 +1,10 @@
 package sampleservice
 
-import "math"
+import (
+	"math"
+
+	"github.com/tradenet/gateway/upstream"
+)
 
 // Notable transactions added for issue 16: every nested one-of member of
 // commands-v0.74.md at least once, a single proposal of every change kind,
@@ -31,7 +35,7 @@ func moreSpecialSpecs() []specialSpec {
 		s = append(s, specialSpec{names: []string{"chainEvent." + chainEventKinds[k].name}, kind: kindChainEvent, build: func(c *txCtx, cmd *wireCommand) {
 			e := c.chainEventOf(k)
 			if e.ContractCall != nil {
-				e.ContractCall.SourceChainID = ptr(uint64(100))
+				e.ContractCall.SourceChainID = ptr(upstream.Uint64(100))
 			}
 			cmd.ChainEvent = e
 		}})
@@ -138,7 +142,7 @@ func moreSpecialSpecs() []specialSpec {
 	s = append(s,
 		specialSpec{names: []string{"enum.unknownNodeVote"}, kind: kindNodeVote, build: func(c *txCtx, cmd *wireCommand) {
 			// TYPE_ETHEREUM_HEARTBEAT (v0.77) as an older explorer writes it.
-			cmd.NodeVote = &wireNodeVote{Reference: hexID(c.r), Type: unknownEnum(14)}
+			cmd.NodeVote = &upstream.NodeVote{Reference: hexID(c.r), Type: upstream.NodeVoteType(unknownEnum(14))}
 		}},
 		specialSpec{names: []string{"bytes.emptySig"}, kind: kindNodeSignature, build: func(c *txCtx, cmd *wireCommand) {
 			c.buildCommand(kindNodeSignature, cmd)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/tradenet/gateway/upstream"
 )
 
 // Wire types of the explorer's transactions, encoded exactly as the real
@@ -30,6 +32,15 @@ func (e wireEnum) MarshalJSON() ([]byte, error) {
 func unknownEnum(n int32) wireEnum { return wireEnum(strconv.FormatInt(int64(n), 10)) }
 
 func ptr[T any](v T) *T { return &v }
+
+// base64Bytes is a protobuf bytes field as upstream types hold it: its
+// standard base64 with padding, nil (null on the wire) when empty.
+func base64Bytes(b []byte) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	return ptr(base64.StdEncoding.EncodeToString(b))
+}
 
 // optional returns an optional string field: absent (nil) when empty.
 func optional(s string) *string {
@@ -107,40 +118,40 @@ type wireCommand struct {
 	Nonce       uint64 `json:"nonce,string"`
 	BlockHeight uint64 `json:"blockHeight,string"`
 
-	OrderSubmission                *wireOrderSubmission                `json:"orderSubmission,omitempty"`
-	OrderCancellation              *wireOrderCancellation              `json:"orderCancellation,omitempty"`
-	OrderAmendment                 *wireOrderAmendment                 `json:"orderAmendment,omitempty"`
-	WithdrawSubmission             *wireWithdrawSubmission             `json:"withdrawSubmission,omitempty"`
-	ProposalSubmission             *wireProposalSubmission             `json:"proposalSubmission,omitempty"`
-	VoteSubmission                 *wireVoteSubmission                 `json:"voteSubmission,omitempty"`
-	LiquidityProvisionSubmission   *wireLiquidityProvision             `json:"liquidityProvisionSubmission,omitempty"`
-	DelegateSubmission             *wireDelegateSubmission             `json:"delegateSubmission,omitempty"`
-	UndelegateSubmission           *wireUndelegateSubmission           `json:"undelegateSubmission,omitempty"`
-	LiquidityProvisionCancellation *wireLiquidityProvisionCancellation `json:"liquidityProvisionCancellation,omitempty"`
-	LiquidityProvisionAmendment    *wireLiquidityProvision             `json:"liquidityProvisionAmendment,omitempty"`
-	Transfer                       *wireTransfer                       `json:"transfer,omitempty"`
-	CancelTransfer                 *wireCancelTransfer                 `json:"cancelTransfer,omitempty"`
-	AnnounceNode                   *wireAnnounceNode                   `json:"announceNode,omitempty"`
-	BatchMarketInstructions        *wireBatchMarketInstructions        `json:"batchMarketInstructions,omitempty"`
-	StopOrdersSubmission           *wireStopOrdersSubmission           `json:"stopOrdersSubmission,omitempty"`
-	StopOrdersCancellation         *wireStopOrdersCancellation         `json:"stopOrdersCancellation,omitempty"`
-	CreateReferralSet              *wireCreateReferralSet              `json:"createReferralSet,omitempty"`
-	UpdateReferralSet              *wireUpdateReferralSet              `json:"updateReferralSet,omitempty"`
-	ApplyReferralCode              *wireApplyReferralCode              `json:"applyReferralCode,omitempty"`
-	UpdateMarginMode               *wireUpdateMarginMode               `json:"updateMarginMode,omitempty"`
-	JoinTeam                       *wireJoinTeam                       `json:"joinTeam,omitempty"`
-	BatchProposalSubmission        *wireBatchProposalSubmission        `json:"batchProposalSubmission,omitempty"`
-	UpdatePartyProfile             *wireUpdatePartyProfile             `json:"updatePartyProfile,omitempty"`
-	NodeVote                       *wireNodeVote                       `json:"nodeVote,omitempty"`
-	NodeSignature                  *wireNodeSignature                  `json:"nodeSignature,omitempty"`
-	ChainEvent                     *wireChainEvent                     `json:"chainEvent,omitempty"`
-	KeyRotateSubmission            *wireKeyRotateSubmission            `json:"keyRotateSubmission,omitempty"`
-	StateVariableProposal          *wireStateVariableProposal          `json:"stateVariableProposal,omitempty"`
-	ValidatorHeartbeat             *wireValidatorHeartbeat             `json:"validatorHeartbeat,omitempty"`
-	EthereumKeyRotateSubmission    *wireEthereumKeyRotateSubmission    `json:"ethereumKeyRotateSubmission,omitempty"`
-	ProtocolUpgradeProposal        *wireProtocolUpgradeProposal        `json:"protocolUpgradeProposal,omitempty"`
-	IssueSignatures                *wireIssueSignatures                `json:"issueSignatures,omitempty"`
-	OracleDataSubmission           *wireOracleDataSubmission           `json:"oracleDataSubmission,omitempty"`
+	OrderSubmission                *wireOrderSubmission                  `json:"orderSubmission,omitempty"`
+	OrderCancellation              *wireOrderCancellation                `json:"orderCancellation,omitempty"`
+	OrderAmendment                 *wireOrderAmendment                   `json:"orderAmendment,omitempty"`
+	WithdrawSubmission             *wireWithdrawSubmission               `json:"withdrawSubmission,omitempty"`
+	ProposalSubmission             *wireProposalSubmission               `json:"proposalSubmission,omitempty"`
+	VoteSubmission                 *wireVoteSubmission                   `json:"voteSubmission,omitempty"`
+	LiquidityProvisionSubmission   *wireLiquidityProvision               `json:"liquidityProvisionSubmission,omitempty"`
+	DelegateSubmission             *wireDelegateSubmission               `json:"delegateSubmission,omitempty"`
+	UndelegateSubmission           *wireUndelegateSubmission             `json:"undelegateSubmission,omitempty"`
+	LiquidityProvisionCancellation *wireLiquidityProvisionCancellation   `json:"liquidityProvisionCancellation,omitempty"`
+	LiquidityProvisionAmendment    *wireLiquidityProvision               `json:"liquidityProvisionAmendment,omitempty"`
+	Transfer                       *wireTransfer                         `json:"transfer,omitempty"`
+	CancelTransfer                 *wireCancelTransfer                   `json:"cancelTransfer,omitempty"`
+	AnnounceNode                   *wireAnnounceNode                     `json:"announceNode,omitempty"`
+	BatchMarketInstructions        *wireBatchMarketInstructions          `json:"batchMarketInstructions,omitempty"`
+	StopOrdersSubmission           *wireStopOrdersSubmission             `json:"stopOrdersSubmission,omitempty"`
+	StopOrdersCancellation         *wireStopOrdersCancellation           `json:"stopOrdersCancellation,omitempty"`
+	CreateReferralSet              *wireCreateReferralSet                `json:"createReferralSet,omitempty"`
+	UpdateReferralSet              *wireUpdateReferralSet                `json:"updateReferralSet,omitempty"`
+	ApplyReferralCode              *wireApplyReferralCode                `json:"applyReferralCode,omitempty"`
+	UpdateMarginMode               *wireUpdateMarginMode                 `json:"updateMarginMode,omitempty"`
+	JoinTeam                       *wireJoinTeam                         `json:"joinTeam,omitempty"`
+	BatchProposalSubmission        *wireBatchProposalSubmission          `json:"batchProposalSubmission,omitempty"`
+	UpdatePartyProfile             *wireUpdatePartyProfile               `json:"updatePartyProfile,omitempty"`
+	NodeVote                       *upstream.NodeVote                    `json:"nodeVote,omitempty"`
+	NodeSignature                  *upstream.NodeSignature               `json:"nodeSignature,omitempty"`
+	ChainEvent                     *upstream.ChainEvent                  `json:"chainEvent,omitempty"`
+	KeyRotateSubmission            *upstream.KeyRotateSubmission         `json:"keyRotateSubmission,omitempty"`
+	StateVariableProposal          *upstream.StateVariableProposal       `json:"stateVariableProposal,omitempty"`
+	ValidatorHeartbeat             *upstream.ValidatorHeartbeat          `json:"validatorHeartbeat,omitempty"`
+	EthereumKeyRotateSubmission    *upstream.EthereumKeyRotateSubmission `json:"ethereumKeyRotateSubmission,omitempty"`
+	ProtocolUpgradeProposal        *upstream.ProtocolUpgradeProposal     `json:"protocolUpgradeProposal,omitempty"`
+	IssueSignatures                *upstream.IssueSignatures             `json:"issueSignatures,omitempty"`
+	OracleDataSubmission           *upstream.OracleDataSubmission        `json:"oracleDataSubmission,omitempty"`
 }
 
 // ---- Commands the interface describes ----
@@ -856,217 +867,4 @@ type wireUpdatePartyProfile struct {
 type wireMetadata struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
-}
-
-type wireNodeVote struct {
-	Reference string   `json:"reference"`
-	Type      wireEnum `json:"type"`
-}
-
-type wireNodeSignature struct {
-	ID   string    `json:"id"`
-	Sig  wireBytes `json:"sig"`
-	Kind wireEnum  `json:"kind"`
-}
-
-// wireChainEvent: one of five event groups, each with a one-of action
-// (commands-v0.74.md §3). A built-in event may carry no action at all.
-type wireChainEvent struct {
-	TxID          string                    `json:"txId"`
-	Nonce         uint64                    `json:"nonce,string"`
-	Builtin       *wireBuiltinAssetEvent    `json:"builtin,omitempty"`
-	ERC20         *wireERC20Event           `json:"erc20,omitempty"`
-	StakingEvent  *wireStakingEvent         `json:"stakingEvent,omitempty"`
-	ERC20Multisig *wireERC20MultiSigEvent   `json:"erc20Multisig,omitempty"`
-	ContractCall  *wireEthContractCallEvent `json:"contractCall,omitempty"`
-}
-
-type wireBuiltinAssetEvent struct {
-	Deposit    *wireBuiltinAssetMovement `json:"deposit,omitempty"`
-	Withdrawal *wireBuiltinAssetMovement `json:"withdrawal,omitempty"`
-}
-
-// wireBuiltinAssetMovement is BuiltinAssetDeposit and BuiltinAssetWithdrawal
-// (the same shape).
-type wireBuiltinAssetMovement struct {
-	VegaAssetID string `json:"vegaAssetId"`
-	PartyID     string `json:"partyId"`
-	Amount      string `json:"amount"`
-}
-
-// wireERC20Event: bridgeStopped and bridgeResumed are bool members of the
-// one-of, written when set (even when false).
-type wireERC20Event struct {
-	wireEthLog
-	AssetList          *wireERC20AssetList          `json:"assetList,omitempty"`
-	AssetDelist        *wireERC20AssetDelist        `json:"assetDelist,omitempty"`
-	Deposit            *wireERC20Deposit            `json:"deposit,omitempty"`
-	Withdrawal         *wireERC20Withdrawal         `json:"withdrawal,omitempty"`
-	AssetLimitsUpdated *wireERC20AssetLimitsUpdated `json:"assetLimitsUpdated,omitempty"`
-	BridgeStopped      *bool                        `json:"bridgeStopped,omitempty"`
-	BridgeResumed      *bool                        `json:"bridgeResumed,omitempty"`
-}
-
-// wireEthLog locates the Ethereum log an event group comes from.
-type wireEthLog struct {
-	Index uint64 `json:"index,string"`
-	Block uint64 `json:"block,string"`
-}
-
-type wireERC20AssetList struct {
-	VegaAssetID string `json:"vegaAssetId"`
-	AssetSource string `json:"assetSource"`
-}
-
-type wireERC20AssetDelist struct {
-	VegaAssetID string `json:"vegaAssetId"`
-}
-
-type wireERC20Deposit struct {
-	VegaAssetID           string `json:"vegaAssetId"`
-	SourceEthereumAddress string `json:"sourceEthereumAddress"`
-	TargetPartyID         string `json:"targetPartyId"`
-	Amount                string `json:"amount"`
-}
-
-type wireERC20Withdrawal struct {
-	VegaAssetID           string `json:"vegaAssetId"`
-	TargetEthereumAddress string `json:"targetEthereumAddress"`
-	ReferenceNonce        string `json:"referenceNonce"`
-}
-
-type wireERC20AssetLimitsUpdated struct {
-	VegaAssetID           string `json:"vegaAssetId"`
-	SourceEthereumAddress string `json:"sourceEthereumAddress"`
-	LifetimeLimits        string `json:"lifetimeLimits"`
-	WithdrawThreshold     string `json:"withdrawThreshold"`
-}
-
-type wireStakingEvent struct {
-	wireEthLog
-	StakeDeposited *wireStakeMovement    `json:"stakeDeposited,omitempty"`
-	StakeRemoved   *wireStakeMovement    `json:"stakeRemoved,omitempty"`
-	TotalSupply    *wireStakeTotalSupply `json:"totalSupply,omitempty"`
-}
-
-// wireStakeMovement is StakeDeposited and StakeRemoved (the same shape).
-type wireStakeMovement struct {
-	EthereumAddress string `json:"ethereumAddress"`
-	VegaPublicKey   string `json:"vegaPublicKey"`
-	Amount          string `json:"amount"`
-	BlockTime       int64  `json:"blockTime,string"`
-}
-
-type wireStakeTotalSupply struct {
-	TokenAddress string `json:"tokenAddress"`
-	TotalSupply  string `json:"totalSupply"`
-}
-
-type wireERC20MultiSigEvent struct {
-	wireEthLog
-	SignerAdded   *wireERC20SignerAdded   `json:"signerAdded,omitempty"`
-	SignerRemoved *wireERC20SignerRemoved `json:"signerRemoved,omitempty"`
-	ThresholdSet  *wireERC20ThresholdSet  `json:"thresholdSet,omitempty"`
-}
-
-// The multisig events' nonce is the contract's nonce: a protobuf string
-// holding a 256-bit decimal, not a u64.
-type wireERC20SignerAdded struct {
-	NewSigner string `json:"newSigner"`
-	Nonce     string `json:"nonce"`
-	BlockTime int64  `json:"blockTime,string"`
-}
-
-type wireERC20SignerRemoved struct {
-	OldSigner string `json:"oldSigner"`
-	Nonce     string `json:"nonce"`
-	BlockTime int64  `json:"blockTime,string"`
-}
-
-type wireERC20ThresholdSet struct {
-	NewThreshold uint32 `json:"newThreshold"`
-	Nonce        string `json:"nonce"`
-	BlockTime    int64  `json:"blockTime,string"`
-}
-
-// wireEthContractCallEvent: error and sourceChainId are optional.
-type wireEthContractCallEvent struct {
-	SpecID        string    `json:"specId"`
-	BlockHeight   uint64    `json:"blockHeight,string"`
-	BlockTime     uint64    `json:"blockTime,string"`
-	Result        wireBytes `json:"result"`
-	Error         *string   `json:"error,omitempty"`
-	SourceChainID *uint64   `json:"sourceChainId,omitempty,string"`
-}
-
-type wireKeyRotateSubmission struct {
-	NewPubKeyIndex    uint32 `json:"newPubKeyIndex"`
-	TargetBlock       uint64 `json:"targetBlock,string"`
-	NewPubKey         string `json:"newPubKey"`
-	CurrentPubKeyHash string `json:"currentPubKeyHash"`
-}
-
-type wireStateVariableProposal struct {
-	Proposal *wireStateValueProposal `json:"proposal"`
-}
-
-type wireStateValueProposal struct {
-	StateVarID string               `json:"stateVarId"`
-	EventID    string               `json:"eventId"`
-	Kvb        []wireKeyValueBundle `json:"kvb"`
-}
-
-type wireKeyValueBundle struct {
-	Key       string             `json:"key"`
-	Tolerance string             `json:"tolerance"`
-	Value     *wireStateVarValue `json:"value"`
-}
-
-type wireStateVarValue struct {
-	ScalarVal *wireScalarValue `json:"scalarVal,omitempty"`
-	VectorVal *wireVectorValue `json:"vectorVal,omitempty"`
-	MatrixVal *wireMatrixValue `json:"matrixVal,omitempty"`
-}
-
-type wireScalarValue struct {
-	Value string `json:"value"`
-}
-
-type wireVectorValue struct {
-	Value []string `json:"value"`
-}
-
-type wireMatrixValue struct {
-	Value []wireVectorValue `json:"value"`
-}
-
-type wireValidatorHeartbeat struct {
-	NodeID            string        `json:"nodeId"`
-	EthereumSignature wireSignature `json:"ethereumSignature"`
-	VegaSignature     wireSignature `json:"vegaSignature"`
-	Message           string        `json:"message"`
-}
-
-type wireEthereumKeyRotateSubmission struct {
-	NewAddress        string        `json:"newAddress"`
-	CurrentAddress    string        `json:"currentAddress"`
-	TargetBlock       uint64        `json:"targetBlock,string"`
-	EthereumSignature wireSignature `json:"ethereumSignature"`
-	SubmitterAddress  string        `json:"submitterAddress"`
-}
-
-type wireProtocolUpgradeProposal struct {
-	UpgradeBlockHeight uint64 `json:"upgradeBlockHeight,string"`
-	VegaReleaseTag     string `json:"vegaReleaseTag"`
-}
-
-type wireIssueSignatures struct {
-	Submitter       string   `json:"submitter"`
-	Kind            wireEnum `json:"kind"`
-	ValidatorNodeID string   `json:"validatorNodeId"`
-}
-
-type wireOracleDataSubmission struct {
-	Source  wireEnum  `json:"source"`
-	Payload wireBytes `json:"payload"`
 }
