@@ -27,14 +27,14 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 	case kindProposalSubmission:
 		cmd.ProposalSubmission = c.proposalSubmission()
 	case kindVoteSubmission:
-		v := wireEnum("VALUE_YES")
+		v := upstream.VoteValueYes
 		if chance(r, 1, 4) {
-			v = "VALUE_NO"
+			v = upstream.VoteValueNo
 		}
-		cmd.VoteSubmission = &wireVoteSubmission{ProposalID: hexID(r), Value: v}
+		cmd.VoteSubmission = &upstream.VoteSubmission{ProposalID: hexID(r), Value: v}
 	case kindLiquidityProvisionSubmission, kindLiquidityProvisionAmendment:
 		m := c.tradedMarket()
-		lp := &wireLiquidityProvision{
+		lp := &upstream.LiquidityProvisionSubmission{
 			MarketID:         m.id,
 			CommitmentAmount: scaled(r, between(r, 1, 200)*1000, int(c.g.assets[c.settlementOf(m)].Details.Decimals)),
 			Fee:              pick(r, []string{"0.0001", "0.0005", "0.001", "0.002", "0.01"}),
@@ -43,22 +43,22 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 		if kind == kindLiquidityProvisionSubmission {
 			cmd.LiquidityProvisionSubmission = lp
 		} else {
-			cmd.LiquidityProvisionAmendment = lp
+			cmd.LiquidityProvisionAmendment = (*upstream.LiquidityProvisionAmendment)(lp)
 		}
 	case kindLiquidityProvisionCancellation:
-		cmd.LiquidityProvisionCancellation = &wireLiquidityProvisionCancellation{MarketID: c.tradedMarket().id}
+		cmd.LiquidityProvisionCancellation = &upstream.LiquidityProvisionCancellation{MarketID: c.tradedMarket().id}
 	case kindDelegateSubmission:
-		cmd.DelegateSubmission = &wireDelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 100_000), 18)}
+		cmd.DelegateSubmission = &upstream.DelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 100_000), 18)}
 	case kindUndelegateSubmission:
-		method := wireEnum("METHOD_AT_END_OF_EPOCH")
+		method := upstream.UndelegateMethodAtEndOfEpoch
 		if chance(r, 1, 3) {
-			method = "METHOD_NOW"
+			method = upstream.UndelegateMethodNow
 		}
-		cmd.UndelegateSubmission = &wireUndelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 50_000), 18), Method: method}
+		cmd.UndelegateSubmission = &upstream.UndelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 50_000), 18), Method: method}
 	case kindTransfer:
 		cmd.Transfer = c.transfer()
 	case kindCancelTransfer:
-		cmd.CancelTransfer = &wireCancelTransfer{TransferID: hexID(r)}
+		cmd.CancelTransfer = &upstream.CancelTransferFunds{TransferID: hexID(r)}
 	case kindAnnounceNode:
 		cmd.AnnounceNode = c.announceNode()
 	case kindBatchMarketInstructions:
@@ -70,30 +70,30 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 		s := c.stopOrdersCancellation()
 		cmd.StopOrdersCancellation = &s
 	case kindCreateReferralSet:
-		s := &wireCreateReferralSet{IsTeam: chance(r, 2, 3)}
+		s := &upstream.CreateReferralSet{IsTeam: chance(r, 2, 3)}
 		if s.IsTeam {
 			s.Team = c.team()
 		}
 		cmd.CreateReferralSet = s
 	case kindUpdateReferralSet:
-		s := &wireUpdateReferralSet{ID: hexID(r), IsTeam: chance(r, 2, 3)}
+		s := &upstream.UpdateReferralSet{ID: hexID(r), IsTeam: chance(r, 2, 3)}
 		if s.IsTeam {
 			s.Team = c.updateTeam()
 		}
 		cmd.UpdateReferralSet = s
 	case kindApplyReferralCode:
-		cmd.ApplyReferralCode = &wireApplyReferralCode{ID: hexID(r)}
+		cmd.ApplyReferralCode = &upstream.ApplyReferralCode{ID: hexID(r)}
 	case kindUpdateMarginMode:
 		u := c.updateMarginMode(c.tradedMarket())
 		cmd.UpdateMarginMode = &u
 	case kindJoinTeam:
-		cmd.JoinTeam = &wireJoinTeam{ID: hexID(r)}
+		cmd.JoinTeam = &upstream.JoinTeam{ID: hexID(r)}
 	case kindBatchProposalSubmission:
 		cmd.BatchProposalSubmission = c.batchProposal(1 + r.IntN(4))
 	case kindUpdatePartyProfile:
-		p := &wireUpdatePartyProfile{Alias: pick(r, []string{"", "whale_42", "mm-desk-7", "Zoë", "trader.joe", "🐋"}), Metadata: []wireMetadata{}}
+		p := &upstream.UpdatePartyProfile{Alias: pick(r, []string{"", "whale_42", "mm-desk-7", "Zoë", "trader.joe", "🐋"}), Metadata: []upstream.Metadata{}}
 		if chance(r, 1, 2) {
-			p.Metadata = append(p.Metadata, wireMetadata{Key: "twitter", Value: "@" + hexString(r, 8, hexLower)})
+			p.Metadata = append(p.Metadata, upstream.Metadata{Key: "twitter", Value: "@" + hexString(r, 8, hexLower)})
 		}
 		cmd.UpdatePartyProfile = p
 	case kindNodeVote:
@@ -137,13 +137,13 @@ func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
 // withdrawSubmission returns a withdrawal of asset a: its ext names the
 // receiving Ethereum address for a token-contract asset and is empty ({})
 // for a built-in one.
-func (c *txCtx) withdrawSubmission(a Asset) *wireWithdrawSubmission {
+func (c *txCtx) withdrawSubmission(a Asset) *upstream.WithdrawSubmission {
 	r := c.r
-	ext := &wireWithdrawExt{}
+	ext := &upstream.WithdrawExt{}
 	if a.Details.ERC20 != nil {
-		ext.ERC20 = &wireERC20WithdrawExt{ReceiverAddress: ethAddress(r)}
+		ext.Erc20 = &upstream.Erc20WithdrawExt{ReceiverAddress: ethAddress(r)}
 	}
-	return &wireWithdrawSubmission{
+	return &upstream.WithdrawSubmission{
 		Amount: scaled(r, between(r, 1, 50_000), int(a.Details.Decimals)),
 		Asset:  a.ID,
 		Ext:    ext,
@@ -157,10 +157,6 @@ func (c *txCtx) node() genNode {
 		return c.g.nodes[i]
 	}
 	return pick(c.r, c.g.nodes)
-}
-
-func (c *txCtx) signature(algo string) wireSignature {
-	return wireSignature{Value: hexString(c.r, 130, hexLower), Algo: algo, Version: 1}
 }
 
 // sig is a node's signature made with the given algorithm.
@@ -206,27 +202,27 @@ func (c *txCtx) price(m *genMarket) string {
 	return itoa(p + c.r.Int64N(2*spread+1) - spread)
 }
 
-func (c *txCtx) size() uint64 {
+func (c *txCtx) size() upstream.Uint64 {
 	if chance(c.r, 1, 5) {
-		return 1 + c.r.Uint64N(10_000)
+		return upstream.Uint64(1 + c.r.Uint64N(10_000))
 	}
-	return 1 + c.r.Uint64N(200)
+	return upstream.Uint64(1 + c.r.Uint64N(200))
 }
 
 // orderSubmission returns a plausible order for market m.
-func (c *txCtx) orderSubmission(m *genMarket) wireOrderSubmission {
+func (c *txCtx) orderSubmission(m *genMarket) upstream.OrderSubmission {
 	r := c.r
-	o := wireOrderSubmission{
+	o := upstream.OrderSubmission{
 		MarketID:    m.id,
 		Size:        c.size(),
-		Side:        wireEnum(enumSide[1+r.IntN(2)]),
+		Side:        upstream.Side(enumSide[1+r.IntN(2)]),
 		Type:        "TYPE_LIMIT",
 		TimeInForce: "TIME_IN_FORCE_GTC",
 		Reference:   c.reference("order"),
 	}
 	if chance(r, 1, 7) {
 		o.Type = "TYPE_MARKET"
-		o.TimeInForce = wireEnum(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
+		o.TimeInForce = upstream.TimeInForce(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
 		o.ReduceOnly = chance(r, 1, 4)
 		return o
 	}
@@ -235,7 +231,7 @@ func (c *txCtx) orderSubmission(m *genMarket) wireOrderSubmission {
 	case x < 55:
 	case x < 70:
 		o.TimeInForce = "TIME_IN_FORCE_GTT"
-		o.ExpiresAt = c.now + between(r, 60, 7*86_400)*1e9
+		o.ExpiresAt = upstream.UnixNanos(c.now + between(r, 60, 7*86_400)*1e9)
 	case x < 80:
 		o.TimeInForce = "TIME_IN_FORCE_IOC"
 		o.ReduceOnly = chance(r, 1, 4)
@@ -251,8 +247,8 @@ func (c *txCtx) orderSubmission(m *genMarket) wireOrderSubmission {
 		o.PostOnly = chance(r, 1, 4)
 		if chance(r, 1, 10) {
 			o.Price = ""
-			o.PeggedOrder = &wirePeggedOrder{
-				Reference: wireEnum(enumPeggedReference[1+r.IntN(3)]),
+			o.PeggedOrder = &upstream.PeggedOrder{
+				Reference: upstream.PeggedReference(enumPeggedReference[1+r.IntN(3)]),
 				Offset:    itoa(between(r, 0, int64(m.price)/100)),
 			}
 			if o.PeggedOrder.Reference == "PEGGED_REFERENCE_MID" && o.PeggedOrder.Offset == "0" {
@@ -261,26 +257,26 @@ func (c *txCtx) orderSubmission(m *genMarket) wireOrderSubmission {
 		}
 		if chance(r, 1, 20) {
 			peak := 1 + o.Size/4
-			o.IcebergOpts = &wireIcebergOpts{PeakSize: peak, MinimumVisibleSize: 1 + peak/4}
+			o.IcebergOpts = &upstream.IcebergOpts{PeakSize: peak, MinimumVisibleSize: 1 + peak/4}
 		}
 	}
 	return o
 }
 
-func (c *txCtx) orderCancellation() wireOrderCancellation {
+func (c *txCtx) orderCancellation() upstream.OrderCancellation {
 	r := c.r
 	switch r.IntN(6) {
 	case 0:
-		return wireOrderCancellation{} // everything, everywhere
+		return upstream.OrderCancellation{} // everything, everywhere
 	case 1, 2:
-		return wireOrderCancellation{MarketID: c.tradedMarket().id}
+		return upstream.OrderCancellation{MarketID: c.tradedMarket().id}
 	}
-	return wireOrderCancellation{OrderID: hexID(r), MarketID: c.tradedMarket().id}
+	return upstream.OrderCancellation{OrderID: hexID(r), MarketID: c.tradedMarket().id}
 }
 
-func (c *txCtx) orderAmendment(m *genMarket) wireOrderAmendment {
+func (c *txCtx) orderAmendment(m *genMarket) upstream.OrderAmendment {
 	r := c.r
-	a := wireOrderAmendment{
+	a := upstream.OrderAmendment{
 		OrderID:         hexID(r),
 		MarketID:        m.id,
 		TimeInForce:     "TIME_IN_FORCE_UNSPECIFIED",
@@ -293,34 +289,34 @@ func (c *txCtx) orderAmendment(m *genMarket) wireOrderAmendment {
 	case 0:
 		a.Size = ptr(c.size())
 	case 1, 2:
-		a.SizeDelta = r.Int64N(101) - 50
+		a.SizeDelta = upstream.Int64(r.Int64N(101) - 50)
 	}
 	if chance(r, 1, 10) {
 		a.TimeInForce = "TIME_IN_FORCE_GTT"
-		a.ExpiresAt = ptr(c.now + between(r, 60, 86_400)*1e9)
+		a.ExpiresAt = ptr(upstream.UnixNanos(c.now + between(r, 60, 86_400)*1e9))
 	} else if chance(r, 1, 20) {
 		a.TimeInForce = "TIME_IN_FORCE_GTC"
 	}
 	if chance(r, 1, 15) {
-		a.PeggedReference = wireEnum(enumPeggedReference[1+r.IntN(3)])
+		a.PeggedReference = upstream.PeggedReference(enumPeggedReference[1+r.IntN(3)])
 		a.PeggedOffset = itoa(between(r, 1, int64(m.price)/100+1))
 	}
 	return a
 }
 
 // stopOrderSetup returns one side of a stop order for market m.
-func (c *txCtx) stopOrderSetup(m *genMarket, risesAbove bool) *wireStopOrderSetup {
+func (c *txCtx) stopOrderSetup(m *genMarket, risesAbove bool) *upstream.StopOrderSetup {
 	r := c.r
 	o := c.orderSubmission(m)
 	o.Type = "TYPE_MARKET"
 	o.Price = ""
-	o.TimeInForce = wireEnum(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
+	o.TimeInForce = upstream.TimeInForce(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
 	o.ExpiresAt = 0
 	o.PeggedOrder = nil
 	o.IcebergOpts = nil
 	o.PostOnly = false
 	o.ReduceOnly = true
-	s := &wireStopOrderSetup{OrderSubmission: o}
+	s := &upstream.StopOrderSetup{OrderSubmission: &o}
 	if chance(r, 1, 3) {
 		s.TrailingPercentOffset = ptr(pick(r, []string{"0.005", "0.01", "0.025", "0.05", "0.1"}))
 	} else {
@@ -333,13 +329,13 @@ func (c *txCtx) stopOrderSetup(m *genMarket, risesAbove bool) *wireStopOrderSetu
 		s.Price = ptr(itoa(p))
 	}
 	if chance(r, 1, 3) {
-		s.ExpiresAt = ptr(c.now + between(r, 3_600, 30*86_400)*1e9)
-		s.ExpiryStrategy = ptr(wireEnum(enumExpiryStrategy[1+r.IntN(2)]))
+		s.ExpiresAt = ptr(upstream.UnixNanos(c.now + between(r, 3_600, 30*86_400)*1e9))
+		s.ExpiryStrategy = ptr(upstream.StopOrderExpiryStrategy(enumExpiryStrategy[1+r.IntN(2)]))
 	}
 	if chance(r, 1, 4) {
-		s.SizeOverrideSetting = ptr(wireEnum(enumSizeOverride[1+r.IntN(2)]))
+		s.SizeOverrideSetting = ptr(upstream.SizeOverrideSetting(enumSizeOverride[1+r.IntN(2)]))
 		if *s.SizeOverrideSetting == "SIZE_OVERRIDE_SETTING_POSITION" {
-			s.SizeOverrideValue = &wireSizeOverrideValue{Percentage: pick(r, []string{"0.25", "0.5", "0.75", "1"})}
+			s.SizeOverrideValue = &upstream.SizeOverrideValue{Percentage: pick(r, []string{"0.25", "0.5", "0.75", "1"})}
 		}
 	}
 	return s
@@ -347,8 +343,8 @@ func (c *txCtx) stopOrderSetup(m *genMarket, risesAbove bool) *wireStopOrderSetu
 
 // stopOrdersSubmission returns a stop order: which 0 = both sides, 1 =
 // rises above only, 2 = falls below only.
-func (c *txCtx) stopOrdersSubmission(m *genMarket, which int) wireStopOrdersSubmission {
-	var s wireStopOrdersSubmission
+func (c *txCtx) stopOrdersSubmission(m *genMarket, which int) upstream.StopOrdersSubmission {
+	var s upstream.StopOrdersSubmission
 	if which != 2 {
 		s.RisesAbove = c.stopOrderSetup(m, true)
 	}
@@ -358,48 +354,48 @@ func (c *txCtx) stopOrdersSubmission(m *genMarket, which int) wireStopOrdersSubm
 	return s
 }
 
-func (c *txCtx) stopOrdersCancellation() wireStopOrdersCancellation {
+func (c *txCtx) stopOrdersCancellation() upstream.StopOrderCancellation {
 	r := c.r
 	switch r.IntN(4) {
 	case 0:
-		return wireStopOrdersCancellation{}
+		return upstream.StopOrderCancellation{}
 	case 1:
-		return wireStopOrdersCancellation{MarketID: ptr(c.tradedMarket().id)}
+		return upstream.StopOrderCancellation{MarketID: ptr(c.tradedMarket().id)}
 	}
-	return wireStopOrdersCancellation{MarketID: ptr(c.tradedMarket().id), StopOrderID: ptr(hexID(r))}
+	return upstream.StopOrderCancellation{MarketID: ptr(c.tradedMarket().id), StopOrderID: ptr(hexID(r))}
 }
 
-func (c *txCtx) updateMarginMode(m *genMarket) wireUpdateMarginMode {
+func (c *txCtx) updateMarginMode(m *genMarket) upstream.UpdateMarginMode {
 	r := c.r
 	if chance(r, 1, 2) {
-		return wireUpdateMarginMode{MarketID: m.id, Mode: "MODE_CROSS_MARGIN"}
+		return upstream.UpdateMarginMode{MarketID: m.id, Mode: "MODE_CROSS_MARGIN"}
 	}
-	return wireUpdateMarginMode{MarketID: m.id, Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr(pick(r, []string{"0.1", "0.2", "0.25", "0.5", "0.9"}))}
+	return upstream.UpdateMarginMode{MarketID: m.id, Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr(pick(r, []string{"0.1", "0.2", "0.25", "0.5", "0.9"}))}
 }
 
 // emptyBatch returns batch market instructions with every list empty.
-func emptyBatch() *wireBatchMarketInstructions {
-	return &wireBatchMarketInstructions{
-		Cancellations:          []wireOrderCancellation{},
-		Amendments:             []wireOrderAmendment{},
-		Submissions:            []wireOrderSubmission{},
-		StopOrdersCancellation: []wireStopOrdersCancellation{},
-		StopOrdersSubmission:   []wireStopOrdersSubmission{},
-		UpdateMarginMode:       []wireUpdateMarginMode{},
+func emptyBatch() *upstream.BatchMarketInstructions {
+	return &upstream.BatchMarketInstructions{
+		Cancellations:          []upstream.OrderCancellation{},
+		Amendments:             []upstream.OrderAmendment{},
+		Submissions:            []upstream.OrderSubmission{},
+		StopOrdersCancellation: []upstream.StopOrderCancellation{},
+		StopOrdersSubmission:   []upstream.StopOrdersSubmission{},
+		UpdateMarginMode:       []upstream.UpdateMarginMode{},
 	}
 }
 
 // batchMarketInstructions returns a market maker's typical batch: cancel,
 // amend and submit orders, now and then stop orders and a margin mode.
-func (c *txCtx) batchMarketInstructions() *wireBatchMarketInstructions {
+func (c *txCtx) batchMarketInstructions() *upstream.BatchMarketInstructions {
 	r := c.r
 	b := emptyBatch()
 	m := c.tradedMarket()
 	if chance(r, 1, 2) {
-		b.Cancellations = append(b.Cancellations, wireOrderCancellation{MarketID: m.id})
+		b.Cancellations = append(b.Cancellations, upstream.OrderCancellation{MarketID: m.id})
 	}
 	for range r.IntN(3) {
-		b.Cancellations = append(b.Cancellations, wireOrderCancellation{OrderID: hexID(r), MarketID: m.id})
+		b.Cancellations = append(b.Cancellations, upstream.OrderCancellation{OrderID: hexID(r), MarketID: m.id})
 	}
 	for range r.IntN(4) {
 		b.Amendments = append(b.Amendments, c.orderAmendment(m))
@@ -424,14 +420,14 @@ func (c *txCtx) batchMarketInstructions() *wireBatchMarketInstructions {
 
 // transfer returns a party's transfer: to another party (c.receiver) or
 // into a reward pool.
-func (c *txCtx) transfer() *wireTransfer {
+func (c *txCtx) transfer() *upstream.TransferFunds {
 	r := c.r
 	ai := c.enabledAsset()
 	if chance(r, 1, 2) {
 		ai = c.g.asset("VEGA")
 	}
 	a := c.g.assets[ai]
-	t := &wireTransfer{
+	t := &upstream.TransferFunds{
 		FromAccountType: "ACCOUNT_TYPE_GENERAL",
 		Asset:           a.ID,
 		Amount:          scaled(r, between(r, 1, 10_000), int(a.Details.Decimals)),
@@ -443,9 +439,9 @@ func (c *txCtx) transfer() *wireTransfer {
 	if c.receiver != "" {
 		t.To = c.receiver
 		t.ToAccountType = "ACCOUNT_TYPE_GENERAL"
-		t.OneOff = &wireGovernanceOneOff{DeliverOn: 0}
+		t.OneOff = &upstream.OneOffTransfer{DeliverOn: 0}
 		if chance(r, 1, 5) {
-			t.OneOff.DeliverOn = c.now + between(r, 3_600, 7*86_400)*1e9
+			t.OneOff.DeliverOn = upstream.UnixNanos(c.now + between(r, 3_600, 7*86_400)*1e9)
 		}
 		if chance(r, 1, 10) {
 			c.standingOrder(t)
@@ -454,11 +450,11 @@ func (c *txCtx) transfer() *wireTransfer {
 	}
 	t.To = zeroKey
 	metric := 1 + r.IntN(len(enumDispatchMetric)-1)
-	t.ToAccountType = wireEnum(rewardAccountFor(metric))
+	t.ToAccountType = upstream.AccountType(rewardAccountFor(metric))
 	epoch := c.g.epochAt(c.now)
-	rec := &wireRecurringTransfer{StartEpoch: epoch + 1, Factor: pick(r, []string{"1", "0.9", "1.1"})}
+	rec := &upstream.RecurringTransferFunds{StartEpoch: upstream.Uint64(epoch + 1), Factor: pick(r, []string{"1", "0.9", "1.1"})}
 	if chance(r, 1, 2) {
-		rec.EndEpoch = ptr(epoch + 1 + uint64(r.IntN(90)))
+		rec.EndEpoch = ptr(upstream.Uint64(epoch + 1 + uint64(r.IntN(90))))
 	}
 	if chance(r, 4, 5) {
 		rec.DispatchStrategy = c.dispatchStrategy(metric, -1)
@@ -469,12 +465,12 @@ func (c *txCtx) transfer() *wireTransfer {
 
 // standingOrder makes t a recurring transfer to another party: no dispatch
 // strategy (null), a fixed amount each epoch, sometimes until an end epoch.
-func (c *txCtx) standingOrder(t *wireTransfer) {
+func (c *txCtx) standingOrder(t *upstream.TransferFunds) {
 	epoch := c.g.epochAt(c.now)
 	t.OneOff = nil
-	t.Recurring = &wireRecurringTransfer{StartEpoch: epoch + 1, Factor: "1"}
+	t.Recurring = &upstream.RecurringTransferFunds{StartEpoch: upstream.Uint64(epoch + 1), Factor: "1"}
 	if chance(c.r, 1, 2) {
-		t.Recurring.EndEpoch = ptr(epoch + 1 + uint64(c.r.IntN(30)))
+		t.Recurring.EndEpoch = ptr(upstream.Uint64(epoch + 1 + uint64(c.r.IntN(30))))
 	}
 }
 
@@ -503,22 +499,22 @@ func rewardAccountFor(metric int) string {
 
 // dispatchStrategy returns a dispatch strategy for a metric (an index into
 // enumDispatchMetric); distribution < 0 draws the distribution strategy.
-func (c *txCtx) dispatchStrategy(metric int, distribution int) *wireDispatchStrategy {
+func (c *txCtx) dispatchStrategy(metric int, distribution int) *upstream.DispatchStrategy {
 	r := c.r
 	usdt := c.g.assets[c.g.asset("USDT")].ID
-	d := &wireDispatchStrategy{
-		AssetForMetric:       usdt,
-		Metric:               wireEnum(enumDispatchMetric[metric]),
-		Markets:              []string{},
-		EntityScope:          "ENTITY_SCOPE_INDIVIDUALS",
-		IndividualScope:      wireEnum(enumIndividualScope[1+r.IntN(3)]),
-		TeamScope:            []string{},
-		StakingRequirement:   "",
-		NotionalTWAPRequired: "",
-		WindowLength:         uint64(1 + r.IntN(7)),
-		LockPeriod:           uint64(r.IntN(31)),
+	d := &upstream.DispatchStrategy{
+		AssetForMetric:     usdt,
+		Metric:             upstream.DispatchMetric(enumDispatchMetric[metric]),
+		Markets:            []string{},
+		EntityScope:        "ENTITY_SCOPE_INDIVIDUALS",
+		IndividualScope:    upstream.IndividualScope(enumIndividualScope[1+r.IntN(3)]),
+		TeamScope:          []string{},
+		StakingRequirement: "",
+		NotionalTimeWeightedAveragePositionRequirement: "",
+		WindowLength:         upstream.Uint64(1 + r.IntN(7)),
+		LockPeriod:           upstream.Uint64(r.IntN(31)),
 		DistributionStrategy: "DISTRIBUTION_STRATEGY_PRO_RATA",
-		RankTable:            []wireRankItem{},
+		RankTable:            []upstream.RankTable{},
 	}
 	if enumDispatchMetric[metric] == "DISPATCH_METRIC_VALIDATOR_RANKING" {
 		d.AssetForMetric = ""
@@ -536,31 +532,31 @@ func (c *txCtx) dispatchStrategy(metric int, distribution int) *wireDispatchStra
 	}
 	if chance(r, 1, 2) {
 		d.StakingRequirement = scaled(r, between(r, 1, 100)*100, 18)
-		d.NotionalTWAPRequired = scaled(r, between(r, 1, 50)*1000, 6)
+		d.NotionalTimeWeightedAveragePositionRequirement = scaled(r, between(r, 1, 50)*1000, 6)
 	}
 	if distribution < 0 {
 		distribution = 1 + r.IntN(2)
 	}
-	d.DistributionStrategy = wireEnum(enumDistribution[distribution])
+	d.DistributionStrategy = upstream.DistributionStrategy(enumDistribution[distribution])
 	if enumDistribution[distribution] == "DISTRIBUTION_STRATEGY_RANK" {
 		d.RankTable = rankTable(r.IntN(3))
 	}
 	return d
 }
 
-func rankTable(variant int) []wireRankItem {
+func rankTable(variant int) []upstream.RankTable {
 	switch variant {
 	case 0:
-		return []wireRankItem{{StartRank: 1, ShareRatio: 10}, {StartRank: 2, ShareRatio: 5}, {StartRank: 4, ShareRatio: 2}, {StartRank: 10, ShareRatio: 1}, {StartRank: 20, ShareRatio: 0}}
+		return []upstream.RankTable{{StartRank: 1, ShareRatio: 10}, {StartRank: 2, ShareRatio: 5}, {StartRank: 4, ShareRatio: 2}, {StartRank: 10, ShareRatio: 1}, {StartRank: 20, ShareRatio: 0}}
 	case 1:
-		return []wireRankItem{{StartRank: 1, ShareRatio: 3}, {StartRank: 5, ShareRatio: 1}}
+		return []upstream.RankTable{{StartRank: 1, ShareRatio: 3}, {StartRank: 5, ShareRatio: 1}}
 	}
-	return []wireRankItem{{StartRank: 1, ShareRatio: 1}}
+	return []upstream.RankTable{{StartRank: 1, ShareRatio: 1}}
 }
 
-func (c *txCtx) team() *wireTeam {
+func (c *txCtx) team() *upstream.CreateReferralSetTeam {
 	r := c.r
-	t := &wireTeam{
+	t := &upstream.CreateReferralSetTeam{
 		Name:      pick(r, []string{"Alpha Squad", "Équipe Rouge", "熊猫队", "Degen Rangers", "🦊 Fox Den", "Market Makers United"}),
 		Closed:    chance(r, 1, 4),
 		AllowList: []string{},
@@ -581,10 +577,10 @@ func (c *txCtx) team() *wireTeam {
 
 // updateTeam returns the team part of a referral set update: each field
 // but the allow list is left out (unchanged) now and then.
-func (c *txCtx) updateTeam() *wireUpdateTeam {
+func (c *txCtx) updateTeam() *upstream.UpdateReferralSetTeam {
 	r := c.r
 	t := c.team()
-	u := &wireUpdateTeam{TeamURL: t.TeamURL, AvatarURL: t.AvatarURL, AllowList: t.AllowList}
+	u := &upstream.UpdateReferralSetTeam{TeamURL: t.TeamURL, AvatarURL: t.AvatarURL, AllowList: t.AllowList}
 	if chance(r, 2, 3) {
 		u.Name = &t.Name
 	}
@@ -594,11 +590,11 @@ func (c *txCtx) updateTeam() *wireUpdateTeam {
 	return u
 }
 
-func (c *txCtx) announceNode() *wireAnnounceNode {
+func (c *txCtx) announceNode() *upstream.AnnounceNode {
 	r := c.r
 	n := c.node()
-	return &wireAnnounceNode{
-		VegaPubKey:        n.vegaPubKey,
+	return &upstream.AnnounceNode{
+		NetPubKey:         n.vegaPubKey,
 		EthereumAddress:   n.ethAddress,
 		ChainPubKey:       n.chainPubKey,
 		InfoURL:           n.infoURL,
@@ -606,10 +602,10 @@ func (c *txCtx) announceNode() *wireAnnounceNode {
 		ID:                n.id,
 		Name:              n.name,
 		AvatarURL:         n.avatarURL,
-		VegaPubKeyIndex:   uint32(1 + r.IntN(3)),
-		FromEpoch:         c.g.epochAt(c.now) + 1,
-		EthereumSignature: c.signature("eth"),
-		VegaSignature:     wireSignature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
+		NetPubKeyIndex:    upstream.Int64(1 + r.IntN(3)),
+		FromEpoch:         upstream.Uint64(c.g.epochAt(c.now) + 1),
+		EthereumSignature: c.sig("eth"),
+		NetSignature:      &upstream.Signature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
 		SubmitterAddress:  pick(r, []string{"", ethAddress(r)}),
 	}
 }

@@ -2,6 +2,8 @@ package sampleservice
 
 import (
 	"strings"
+
+	"github.com/tradenet/gateway/upstream"
 )
 
 var changeCumulative = cumulateWeights(len(changeKinds), func(i int) int { return changeKinds[i].weight })
@@ -808,9 +810,9 @@ func (c *txCtx) governanceTransfer(o transferOptions) wireNewTransferConfig {
 		t.Destination = c.derivativeMarket().id
 	}
 	if !recurring {
-		t.OneOff = &wireGovernanceOneOff{DeliverOn: 0}
+		t.OneOff = &upstream.OneOffTransfer{DeliverOn: 0}
 		if chance(r, 1, 2) {
-			t.OneOff.DeliverOn = (c.now/1e9 + between(r, 7, 30)*86_400) * 1e9
+			t.OneOff.DeliverOn = upstream.UnixNanos((c.now/1e9 + between(r, 7, 30)*86_400) * 1e9)
 		}
 		return t
 	}
@@ -828,10 +830,10 @@ func (c *txCtx) governanceTransfer(o transferOptions) wireNewTransferConfig {
 		}
 		d := c.dispatchStrategy(metric, distribution)
 		if o.entity != 0 {
-			d.EntityScope = wireEnum(enumEntityScope[o.entity-1])
+			d.EntityScope = upstream.EntityScope(enumEntityScope[o.entity-1])
 		}
 		if o.individual != 0 {
-			d.IndividualScope = wireEnum(enumIndividualScope[o.individual-1])
+			d.IndividualScope = upstream.IndividualScope(enumIndividualScope[o.individual-1])
 		}
 		if o.asset != "" {
 			d.AssetForMetric = o.asset

@@ -1,8 +1,11 @@
 package sampleservice
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tradenet/gateway/upstream"
 )
 
 // specialSpec is a transaction built on purpose rather than drawn: one of
@@ -76,7 +79,7 @@ func specialSpecs() []specialSpec {
 		specialSpec{names: []string{"size.uint64max"}, kind: kindBatchMarketInstructions, build: buildUint64Max},
 		specialSpec{names: []string{"size.uint64maxOrder"}, kind: kindOrderSubmission, build: func(c *txCtx, cmd *wireCommand) {
 			o := c.orderSubmission(&c.g.markets[c.g.perps[0]])
-			o.Size = ^uint64(0)
+			o.Size = math.MaxUint64
 			cmd.OrderSubmission = &o
 		}},
 		specialSpec{names: []string{"rationale.long", "rationale.titleMax"}, kind: kindBatchProposalSubmission, build: buildLongRationale},
@@ -119,12 +122,12 @@ func buildAllLists(c *txCtx, cmd *wireCommand) {
 	m := &c.g.markets[c.g.perps[0]]
 	b := emptyBatch()
 	b.Cancellations = append(b.Cancellations,
-		wireOrderCancellation{OrderID: hexID(r), MarketID: m.id},
-		wireOrderCancellation{MarketID: m.id})
+		upstream.OrderCancellation{OrderID: hexID(r), MarketID: m.id},
+		upstream.OrderCancellation{MarketID: m.id})
 	neg := c.orderAmendment(m)
 	neg.Size, neg.SizeDelta = nil, -5
 	sized := c.orderAmendment(m)
-	sized.Size, sized.SizeDelta = ptr(uint64(250)), 0
+	sized.Size, sized.SizeDelta = ptr(upstream.Uint64(250)), 0
 	b.Amendments = append(b.Amendments, neg, sized)
 
 	limit := c.orderSubmission(m)
@@ -132,16 +135,16 @@ func buildAllLists(c *txCtx, cmd *wireCommand) {
 	limit.PeggedOrder, limit.IcebergOpts = nil, nil
 	pegged := limit
 	pegged.Price = ""
-	pegged.PeggedOrder = &wirePeggedOrder{Reference: "PEGGED_REFERENCE_BEST_BID", Offset: "150"}
+	pegged.PeggedOrder = &upstream.PeggedOrder{Reference: "PEGGED_REFERENCE_BEST_BID", Offset: "150"}
 	iceberg := limit
 	iceberg.Size = 1_000
-	iceberg.IcebergOpts = &wireIcebergOpts{PeakSize: 100, MinimumVisibleSize: 20}
+	iceberg.IcebergOpts = &upstream.IcebergOpts{PeakSize: 100, MinimumVisibleSize: 20}
 	b.Submissions = append(b.Submissions, limit, pegged, iceberg)
 
-	b.StopOrdersCancellation = append(b.StopOrdersCancellation, wireStopOrdersCancellation{MarketID: ptr(m.id), StopOrderID: ptr(hexID(r))})
+	b.StopOrdersCancellation = append(b.StopOrdersCancellation, upstream.StopOrderCancellation{MarketID: ptr(m.id), StopOrderID: ptr(hexID(r))})
 	b.StopOrdersSubmission = append(b.StopOrdersSubmission, c.stopOrdersSubmission(m, 0))
 	b.UpdateMarginMode = append(b.UpdateMarginMode,
-		wireUpdateMarginMode{MarketID: m.id, Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr("0.25")})
+		upstream.UpdateMarginMode{MarketID: m.id, Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr("0.25")})
 	cmd.BatchMarketInstructions = b
 }
 
@@ -153,16 +156,16 @@ func buildStopOrderSetups(c *txCtx, cmd *wireCommand) {
 	both := c.stopOrdersSubmission(m, 0)
 	both.RisesAbove.Price, both.RisesAbove.TrailingPercentOffset = ptr(utoa(m.price+m.price/10)), nil
 	both.FallsBelow.Price, both.FallsBelow.TrailingPercentOffset = nil, ptr("0.05")
-	both.RisesAbove.ExpiresAt = ptr(c.now + 86_400e9)
-	both.RisesAbove.ExpiryStrategy = ptr(wireEnum("EXPIRY_STRATEGY_SUBMIT"))
-	both.FallsBelow.SizeOverrideSetting = ptr(wireEnum("SIZE_OVERRIDE_SETTING_POSITION"))
-	both.FallsBelow.SizeOverrideValue = &wireSizeOverrideValue{Percentage: "0.5"}
+	both.RisesAbove.ExpiresAt = ptr(upstream.UnixNanos(c.now + 86_400e9))
+	both.RisesAbove.ExpiryStrategy = ptr(upstream.StopOrderExpiryStrategySubmit)
+	both.FallsBelow.SizeOverrideSetting = ptr(upstream.SizeOverrideSettingPosition)
+	both.FallsBelow.SizeOverrideValue = &upstream.SizeOverrideValue{Percentage: "0.5"}
 	rises := c.stopOrdersSubmission(m, 1)
 	rises.RisesAbove.Price, rises.RisesAbove.TrailingPercentOffset = nil, ptr("0.025")
 	falls := c.stopOrdersSubmission(m, 2)
 	falls.FallsBelow.Price, falls.FallsBelow.TrailingPercentOffset = ptr(utoa(m.price-m.price/10)), nil
 	falls.FallsBelow.ExpiresAt, falls.FallsBelow.ExpiryStrategy = nil, nil
-	falls.FallsBelow.SizeOverrideSetting = ptr(wireEnum("SIZE_OVERRIDE_SETTING_NONE"))
+	falls.FallsBelow.SizeOverrideSetting = ptr(upstream.SizeOverrideSettingNone)
 	falls.FallsBelow.SizeOverrideValue = nil
 	b.StopOrdersSubmission = append(b.StopOrdersSubmission, both, rises, falls)
 	cmd.BatchMarketInstructions = b
@@ -174,32 +177,32 @@ func buildOrderCoverage(c *txCtx, cmd *wireCommand) {
 	b := emptyBatch()
 	for i, tif := range enumTimeInForce {
 		o := c.orderSubmission(m)
-		o.TimeInForce = wireEnum(tif)
-		o.Side = wireEnum(enumSide[i%len(enumSide)])
-		o.Type = wireEnum(enumOrderType[i%len(enumOrderType)])
+		o.TimeInForce = upstream.TimeInForce(tif)
+		o.Side = upstream.Side(enumSide[i%len(enumSide)])
+		o.Type = upstream.OrderType(enumOrderType[i%len(enumOrderType)])
 		o.ExpiresAt = 0
 		if tif == "TIME_IN_FORCE_GTT" {
-			o.ExpiresAt = c.now + 3_600e9
+			o.ExpiresAt = upstream.UnixNanos(c.now + 3_600e9)
 		}
-		o.PeggedOrder = &wirePeggedOrder{Reference: wireEnum(enumPeggedReference[i%len(enumPeggedReference)]), Offset: itoa(int64(i * 10))}
+		o.PeggedOrder = &upstream.PeggedOrder{Reference: upstream.PeggedReference(enumPeggedReference[i%len(enumPeggedReference)]), Offset: itoa(int64(i * 10))}
 		b.Submissions = append(b.Submissions, o)
 
 		a := c.orderAmendment(m)
-		a.TimeInForce = wireEnum(tif)
-		a.PeggedReference = wireEnum(enumPeggedReference[i%len(enumPeggedReference)])
+		a.TimeInForce = upstream.TimeInForce(tif)
+		a.PeggedReference = upstream.PeggedReference(enumPeggedReference[i%len(enumPeggedReference)])
 		b.Amendments = append(b.Amendments, a)
 	}
 	for i, mode := range enumMarginMode {
-		u := wireUpdateMarginMode{MarketID: m.id, Mode: wireEnum(mode)}
+		u := upstream.UpdateMarginMode{MarketID: m.id, Mode: upstream.MarginMode(mode)}
 		if mode == "MODE_ISOLATED_MARGIN" {
 			u.MarginFactor = ptr("0.1")
 		}
 		b.UpdateMarginMode = append(b.UpdateMarginMode, u)
 		s := c.stopOrdersSubmission(m, 0)
-		s.RisesAbove.ExpiresAt = ptr(c.now + 7*86_400e9)
-		s.RisesAbove.ExpiryStrategy = ptr(wireEnum(enumExpiryStrategy[i]))
-		s.FallsBelow.SizeOverrideSetting = ptr(wireEnum(enumSizeOverride[i]))
-		s.FallsBelow.SizeOverrideValue = &wireSizeOverrideValue{Percentage: "1"}
+		s.RisesAbove.ExpiresAt = ptr(upstream.UnixNanos(c.now + 7*86_400e9))
+		s.RisesAbove.ExpiryStrategy = ptr(upstream.StopOrderExpiryStrategy(enumExpiryStrategy[i]))
+		s.FallsBelow.SizeOverrideSetting = ptr(upstream.SizeOverrideSetting(enumSizeOverride[i]))
+		s.FallsBelow.SizeOverrideValue = &upstream.SizeOverrideValue{Percentage: "1"}
 		b.StopOrdersSubmission = append(b.StopOrdersSubmission, s)
 	}
 	cmd.BatchMarketInstructions = b
@@ -210,13 +213,13 @@ func buildUnknownEnums(c *txCtx, cmd *wireCommand) {
 	m := &c.g.markets[c.g.perps[0]]
 	b := emptyBatch()
 	o := c.orderSubmission(m)
-	o.Side = unknownEnum(7)
-	o.TimeInForce = unknownEnum(12)
+	o.Side = upstream.Side(unknownEnum(7))
+	o.TimeInForce = upstream.TimeInForce(unknownEnum(12))
 	b.Submissions = append(b.Submissions, o)
 	a := c.orderAmendment(m)
-	a.PeggedReference = unknownEnum(5)
+	a.PeggedReference = upstream.PeggedReference(unknownEnum(5))
 	b.Amendments = append(b.Amendments, a)
-	b.UpdateMarginMode = append(b.UpdateMarginMode, wireUpdateMarginMode{MarketID: m.id, Mode: unknownEnum(3)})
+	b.UpdateMarginMode = append(b.UpdateMarginMode, upstream.UpdateMarginMode{MarketID: m.id, Mode: upstream.MarginMode(unknownEnum(3))})
 	cmd.BatchMarketInstructions = b
 }
 
@@ -227,7 +230,7 @@ func buildUnknownChangeEnums(c *txCtx, cmd *wireCommand) {
 	p.Terms.Changes[0].UpdateMarketState.Changes.UpdateType = unknownEnum(9)
 	t := c.governanceTransfer(transferOptions{recurring: true})
 	t.DestinationType = unknownEnum(41)
-	t.Recurring.DispatchStrategy.Metric = unknownEnum(23)
+	t.Recurring.DispatchStrategy.Metric = upstream.DispatchMetric(unknownEnum(23))
 	p.Terms.Changes[1].NewTransfer.Changes = t
 	cmd.BatchProposalSubmission = p
 }
@@ -238,11 +241,11 @@ func buildUint64Max(c *txCtx, cmd *wireCommand) {
 	b := emptyBatch()
 	o := c.orderSubmission(m)
 	o.Type, o.TimeInForce, o.Price, o.ExpiresAt, o.PeggedOrder = "TYPE_LIMIT", "TIME_IN_FORCE_GTC", c.price(m), 0, nil
-	o.Size = ^uint64(0)
-	o.IcebergOpts = &wireIcebergOpts{PeakSize: ^uint64(0), MinimumVisibleSize: ^uint64(0)}
+	o.Size = math.MaxUint64
+	o.IcebergOpts = &upstream.IcebergOpts{PeakSize: math.MaxUint64, MinimumVisibleSize: math.MaxUint64}
 	b.Submissions = append(b.Submissions, o)
 	a := c.orderAmendment(m)
-	a.Size, a.SizeDelta = ptr(^uint64(0)), 0
+	a.Size, a.SizeDelta = ptr(upstream.Uint64(math.MaxUint64)), 0
 	b.Amendments = append(b.Amendments, a)
 	cmd.BatchMarketInstructions = b
 }
@@ -305,11 +308,11 @@ func buildZeroExpiry(c *txCtx, cmd *wireCommand) {
 	o.Type, o.TimeInForce, o.Price, o.ExpiresAt, o.PeggedOrder = "TYPE_LIMIT", "TIME_IN_FORCE_GTC", c.price(m), 0, nil
 	b.Submissions = append(b.Submissions, o)
 	a := c.orderAmendment(m)
-	a.ExpiresAt = ptr(int64(0))
+	a.ExpiresAt = ptr(upstream.UnixNanos(0))
 	b.Amendments = append(b.Amendments, a)
 	s := c.stopOrdersSubmission(m, 1)
-	s.RisesAbove.ExpiresAt = ptr(int64(0))
-	s.RisesAbove.ExpiryStrategy = ptr(wireEnum("EXPIRY_STRATEGY_CANCELS"))
+	s.RisesAbove.ExpiresAt = ptr(upstream.UnixNanos(0))
+	s.RisesAbove.ExpiryStrategy = ptr(upstream.StopOrderExpiryStrategyCancels)
 	b.StopOrdersSubmission = append(b.StopOrdersSubmission, s)
 	cmd.BatchMarketInstructions = b
 }

@@ -85,13 +85,13 @@ func moreSpecialSpecs() []specialSpec {
 		specialSpec{names: []string{"transferFunds.oneOff"}, kind: kindTransfer, build: func(c *txCtx, cmd *wireCommand) {
 			t := c.transfer()
 			t.Recurring = nil
-			t.OneOff = &wireGovernanceOneOff{DeliverOn: c.now + 3_600e9}
+			t.OneOff = &upstream.OneOffTransfer{DeliverOn: upstream.UnixNanos(c.now + 3_600e9)}
 			cmd.Transfer = t
 		}},
 		specialSpec{names: []string{"transferFunds.recurring"}, kind: kindTransfer, noReceiver: true, build: func(c *txCtx, cmd *wireCommand) {
 			t := c.transfer()
 			metric := 1 // maker fees paid
-			t.ToAccountType = wireEnum(rewardAccountFor(metric))
+			t.ToAccountType = upstream.AccountType(rewardAccountFor(metric))
 			t.Recurring.EndEpoch = ptr(t.Recurring.StartEpoch + 30)
 			t.Recurring.DispatchStrategy = c.dispatchStrategy(metric, -1)
 			cmd.Transfer = t
@@ -132,7 +132,7 @@ func moreSpecialSpecs() []specialSpec {
 
 	// A referral set update that changes only the team's name.
 	s = append(s, specialSpec{names: []string{"updateReferralSet.teamPartial"}, kind: kindUpdateReferralSet, build: func(c *txCtx, cmd *wireCommand) {
-		cmd.UpdateReferralSet = &wireUpdateReferralSet{ID: hexID(c.r), IsTeam: true, Team: &wireUpdateTeam{Name: ptr("Renamed Rangers"), AllowList: []string{}}}
+		cmd.UpdateReferralSet = &upstream.UpdateReferralSet{ID: hexID(c.r), IsTeam: true, Team: &upstream.UpdateReferralSetTeam{Name: ptr("Renamed Rangers"), AllowList: []string{}}}
 	}})
 
 	// A command kind newer than the explorer: no member key (§9).
@@ -167,7 +167,7 @@ func moreSpecialSpecs() []specialSpec {
 		specialSpec{names: []string{"u32.large"}, kind: kindBatchProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
 			p := c.batchProposalOf(changeNewTransfer)
 			t := c.governanceTransfer(transferOptions{recurring: true, distribution: 3}) // rank
-			t.Recurring.DispatchStrategy.RankTable = []wireRankItem{{StartRank: 1, ShareRatio: math.MaxUint32}, {StartRank: 1 << 31, ShareRatio: 1}}
+			t.Recurring.DispatchStrategy.RankTable = []upstream.RankTable{{StartRank: 1, ShareRatio: math.MaxUint32}, {StartRank: 1 << 31, ShareRatio: 1}}
 			p.Terms.Changes[0].NewTransfer.Changes = t
 			cmd.BatchProposalSubmission = p
 		}},

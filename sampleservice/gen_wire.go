@@ -118,146 +118,43 @@ type wireCommand struct {
 	Nonce       uint64 `json:"nonce,string"`
 	BlockHeight uint64 `json:"blockHeight,string"`
 
-	OrderSubmission                *wireOrderSubmission                  `json:"orderSubmission,omitempty"`
-	OrderCancellation              *wireOrderCancellation                `json:"orderCancellation,omitempty"`
-	OrderAmendment                 *wireOrderAmendment                   `json:"orderAmendment,omitempty"`
-	WithdrawSubmission             *wireWithdrawSubmission               `json:"withdrawSubmission,omitempty"`
-	ProposalSubmission             *wireProposalSubmission               `json:"proposalSubmission,omitempty"`
-	VoteSubmission                 *wireVoteSubmission                   `json:"voteSubmission,omitempty"`
-	LiquidityProvisionSubmission   *wireLiquidityProvision               `json:"liquidityProvisionSubmission,omitempty"`
-	DelegateSubmission             *wireDelegateSubmission               `json:"delegateSubmission,omitempty"`
-	UndelegateSubmission           *wireUndelegateSubmission             `json:"undelegateSubmission,omitempty"`
-	LiquidityProvisionCancellation *wireLiquidityProvisionCancellation   `json:"liquidityProvisionCancellation,omitempty"`
-	LiquidityProvisionAmendment    *wireLiquidityProvision               `json:"liquidityProvisionAmendment,omitempty"`
-	Transfer                       *wireTransfer                         `json:"transfer,omitempty"`
-	CancelTransfer                 *wireCancelTransfer                   `json:"cancelTransfer,omitempty"`
-	AnnounceNode                   *wireAnnounceNode                     `json:"announceNode,omitempty"`
-	BatchMarketInstructions        *wireBatchMarketInstructions          `json:"batchMarketInstructions,omitempty"`
-	StopOrdersSubmission           *wireStopOrdersSubmission             `json:"stopOrdersSubmission,omitempty"`
-	StopOrdersCancellation         *wireStopOrdersCancellation           `json:"stopOrdersCancellation,omitempty"`
-	CreateReferralSet              *wireCreateReferralSet                `json:"createReferralSet,omitempty"`
-	UpdateReferralSet              *wireUpdateReferralSet                `json:"updateReferralSet,omitempty"`
-	ApplyReferralCode              *wireApplyReferralCode                `json:"applyReferralCode,omitempty"`
-	UpdateMarginMode               *wireUpdateMarginMode                 `json:"updateMarginMode,omitempty"`
-	JoinTeam                       *wireJoinTeam                         `json:"joinTeam,omitempty"`
-	BatchProposalSubmission        *wireBatchProposalSubmission          `json:"batchProposalSubmission,omitempty"`
-	UpdatePartyProfile             *wireUpdatePartyProfile               `json:"updatePartyProfile,omitempty"`
-	NodeVote                       *upstream.NodeVote                    `json:"nodeVote,omitempty"`
-	NodeSignature                  *upstream.NodeSignature               `json:"nodeSignature,omitempty"`
-	ChainEvent                     *upstream.ChainEvent                  `json:"chainEvent,omitempty"`
-	KeyRotateSubmission            *upstream.KeyRotateSubmission         `json:"keyRotateSubmission,omitempty"`
-	StateVariableProposal          *upstream.StateVariableProposal       `json:"stateVariableProposal,omitempty"`
-	ValidatorHeartbeat             *upstream.ValidatorHeartbeat          `json:"validatorHeartbeat,omitempty"`
-	EthereumKeyRotateSubmission    *upstream.EthereumKeyRotateSubmission `json:"ethereumKeyRotateSubmission,omitempty"`
-	ProtocolUpgradeProposal        *upstream.ProtocolUpgradeProposal     `json:"protocolUpgradeProposal,omitempty"`
-	IssueSignatures                *upstream.IssueSignatures             `json:"issueSignatures,omitempty"`
-	OracleDataSubmission           *upstream.OracleDataSubmission        `json:"oracleDataSubmission,omitempty"`
+	OrderSubmission                *upstream.OrderSubmission                `json:"orderSubmission,omitempty"`
+	OrderCancellation              *upstream.OrderCancellation              `json:"orderCancellation,omitempty"`
+	OrderAmendment                 *upstream.OrderAmendment                 `json:"orderAmendment,omitempty"`
+	WithdrawSubmission             *upstream.WithdrawSubmission             `json:"withdrawSubmission,omitempty"`
+	ProposalSubmission             *wireProposalSubmission                  `json:"proposalSubmission,omitempty"`
+	VoteSubmission                 *upstream.VoteSubmission                 `json:"voteSubmission,omitempty"`
+	LiquidityProvisionSubmission   *upstream.LiquidityProvisionSubmission   `json:"liquidityProvisionSubmission,omitempty"`
+	DelegateSubmission             *upstream.DelegateSubmission             `json:"delegateSubmission,omitempty"`
+	UndelegateSubmission           *upstream.UndelegateSubmission           `json:"undelegateSubmission,omitempty"`
+	LiquidityProvisionCancellation *upstream.LiquidityProvisionCancellation `json:"liquidityProvisionCancellation,omitempty"`
+	LiquidityProvisionAmendment    *upstream.LiquidityProvisionAmendment    `json:"liquidityProvisionAmendment,omitempty"`
+	Transfer                       *upstream.TransferFunds                  `json:"transfer,omitempty"`
+	CancelTransfer                 *upstream.CancelTransferFunds            `json:"cancelTransfer,omitempty"`
+	AnnounceNode                   *upstream.AnnounceNode                   `json:"announceNode,omitempty"`
+	BatchMarketInstructions        *upstream.BatchMarketInstructions        `json:"batchMarketInstructions,omitempty"`
+	StopOrdersSubmission           *upstream.StopOrdersSubmission           `json:"stopOrdersSubmission,omitempty"`
+	StopOrdersCancellation         *upstream.StopOrderCancellation          `json:"stopOrdersCancellation,omitempty"`
+	CreateReferralSet              *upstream.CreateReferralSet              `json:"createReferralSet,omitempty"`
+	UpdateReferralSet              *upstream.UpdateReferralSet              `json:"updateReferralSet,omitempty"`
+	ApplyReferralCode              *upstream.ApplyReferralCode              `json:"applyReferralCode,omitempty"`
+	UpdateMarginMode               *upstream.UpdateMarginMode               `json:"updateMarginMode,omitempty"`
+	JoinTeam                       *upstream.JoinTeam                       `json:"joinTeam,omitempty"`
+	BatchProposalSubmission        *wireBatchProposalSubmission             `json:"batchProposalSubmission,omitempty"`
+	UpdatePartyProfile             *upstream.UpdatePartyProfile             `json:"updatePartyProfile,omitempty"`
+	NodeVote                       *upstream.NodeVote                       `json:"nodeVote,omitempty"`
+	NodeSignature                  *upstream.NodeSignature                  `json:"nodeSignature,omitempty"`
+	ChainEvent                     *upstream.ChainEvent                     `json:"chainEvent,omitempty"`
+	KeyRotateSubmission            *upstream.KeyRotateSubmission            `json:"keyRotateSubmission,omitempty"`
+	StateVariableProposal          *upstream.StateVariableProposal          `json:"stateVariableProposal,omitempty"`
+	ValidatorHeartbeat             *upstream.ValidatorHeartbeat             `json:"validatorHeartbeat,omitempty"`
+	EthereumKeyRotateSubmission    *upstream.EthereumKeyRotateSubmission    `json:"ethereumKeyRotateSubmission,omitempty"`
+	ProtocolUpgradeProposal        *upstream.ProtocolUpgradeProposal        `json:"protocolUpgradeProposal,omitempty"`
+	IssueSignatures                *upstream.IssueSignatures                `json:"issueSignatures,omitempty"`
+	OracleDataSubmission           *upstream.OracleDataSubmission           `json:"oracleDataSubmission,omitempty"`
 }
 
 // ---- Commands the interface describes ----
-
-type wireAnnounceNode struct {
-	VegaPubKey        string        `json:"vegaPubKey"`
-	EthereumAddress   string        `json:"ethereumAddress"`
-	ChainPubKey       string        `json:"chainPubKey"`
-	InfoURL           string        `json:"infoUrl"`
-	Country           string        `json:"country"`
-	ID                string        `json:"id"`
-	Name              string        `json:"name"`
-	AvatarURL         string        `json:"avatarUrl"`
-	VegaPubKeyIndex   uint32        `json:"vegaPubKeyIndex"`
-	FromEpoch         uint64        `json:"fromEpoch,string"`
-	EthereumSignature wireSignature `json:"ethereumSignature"`
-	VegaSignature     wireSignature `json:"vegaSignature"`
-	SubmitterAddress  string        `json:"submitterAddress"`
-}
-
-type wireApplyReferralCode struct {
-	ID string `json:"id"`
-}
-
-type wireBatchMarketInstructions struct {
-	Cancellations          []wireOrderCancellation      `json:"cancellations"`
-	Amendments             []wireOrderAmendment         `json:"amendments"`
-	Submissions            []wireOrderSubmission        `json:"submissions"`
-	StopOrdersCancellation []wireStopOrdersCancellation `json:"stopOrdersCancellation"`
-	StopOrdersSubmission   []wireStopOrdersSubmission   `json:"stopOrdersSubmission"`
-	UpdateMarginMode       []wireUpdateMarginMode       `json:"updateMarginMode"`
-}
-
-type wireOrderSubmission struct {
-	MarketID    string           `json:"marketId"`
-	Price       string           `json:"price"`
-	Size        uint64           `json:"size,string"`
-	Side        wireEnum         `json:"side"`
-	TimeInForce wireEnum         `json:"timeInForce"`
-	ExpiresAt   int64            `json:"expiresAt,string"`
-	Type        wireEnum         `json:"type"`
-	Reference   string           `json:"reference"`
-	PeggedOrder *wirePeggedOrder `json:"peggedOrder"`
-	PostOnly    bool             `json:"postOnly"`
-	ReduceOnly  bool             `json:"reduceOnly"`
-	IcebergOpts *wireIcebergOpts `json:"icebergOpts,omitempty"`
-}
-
-type wirePeggedOrder struct {
-	Reference wireEnum `json:"reference"`
-	Offset    string   `json:"offset"`
-}
-
-type wireIcebergOpts struct {
-	PeakSize           uint64 `json:"peakSize,string"`
-	MinimumVisibleSize uint64 `json:"minimumVisibleSize,string"`
-}
-
-type wireOrderCancellation struct {
-	OrderID  string `json:"orderId"`
-	MarketID string `json:"marketId"`
-}
-
-type wireOrderAmendment struct {
-	OrderID         string   `json:"orderId"`
-	MarketID        string   `json:"marketId"`
-	Price           *string  `json:"price,omitempty"`
-	Size            *uint64  `json:"size,omitempty,string"`
-	SizeDelta       int64    `json:"sizeDelta,string"`
-	ExpiresAt       *int64   `json:"expiresAt,omitempty,string"`
-	TimeInForce     wireEnum `json:"timeInForce"`
-	PeggedOffset    string   `json:"peggedOffset"`
-	PeggedReference wireEnum `json:"peggedReference"`
-}
-
-// wireStopOrdersSubmission: both sides are optional (absent when unset).
-type wireStopOrdersSubmission struct {
-	RisesAbove *wireStopOrderSetup `json:"risesAbove,omitempty"`
-	FallsBelow *wireStopOrderSetup `json:"fallsBelow,omitempty"`
-}
-
-type wireStopOrderSetup struct {
-	OrderSubmission       wireOrderSubmission    `json:"orderSubmission"`
-	ExpiresAt             *int64                 `json:"expiresAt,omitempty,string"`
-	ExpiryStrategy        *wireEnum              `json:"expiryStrategy,omitempty"`
-	SizeOverrideSetting   *wireEnum              `json:"sizeOverrideSetting,omitempty"`
-	SizeOverrideValue     *wireSizeOverrideValue `json:"sizeOverrideValue,omitempty"`
-	Price                 *string                `json:"price,omitempty"`
-	TrailingPercentOffset *string                `json:"trailingPercentOffset,omitempty"`
-}
-
-type wireSizeOverrideValue struct {
-	Percentage string `json:"percentage"`
-}
-
-// wireStopOrdersCancellation has two optional fields (omitted when unset).
-type wireStopOrdersCancellation struct {
-	MarketID    *string `json:"marketId,omitempty"`
-	StopOrderID *string `json:"stopOrderId,omitempty"`
-}
-
-type wireUpdateMarginMode struct {
-	MarketID     string   `json:"marketId"`
-	Mode         wireEnum `json:"mode"`
-	MarginFactor *string  `json:"marginFactor,omitempty"`
-}
 
 type wireBatchProposalSubmission struct {
 	Reference string                 `json:"reference"`
@@ -353,41 +250,16 @@ type wireNewTransferConfig struct {
 	FractionOfBalance string                   `json:"fractionOfBalance"`
 	DestinationType   wireEnum                 `json:"destinationType"`
 	Destination       string                   `json:"destination"`
-	OneOff            *wireGovernanceOneOff    `json:"oneOff,omitempty"`
+	OneOff            *upstream.OneOffTransfer `json:"oneOff,omitempty"`
 	Recurring         *wireGovernanceRecurring `json:"recurring,omitempty"`
-}
-
-type wireGovernanceOneOff struct {
-	DeliverOn int64 `json:"deliverOn,string"`
 }
 
 // wireGovernanceRecurring: unlike the transfer command's recurring
 // transfer, its dispatch strategy is optional (absent, not null, when unset).
 type wireGovernanceRecurring struct {
-	StartEpoch       uint64                `json:"startEpoch,string"`
-	EndEpoch         *uint64               `json:"endEpoch,omitempty,string"`
-	DispatchStrategy *wireDispatchStrategy `json:"dispatchStrategy,omitempty"`
-}
-
-type wireDispatchStrategy struct {
-	AssetForMetric       string         `json:"assetForMetric"`
-	Metric               wireEnum       `json:"metric"`
-	Markets              []string       `json:"markets"`
-	EntityScope          wireEnum       `json:"entityScope"`
-	IndividualScope      wireEnum       `json:"individualScope"`
-	TeamScope            []string       `json:"teamScope"`
-	NTopPerformers       string         `json:"nTopPerformers"`
-	StakingRequirement   string         `json:"stakingRequirement"`
-	NotionalTWAPRequired string         `json:"notionalTimeWeightedAveragePositionRequirement"`
-	WindowLength         uint64         `json:"windowLength,string"`
-	LockPeriod           uint64         `json:"lockPeriod,string"`
-	DistributionStrategy wireEnum       `json:"distributionStrategy"`
-	RankTable            []wireRankItem `json:"rankTable"`
-}
-
-type wireRankItem struct {
-	StartRank  uint32 `json:"startRank"`
-	ShareRatio uint32 `json:"shareRatio"`
+	StartEpoch       uint64                     `json:"startEpoch,string"`
+	EndEpoch         *uint64                    `json:"endEpoch,omitempty,string"`
+	DispatchStrategy *upstream.DispatchStrategy `json:"dispatchStrategy,omitempty"`
 }
 
 type wireUpdateReferralProgram struct {
@@ -745,20 +617,6 @@ type wireCondition struct {
 
 // ---- Commands the interface does not describe (plausible bodies) ----
 
-type wireWithdrawSubmission struct {
-	Amount string           `json:"amount"`
-	Asset  string           `json:"asset"`
-	Ext    *wireWithdrawExt `json:"ext"`
-}
-
-type wireWithdrawExt struct {
-	ERC20 *wireERC20WithdrawExt `json:"erc20,omitempty"`
-}
-
-type wireERC20WithdrawExt struct {
-	ReceiverAddress string `json:"receiverAddress"`
-}
-
 type wireProposalSubmission struct {
 	Reference string                `json:"reference"`
 	Terms     wireProposalTerms     `json:"terms"`
@@ -775,96 +633,4 @@ type wireProposalTerms struct {
 
 type wireNewAsset struct {
 	Changes AssetDetails `json:"changes"`
-}
-
-type wireVoteSubmission struct {
-	ProposalID string   `json:"proposalId"`
-	Value      wireEnum `json:"value"`
-}
-
-type wireLiquidityProvision struct {
-	MarketID         string `json:"marketId"`
-	CommitmentAmount string `json:"commitmentAmount"`
-	Fee              string `json:"fee"`
-	Reference        string `json:"reference"`
-}
-
-type wireLiquidityProvisionCancellation struct {
-	MarketID string `json:"marketId"`
-}
-
-type wireDelegateSubmission struct {
-	NodeID string `json:"nodeId"`
-	Amount string `json:"amount"`
-}
-
-type wireUndelegateSubmission struct {
-	NodeID string   `json:"nodeId"`
-	Amount string   `json:"amount"`
-	Method wireEnum `json:"method"`
-}
-
-type wireTransfer struct {
-	FromAccountType wireEnum               `json:"fromAccountType"`
-	To              string                 `json:"to"`
-	ToAccountType   wireEnum               `json:"toAccountType"`
-	Asset           string                 `json:"asset"`
-	Amount          string                 `json:"amount"`
-	Reference       string                 `json:"reference"`
-	OneOff          *wireGovernanceOneOff  `json:"oneOff,omitempty"`
-	Recurring       *wireRecurringTransfer `json:"recurring,omitempty"`
-}
-
-type wireRecurringTransfer struct {
-	StartEpoch       uint64                `json:"startEpoch,string"`
-	EndEpoch         *uint64               `json:"endEpoch,omitempty,string"`
-	Factor           string                `json:"factor"`
-	DispatchStrategy *wireDispatchStrategy `json:"dispatchStrategy"`
-}
-
-type wireCancelTransfer struct {
-	TransferID string `json:"transferId"`
-}
-
-type wireTeam struct {
-	Name      string   `json:"name"`
-	TeamURL   *string  `json:"teamUrl,omitempty"`
-	AvatarURL *string  `json:"avatarUrl,omitempty"`
-	Closed    bool     `json:"closed"`
-	AllowList []string `json:"allowList"`
-}
-
-type wireCreateReferralSet struct {
-	IsTeam bool      `json:"isTeam"`
-	Team   *wireTeam `json:"team,omitempty"`
-}
-
-// wireUpdateTeam is UpdateReferralSet.Team: every field but the allow list
-// is optional (absent means unchanged).
-type wireUpdateTeam struct {
-	Name      *string  `json:"name,omitempty"`
-	TeamURL   *string  `json:"teamUrl,omitempty"`
-	AvatarURL *string  `json:"avatarUrl,omitempty"`
-	Closed    *bool    `json:"closed,omitempty"`
-	AllowList []string `json:"allowList"`
-}
-
-type wireUpdateReferralSet struct {
-	ID     string          `json:"id"`
-	IsTeam bool            `json:"isTeam"`
-	Team   *wireUpdateTeam `json:"team,omitempty"`
-}
-
-type wireJoinTeam struct {
-	ID string `json:"id"`
-}
-
-type wireUpdatePartyProfile struct {
-	Alias    string         `json:"alias"`
-	Metadata []wireMetadata `json:"metadata"`
-}
-
-type wireMetadata struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
 }
