@@ -65,7 +65,7 @@ func specialSpecs() []specialSpec {
 			}
 			p := c.batchProposalOf(kinds...)
 			// A built-in asset: the update has no source details.
-			p.Terms.Changes[changeUpdateAsset].UpdateAsset = c.updateAsset(c.g.asset("tDAI"))
+			p.Terms.Changes[changeUpdateAsset].Change = c.updateAsset(c.g.asset("tDAI"))
 			cmd.BatchProposalSubmission = p
 		}},
 		specialSpec{names: []string{"batch.allLists", "order.iceberg", "order.pegged", "amend.negativeSizeDelta", "amend.size"}, kind: kindBatchMarketInstructions, build: buildAllLists},
@@ -104,7 +104,7 @@ func specialSpecs() []specialSpec {
 		specialSpec{names: []string{"coverage.accountTypes"}, kind: kindBatchProposalSubmission, build: buildAccountTypeCoverage},
 		specialSpec{names: []string{"transfer.oneOff", "transfer.recurring", "transfer.recurringNoDispatch", "transfer.rankTable"}, kind: kindBatchProposalSubmission, build: buildDispatchCoverage},
 		specialSpec{names: []string{"proposal.newAsset", "proposal.newAsset.erc20"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
-			p := &wireProposalSubmission{Reference: c.reference("proposal"), Terms: wireProposalTerms{ClosingTimestamp: c.closing()}}
+			p := &upstream.ProposalSubmission{Reference: c.reference("proposal"), Terms: &upstream.ProposalTerms{ClosingTimestamp: upstream.UnixSeconds(c.closing())}}
 			p.Terms.EnactmentTimestamp = p.Terms.ClosingTimestamp + 86_400
 			c.newAsset(p, true)
 			cmd.ProposalSubmission = p
@@ -227,11 +227,11 @@ func buildUnknownEnums(c *txCtx, cmd *wireCommand) {
 // schema in a market state change and a transfer.
 func buildUnknownChangeEnums(c *txCtx, cmd *wireCommand) {
 	p := c.batchProposalOf(changeUpdateMarketState, changeNewTransfer)
-	p.Terms.Changes[0].UpdateMarketState.Changes.UpdateType = unknownEnum(9)
+	changeAt[*upstream.UpdateMarketState](p, 0).Changes.UpdateType = upstream.MarketStateUpdateType(unknownEnum(9))
 	t := c.governanceTransfer(transferOptions{recurring: true})
-	t.DestinationType = unknownEnum(41)
+	t.DestinationType = upstream.AccountType(unknownEnum(41))
 	t.Recurring.DispatchStrategy.Metric = upstream.DispatchMetric(unknownEnum(23))
-	p.Terms.Changes[1].NewTransfer.Changes = t
+	changeAt[*upstream.NewTransfer](p, 1).Changes = t
 	cmd.BatchProposalSubmission = p
 }
 
@@ -273,7 +273,7 @@ func buildLongRationale(c *txCtx, cmd *wireCommand) {
 	p := c.batchProposalOf(changeNewFreeform, changeUpdateNetworkParameter)
 	title := "Révision complète des paramètres — 市場 🚀 "
 	title += strings.Repeat("x", maxTitleChars-utf8.RuneCountInString(title))
-	p.Rationale = wireProposalRationale{Title: title, Description: longText(maxDescriptionChars)}
+	p.Rationale = &upstream.ProposalRationale{Title: title, Description: longText(maxDescriptionChars)}
 	cmd.BatchProposalSubmission = p
 }
 
@@ -281,11 +281,11 @@ func buildLongRationale(c *txCtx, cmd *wireCommand) {
 func buildNonASCII(c *txCtx, cmd *wireCommand) {
 	p := c.batchProposalOf(changeNewMarket, changeNewFreeform)
 	p.Reference = "réf-日本-🚀"
-	p.Rationale = wireProposalRationale{
+	p.Rationale = &upstream.ProposalRationale{
 		Title:       "Marché perpétuel « Café » — 日本円 🚀",
 		Description: "Proposition de marché: café ☕, 東京 証券, Ελληνικά, emoji 🚀🌕 and combining e\u0301.",
 	}
-	nm := &p.Terms.Changes[0].NewMarket.Changes
+	nm := changeAt[*upstream.NewMarket](p, 0).Changes
 	nm.Instrument.Name = "Café ☕ / 日本円 Perpétuel 🚀"
 	nm.Metadata = []string{"名前:テスト", "émoji:🚀", "naïve:true"}
 	cmd.BatchProposalSubmission = p
@@ -295,8 +295,8 @@ func buildNonASCII(c *txCtx, cmd *wireCommand) {
 func buildEmptyStrings(c *txCtx, cmd *wireCommand) {
 	p := c.batchProposalOf(changeNewFreeform, changeUpdateNetworkParameter)
 	p.Reference = ""
-	p.Rationale = wireProposalRationale{}
-	p.Terms.Changes[1].UpdateNetworkParameter.Changes = wireNetworkParameter{Key: "", Value: ""}
+	p.Rationale = &upstream.ProposalRationale{}
+	changeAt[*upstream.UpdateNetworkParameter](p, 1).Changes = &upstream.NetworkParameter{Key: "", Value: ""}
 	cmd.BatchProposalSubmission = p
 }
 
@@ -333,11 +333,11 @@ func danglingAsset(c *txCtx) string {
 func buildDanglingAssets(c *txCtx, cmd *wireCommand) {
 	missing := danglingAsset(c)
 	p := c.batchProposalOf(changeNewMarket, changeNewSpotMarket, changeNewTransfer, changeUpdateAsset)
-	nm := &p.Terms.Changes[0].NewMarket.Changes
-	nm.Instrument = wireInstrument{Code: "GHOST/USDT-JUN24", Name: "Ghost / Tether USD Future", Future: c.future(marketOptions{settlement: missing})}
-	p.Terms.Changes[1].NewSpotMarket.Changes.Instrument.Spot.BaseAsset = missing
-	p.Terms.Changes[2].NewTransfer.Changes = c.governanceTransfer(transferOptions{recurring: true, asset: missing})
-	p.Terms.Changes[3].UpdateAsset.AssetID = missing
+	nm := changeAt[*upstream.NewMarket](p, 0).Changes
+	nm.Instrument = &upstream.Instrument{Code: "GHOST/USDT-JUN24", Name: "Ghost / Tether USD Future", Future: c.future(marketOptions{settlement: missing})}
+	changeAt[*upstream.NewSpotMarket](p, 1).Changes.Instrument.Spot.BaseAsset = missing
+	changeAt[*upstream.NewTransfer](p, 2).Changes = c.governanceTransfer(transferOptions{recurring: true, asset: missing})
+	changeAt[*upstream.UpdateAsset](p, 3).AssetID = missing
 	cmd.BatchProposalSubmission = p
 }
 
@@ -352,10 +352,10 @@ func buildFutureMarket(c *txCtx, cmd *wireCommand) {
 	f := c.future(o)
 	f.DataSourceSpecForSettlementData = c.oracleSourceSigned(prop, "TYPE_INTEGER", 0, 2)
 	f.DataSourceSpecForTradingTermination = c.internalTimeSource(0)
-	f.DataSourceSpecBinding = &wireFutureBinding{SettlementDataProperty: prop, TradingTerminationProperty: "vegaprotocol.builtin.timestamp"}
-	cfg.Instrument = wireInstrument{Code: "ETH/USDT-SEP24", Name: "Ether / Tether USD Future (Sep 2024)", Future: f}
+	f.DataSourceSpecBinding = &upstream.DataSourceSpecToFutureBinding{SettlementDataProperty: prop, TradingTerminationProperty: "vegaprotocol.builtin.timestamp"}
+	cfg.Instrument = &upstream.Instrument{Code: "ETH/USDT-SEP24", Name: "Ether / Tether USD Future (Sep 2024)", Future: f}
 	cfg.LogNormal, cfg.Simple = nil, c.simple()
-	p.Terms.Changes[0].NewMarket.Changes = cfg
+	changeAt[*upstream.NewMarket](p, 0).Changes = cfg
 	cmd.BatchProposalSubmission = p
 }
 
@@ -371,22 +371,20 @@ func buildPerpetualMarket(c *txCtx, cmd *wireCommand) {
 	perp := c.perpetual(o)
 	eth := c.ethOracleSource(prop, true, 0)
 	spec := eth.External.EthOracle
-	spec.Abi, spec.Method = pythABI, "getPriceNoOlderThan"
-	spec.Args = []any{"0x" + hexID(c.r), 60}
-	spec.Normalisers = []wireNormaliser{{Name: prop, Expression: "$[0].price"}, {Name: prop + ".publishTime", Expression: "$[0].publishTime"}}
-	spec.Trigger.TimeTrigger.Initial = ptr(uint64(c.now/1e9 + 600))
+	c.pythCall(spec, prop)
+	spec.Trigger.TimeTrigger.Initial = ptr(upstream.UnixSeconds(c.now/1e9 + 600))
 	perp.DataSourceSpecForSettlementData = eth
 	perp.DataSourceSpecForSettlementSchedule = c.internalTimeTriggerSource(true, 0)
-	perp.DataSourceSpecBinding = &wirePerpetualBinding{SettlementDataProperty: prop, SettlementScheduleProperty: "vegaprotocol.builtin.timetrigger"}
+	perp.DataSourceSpecBinding = &upstream.DataSourceSpecToPerpetualBinding{SettlementDataProperty: prop, SettlementScheduleProperty: "vegaprotocol.builtin.timetrigger"}
 	composite := c.compositePrice(1, 0) // weighted
-	composite.DataSourcesSpec = []wireDataSourceDefinition{*c.ethOracleSource(prop, false, 0), *c.oracleSourceSigned(prop, "TYPE_INTEGER", 0, 0)}
-	composite.DataSourcesSpecBinding = []wirePriceSourceBinding{{PriceSourceProperty: prop}, {PriceSourceProperty: prop}}
+	composite.DataSourcesSpec = []upstream.DataSourceDefinition{*c.ethOracleSource(prop, false, 0), *c.oracleSourceSigned(prop, "TYPE_INTEGER", 0, 0)}
+	composite.DataSourcesSpecBinding = []upstream.SpecBindingForCompositePrice{{PriceSourceProperty: prop}, {PriceSourceProperty: prop}}
 	composite.SourceWeights = []string{"0", "0", "1", "1"}
 	composite.SourceStalenessTolerance = []string{"1m0s", "1m0s", "10m0s", "10m0s"}
 	perp.InternalCompositePriceConfiguration = composite
-	cfg.Instrument = wireInstrument{Code: "BTC/USDC-PERP", Name: "Bitcoin / USD Coin Perpetual", Perpetual: perp}
+	cfg.Instrument = &upstream.Instrument{Code: "BTC/USDC-PERP", Name: "Bitcoin / USD Coin Perpetual", Perpetual: perp}
 	cfg.Simple, cfg.LogNormal, cfg.Successor = nil, c.logNormal(), nil
-	p.Terms.Changes[0].NewMarket.Changes = cfg
+	changeAt[*upstream.NewMarket](p, 0).Changes = cfg
 	cmd.BatchProposalSubmission = p
 }
 
@@ -397,7 +395,7 @@ func buildMarketCoverage(c *txCtx, cmd *wireCommand) {
 	p := c.batchProposalOf(changeNewMarket, changeNewMarket, changeNewMarket, changeNewMarket)
 	for i := range p.Terms.Changes {
 		o := marketOptions{perpetual: i%2 == 1, logNormal: i < 2, successor: i == 3, feeMethod: 1 + i, priceType: 1 + i, coverage: 1 + i, ethOracle: i == 2, until: false}
-		p.Terms.Changes[i].NewMarket.Changes = c.newMarketConfig(o)
+		changeAt[*upstream.NewMarket](p, i).Changes = c.newMarketConfig(o)
 	}
 	cmd.BatchProposalSubmission = p
 }
@@ -415,8 +413,8 @@ func buildUpdateMarkets(c *txCtx, cmd *wireCommand) {
 			perp = m
 		}
 	}
-	p.Terms.Changes[0].UpdateMarket = c.updateMarket(future)
-	p.Terms.Changes[1].UpdateMarket = c.updateMarket(perp)
+	p.Terms.Changes[0].Change = c.updateMarket(future)
+	p.Terms.Changes[1].Change = c.updateMarket(perp)
 	cmd.BatchProposalSubmission = p
 }
 
@@ -429,9 +427,9 @@ func buildMarketStates(c *txCtx, cmd *wireCommand) {
 	}
 	p := c.batchProposalOf(kinds...)
 	for i := range enumMarketState {
-		p.Terms.Changes[i].UpdateMarketState = c.updateMarketState(i, enumMarketState[i] == "MARKET_STATE_UPDATE_TYPE_TERMINATE")
+		p.Terms.Changes[i].Change = c.updateMarketState(i, enumMarketState[i] == "MARKET_STATE_UPDATE_TYPE_TERMINATE")
 	}
-	p.Terms.Changes[len(enumMarketState)].UpdateMarketState = c.updateMarketState(1, false)
+	p.Terms.Changes[len(enumMarketState)].Change = c.updateMarketState(1, false)
 	cmd.BatchProposalSubmission = p
 }
 
@@ -447,7 +445,7 @@ func buildAccountTypeCoverage(c *txCtx, cmd *wireCommand) {
 	for i := range n {
 		src := 2 * i
 		dst := (2*i + 1) % len(enumAccountType)
-		p.Terms.Changes[i].NewTransfer.Changes = c.governanceTransfer(transferOptions{
+		changeAt[*upstream.NewTransfer](p, i).Changes = c.governanceTransfer(transferOptions{
 			source: 1 + src, destination: 1 + dst, oneOff: true, transferType: 1 + i%len(enumTransferType),
 		})
 	}
@@ -465,7 +463,7 @@ func buildDispatchCoverage(c *txCtx, cmd *wireCommand) {
 	}
 	p := c.batchProposalOf(kinds...)
 	for i := range n {
-		p.Terms.Changes[i].NewTransfer.Changes = c.governanceTransfer(transferOptions{
+		changeAt[*upstream.NewTransfer](p, i).Changes = c.governanceTransfer(transferOptions{
 			recurring:    true,
 			metric:       1 + i,
 			distribution: 1 + i%len(enumDistribution),
@@ -474,8 +472,8 @@ func buildDispatchCoverage(c *txCtx, cmd *wireCommand) {
 			transferType: 1 + i%len(enumTransferType),
 		})
 	}
-	p.Terms.Changes[n].NewTransfer.Changes = c.governanceTransfer(transferOptions{recurring: true, noDispatch: true})
-	p.Terms.Changes[n+1].NewTransfer.Changes = c.governanceTransfer(transferOptions{oneOff: true})
+	changeAt[*upstream.NewTransfer](p, n).Changes = c.governanceTransfer(transferOptions{recurring: true, noDispatch: true})
+	changeAt[*upstream.NewTransfer](p, n+1).Changes = c.governanceTransfer(transferOptions{oneOff: true})
 	cmd.BatchProposalSubmission = p
 }
 

@@ -64,7 +64,7 @@ func moreSpecialSpecs() []specialSpec {
 		}},
 		specialSpec{names: []string{"proposal.noChange"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
 			p := c.newProposal()
-			p.Rationale = wireProposalRationale{Title: "Volume rebate programme", Description: "A change kind this explorer's schema does not know: the terms carry no change."}
+			p.Rationale = &upstream.ProposalRationale{Title: "Volume rebate programme", Description: "A change kind this explorer's schema does not know: the terms carry no change."}
 			cmd.ProposalSubmission = p
 		}},
 	)
@@ -158,17 +158,17 @@ func moreSpecialSpecs() []specialSpec {
 		specialSpec{names: []string{"f64.nonFinite"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
 			p := c.newProposal()
 			c.proposalChange(p, changeNewMarket)
-			cfg := &p.Terms.NewMarket.Changes
+			cfg := p.Terms.Change.(*upstream.NewMarket).Changes
 			cfg.Simple, cfg.LogNormal = c.simple(), nil
-			cfg.Simple.MaxMoveUp, cfg.Simple.MinMoveDown = wireF64(math.Inf(1)), wireF64(math.Inf(-1))
-			cfg.LiquidityMonitoringParameters.TargetStakeParameters.ScalingFactor = wireF64(math.NaN())
+			cfg.Simple.MaxMoveUp, cfg.Simple.MinMoveDown = upstream.Float64(math.Inf(1)), upstream.Float64(math.Inf(-1))
+			cfg.LiquidityMonitoringParameters.TargetStakeParameters.ScalingFactor = upstream.Float64(math.NaN())
 			cmd.ProposalSubmission = p
 		}},
 		specialSpec{names: []string{"u32.large"}, kind: kindBatchProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
 			p := c.batchProposalOf(changeNewTransfer)
 			t := c.governanceTransfer(transferOptions{recurring: true, distribution: 3}) // rank
 			t.Recurring.DispatchStrategy.RankTable = []upstream.RankTable{{StartRank: 1, ShareRatio: math.MaxUint32}, {StartRank: 1 << 31, ShareRatio: 1}}
-			p.Terms.Changes[0].NewTransfer.Changes = t
+			changeAt[*upstream.NewTransfer](p, 0).Changes = t
 			cmd.BatchProposalSubmission = p
 		}},
 	)
