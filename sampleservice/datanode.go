@@ -99,7 +99,7 @@ func newDataNode(d *Dataset) *dataNode {
 	for i, f := range n.funding {
 		n.fundingNodes = append(n.fundingNodes, marshalCompact(f))
 		n.fundingCursors = append(n.fundingCursors, encodeCursor(fundingCursor{
-			VegaTime: vegaTime(f.Timestamp), MarketID: f.MarketID, PartyID: f.PartyID,
+			VegaTime: vegaTime(int64(f.Timestamp)), MarketID: f.MarketID, PartyID: f.PartyID,
 		}))
 		n.fundingByParty[f.PartyID] = append(n.fundingByParty[f.PartyID], int32(i))
 	}
@@ -255,7 +255,7 @@ func (n *dataNode) listFundingPayments(q query, defects Defects) ([]byte, *apiEr
 	pg := paginate(list, p, func(r int32) int {
 		f := &n.funding[r]
 		return cmp.Or(
-			cmp.Compare(f.Timestamp, curTime),
+			cmp.Compare(int64(f.Timestamp), curTime),
 			strings.Compare(f.MarketID, cur.MarketID),
 			strings.Compare(f.PartyID, cur.PartyID),
 		)

@@ -9,129 +9,120 @@ import (
 // zeroKey is the `to` of a transfer into a network-wide account.
 var zeroKey = strings.Repeat("0", 64)
 
-// buildCommand fills the member of cmd for kind with a plausible body.
-func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
-	r := c.r
-	switch kind {
-	case kindOrderSubmission:
-		o := c.orderSubmission(c.tradedMarket())
-		cmd.OrderSubmission = &o
-	case kindOrderCancellation:
-		o := c.orderCancellation()
-		cmd.OrderCancellation = &o
-	case kindOrderAmendment:
-		o := c.orderAmendment(c.tradedMarket())
-		cmd.OrderAmendment = &o
-	case kindWithdrawSubmission:
-		cmd.WithdrawSubmission = c.withdrawSubmission(c.g.assets[c.enabledAsset()])
-	case kindProposalSubmission:
-		cmd.ProposalSubmission = c.proposalSubmission()
-	case kindVoteSubmission:
-		v := upstream.VoteValueYes
-		if chance(r, 1, 4) {
-			v = upstream.VoteValueNo
-		}
-		cmd.VoteSubmission = &upstream.VoteSubmission{ProposalID: hexID(r), Value: v}
-	case kindLiquidityProvisionSubmission, kindLiquidityProvisionAmendment:
-		m := c.tradedMarket()
-		lp := &upstream.LiquidityProvisionSubmission{
-			MarketID:         m.id,
-			CommitmentAmount: scaled(r, between(r, 1, 200)*1000, int(c.g.assets[c.settlementOf(m)].Details.Decimals)),
-			Fee:              pick(r, []string{"0.0001", "0.0005", "0.001", "0.002", "0.01"}),
-			Reference:        c.reference("lp"),
-		}
-		if kind == kindLiquidityProvisionSubmission {
-			cmd.LiquidityProvisionSubmission = lp
-		} else {
-			cmd.LiquidityProvisionAmendment = (*upstream.LiquidityProvisionAmendment)(lp)
-		}
-	case kindLiquidityProvisionCancellation:
-		cmd.LiquidityProvisionCancellation = &upstream.LiquidityProvisionCancellation{MarketID: c.tradedMarket().id}
-	case kindDelegateSubmission:
-		cmd.DelegateSubmission = &upstream.DelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 100_000), 18)}
-	case kindUndelegateSubmission:
-		method := upstream.UndelegateMethodAtEndOfEpoch
-		if chance(r, 1, 3) {
-			method = upstream.UndelegateMethodNow
-		}
-		cmd.UndelegateSubmission = &upstream.UndelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 50_000), 18), Method: method}
-	case kindTransfer:
-		cmd.Transfer = c.transfer()
-	case kindCancelTransfer:
-		cmd.CancelTransfer = &upstream.CancelTransferFunds{TransferID: hexID(r)}
-	case kindAnnounceNode:
-		cmd.AnnounceNode = c.announceNode()
-	case kindBatchMarketInstructions:
-		cmd.BatchMarketInstructions = c.batchMarketInstructions()
-	case kindStopOrdersSubmission:
-		s := c.stopOrdersSubmission(c.tradedMarket(), r.IntN(3))
-		cmd.StopOrdersSubmission = &s
-	case kindStopOrdersCancellation:
-		s := c.stopOrdersCancellation()
-		cmd.StopOrdersCancellation = &s
-	case kindCreateReferralSet:
-		s := &upstream.CreateReferralSet{IsTeam: chance(r, 2, 3)}
-		if s.IsTeam {
-			s.Team = c.team()
-		}
-		cmd.CreateReferralSet = s
-	case kindUpdateReferralSet:
-		s := &upstream.UpdateReferralSet{ID: hexID(r), IsTeam: chance(r, 2, 3)}
-		if s.IsTeam {
-			s.Team = c.updateTeam()
-		}
-		cmd.UpdateReferralSet = s
-	case kindApplyReferralCode:
-		cmd.ApplyReferralCode = &upstream.ApplyReferralCode{ID: hexID(r)}
-	case kindUpdateMarginMode:
-		u := c.updateMarginMode(c.tradedMarket())
-		cmd.UpdateMarginMode = &u
-	case kindJoinTeam:
-		cmd.JoinTeam = &upstream.JoinTeam{ID: hexID(r)}
-	case kindBatchProposalSubmission:
-		cmd.BatchProposalSubmission = c.batchProposal(1 + r.IntN(4))
-	case kindUpdatePartyProfile:
-		p := &upstream.UpdatePartyProfile{Alias: pick(r, []string{"", "whale_42", "mm-desk-7", "Zoë", "trader.joe", "🐋"}), Metadata: []upstream.Metadata{}}
-		if chance(r, 1, 2) {
-			p.Metadata = append(p.Metadata, upstream.Metadata{Key: "twitter", Value: "@" + hexString(r, 8, hexLower)})
-		}
-		cmd.UpdatePartyProfile = p
-	case kindNodeVote:
-		cmd.NodeVote = &upstream.NodeVote{Reference: hexID(r), Type: upstream.NodeVoteType(pick(r, []string{"TYPE_STAKE_DEPOSITED", "TYPE_STAKE_REMOVED", "TYPE_FUNDS_DEPOSITED", "TYPE_SIGNER_ADDED", "TYPE_SIGNER_REMOVED", "TYPE_BRIDGE_STOPPED", "TYPE_BRIDGE_RESUMED", "TYPE_ASSET_LISTED", "TYPE_LIMITS_UPDATED", "TYPE_STAKE_TOTAL_SUPPLY", "TYPE_SIGNER_THRESHOLD_SET", "TYPE_GOVERNANCE_VALIDATE_ASSET", "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"}))}
-	case kindNodeSignature:
-		sig := make([]byte, 65)
-		for i := range sig {
-			sig[i] = byte(r.Uint32())
-		}
-		cmd.NodeSignature = &upstream.NodeSignature{ID: hexID(r), Sig: base64Bytes(sig), Kind: upstream.NodeSignatureKind(pick(r, []string{"NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_UPDATE", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"}))}
-	case kindChainEvent:
-		cmd.ChainEvent = c.chainEvent()
-	case kindKeyRotateSubmission:
-		cmd.KeyRotateSubmission = &upstream.KeyRotateSubmission{NewPubKeyIndex: upstream.Uint64(2 + r.IntN(5)), TargetBlock: upstream.Uint64(c.block + 100 + uint64(r.IntN(1000))), NewPubKey: hexID(r), CurrentPubKeyHash: hexID(r)}
-	case kindStateVariableProposal:
-		k := stateVarScalar
-		if x := r.IntN(20); x >= 10 {
-			k = stateVarVector
-		} else if x == 0 {
-			k = stateVarMatrix
-		}
-		cmd.StateVariableProposal = c.stateVariableProposal(k)
-	case kindValidatorHeartbeat:
-		n := c.node()
-		cmd.ValidatorHeartbeat = &upstream.ValidatorHeartbeat{NodeID: n.id, EthereumSignature: c.sig("eth"), VegaSignature: c.sig("vega/ed25519"), Message: hexString(r, 64, hexLower)}
-	case kindEthereumKeyRotateSubmission:
-		n := c.node()
-		cmd.EthereumKeyRotateSubmission = &upstream.EthereumKeyRotateSubmission{NewAddress: ethAddress(r), CurrentAddress: n.ethAddress, TargetBlock: upstream.Uint64(c.block + 500), EthereumSignature: c.sig("eth"), SubmitterAddress: ""}
-	case kindProtocolUpgradeProposal:
-		cmd.ProtocolUpgradeProposal = &upstream.ProtocolUpgradeProposal{UpgradeBlockHeight: upstream.Uint64((c.block/100_000 + 1) * 100_000), VegaReleaseTag: pick(r, []string{"v0.74.0", "v0.74.1", "v0.74.3", "v0.75.0-preview.2"})}
-	case kindIssueSignatures:
-		cmd.IssueSignatures = &upstream.IssueSignatures{Submitter: ethAddress(r), Kind: upstream.NodeSignatureKind(pick(r, []string{"NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"})), ValidatorNodeID: pick(r, c.g.nodes).id}
-	case kindOracleDataSubmission:
-		payload := `{"prices.BTC.value":"` + itoa(between(r, 6_500_000, 7_300_000)) + `","prices.BTC.timestamp":"` + itoa(c.now/1e9) + `"}`
-		cmd.OracleDataSubmission = &upstream.OracleDataSubmission{Source: upstream.OracleSource(pick(r, []string{"ORACLE_SOURCE_JSON", "ORACLE_SOURCE_OPEN_ORACLE"})), Payload: base64Bytes([]byte(payload))}
-	default:
-		panic("sampleservice: no builder for command kind " + itoa(int64(kind)))
+// The bodies of the party commands (cmdKinds' builders).
+
+func (c *txCtx) newOrder() *upstream.OrderSubmission {
+	o := c.orderSubmission(c.tradedMarket())
+	return &o
+}
+
+func (c *txCtx) newCancellation() *upstream.OrderCancellation {
+	o := c.orderCancellation()
+	return &o
+}
+
+func (c *txCtx) newAmendment() *upstream.OrderAmendment {
+	o := c.orderAmendment(c.tradedMarket())
+	return &o
+}
+
+func (c *txCtx) newWithdrawal() *upstream.WithdrawSubmission {
+	return c.withdrawSubmission(c.g.assets[c.enabledAsset()])
+}
+
+func (c *txCtx) voteSubmission() *upstream.VoteSubmission {
+	v := upstream.VoteValueYes
+	if chance(c.r, 1, 4) {
+		v = upstream.VoteValueNo
 	}
+	return &upstream.VoteSubmission{ProposalID: hexID(c.r), Value: v}
+}
+
+func (c *txCtx) liquidityProvision() *upstream.LiquidityProvisionSubmission {
+	r := c.r
+	m := c.tradedMarket()
+	return &upstream.LiquidityProvisionSubmission{
+		MarketID:         m.id,
+		CommitmentAmount: scaled(r, between(r, 1, 200)*1000, int(c.g.assets[c.settlementOf(m)].Details.Decimals)),
+		Fee:              pick(r, []string{"0.0001", "0.0005", "0.001", "0.002", "0.01"}),
+		Reference:        c.reference("lp"),
+	}
+}
+
+func (c *txCtx) liquidityAmendment() *upstream.LiquidityProvisionAmendment {
+	return (*upstream.LiquidityProvisionAmendment)(c.liquidityProvision())
+}
+
+func (c *txCtx) liquidityCancellation() *upstream.LiquidityProvisionCancellation {
+	return &upstream.LiquidityProvisionCancellation{MarketID: c.tradedMarket().id}
+}
+
+func (c *txCtx) delegateSubmission() *upstream.DelegateSubmission {
+	r := c.r
+	return &upstream.DelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 100_000), 18)}
+}
+
+func (c *txCtx) undelegateSubmission() *upstream.UndelegateSubmission {
+	r := c.r
+	method := upstream.UndelegateMethodAtEndOfEpoch
+	if chance(r, 1, 3) {
+		method = upstream.UndelegateMethodNow
+	}
+	return &upstream.UndelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 50_000), 18), Method: method}
+}
+
+func (c *txCtx) cancelTransfer() *upstream.CancelTransferFunds {
+	return &upstream.CancelTransferFunds{TransferID: hexID(c.r)}
+}
+
+func (c *txCtx) newStopOrders() *upstream.StopOrdersSubmission {
+	s := c.stopOrdersSubmission(c.tradedMarket(), c.r.IntN(3))
+	return &s
+}
+
+func (c *txCtx) newStopCancellation() *upstream.StopOrderCancellation {
+	s := c.stopOrdersCancellation()
+	return &s
+}
+
+func (c *txCtx) createReferralSet() *upstream.CreateReferralSet {
+	s := &upstream.CreateReferralSet{IsTeam: chance(c.r, 2, 3)}
+	if s.IsTeam {
+		s.Team = c.team()
+	}
+	return s
+}
+
+func (c *txCtx) updateReferralSet() *upstream.UpdateReferralSet {
+	s := &upstream.UpdateReferralSet{ID: hexID(c.r), IsTeam: chance(c.r, 2, 3)}
+	if s.IsTeam {
+		s.Team = c.updateTeam()
+	}
+	return s
+}
+
+func (c *txCtx) applyReferralCode() *upstream.ApplyReferralCode {
+	return &upstream.ApplyReferralCode{ID: hexID(c.r)}
+}
+
+func (c *txCtx) newMarginMode() *upstream.UpdateMarginMode {
+	u := c.updateMarginMode(c.tradedMarket())
+	return &u
+}
+
+func (c *txCtx) joinTeam() *upstream.JoinTeam { return &upstream.JoinTeam{ID: hexID(c.r)} }
+
+func (c *txCtx) newBatchProposal() *upstream.BatchProposalSubmission {
+	return c.batchProposal(1 + c.r.IntN(4))
+}
+
+func (c *txCtx) updatePartyProfile() *upstream.UpdatePartyProfile {
+	r := c.r
+	p := &upstream.UpdatePartyProfile{Alias: pick(r, []string{"", "whale_42", "mm-desk-7", "Zoë", "trader.joe", "🐋"}), Metadata: []upstream.Metadata{}}
+	if chance(r, 1, 2) {
+		p.Metadata = append(p.Metadata, upstream.Metadata{Key: "twitter", Value: "@" + hexString(r, 8, hexLower)})
+	}
+	return p
 }
 
 // withdrawSubmission returns a withdrawal of asset a: its ext names the

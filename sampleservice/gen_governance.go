@@ -49,37 +49,14 @@ func changeAt[T upstream.ProposalChangeKind](p *upstream.BatchProposalSubmission
 	return p.Terms.Changes[i].Change.(T)
 }
 
-// changeOf returns a change of kind k.
-func (c *txCtx) changeOf(k changeKind) upstream.ProposalChangeKind {
+func (c *txCtx) newMarket() *upstream.NewMarket {
 	r := c.r
-	switch k {
-	case changeUpdateMarket:
-		return c.updateMarket(c.derivativeMarket())
-	case changeNewMarket:
-		return &upstream.NewMarket{Changes: c.newMarketConfig(marketOptions{perpetual: chance(r, 1, 2), logNormal: chance(r, 3, 4)})}
-	case changeUpdateNetworkParameter:
-		p := pick(r, networkParameters)
-		return &upstream.UpdateNetworkParameter{Changes: &upstream.NetworkParameter{Key: p[0], Value: p[1]}}
-	case changeNewFreeform:
-		return &upstream.NewFreeform{}
-	case changeUpdateAsset:
-		return c.updateAsset(c.enabledAsset())
-	case changeNewSpotMarket:
-		return c.newSpotMarket(-1, -1)
-	case changeUpdateSpotMarket:
-		return c.updateSpotMarket()
-	case changeNewTransfer:
-		return &upstream.NewTransfer{Changes: c.governanceTransfer(transferOptions{})}
-	case changeCancelTransfer:
-		return &upstream.CancelTransfer{Changes: &upstream.CancelTransferConfiguration{TransferID: hexID(r)}}
-	case changeUpdateMarketState:
-		return c.updateMarketState(1+r.IntN(3), chance(r, 1, 2))
-	case changeUpdateReferralProgram:
-		return c.updateReferralProgram()
-	case changeUpdateVolumeDiscountProgram:
-		return c.updateVolumeDiscountProgram()
-	}
-	panic("sampleservice: no builder for change kind " + itoa(int64(k)))
+	return &upstream.NewMarket{Changes: c.newMarketConfig(marketOptions{perpetual: chance(r, 1, 2), logNormal: chance(r, 3, 4)})}
+}
+
+func (c *txCtx) updateNetworkParameter() *upstream.UpdateNetworkParameter {
+	p := pick(c.r, networkParameters)
+	return &upstream.UpdateNetworkParameter{Changes: &upstream.NetworkParameter{Key: p[0], Value: p[1]}}
 }
 
 // proposalSubmission returns a single (not batch) proposal.
@@ -161,7 +138,7 @@ func (c *txCtx) rationale(kinds []changeKind) *upstream.ProposalRationale {
 	r := c.r
 	var title string
 	if len(kinds) == 1 {
-		title = pick(r, rationaleTitles[kinds[0]])
+		title = pick(r, changeKinds[kinds[0]].titles)
 	} else {
 		title = pick(r, []string{"Quarterly parameter review", "Market housekeeping batch", "Launch of the spring incentive programme", "Fee and liquidity adjustments", "Governance omnibus #" + itoa(between(r, 3, 99))})
 	}
@@ -173,21 +150,6 @@ func (c *txCtx) rationale(kinds []changeKind) *upstream.ProposalRationale {
 		d.WriteString(pick(r, rationaleSentences))
 	}
 	return &upstream.ProposalRationale{Title: title, Description: d.String()}
-}
-
-var rationaleTitles = [numChangeKinds][]string{
-	changeUpdateMarket:                {"Update BTC/USDT-PERP liquidity parameters", "Tighten price monitoring on ETH futures", "Raise slippage factors"},
-	changeNewMarket:                   {"Launch DOGE/USDT perpetual", "New market: BTC/USDT quarterly future", "Propose SOL/USDC perpetual"},
-	changeUpdateNetworkParameter:      {"Lower the maker fee", "Increase PoW difficulty", "Shorten minimum enactment period"},
-	changeNewFreeform:                 {"Community sentiment: should the treasury fund a grants programme?", "Signal support for the roadmap"},
-	changeUpdateAsset:                 {"Raise USDT lifetime deposit limit", "Update the quantum of WETH"},
-	changeNewSpotMarket:               {"Launch ETH/USDT spot", "New spot market for VEGA/USDC"},
-	changeUpdateSpotMarket:            {"Adjust SLA parameters of the VEGA/USDT spot market"},
-	changeNewTransfer:                 {"Fund maker fee rewards for Q2", "Top up the insurance pool", "Validator ranking rewards"},
-	changeCancelTransfer:              {"Cancel the recurring LP reward transfer"},
-	changeUpdateMarketState:           {"Terminate the expired election market", "Suspend trading on a misbehaving market", "Resume trading"},
-	changeUpdateReferralProgram:       {"Referral programme season 3"},
-	changeUpdateVolumeDiscountProgram: {"Volume discount programme, new tiers"},
 }
 
 var rationaleSentences = []string{

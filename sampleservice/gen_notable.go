@@ -23,7 +23,7 @@ type specialSpec struct {
 	typeName string
 	// noReceiver: a transfer into a reward pool, not to another party.
 	noReceiver bool
-	build      func(c *txCtx, cmd *wireCommand)
+	build      func(c *txCtx) upstream.CommandKind
 }
 
 // Lengths of the long-rationale edge case, in Unicode code points.
@@ -43,7 +43,7 @@ func specialSpecs() []specialSpec {
 		if k == kindTransfer {
 			names = append(names, "parties.receiver")
 		}
-		s = append(s, specialSpec{names: names, kind: k, build: func(c *txCtx, cmd *wireCommand) { c.buildCommand(k, cmd) }})
+		s = append(s, specialSpec{names: names, kind: k, build: func(c *txCtx) upstream.CommandKind { return c.buildCommand(k) }})
 	}
 
 	// One batch proposal with a single change of each kind.
@@ -52,13 +52,13 @@ func specialSpecs() []specialSpec {
 		if k == changeNewSpotMarket {
 			names = append(names, "market.spot")
 		}
-		s = append(s, specialSpec{names: names, kind: kindBatchProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
-			cmd.BatchProposalSubmission = c.batchProposalOf(k)
+		s = append(s, specialSpec{names: names, kind: kindBatchProposalSubmission, build: func(c *txCtx) upstream.CommandKind {
+			return c.batchProposalOf(k)
 		}})
 	}
 
 	s = append(s,
-		specialSpec{names: []string{"change.all"}, kind: kindBatchProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"change.all"}, kind: kindBatchProposalSubmission, build: func(c *txCtx) upstream.CommandKind {
 			kinds := make([]changeKind, numChangeKinds)
 			for i := range kinds {
 				kinds[i] = changeKind(i)
@@ -66,35 +66,35 @@ func specialSpecs() []specialSpec {
 			p := c.batchProposalOf(kinds...)
 			// A built-in asset: the update has no source details.
 			p.Terms.Changes[changeUpdateAsset].Change = c.updateAsset(c.g.asset("tDAI"))
-			cmd.BatchProposalSubmission = p
+			return p
 		}},
 		specialSpec{names: []string{"batch.allLists", "order.iceberg", "order.pegged", "amend.negativeSizeDelta", "amend.size"}, kind: kindBatchMarketInstructions, build: buildAllLists},
-		specialSpec{names: []string{"batch.empty"}, kind: kindBatchMarketInstructions, build: func(c *txCtx, cmd *wireCommand) {
-			cmd.BatchMarketInstructions = emptyBatch()
+		specialSpec{names: []string{"batch.empty"}, kind: kindBatchMarketInstructions, build: func(c *txCtx) upstream.CommandKind {
+			return emptyBatch()
 		}},
 		specialSpec{names: []string{"stopOrder.both", "stopOrder.risesAboveOnly", "stopOrder.fallsBelowOnly", "stopOrder.trailing", "stopOrder.sizeOverride"}, kind: kindBatchMarketInstructions, build: buildStopOrderSetups},
 		specialSpec{names: []string{"coverage.orders"}, kind: kindBatchMarketInstructions, build: buildOrderCoverage},
 		specialSpec{names: []string{"enum.unknown"}, kind: kindBatchMarketInstructions, build: buildUnknownEnums},
 		specialSpec{names: []string{"enum.unknownChange"}, kind: kindBatchProposalSubmission, build: buildUnknownChangeEnums},
 		specialSpec{names: []string{"size.uint64max"}, kind: kindBatchMarketInstructions, build: buildUint64Max},
-		specialSpec{names: []string{"size.uint64maxOrder"}, kind: kindOrderSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"size.uint64maxOrder"}, kind: kindOrderSubmission, build: func(c *txCtx) upstream.CommandKind {
 			o := c.orderSubmission(&c.g.markets[c.g.perps[0]])
 			o.Size = math.MaxUint64
-			cmd.OrderSubmission = &o
+			return &o
 		}},
 		specialSpec{names: []string{"rationale.long", "rationale.titleMax"}, kind: kindBatchProposalSubmission, build: buildLongRationale},
 		specialSpec{names: []string{"text.nonASCII"}, kind: kindBatchProposalSubmission, build: buildNonASCII},
 		specialSpec{names: []string{"strings.empty"}, kind: kindBatchProposalSubmission, build: buildEmptyStrings},
 		specialSpec{names: []string{"expiresAt.zero"}, kind: kindBatchMarketInstructions, build: buildZeroExpiry},
 		specialSpec{names: []string{"asset.dangling"}, kind: kindBatchProposalSubmission, build: buildDanglingAssets},
-		specialSpec{names: []string{"failed.code70"}, kind: kindOrderSubmission, code: 70, build: func(c *txCtx, cmd *wireCommand) {
-			c.buildCommand(kindOrderSubmission, cmd)
+		specialSpec{names: []string{"failed.code70"}, kind: kindOrderSubmission, code: 70, build: func(c *txCtx) upstream.CommandKind {
+			return c.buildCommand(kindOrderSubmission)
 		}},
-		specialSpec{names: []string{"failed.code71"}, kind: kindBatchMarketInstructions, code: 71, build: func(c *txCtx, cmd *wireCommand) {
-			c.buildCommand(kindBatchMarketInstructions, cmd)
+		specialSpec{names: []string{"failed.code71"}, kind: kindBatchMarketInstructions, code: 71, build: func(c *txCtx) upstream.CommandKind {
+			return c.buildCommand(kindBatchMarketInstructions)
 		}},
-		specialSpec{names: []string{"failed.batchProposal"}, kind: kindBatchProposalSubmission, code: 70, build: func(c *txCtx, cmd *wireCommand) {
-			cmd.BatchProposalSubmission = c.batchProposalOf(changeNewMarket, changeUpdateNetworkParameter)
+		specialSpec{names: []string{"failed.batchProposal"}, kind: kindBatchProposalSubmission, code: 70, build: func(c *txCtx) upstream.CommandKind {
+			return c.batchProposalOf(changeNewMarket, changeUpdateNetworkParameter)
 		}},
 		specialSpec{names: []string{"market.future", "market.successor", "risk.simple", "dataSource.oracle", "dataSource.internalTime", "signer.pubKey", "signer.ethAddress"}, kind: kindBatchProposalSubmission, build: buildFutureMarket},
 		specialSpec{names: []string{"market.perpetual", "market.noSuccessor", "risk.logNormal", "dataSource.ethOracle", "dataSource.timeTrigger", "compositePrice.dataSources"}, kind: kindBatchProposalSubmission, build: buildPerpetualMarket},
@@ -103,21 +103,21 @@ func specialSpecs() []specialSpec {
 		specialSpec{names: []string{"marketState.withPrice", "marketState.withoutPrice"}, kind: kindBatchProposalSubmission, build: buildMarketStates},
 		specialSpec{names: []string{"coverage.accountTypes"}, kind: kindBatchProposalSubmission, build: buildAccountTypeCoverage},
 		specialSpec{names: []string{"transfer.oneOff", "transfer.recurring", "transfer.recurringNoDispatch", "transfer.rankTable"}, kind: kindBatchProposalSubmission, build: buildDispatchCoverage},
-		specialSpec{names: []string{"proposal.newAsset", "proposal.newAsset.erc20"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"proposal.newAsset", "proposal.newAsset.erc20"}, kind: kindProposalSubmission, build: func(c *txCtx) upstream.CommandKind {
 			p := &upstream.ProposalSubmission{Reference: c.reference("proposal"), Terms: &upstream.ProposalTerms{ClosingTimestamp: upstream.UnixSeconds(c.closing())}}
 			p.Terms.EnactmentTimestamp = p.Terms.ClosingTimestamp + 86_400
 			c.newAsset(p, true)
-			cmd.ProposalSubmission = p
+			return p
 		}},
-		specialSpec{names: []string{"txVersion.v2"}, kind: kindOrderSubmission, version: "TX_VERSION_V2", build: func(c *txCtx, cmd *wireCommand) {
-			c.buildCommand(kindOrderSubmission, cmd)
+		specialSpec{names: []string{"txVersion.v2"}, kind: kindOrderSubmission, version: "TX_VERSION_V2", build: func(c *txCtx) upstream.CommandKind {
+			return c.buildCommand(kindOrderSubmission)
 		}},
 	)
 	return s
 }
 
 // buildAllLists: batch market instructions with every list populated.
-func buildAllLists(c *txCtx, cmd *wireCommand) {
+func buildAllLists(c *txCtx) upstream.CommandKind {
 	r := c.r
 	m := &c.g.markets[c.g.perps[0]]
 	b := emptyBatch()
@@ -145,12 +145,12 @@ func buildAllLists(c *txCtx, cmd *wireCommand) {
 	b.StopOrdersSubmission = append(b.StopOrdersSubmission, c.stopOrdersSubmission(m, 0))
 	b.UpdateMarginMode = append(b.UpdateMarginMode,
 		upstream.UpdateMarginMode{MarketID: m.id, Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr("0.25")})
-	cmd.BatchMarketInstructions = b
+	return b
 }
 
 // buildStopOrderSetups: both sides, rises-above only, falls-below only;
 // prices and trailing offsets; size overrides; expiries.
-func buildStopOrderSetups(c *txCtx, cmd *wireCommand) {
+func buildStopOrderSetups(c *txCtx) upstream.CommandKind {
 	m := &c.g.markets[c.g.perps[1]]
 	b := emptyBatch()
 	both := c.stopOrdersSubmission(m, 0)
@@ -168,11 +168,11 @@ func buildStopOrderSetups(c *txCtx, cmd *wireCommand) {
 	falls.FallsBelow.SizeOverrideSetting = ptr(upstream.SizeOverrideSettingNone)
 	falls.FallsBelow.SizeOverrideValue = nil
 	b.StopOrdersSubmission = append(b.StopOrdersSubmission, both, rises, falls)
-	cmd.BatchMarketInstructions = b
+	return b
 }
 
 // buildOrderCoverage: every value of the order enums.
-func buildOrderCoverage(c *txCtx, cmd *wireCommand) {
+func buildOrderCoverage(c *txCtx) upstream.CommandKind {
 	m := &c.g.markets[c.g.perps[2]]
 	b := emptyBatch()
 	for i, tif := range enumTimeInForce {
@@ -205,11 +205,11 @@ func buildOrderCoverage(c *txCtx, cmd *wireCommand) {
 		s.FallsBelow.SizeOverrideValue = &upstream.SizeOverrideValue{Percentage: "1"}
 		b.StopOrdersSubmission = append(b.StopOrdersSubmission, s)
 	}
-	cmd.BatchMarketInstructions = b
+	return b
 }
 
 // buildUnknownEnums: enum values beyond the schema, sent as bare numbers.
-func buildUnknownEnums(c *txCtx, cmd *wireCommand) {
+func buildUnknownEnums(c *txCtx) upstream.CommandKind {
 	m := &c.g.markets[c.g.perps[0]]
 	b := emptyBatch()
 	o := c.orderSubmission(m)
@@ -220,23 +220,23 @@ func buildUnknownEnums(c *txCtx, cmd *wireCommand) {
 	a.PeggedReference = upstream.PeggedReference(unknownEnum(5))
 	b.Amendments = append(b.Amendments, a)
 	b.UpdateMarginMode = append(b.UpdateMarginMode, upstream.UpdateMarginMode{MarketID: m.id, Mode: upstream.MarginMode(unknownEnum(3))})
-	cmd.BatchMarketInstructions = b
+	return b
 }
 
 // buildUnknownChangeEnums: a batch proposal with enum values beyond the
 // schema in a market state change and a transfer.
-func buildUnknownChangeEnums(c *txCtx, cmd *wireCommand) {
+func buildUnknownChangeEnums(c *txCtx) upstream.CommandKind {
 	p := c.batchProposalOf(changeUpdateMarketState, changeNewTransfer)
 	changeAt[*upstream.UpdateMarketState](p, 0).Changes.UpdateType = upstream.MarketStateUpdateType(unknownEnum(9))
 	t := c.governanceTransfer(transferOptions{recurring: true})
 	t.DestinationType = upstream.AccountType(unknownEnum(41))
 	t.Recurring.DispatchStrategy.Metric = upstream.DispatchMetric(unknownEnum(23))
 	changeAt[*upstream.NewTransfer](p, 1).Changes = t
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildUint64Max: sizes at the uint64 maximum.
-func buildUint64Max(c *txCtx, cmd *wireCommand) {
+func buildUint64Max(c *txCtx) upstream.CommandKind {
 	m := &c.g.markets[c.g.perps[3]]
 	b := emptyBatch()
 	o := c.orderSubmission(m)
@@ -247,7 +247,7 @@ func buildUint64Max(c *txCtx, cmd *wireCommand) {
 	a := c.orderAmendment(m)
 	a.Size, a.SizeDelta = ptr(upstream.Uint64(math.MaxUint64)), 0
 	b.Amendments = append(b.Amendments, a)
-	cmd.BatchMarketInstructions = b
+	return b
 }
 
 // longText returns exactly n code points of mixed-script prose.
@@ -269,16 +269,16 @@ func longText(n int) string {
 
 // buildLongRationale: a 20,000-character description and a 100-character
 // title (in code points, some of them multi-byte).
-func buildLongRationale(c *txCtx, cmd *wireCommand) {
+func buildLongRationale(c *txCtx) upstream.CommandKind {
 	p := c.batchProposalOf(changeNewFreeform, changeUpdateNetworkParameter)
 	title := "Révision complète des paramètres — 市場 🚀 "
 	title += strings.Repeat("x", maxTitleChars-utf8.RuneCountInString(title))
 	p.Rationale = &upstream.ProposalRationale{Title: title, Description: longText(maxDescriptionChars)}
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildNonASCII: accents, CJK and emoji in free text and names.
-func buildNonASCII(c *txCtx, cmd *wireCommand) {
+func buildNonASCII(c *txCtx) upstream.CommandKind {
 	p := c.batchProposalOf(changeNewMarket, changeNewFreeform)
 	p.Reference = "réf-日本-🚀"
 	p.Rationale = &upstream.ProposalRationale{
@@ -288,20 +288,20 @@ func buildNonASCII(c *txCtx, cmd *wireCommand) {
 	nm := changeAt[*upstream.NewMarket](p, 0).Changes
 	nm.Instrument.Name = "Café ☕ / 日本円 Perpétuel 🚀"
 	nm.Metadata = []string{"名前:テスト", "émoji:🚀", "naïve:true"}
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildEmptyStrings: empty reference, title, description and values.
-func buildEmptyStrings(c *txCtx, cmd *wireCommand) {
+func buildEmptyStrings(c *txCtx) upstream.CommandKind {
 	p := c.batchProposalOf(changeNewFreeform, changeUpdateNetworkParameter)
 	p.Reference = ""
 	p.Rationale = &upstream.ProposalRationale{}
 	changeAt[*upstream.UpdateNetworkParameter](p, 1).Changes = &upstream.NetworkParameter{Key: "", Value: ""}
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildZeroExpiry: zero timestamps, set and sent as "0".
-func buildZeroExpiry(c *txCtx, cmd *wireCommand) {
+func buildZeroExpiry(c *txCtx) upstream.CommandKind {
 	m := &c.g.markets[c.g.perps[1]]
 	b := emptyBatch()
 	o := c.orderSubmission(m)
@@ -314,7 +314,7 @@ func buildZeroExpiry(c *txCtx, cmd *wireCommand) {
 	s.RisesAbove.ExpiresAt = ptr(upstream.UnixNanos(0))
 	s.RisesAbove.ExpiryStrategy = ptr(upstream.StopOrderExpiryStrategyCancels)
 	b.StopOrdersSubmission = append(b.StopOrdersSubmission, s)
-	cmd.BatchMarketInstructions = b
+	return b
 }
 
 // danglingAsset returns an asset id that is not in the dataset.
@@ -330,7 +330,7 @@ func danglingAsset(c *txCtx) string {
 
 // buildDanglingAssets: asset references to an asset the dataset lacks, in
 // every place a change names an asset.
-func buildDanglingAssets(c *txCtx, cmd *wireCommand) {
+func buildDanglingAssets(c *txCtx) upstream.CommandKind {
 	missing := danglingAsset(c)
 	p := c.batchProposalOf(changeNewMarket, changeNewSpotMarket, changeNewTransfer, changeUpdateAsset)
 	nm := changeAt[*upstream.NewMarket](p, 0).Changes
@@ -338,13 +338,13 @@ func buildDanglingAssets(c *txCtx, cmd *wireCommand) {
 	changeAt[*upstream.NewSpotMarket](p, 1).Changes.Instrument.Spot.BaseAsset = missing
 	changeAt[*upstream.NewTransfer](p, 2).Changes = c.governanceTransfer(transferOptions{recurring: true, asset: missing})
 	changeAt[*upstream.UpdateAsset](p, 3).AssetID = missing
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildFutureMarket: a future with a simple risk model, oracle settlement
 // signed by a key and an address, termination on the network clock, and a
 // successor configuration.
-func buildFutureMarket(c *txCtx, cmd *wireCommand) {
+func buildFutureMarket(c *txCtx) upstream.CommandKind {
 	p := c.batchProposalOf(changeNewMarket)
 	o := marketOptions{successor: true, settlement: c.g.assets[c.g.asset("USDT")].ID}
 	cfg := c.newMarketConfig(o)
@@ -356,14 +356,14 @@ func buildFutureMarket(c *txCtx, cmd *wireCommand) {
 	cfg.Instrument = &upstream.Instrument{Code: "ETH/USDT-SEP24", Name: "Ether / Tether USD Future (Sep 2024)", Future: f}
 	cfg.LogNormal, cfg.Simple = nil, c.simple()
 	changeAt[*upstream.NewMarket](p, 0).Changes = cfg
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildPerpetualMarket: a perpetual with a log-normal risk model, settlement
 // data from an Ethereum call (with Pyth arguments, a time trigger with an
 // end), a funding schedule on the network's time trigger, and composite
 // prices fed by an Ethereum call without an end and a signed oracle.
-func buildPerpetualMarket(c *txCtx, cmd *wireCommand) {
+func buildPerpetualMarket(c *txCtx) upstream.CommandKind {
 	p := c.batchProposalOf(changeNewMarket)
 	o := marketOptions{perpetual: true, logNormal: true, ethOracle: true, until: true, settlement: c.g.assets[c.g.asset("USDC")].ID}
 	cfg := c.newMarketConfig(o)
@@ -385,23 +385,23 @@ func buildPerpetualMarket(c *txCtx, cmd *wireCommand) {
 	cfg.Instrument = &upstream.Instrument{Code: "BTC/USDC-PERP", Name: "Bitcoin / USD Coin Perpetual", Perpetual: perp}
 	cfg.Simple, cfg.LogNormal, cfg.Successor = nil, c.logNormal(), nil
 	changeAt[*upstream.NewMarket](p, 0).Changes = cfg
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildMarketCoverage: four new markets that together use every liquidity
 // fee method, composite price type, condition operator and property key
 // type.
-func buildMarketCoverage(c *txCtx, cmd *wireCommand) {
+func buildMarketCoverage(c *txCtx) upstream.CommandKind {
 	p := c.batchProposalOf(changeNewMarket, changeNewMarket, changeNewMarket, changeNewMarket)
 	for i := range p.Terms.Changes {
 		o := marketOptions{perpetual: i%2 == 1, logNormal: i < 2, successor: i == 3, feeMethod: 1 + i, priceType: 1 + i, coverage: 1 + i, ethOracle: i == 2, until: false}
 		changeAt[*upstream.NewMarket](p, i).Changes = c.newMarketConfig(o)
 	}
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildUpdateMarkets: an update of a future and of a perpetual.
-func buildUpdateMarkets(c *txCtx, cmd *wireCommand) {
+func buildUpdateMarkets(c *txCtx) upstream.CommandKind {
 	p := c.batchProposalOf(changeUpdateMarket, changeUpdateMarket)
 	var future, perp *genMarket
 	for i := range c.g.markets {
@@ -415,12 +415,12 @@ func buildUpdateMarkets(c *txCtx, cmd *wireCommand) {
 	}
 	p.Terms.Changes[0].Change = c.updateMarket(future)
 	p.Terms.Changes[1].Change = c.updateMarket(perp)
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildMarketStates: every market state update type, terminate with a
 // settlement price and the others without.
-func buildMarketStates(c *txCtx, cmd *wireCommand) {
+func buildMarketStates(c *txCtx) upstream.CommandKind {
 	kinds := make([]changeKind, len(enumMarketState)+1)
 	for i := range kinds {
 		kinds[i] = changeUpdateMarketState
@@ -430,12 +430,12 @@ func buildMarketStates(c *txCtx, cmd *wireCommand) {
 		p.Terms.Changes[i].Change = c.updateMarketState(i, enumMarketState[i] == "MARKET_STATE_UPDATE_TYPE_TERMINATE")
 	}
 	p.Terms.Changes[len(enumMarketState)].Change = c.updateMarketState(1, false)
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildAccountTypeCoverage: one-off governance transfers whose source and
 // destination types run through every account type.
-func buildAccountTypeCoverage(c *txCtx, cmd *wireCommand) {
+func buildAccountTypeCoverage(c *txCtx) upstream.CommandKind {
 	n := (len(enumAccountType) + 1) / 2
 	kinds := make([]changeKind, n)
 	for i := range kinds {
@@ -449,13 +449,13 @@ func buildAccountTypeCoverage(c *txCtx, cmd *wireCommand) {
 			source: 1 + src, destination: 1 + dst, oneOff: true, transferType: 1 + i%len(enumTransferType),
 		})
 	}
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // buildDispatchCoverage: recurring transfers over every dispatch metric,
 // distribution strategy (rank tables included), entity and individual
 // scope; one recurring without a dispatch strategy; one one-off.
-func buildDispatchCoverage(c *txCtx, cmd *wireCommand) {
+func buildDispatchCoverage(c *txCtx) upstream.CommandKind {
 	n := len(enumDispatchMetric)
 	kinds := make([]changeKind, n+2)
 	for i := range kinds {
@@ -474,7 +474,7 @@ func buildDispatchCoverage(c *txCtx, cmd *wireCommand) {
 	}
 	changeAt[*upstream.NewTransfer](p, n).Changes = c.governanceTransfer(transferOptions{recurring: true, noDispatch: true})
 	changeAt[*upstream.NewTransfer](p, n+1).Changes = c.governanceTransfer(transferOptions{oneOff: true})
-	cmd.BatchProposalSubmission = p
+	return p
 }
 
 // assetByID finds an asset of the dataset.

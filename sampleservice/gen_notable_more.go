@@ -17,7 +17,7 @@ import (
 // among the oldest transactions.
 func historySpecs() []specialSpec {
 	legacy := func(name string, kind cmdKind, typeName string) specialSpec {
-		return specialSpec{names: []string{name}, kind: kind, typeName: typeName, build: func(c *txCtx, cmd *wireCommand) { c.buildCommand(kind, cmd) }}
+		return specialSpec{names: []string{name}, kind: kind, typeName: typeName, build: func(c *txCtx) upstream.CommandKind { return c.buildCommand(kind) }}
 	}
 	return []specialSpec{
 		legacy("legacy.registerNewNode", kindAnnounceNode, "Register new Node"),
@@ -32,91 +32,91 @@ func moreSpecialSpecs() []specialSpec {
 
 	// Every action of every chain event group.
 	for k := range numChainEventKinds {
-		s = append(s, specialSpec{names: []string{"chainEvent." + chainEventKinds[k].name}, kind: kindChainEvent, build: func(c *txCtx, cmd *wireCommand) {
+		s = append(s, specialSpec{names: []string{"chainEvent." + chainEventKinds[k].name}, kind: kindChainEvent, build: func(c *txCtx) upstream.CommandKind {
 			e := c.chainEventOf(k)
 			if e.ContractCall != nil {
 				e.ContractCall.SourceChainID = ptr(upstream.Uint64(100))
 			}
-			cmd.ChainEvent = e
+			return e
 		}})
 	}
-	s = append(s, specialSpec{names: []string{"chainEvent.contractCall.error", "bytes.emptyResult"}, kind: kindChainEvent, build: func(c *txCtx, cmd *wireCommand) {
+	s = append(s, specialSpec{names: []string{"chainEvent.contractCall.error", "bytes.emptyResult"}, kind: kindChainEvent, build: func(c *txCtx) upstream.CommandKind {
 		e := c.chainEventOf(ceContractCall)
 		e.ContractCall.Result, e.ContractCall.SourceChainID = nil, nil
 		e.ContractCall.Error = ptr("execution reverted: price feed is stale")
-		cmd.ChainEvent = e
+		return e
 	}})
 
 	// A single proposal of every change kind; new assets of both sources; a
 	// change kind the explorer does not know (no member).
 	for k := range numChangeKinds {
-		s = append(s, specialSpec{names: []string{"proposal." + changeKinds[k].member}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		s = append(s, specialSpec{names: []string{"proposal." + changeKinds[k].member}, kind: kindProposalSubmission, build: func(c *txCtx) upstream.CommandKind {
 			p := c.newProposal()
 			c.proposalChange(p, k)
-			cmd.ProposalSubmission = p
+			return p
 		}})
 	}
 	s = append(s,
-		specialSpec{names: []string{"proposal.newAsset.builtinAsset"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"proposal.newAsset.builtinAsset"}, kind: kindProposalSubmission, build: func(c *txCtx) upstream.CommandKind {
 			p := c.newProposal()
 			c.newAsset(p, false)
-			cmd.ProposalSubmission = p
+			return p
 		}},
-		specialSpec{names: []string{"proposal.noChange"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"proposal.noChange"}, kind: kindProposalSubmission, build: func(c *txCtx) upstream.CommandKind {
 			p := c.newProposal()
 			p.Rationale = &upstream.ProposalRationale{Title: "Volume rebate programme", Description: "A change kind this explorer's schema does not know: the terms carry no change."}
-			cmd.ProposalSubmission = p
+			return p
 		}},
 	)
 
 	// Withdrawals to Ethereum and of a built-in asset (an empty ext).
 	s = append(s,
-		specialSpec{names: []string{"withdrawSubmission.ext.erc20"}, kind: kindWithdrawSubmission, build: func(c *txCtx, cmd *wireCommand) {
-			cmd.WithdrawSubmission = c.withdrawSubmission(c.sourcedAsset(true))
+		specialSpec{names: []string{"withdrawSubmission.ext.erc20"}, kind: kindWithdrawSubmission, build: func(c *txCtx) upstream.CommandKind {
+			return c.withdrawSubmission(c.sourcedAsset(true))
 		}},
-		specialSpec{names: []string{"withdrawSubmission.ext.empty"}, kind: kindWithdrawSubmission, build: func(c *txCtx, cmd *wireCommand) {
-			cmd.WithdrawSubmission = c.withdrawSubmission(c.sourcedAsset(false))
+		specialSpec{names: []string{"withdrawSubmission.ext.empty"}, kind: kindWithdrawSubmission, build: func(c *txCtx) upstream.CommandKind {
+			return c.withdrawSubmission(c.sourcedAsset(false))
 		}},
 	)
 
 	// A party's transfers: one-off, recurring into a reward pool with a
 	// dispatch strategy, recurring to a party without one.
 	s = append(s,
-		specialSpec{names: []string{"transferFunds.oneOff"}, kind: kindTransfer, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"transferFunds.oneOff"}, kind: kindTransfer, build: func(c *txCtx) upstream.CommandKind {
 			t := c.transfer()
 			t.Recurring = nil
 			t.OneOff = &upstream.OneOffTransfer{DeliverOn: upstream.UnixNanos(c.now + 3_600e9)}
-			cmd.Transfer = t
+			return t
 		}},
-		specialSpec{names: []string{"transferFunds.recurring"}, kind: kindTransfer, noReceiver: true, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"transferFunds.recurring"}, kind: kindTransfer, noReceiver: true, build: func(c *txCtx) upstream.CommandKind {
 			t := c.transfer()
 			metric := 1 // maker fees paid
 			t.ToAccountType = upstream.AccountType(rewardAccountFor(metric))
 			t.Recurring.EndEpoch = ptr(t.Recurring.StartEpoch + 30)
 			t.Recurring.DispatchStrategy = c.dispatchStrategy(metric, -1)
-			cmd.Transfer = t
+			return t
 		}},
-		specialSpec{names: []string{"transferFunds.recurringNoDispatch"}, kind: kindTransfer, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"transferFunds.recurringNoDispatch"}, kind: kindTransfer, build: func(c *txCtx) upstream.CommandKind {
 			t := c.transfer()
 			c.standingOrder(t)
 			t.Recurring.EndEpoch = nil
-			cmd.Transfer = t
+			return t
 		}},
 	)
 
 	// Stop orders: a price trigger, a trailing offset, no trigger at all.
 	s = append(s,
-		specialSpec{names: []string{"stopOrdersSubmission.price", "stopOrdersSubmission.trailingPercentOffset"}, kind: kindStopOrdersSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"stopOrdersSubmission.price", "stopOrdersSubmission.trailingPercentOffset"}, kind: kindStopOrdersSubmission, build: func(c *txCtx) upstream.CommandKind {
 			m := &c.g.markets[c.g.perps[0]]
 			so := c.stopOrdersSubmission(m, 0)
 			so.RisesAbove.Price, so.RisesAbove.TrailingPercentOffset = ptr(utoa(m.price+m.price/20)), nil
 			so.FallsBelow.Price, so.FallsBelow.TrailingPercentOffset = nil, ptr("0.01")
-			cmd.StopOrdersSubmission = &so
+			return &so
 		}},
-		specialSpec{names: []string{"stopOrdersSubmission.noTrigger"}, kind: kindStopOrdersSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"stopOrdersSubmission.noTrigger"}, kind: kindStopOrdersSubmission, build: func(c *txCtx) upstream.CommandKind {
 			so := c.stopOrdersSubmission(&c.g.markets[c.g.perps[1]], 1)
 			so.RisesAbove.Price, so.RisesAbove.TrailingPercentOffset = nil, nil
-			cmd.StopOrdersSubmission = &so
+			return &so
 		}},
 	)
 
@@ -125,51 +125,53 @@ func moreSpecialSpecs() []specialSpec {
 		name string
 		kind stateVarKind
 	}{{"scalarVal", stateVarScalar}, {"vectorVal", stateVarVector}, {"matrixVal", stateVarMatrix}} {
-		s = append(s, specialSpec{names: []string{"stateVariableProposal." + v.name}, kind: kindStateVariableProposal, build: func(c *txCtx, cmd *wireCommand) {
-			cmd.StateVariableProposal = c.stateVariableProposal(v.kind)
+		s = append(s, specialSpec{names: []string{"stateVariableProposal." + v.name}, kind: kindStateVariableProposal, build: func(c *txCtx) upstream.CommandKind {
+			return c.stateVariableProposal(v.kind)
 		}})
 	}
 
 	// A referral set update that changes only the team's name.
-	s = append(s, specialSpec{names: []string{"updateReferralSet.teamPartial"}, kind: kindUpdateReferralSet, build: func(c *txCtx, cmd *wireCommand) {
-		cmd.UpdateReferralSet = &upstream.UpdateReferralSet{ID: hexID(c.r), IsTeam: true, Team: &upstream.UpdateReferralSetTeam{Name: ptr("Renamed Rangers"), AllowList: []string{}}}
+	s = append(s, specialSpec{names: []string{"updateReferralSet.teamPartial"}, kind: kindUpdateReferralSet, build: func(c *txCtx) upstream.CommandKind {
+		return &upstream.UpdateReferralSet{ID: hexID(c.r), IsTeam: true, Team: &upstream.UpdateReferralSetTeam{Name: ptr("Renamed Rangers"), AllowList: []string{}}}
 	}})
 
 	// A command kind newer than the explorer: no member key (§9).
-	s = append(s, specialSpec{names: []string{"command.memberless"}, kind: kindOrderSubmission, typeName: "Submit AMM", build: func(*txCtx, *wireCommand) {}})
+	s = append(s, specialSpec{names: []string{"command.memberless"}, kind: kindOrderSubmission, typeName: "Submit AMM", build: func(*txCtx) upstream.CommandKind { return nil }})
 
 	// Wire edge cases.
 	s = append(s,
-		specialSpec{names: []string{"enum.unknownNodeVote"}, kind: kindNodeVote, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"enum.unknownNodeVote"}, kind: kindNodeVote, build: func(c *txCtx) upstream.CommandKind {
 			// TYPE_ETHEREUM_HEARTBEAT (v0.77) as an older explorer writes it.
-			cmd.NodeVote = &upstream.NodeVote{Reference: hexID(c.r), Type: upstream.NodeVoteType(unknownEnum(14))}
+			return &upstream.NodeVote{Reference: hexID(c.r), Type: upstream.NodeVoteType(unknownEnum(14))}
 		}},
-		specialSpec{names: []string{"bytes.emptySig"}, kind: kindNodeSignature, build: func(c *txCtx, cmd *wireCommand) {
-			c.buildCommand(kindNodeSignature, cmd)
-			cmd.NodeSignature.Sig = nil
+		specialSpec{names: []string{"bytes.emptySig"}, kind: kindNodeSignature, build: func(c *txCtx) upstream.CommandKind {
+			s := c.nodeSignature()
+			s.Sig = nil
+			return s
 		}},
-		specialSpec{names: []string{"bytes.emptyPayload"}, kind: kindOracleDataSubmission, build: func(c *txCtx, cmd *wireCommand) {
-			c.buildCommand(kindOracleDataSubmission, cmd)
-			cmd.OracleDataSubmission.Payload = nil
+		specialSpec{names: []string{"bytes.emptyPayload"}, kind: kindOracleDataSubmission, build: func(c *txCtx) upstream.CommandKind {
+			o := c.oracleDataSubmission()
+			o.Payload = nil
+			return o
 		}},
 		// A single proposal (type "Proposal"), so that the benchmark's
 		// pages, which list the four kinds typed before issue 16, do not
 		// hold it: its Float! errors send a page to gqlgen's executor.
-		specialSpec{names: []string{"f64.nonFinite"}, kind: kindProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"f64.nonFinite"}, kind: kindProposalSubmission, build: func(c *txCtx) upstream.CommandKind {
 			p := c.newProposal()
 			c.proposalChange(p, changeNewMarket)
 			cfg := p.Terms.Change.(*upstream.NewMarket).Changes
 			cfg.Simple, cfg.LogNormal = c.simple(), nil
 			cfg.Simple.MaxMoveUp, cfg.Simple.MinMoveDown = upstream.Float64(math.Inf(1)), upstream.Float64(math.Inf(-1))
 			cfg.LiquidityMonitoringParameters.TargetStakeParameters.ScalingFactor = upstream.Float64(math.NaN())
-			cmd.ProposalSubmission = p
+			return p
 		}},
-		specialSpec{names: []string{"u32.large"}, kind: kindBatchProposalSubmission, build: func(c *txCtx, cmd *wireCommand) {
+		specialSpec{names: []string{"u32.large"}, kind: kindBatchProposalSubmission, build: func(c *txCtx) upstream.CommandKind {
 			p := c.batchProposalOf(changeNewTransfer)
 			t := c.governanceTransfer(transferOptions{recurring: true, distribution: 3}) // rank
 			t.Recurring.DispatchStrategy.RankTable = []upstream.RankTable{{StartRank: 1, ShareRatio: math.MaxUint32}, {StartRank: 1 << 31, ShareRatio: 1}}
 			changeAt[*upstream.NewTransfer](p, 0).Changes = t
-			cmd.BatchProposalSubmission = p
+			return p
 		}},
 	)
 	return s

@@ -10,6 +10,65 @@ import (
 // commands-v0.74.md §3) and state variable proposals (scalar, vector and
 // matrix values).
 
+// The bodies of the validator, node-operator and oracle commands
+// (cmdKinds' builders).
+
+func (c *txCtx) nodeVote() *upstream.NodeVote {
+	r := c.r
+	return &upstream.NodeVote{Reference: hexID(r), Type: upstream.NodeVoteType(pick(r, []string{"TYPE_STAKE_DEPOSITED", "TYPE_STAKE_REMOVED", "TYPE_FUNDS_DEPOSITED", "TYPE_SIGNER_ADDED", "TYPE_SIGNER_REMOVED", "TYPE_BRIDGE_STOPPED", "TYPE_BRIDGE_RESUMED", "TYPE_ASSET_LISTED", "TYPE_LIMITS_UPDATED", "TYPE_STAKE_TOTAL_SUPPLY", "TYPE_SIGNER_THRESHOLD_SET", "TYPE_GOVERNANCE_VALIDATE_ASSET", "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"}))}
+}
+
+func (c *txCtx) nodeSignature() *upstream.NodeSignature {
+	r := c.r
+	sig := make([]byte, 65)
+	for i := range sig {
+		sig[i] = byte(r.Uint32())
+	}
+	return &upstream.NodeSignature{ID: hexID(r), Sig: base64Bytes(sig), Kind: upstream.NodeSignatureKind(pick(r, []string{"NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_UPDATE", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"}))}
+}
+
+func (c *txCtx) keyRotateSubmission() *upstream.KeyRotateSubmission {
+	r := c.r
+	return &upstream.KeyRotateSubmission{NewPubKeyIndex: upstream.Uint64(2 + r.IntN(5)), TargetBlock: upstream.Uint64(c.block + 100 + uint64(r.IntN(1000))), NewPubKey: hexID(r), CurrentPubKeyHash: hexID(r)}
+}
+
+// newStateVariableProposal returns a state variable proposal of scalars
+// (half of them), vectors or, rarely, a matrix.
+func (c *txCtx) newStateVariableProposal() *upstream.StateVariableProposal {
+	k := stateVarScalar
+	if x := c.r.IntN(20); x >= 10 {
+		k = stateVarVector
+	} else if x == 0 {
+		k = stateVarMatrix
+	}
+	return c.stateVariableProposal(k)
+}
+
+func (c *txCtx) validatorHeartbeat() *upstream.ValidatorHeartbeat {
+	n := c.node()
+	return &upstream.ValidatorHeartbeat{NodeID: n.id, EthereumSignature: c.sig("eth"), VegaSignature: c.sig("vega/ed25519"), Message: hexString(c.r, 64, hexLower)}
+}
+
+func (c *txCtx) ethereumKeyRotateSubmission() *upstream.EthereumKeyRotateSubmission {
+	n := c.node()
+	return &upstream.EthereumKeyRotateSubmission{NewAddress: ethAddress(c.r), CurrentAddress: n.ethAddress, TargetBlock: upstream.Uint64(c.block + 500), EthereumSignature: c.sig("eth"), SubmitterAddress: ""}
+}
+
+func (c *txCtx) protocolUpgradeProposal() *upstream.ProtocolUpgradeProposal {
+	return &upstream.ProtocolUpgradeProposal{UpgradeBlockHeight: upstream.Uint64((c.block/100_000 + 1) * 100_000), VegaReleaseTag: pick(c.r, []string{"v0.74.0", "v0.74.1", "v0.74.3", "v0.75.0-preview.2"})}
+}
+
+func (c *txCtx) issueSignatures() *upstream.IssueSignatures {
+	r := c.r
+	return &upstream.IssueSignatures{Submitter: ethAddress(r), Kind: upstream.NodeSignatureKind(pick(r, []string{"NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"})), ValidatorNodeID: pick(r, c.g.nodes).id}
+}
+
+func (c *txCtx) oracleDataSubmission() *upstream.OracleDataSubmission {
+	r := c.r
+	payload := `{"prices.BTC.value":"` + itoa(between(r, 6_500_000, 7_300_000)) + `","prices.BTC.timestamp":"` + itoa(c.now/1e9) + `"}`
+	return &upstream.OracleDataSubmission{Source: upstream.OracleSource(pick(r, []string{"ORACLE_SOURCE_JSON", "ORACLE_SOURCE_OPEN_ORACLE"})), Payload: base64Bytes([]byte(payload))}
+}
+
 // chainEventKind is one action of one chain event group.
 type chainEventKind uint8
 

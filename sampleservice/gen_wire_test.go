@@ -9,31 +9,6 @@ import (
 	"testing"
 )
 
-func genMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// TestWireForms pins the encoding of the wire types on hand-made values.
-func TestWireForms(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		v    any
-		want string
-	}{
-		{"enum by name", wireEnum("SIDE_BUY"), `"SIDE_BUY"`},
-		{"unknown enum as a bare number", unknownEnum(7), `7`},
-	} {
-		if got := genMarshal(t, c.v); got != c.want {
-			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
-		}
-	}
-}
-
 // genInt64Keys are the fields of the commands that are 64-bit integers (JSON
 // strings); genInt32Paths are the 32-bit ones (JSON numbers) besides the
 // transaction's index and code.
