@@ -75,9 +75,9 @@ func newTxSource(g *generator, n int) *txSource {
 	// Notable transactions: the first list spread evenly over the whole
 	// range (where they have always been), the history among the oldest
 	// transactions, the rest spread over the range between them.
-	s.place(specialSpecs(), n)
-	s.place(historySpecs(), n/50)
-	s.place(moreSpecialSpecs(), n)
+	s.place(notables.spread, n)
+	s.place(notables.history, n/50)
+	s.place(notables.later, n)
 
 	for i := range s.rows {
 		s.indexRow(i)
