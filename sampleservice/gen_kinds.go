@@ -61,8 +61,10 @@ const (
 	byParty sender = iota
 	// byNode: a node operator's key, with proof of work.
 	byNode
-	// byValidator: a validator command (commands-v0.74.md §1, kinds 2002
-	// to 2008): a node's key, and no proof of work (pow is null).
+	// byValidator: a command the core classes as a validator command
+	// (node votes and signatures, chain events, key rotations, state
+	// variables, heartbeats): a node's key, and no proof of work (pow is
+	// null).
 	byValidator
 )
 

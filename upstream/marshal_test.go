@@ -27,9 +27,11 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 }
 
 // TestWireEncoding pins the wire form of the types on hand-made values:
-// what each encodes to is what the upstream sends (upstream-wire.md §1,
-// commands-v0.74.md §0 and §8), as a JSON value (key order aside; where
-// the order matters, TestWireEncodingOrder checks it).
+// what each encodes to is what the upstream sends (64-bit integers as
+// strings, 32-bit ones as numbers, enums by name or beyond the schema as
+// bare numbers, unset messages null, unset optional fields and one-of
+// members absent, empty bytes null), as a JSON value (key order aside;
+// where the order matters, TestWireEncodingOrder checks it).
 func TestWireEncoding(t *testing.T) {
 	for _, c := range []struct {
 		name string
