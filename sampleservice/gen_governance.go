@@ -265,24 +265,12 @@ func (c *txCtx) newMarketConfig(o marketOptions) *upstream.NewFutureMarketConfig
 	return cfg
 }
 
-// future returns a future settled in o.settlement.
+// future returns a future settled in o.settlement (none for an update).
 func (c *txCtx) future(o marketOptions) *upstream.Future {
-	f := c.futureProduct(o)
-	f.SettlementAsset = o.settlement
-	return f
-}
-
-// futureProduct returns the data sources and binding of a future, without
-// its settlement asset.
-func (c *txCtx) futureProduct(o marketOptions) *upstream.Future {
 	r := c.r
 	prop := "prices." + pick(r, []string{"BTC", "ETH", "SOL", "XAU"}) + ".value"
-	f := &upstream.Future{QuoteName: pick(r, []string{"USDT", "USDC", "USD"})}
-	if o.ethOracle {
-		f.DataSourceSpecForSettlementData = c.ethOracleSource(prop, o.until, o.coverage)
-	} else {
-		f.DataSourceSpecForSettlementData = c.oracleSource(prop, "TYPE_INTEGER", o.coverage)
-	}
+	f := &upstream.Future{SettlementAsset: o.settlement, QuoteName: pick(r, []string{"USDT", "USDC", "USD"})}
+	f.DataSourceSpecForSettlementData = c.settlementSource(prop, o)
 	termination := "vegaprotocol.builtin.timestamp"
 	if chance(r, 1, 2) {
 		f.DataSourceSpecForTradingTermination = c.internalTimeSource(o.coverage)
@@ -294,19 +282,22 @@ func (c *txCtx) futureProduct(o marketOptions) *upstream.Future {
 	return f
 }
 
-// perpetual returns a perpetual settled in o.settlement.
-func (c *txCtx) perpetual(o marketOptions) *upstream.Perpetual {
-	p := c.perpetualProduct(o)
-	p.SettlementAsset = o.settlement
-	return p
+// settlementSource is a product's settlement data for prop: an Ethereum
+// call, or an oracle signed by keys or addresses.
+func (c *txCtx) settlementSource(prop string, o marketOptions) *upstream.DataSourceDefinition {
+	if o.ethOracle {
+		return c.ethOracleSource(prop, o.until, o.coverage)
+	}
+	return c.oracleSource(prop, "TYPE_INTEGER", o.coverage)
 }
 
-// perpetualProduct returns the funding parameters and data sources of a
-// perpetual, without its settlement asset.
-func (c *txCtx) perpetualProduct(o marketOptions) *upstream.Perpetual {
+// perpetual returns a perpetual settled in o.settlement (none for an
+// update).
+func (c *txCtx) perpetual(o marketOptions) *upstream.Perpetual {
 	r := c.r
 	prop := pick(r, []string{"btc.price", "eth.price", "sol.price"})
 	p := &upstream.Perpetual{
+		SettlementAsset:                     o.settlement,
 		QuoteName:                           pick(r, []string{"USDT", "USDC", "USD"}),
 		MarginFundingFactor:                 pick(r, []string{"0", "0.5", "0.9", "1"}),
 		InterestRate:                        pick(r, []string{"0", "0.0001095", "-0.01"}),
@@ -318,11 +309,7 @@ func (c *txCtx) perpetualProduct(o marketOptions) *upstream.Perpetual {
 		FundingRateLowerBound:               optional(pick(r, []string{"-0.005", "-0.001", ""})),
 		FundingRateUpperBound:               optional(pick(r, []string{"0.005", "0.001", ""})),
 	}
-	if o.ethOracle {
-		p.DataSourceSpecForSettlementData = c.ethOracleSource(prop, o.until, o.coverage)
-	} else {
-		p.DataSourceSpecForSettlementData = c.oracleSource(prop, "TYPE_INTEGER", o.coverage)
-	}
+	p.DataSourceSpecForSettlementData = c.settlementSource(prop, o)
 	if chance(r, 1, 2) {
 		p.InternalCompositePriceConfiguration = c.compositePrice(o.priceType-1, o.coverage)
 	}
@@ -346,7 +333,7 @@ func (c *txCtx) updateMarket(m *genMarket) *upstream.UpdateMarket {
 		MarkPriceConfiguration:        c.compositePrice(-1, 0),
 	}
 	if o.perpetual {
-		p := c.perpetualProduct(o)
+		p := c.perpetual(o)
 		cfg.Instrument.Perpetual = &upstream.UpdatePerpetualProduct{
 			ClampLowerBound: p.ClampLowerBound, ClampUpperBound: p.ClampUpperBound,
 			DataSourceSpecBinding: p.DataSourceSpecBinding, DataSourceSpecForSettlementData: p.DataSourceSpecForSettlementData,
@@ -356,17 +343,13 @@ func (c *txCtx) updateMarket(m *genMarket) *upstream.UpdateMarket {
 			MarginFundingFactor: p.MarginFundingFactor, QuoteName: p.QuoteName,
 		}
 	} else {
-		f := c.futureProduct(o)
+		f := c.future(o)
 		cfg.Instrument.Future = &upstream.UpdateFutureProduct{
 			DataSourceSpecBinding: f.DataSourceSpecBinding, DataSourceSpecForSettlementData: f.DataSourceSpecForSettlementData,
 			DataSourceSpecForTradingTermination: f.DataSourceSpecForTradingTermination, QuoteName: f.QuoteName,
 		}
 	}
-	if chance(r, 1, 2) {
-		cfg.LogNormal = c.logNormal()
-	} else {
-		cfg.Simple = c.simple()
-	}
+	cfg.Simple, cfg.LogNormal = c.riskModel()
 	if chance(r, 1, 6) {
 		cfg.LiquidationStrategy = nil
 	}
@@ -397,16 +380,11 @@ func (c *txCtx) newSpotMarket(base, quote int) *upstream.NewSpotMarket {
 		SlaParams:                 c.slaParameters(),
 		LiquidityFeeSettings:      c.liquidityFeeSettings(-1),
 	}
-	if chance(r, 1, 2) {
-		cfg.LogNormal = c.logNormal()
-	} else {
-		cfg.Simple = c.simple()
-	}
+	cfg.Simple, cfg.LogNormal = c.riskModel()
 	return &upstream.NewSpotMarket{Changes: cfg}
 }
 
 func (c *txCtx) updateSpotMarket() *upstream.UpdateSpotMarket {
-	r := c.r
 	m := c.spotMarket()
 	cfg := &upstream.UpdateSpotMarketConfiguration{
 		Metadata:                  []string{},
@@ -415,11 +393,7 @@ func (c *txCtx) updateSpotMarket() *upstream.UpdateSpotMarket {
 		SlaParams:                 c.slaParameters(),
 		LiquidityFeeSettings:      c.liquidityFeeSettings(-1),
 	}
-	if chance(r, 1, 2) {
-		cfg.LogNormal = c.logNormal()
-	} else {
-		cfg.Simple = c.simple()
-	}
+	cfg.Simple, cfg.LogNormal = c.riskModel()
 	return &upstream.UpdateSpotMarket{MarketID: m.id, Changes: cfg}
 }
 
@@ -434,14 +408,17 @@ func (c *txCtx) updateMarketState(updateType int, withPrice bool) *upstream.Upda
 	return u
 }
 
+// programPeriod draws a reward program's end (Unix seconds, a month to
+// half a year away) and window length (epochs).
+func (c *txCtx) programPeriod() (upstream.UnixSeconds, upstream.Uint64) {
+	end := upstream.UnixSeconds(c.now/1e9 + between(c.r, 30, 180)*86_400)
+	return end, upstream.Uint64(between(c.r, 1, 30))
+}
+
 func (c *txCtx) updateReferralProgram() *upstream.UpdateReferralProgram {
 	r := c.r
-	ch := &upstream.ReferralProgramChanges{
-		BenefitTiers:          []upstream.BenefitTier{},
-		EndOfProgramTimestamp: upstream.UnixSeconds(c.now/1e9 + between(r, 30, 180)*86_400),
-		WindowLength:          upstream.Uint64(between(r, 1, 30)),
-		StakingTiers:          []upstream.StakingTier{},
-	}
+	ch := &upstream.ReferralProgramChanges{BenefitTiers: []upstream.BenefitTier{}, StakingTiers: []upstream.StakingTier{}}
+	ch.EndOfProgramTimestamp, ch.WindowLength = c.programPeriod()
 	for i := range 1 + r.IntN(4) {
 		ch.BenefitTiers = append(ch.BenefitTiers, upstream.BenefitTier{
 			MinimumRunningNotionalTakerVolume: itoa(int64(i+1) * 10_000),
@@ -458,11 +435,8 @@ func (c *txCtx) updateReferralProgram() *upstream.UpdateReferralProgram {
 
 func (c *txCtx) updateVolumeDiscountProgram() *upstream.UpdateVolumeDiscountProgram {
 	r := c.r
-	ch := &upstream.VolumeDiscountProgramChanges{
-		BenefitTiers:          []upstream.VolumeBenefitTier{},
-		EndOfProgramTimestamp: upstream.UnixSeconds(c.now/1e9 + between(r, 30, 180)*86_400),
-		WindowLength:          upstream.Uint64(between(r, 1, 30)),
-	}
+	ch := &upstream.VolumeDiscountProgramChanges{BenefitTiers: []upstream.VolumeBenefitTier{}}
+	ch.EndOfProgramTimestamp, ch.WindowLength = c.programPeriod()
 	for i := range 1 + r.IntN(4) {
 		ch.BenefitTiers = append(ch.BenefitTiers, upstream.VolumeBenefitTier{
 			MinimumRunningNotionalTakerVolume: itoa(int64(i+1) * 100_000),
@@ -531,6 +505,15 @@ func (c *txCtx) liquidationStrategy() *upstream.LiquidationStrategy {
 		FullDisposalSize:    upstream.Uint64(pick(r, []int{0, 50, 1000, 1000000})),
 		MaxFractionConsumed: pick(r, []string{"0.01", "0.05", "0.1"}),
 	}
+}
+
+// riskModel draws a market's risk model, log-normal or simple (the other
+// nil: they are a one-of).
+func (c *txCtx) riskModel() (*upstream.SimpleRiskModel, *upstream.LogNormalRiskModel) {
+	if chance(c.r, 1, 2) {
+		return nil, c.logNormal()
+	}
+	return c.simple(), nil
 }
 
 func (c *txCtx) simple() *upstream.SimpleRiskModel {
