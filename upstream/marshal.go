@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 )
 
 // The wire form. Every type of this package encodes to the JSON the
@@ -33,14 +34,19 @@ import (
 
 // marshalWire encodes v as compact JSON without HTML escaping.
 func marshalWire(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := wireBuffers.Get().(*bytes.Buffer)
+	defer wireBuffers.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
+
+// wireBuffers are marshalWire's buffers: its result is a copy.
+var wireBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // marshalOneOf writes the object of plain's fields (plain is a struct)
 // followed by the one-of member under the key name; without a name, the
@@ -69,26 +75,42 @@ func marshalOneOf(plain any, name string, member any) ([]byte, error) {
 }
 
 // MarshalJSON writes the explorer's record: the cursor derived from the
-// position, the code a JSON number, the error absent when unset.
+// position, the code a JSON number, the error absent when unset. The
+// command, written by its own MarshalJSON, is spliced in rather than
+// encoded as a field, which would scan its JSON once more.
 func (t Transaction) MarshalJSON() ([]byte, error) {
-	return marshalWire(struct {
-		Block     Uint64             `json:"block"`
-		Index     Int32              `json:"index"`
-		Hash      string             `json:"hash"`
-		Submitter string             `json:"submitter"`
-		Type      string             `json:"type"`
-		Code      int64              `json:"code"`
-		Cursor    string             `json:"cursor"`
-		Command   Command            `json:"command"`
+	head, err := marshalWire(struct {
+		Block     Uint64 `json:"block"`
+		Index     Int32  `json:"index"`
+		Hash      string `json:"hash"`
+		Submitter string `json:"submitter"`
+		Type      string `json:"type"`
+		Code      int64  `json:"code"`
+		Cursor    string `json:"cursor"`
+	}{t.Block, t.Index, t.Hash, t.Submitter, t.Type, int64(t.Code), t.Position().String()})
+	if err != nil {
+		return nil, err
+	}
+	command, err := t.Command.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	tail, err := marshalWire(struct {
 		Signature *Signature         `json:"signature"`
 		Error     *string            `json:"error,omitempty"`
 		CreatedAt Time               `json:"createdAt"`
 		Version   TransactionVersion `json:"version"`
 		Pow       *ProofOfWork       `json:"pow"`
-	}{
-		t.Block, t.Index, t.Hash, t.Submitter, t.Type, int64(t.Code), t.Position().String(),
-		t.Command, t.Signature, t.Error, t.CreatedAt, t.Version, t.Pow,
-	})
+	}{t.Signature, t.Error, t.CreatedAt, t.Version, t.Pow})
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(head)+len(command)+len(tail)+12)
+	b = append(b, head[:len(head)-1]...)
+	b = append(b, `,"command":`...)
+	b = append(b, command...)
+	b = append(b, ',')
+	return append(b, tail[1:]...), nil
 }
 
 // MarshalJSON writes the signature with its version a JSON number (a u32).
