@@ -56,9 +56,13 @@
 //     sends it, and its builder, a txCtx method returning the upstream type
 //     (beside its peers in gen_commands.go or gen_validator.go).
 //
-// Nothing else: the notable transaction "command.<member>", the draws, the
-// explorer's type filter and the coverage tests follow from the entry.
-// (Then the schema and the resolvers: graph/doc.go.) A proposal change kind
+// Nothing else in the generator: the notable transaction
+// "command.<member>", the draws, the explorer's type filter and the
+// coverage of every kind follow from the entry. The tests keep their own
+// lists of the validator commands and of the nested one-of groups
+// (gen_dataset_wire_test.go, gen_oneof_test.go), as an independent check:
+// a kind that is one, or brings a new group, is added there too. (Then the
+// schema and the resolvers: graph/doc.go.) A proposal change kind
 // is the same: its type in upstream with its member in
 // proposalChangeMembers, then its constant and its entry in changeKinds.
 //
