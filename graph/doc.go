@@ -25,8 +25,10 @@
 // # Adding a field end to end
 //
 //  1. Wire: add the field to the Go type in package upstream (types_*.go),
-//     tagged with its wire JSON name, with a decoding test in
-//     upstream/types_test.go if its encoding is special.
+//     tagged with its wire JSON name (omitempty if the wire omits it when
+//     unset), with a decoding test in upstream/types_test.go if its
+//     encoding is special. The same type encodes the sample service's
+//     bodies: a form its tags cannot give goes into upstream/marshal.go.
 //  2. Schema: add it to schema.graphqls with a description from the
 //     data service's interface document and what the wire really sends
 //     (docs/wire.md). GraphQL and Go types share names, and gqlgen binds
@@ -46,8 +48,9 @@
 //     schema.resolvers.go as one line that calls a helper in the domain's
 //     file (assets.go, funding.go, delegations.go, transactions.go,
 //     references.go).
-//  4. Sample data: make the generator in package sampleservice emit the
-//     field, so the tests and the playground see it.
+//  4. Sample data: set the field in the builder of its kind in package
+//     sampleservice, so the tests and the playground see it (a new command
+//     kind: sampleservice/doc.go).
 //  5. Test: add it to a golden query (golden_test.go; refresh with
 //     go test ./graph -run TestGolden -update and review the diff).
 //

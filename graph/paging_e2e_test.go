@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradenet/gateway/graph"
 	"github.com/tradenet/gateway/sampleservice"
+	"github.com/tradenet/gateway/upstream"
 )
 
 // connectionPage is the part of a connection the walks read.
@@ -251,7 +252,7 @@ func fundingOrder(rows []sampleservice.FundingPayment) {
 }
 
 func fundingKey(f sampleservice.FundingPayment) string {
-	return fmt.Sprintf("%s|%s|%d|%s", f.MarketID, nanoTime(f.Timestamp), f.FundingPeriodSeq, f.Amount)
+	return fmt.Sprintf("%s|%s|%d|%s", f.MarketID, nanoTime(int64(f.Timestamp)), f.FundingPeriodSeq, f.Amount)
 }
 
 var fundingWalk = listWalk{
@@ -313,7 +314,7 @@ func TestFundingPaymentsBeyondTheUpstreamsReachAreRefused(t *testing.T) {
 	data := &sampleservice.Dataset{Transactions: emptyTransactions{}, Parties: []string{party}, Markets: []string{market}, BlockHeight: 10, BlockTime: 1}
 	for i := range 10050 {
 		data.FundingPayments = append(data.FundingPayments, sampleservice.FundingPayment{
-			PartyID: party, MarketID: market, FundingPeriodSeq: uint64(i), Timestamp: int64(1_700_000_000_000_000_000 + i*1000), Amount: fmt.Sprint(i),
+			PartyID: party, MarketID: market, FundingPeriodSeq: upstream.Uint64(i), Timestamp: upstream.UnixNanos(1_700_000_000_000_000_000 + i*1000), Amount: fmt.Sprint(i),
 		})
 	}
 	g := newGateway(t, startSample(t, sampleservice.Config{Data: data, Defects: sampleservice.DefaultDefects()}), gatewayOptions{})

@@ -99,7 +99,7 @@ func newDataNode(d *Dataset) *dataNode {
 	for i, f := range n.funding {
 		n.fundingNodes = append(n.fundingNodes, marshalCompact(f))
 		n.fundingCursors = append(n.fundingCursors, encodeCursor(fundingCursor{
-			VegaTime: vegaTime(f.Timestamp), MarketID: f.MarketID, PartyID: f.PartyID,
+			VegaTime: vegaTime(int64(f.Timestamp)), MarketID: f.MarketID, PartyID: f.PartyID,
 		}))
 		n.fundingByParty[f.PartyID] = append(n.fundingByParty[f.PartyID], int32(i))
 	}
@@ -240,13 +240,7 @@ func (n *dataNode) listFundingPayments(q query, defects Defects) ([]byte, *apiEr
 	}
 	list := n.fundingByParty[party]
 	if hasMarket {
-		filtered := make([]int32, 0, len(list))
-		for _, r := range list {
-			if n.funding[r].MarketID == market {
-				filtered = append(filtered, r)
-			}
-		}
-		list = filtered
+		list = keepRows(list, func(r int32) bool { return n.funding[r].MarketID == market })
 	}
 	// The cursor has no funding period, so rows are located by time,
 	// market and party (the list is for one party: rows of one market at
@@ -255,12 +249,24 @@ func (n *dataNode) listFundingPayments(q query, defects Defects) ([]byte, *apiEr
 	pg := paginate(list, p, func(r int32) int {
 		f := &n.funding[r]
 		return cmp.Or(
-			cmp.Compare(f.Timestamp, curTime),
+			cmp.Compare(int64(f.Timestamp), curTime),
 			strings.Compare(f.MarketID, cur.MarketID),
 			strings.Compare(f.PartyID, cur.PartyID),
 		)
 	})
 	return appendConnection(nil, "fundingPayments", pg, n.fundingNodes, n.fundingCursors), nil
+}
+
+// keepRows returns, in a new slice, the rows of list that keep accepts
+// (list is an index the service shares: it is never modified).
+func keepRows(list []int32, keep func(r int32) bool) []int32 {
+	out := make([]int32, 0, len(list))
+	for _, r := range list {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // listDelegations serves GET /api/v2/delegations. Without epochId it
@@ -295,17 +301,9 @@ func (n *dataNode) listDelegations(q query, _ Defects) ([]byte, *apiError) {
 		list = n.delegationByNode[node]
 	}
 	if (hasParty && hasNode) || epoch != nil {
-		filtered := make([]int32, 0, len(list))
-		for _, r := range list {
-			if hasNode && n.delegations[r].NodeID != node {
-				continue
-			}
-			if epoch != nil && n.delegationEpochs[r] != *epoch {
-				continue
-			}
-			filtered = append(filtered, r)
-		}
-		list = filtered
+		list = keepRows(list, func(r int32) bool {
+			return (!hasNode || n.delegations[r].NodeID == node) && (epoch == nil || n.delegationEpochs[r] == *epoch)
+		})
 	}
 	curTime := cur.VegaTime.UnixNano()
 	pg := paginate(list, p, func(r int32) int {

@@ -1,5 +1,7 @@
 package sampleservice
 
+import "github.com/tradenet/gateway/upstream"
+
 // This file is the contract between the HTTP layer of the sample data service
 // (server*.go, paging*.go, errors*.go, ratelimit*.go, faults*.go) and the
 // dataset generator (gen_*.go). The generator fills a Dataset; the HTTP layer
@@ -70,54 +72,21 @@ type TxMeta struct {
 	Parties []string
 }
 
-// Asset is an asset exactly as the data node encodes it. 64-bit integers
-// are JSON strings (`,string`); the one-of details member is a pointer that
-// is omitted when unset.
-type Asset struct {
-	ID      string       `json:"id"`
-	Details AssetDetails `json:"details"`
-	// Status is an enum name such as "STATUS_ENABLED".
-	Status string `json:"status"`
-}
+// The data node's records are package upstream's types, which encode
+// themselves as the data node does (64-bit integers as JSON strings, the
+// asset source one-of a member present only when set).
+type (
+	Asset          = upstream.Asset
+	AssetDetails   = upstream.AssetDetails
+	BuiltinAsset   = upstream.BuiltinAsset
+	ERC20          = upstream.ERC20
+	FundingPayment = upstream.FundingPayment
+)
 
-// AssetDetails holds the asset's descriptive fields and its source one-of.
-type AssetDetails struct {
-	Name         string        `json:"name"`
-	Symbol       string        `json:"symbol"`
-	Decimals     uint64        `json:"decimals,string"`
-	Quantum      string        `json:"quantum"`
-	BuiltinAsset *BuiltinAsset `json:"builtinAsset,omitempty"`
-	ERC20        *ERC20        `json:"erc20,omitempty"`
-}
-
-// BuiltinAsset is the built-in asset source.
-type BuiltinAsset struct {
-	MaxFaucetAmountMint string `json:"maxFaucetAmountMint"`
-}
-
-// ERC20 is the token-contract asset source.
-type ERC20 struct {
-	ContractAddress   string `json:"contractAddress"`
-	LifetimeLimit     string `json:"lifetimeLimit"`
-	WithdrawThreshold string `json:"withdrawThreshold"`
-}
-
-// FundingPayment is a funding payment exactly as the data node encodes it.
-type FundingPayment struct {
-	PartyID          string `json:"partyId"`
-	MarketID         string `json:"marketId"`
-	FundingPeriodSeq uint64 `json:"fundingPeriodSeq,string"`
-	// Timestamp is Unix nanoseconds; it is also the row's vegaTime.
-	Timestamp int64  `json:"timestamp,string"`
-	Amount    string `json:"amount"`
-}
-
-// Delegation is a delegation exactly as the data node encodes it.
+// Delegation is a delegation as the data node holds it: the record it
+// encodes and the time it orders rows by.
 type Delegation struct {
-	Party    string `json:"party"`
-	NodeID   string `json:"nodeId"`
-	EpochSeq string `json:"epochSeq"`
-	Amount   string `json:"amount"`
+	upstream.Delegation
 	// VegaTime (Unix nanoseconds) is not on the wire: it orders rows and
 	// goes into cursors.
 	VegaTime int64 `json:"-"`

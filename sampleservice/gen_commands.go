@@ -1,145 +1,140 @@
 package sampleservice
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tradenet/gateway/upstream"
+)
 
 // zeroKey is the `to` of a transfer into a network-wide account.
 var zeroKey = strings.Repeat("0", 64)
 
-// buildCommand fills the member of cmd for kind with a plausible body.
-func (c *txCtx) buildCommand(kind cmdKind, cmd *wireCommand) {
-	r := c.r
-	switch kind {
-	case kindOrderSubmission:
-		o := c.orderSubmission(c.tradedMarket())
-		cmd.OrderSubmission = &o
-	case kindOrderCancellation:
-		o := c.orderCancellation()
-		cmd.OrderCancellation = &o
-	case kindOrderAmendment:
-		o := c.orderAmendment(c.tradedMarket())
-		cmd.OrderAmendment = &o
-	case kindWithdrawSubmission:
-		cmd.WithdrawSubmission = c.withdrawSubmission(c.g.assets[c.enabledAsset()])
-	case kindProposalSubmission:
-		cmd.ProposalSubmission = c.proposalSubmission()
-	case kindVoteSubmission:
-		v := wireEnum("VALUE_YES")
-		if chance(r, 1, 4) {
-			v = "VALUE_NO"
-		}
-		cmd.VoteSubmission = &wireVoteSubmission{ProposalID: hexID(r), Value: v}
-	case kindLiquidityProvisionSubmission, kindLiquidityProvisionAmendment:
-		m := c.tradedMarket()
-		lp := &wireLiquidityProvision{
-			MarketID:         m.id,
-			CommitmentAmount: scaled(r, between(r, 1, 200)*1000, int(c.g.assets[c.settlementOf(m)].Details.Decimals)),
-			Fee:              pick(r, []string{"0.0001", "0.0005", "0.001", "0.002", "0.01"}),
-			Reference:        c.reference("lp"),
-		}
-		if kind == kindLiquidityProvisionSubmission {
-			cmd.LiquidityProvisionSubmission = lp
-		} else {
-			cmd.LiquidityProvisionAmendment = lp
-		}
-	case kindLiquidityProvisionCancellation:
-		cmd.LiquidityProvisionCancellation = &wireLiquidityProvisionCancellation{MarketID: c.tradedMarket().id}
-	case kindDelegateSubmission:
-		cmd.DelegateSubmission = &wireDelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 100_000), 18)}
-	case kindUndelegateSubmission:
-		method := wireEnum("METHOD_AT_END_OF_EPOCH")
-		if chance(r, 1, 3) {
-			method = "METHOD_NOW"
-		}
-		cmd.UndelegateSubmission = &wireUndelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 50_000), 18), Method: method}
-	case kindTransfer:
-		cmd.Transfer = c.transfer()
-	case kindCancelTransfer:
-		cmd.CancelTransfer = &wireCancelTransfer{TransferID: hexID(r)}
-	case kindAnnounceNode:
-		cmd.AnnounceNode = c.announceNode()
-	case kindBatchMarketInstructions:
-		cmd.BatchMarketInstructions = c.batchMarketInstructions()
-	case kindStopOrdersSubmission:
-		s := c.stopOrdersSubmission(c.tradedMarket(), r.IntN(3))
-		cmd.StopOrdersSubmission = &s
-	case kindStopOrdersCancellation:
-		s := c.stopOrdersCancellation()
-		cmd.StopOrdersCancellation = &s
-	case kindCreateReferralSet:
-		s := &wireCreateReferralSet{IsTeam: chance(r, 2, 3)}
-		if s.IsTeam {
-			s.Team = c.team()
-		}
-		cmd.CreateReferralSet = s
-	case kindUpdateReferralSet:
-		s := &wireUpdateReferralSet{ID: hexID(r), IsTeam: chance(r, 2, 3)}
-		if s.IsTeam {
-			s.Team = c.updateTeam()
-		}
-		cmd.UpdateReferralSet = s
-	case kindApplyReferralCode:
-		cmd.ApplyReferralCode = &wireApplyReferralCode{ID: hexID(r)}
-	case kindUpdateMarginMode:
-		u := c.updateMarginMode(c.tradedMarket())
-		cmd.UpdateMarginMode = &u
-	case kindJoinTeam:
-		cmd.JoinTeam = &wireJoinTeam{ID: hexID(r)}
-	case kindBatchProposalSubmission:
-		cmd.BatchProposalSubmission = c.batchProposal(1 + r.IntN(4))
-	case kindUpdatePartyProfile:
-		p := &wireUpdatePartyProfile{Alias: pick(r, []string{"", "whale_42", "mm-desk-7", "Zoë", "trader.joe", "🐋"}), Metadata: []wireMetadata{}}
-		if chance(r, 1, 2) {
-			p.Metadata = append(p.Metadata, wireMetadata{Key: "twitter", Value: "@" + hexString(r, 8, hexLower)})
-		}
-		cmd.UpdatePartyProfile = p
-	case kindNodeVote:
-		cmd.NodeVote = &wireNodeVote{Reference: hexID(r), Type: wireEnum(pick(r, []string{"TYPE_STAKE_DEPOSITED", "TYPE_STAKE_REMOVED", "TYPE_FUNDS_DEPOSITED", "TYPE_SIGNER_ADDED", "TYPE_SIGNER_REMOVED", "TYPE_BRIDGE_STOPPED", "TYPE_BRIDGE_RESUMED", "TYPE_ASSET_LISTED", "TYPE_LIMITS_UPDATED", "TYPE_STAKE_TOTAL_SUPPLY", "TYPE_SIGNER_THRESHOLD_SET", "TYPE_GOVERNANCE_VALIDATE_ASSET", "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"}))}
-	case kindNodeSignature:
-		sig := make([]byte, 65)
-		for i := range sig {
-			sig[i] = byte(r.Uint32())
-		}
-		cmd.NodeSignature = &wireNodeSignature{ID: hexID(r), Sig: sig, Kind: wireEnum(pick(r, []string{"NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_UPDATE", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"}))}
-	case kindChainEvent:
-		cmd.ChainEvent = c.chainEvent()
-	case kindKeyRotateSubmission:
-		cmd.KeyRotateSubmission = &wireKeyRotateSubmission{NewPubKeyIndex: uint32(2 + r.IntN(5)), TargetBlock: c.block + 100 + uint64(r.IntN(1000)), NewPubKey: hexID(r), CurrentPubKeyHash: hexID(r)}
-	case kindStateVariableProposal:
-		k := stateVarScalar
-		if x := r.IntN(20); x >= 10 {
-			k = stateVarVector
-		} else if x == 0 {
-			k = stateVarMatrix
-		}
-		cmd.StateVariableProposal = c.stateVariableProposal(k)
-	case kindValidatorHeartbeat:
-		n := c.node()
-		cmd.ValidatorHeartbeat = &wireValidatorHeartbeat{NodeID: n.id, EthereumSignature: c.signature("eth"), VegaSignature: c.signature("vega/ed25519"), Message: hexString(r, 64, hexLower)}
-	case kindEthereumKeyRotateSubmission:
-		n := c.node()
-		cmd.EthereumKeyRotateSubmission = &wireEthereumKeyRotateSubmission{NewAddress: ethAddress(r), CurrentAddress: n.ethAddress, TargetBlock: c.block + 500, EthereumSignature: c.signature("eth"), SubmitterAddress: ""}
-	case kindProtocolUpgradeProposal:
-		cmd.ProtocolUpgradeProposal = &wireProtocolUpgradeProposal{UpgradeBlockHeight: (c.block/100_000 + 1) * 100_000, VegaReleaseTag: pick(r, []string{"v0.74.0", "v0.74.1", "v0.74.3", "v0.75.0-preview.2"})}
-	case kindIssueSignatures:
-		cmd.IssueSignatures = &wireIssueSignatures{Submitter: ethAddress(r), Kind: wireEnum(pick(r, []string{"NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"})), ValidatorNodeID: pick(r, c.g.nodes).id}
-	case kindOracleDataSubmission:
-		payload := `{"prices.BTC.value":"` + itoa(between(r, 6_500_000, 7_300_000)) + `","prices.BTC.timestamp":"` + itoa(c.now/1e9) + `"}`
-		cmd.OracleDataSubmission = &wireOracleDataSubmission{Source: wireEnum(pick(r, []string{"ORACLE_SOURCE_JSON", "ORACLE_SOURCE_OPEN_ORACLE"})), Payload: wireBytes(payload)}
-	default:
-		panic("sampleservice: no builder for command kind " + itoa(int64(kind)))
+// The bodies of the party commands (cmdKinds' builders).
+
+func (c *txCtx) newOrder() *upstream.OrderSubmission {
+	o := c.orderSubmission(c.tradedMarket())
+	return &o
+}
+
+func (c *txCtx) newCancellation() *upstream.OrderCancellation {
+	o := c.orderCancellation()
+	return &o
+}
+
+func (c *txCtx) newAmendment() *upstream.OrderAmendment {
+	o := c.orderAmendment(c.tradedMarket())
+	return &o
+}
+
+func (c *txCtx) newWithdrawal() *upstream.WithdrawSubmission {
+	return c.withdrawSubmission(c.g.assets[c.enabledAsset()])
+}
+
+func (c *txCtx) voteSubmission() *upstream.VoteSubmission {
+	v := upstream.VoteValueYes
+	if chance(c.r, 1, 4) {
+		v = upstream.VoteValueNo
 	}
+	return &upstream.VoteSubmission{ProposalID: hexID(c.r), Value: v}
+}
+
+func (c *txCtx) liquidityProvision() *upstream.LiquidityProvisionSubmission {
+	r := c.r
+	m := c.tradedMarket()
+	return &upstream.LiquidityProvisionSubmission{
+		MarketID:         m.id,
+		CommitmentAmount: scaled(r, between(r, 1, 200)*1000, int(c.g.assets[c.settlementOf(m)].Details.Decimals)),
+		Fee:              pick(r, []string{"0.0001", "0.0005", "0.001", "0.002", "0.01"}),
+		Reference:        c.reference("lp"),
+	}
+}
+
+func (c *txCtx) liquidityAmendment() *upstream.LiquidityProvisionAmendment {
+	return (*upstream.LiquidityProvisionAmendment)(c.liquidityProvision())
+}
+
+func (c *txCtx) liquidityCancellation() *upstream.LiquidityProvisionCancellation {
+	return &upstream.LiquidityProvisionCancellation{MarketID: c.tradedMarket().id}
+}
+
+func (c *txCtx) delegateSubmission() *upstream.DelegateSubmission {
+	r := c.r
+	return &upstream.DelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 100_000), 18)}
+}
+
+func (c *txCtx) undelegateSubmission() *upstream.UndelegateSubmission {
+	r := c.r
+	method := upstream.UndelegateMethodAtEndOfEpoch
+	if chance(r, 1, 3) {
+		method = upstream.UndelegateMethodNow
+	}
+	return &upstream.UndelegateSubmission{NodeID: pick(r, c.g.nodes).id, Amount: scaled(r, between(r, 1, 50_000), 18), Method: method}
+}
+
+func (c *txCtx) cancelTransfer() *upstream.CancelTransferFunds {
+	return &upstream.CancelTransferFunds{TransferID: hexID(c.r)}
+}
+
+func (c *txCtx) newStopOrders() *upstream.StopOrdersSubmission {
+	s := c.stopOrdersSubmission(c.tradedMarket(), c.r.IntN(3))
+	return &s
+}
+
+func (c *txCtx) newStopCancellation() *upstream.StopOrderCancellation {
+	s := c.stopOrdersCancellation()
+	return &s
+}
+
+func (c *txCtx) createReferralSet() *upstream.CreateReferralSet {
+	s := &upstream.CreateReferralSet{IsTeam: chance(c.r, 2, 3)}
+	if s.IsTeam {
+		s.Team = c.team()
+	}
+	return s
+}
+
+func (c *txCtx) updateReferralSet() *upstream.UpdateReferralSet {
+	s := &upstream.UpdateReferralSet{ID: hexID(c.r), IsTeam: chance(c.r, 2, 3)}
+	if s.IsTeam {
+		s.Team = c.updateTeam()
+	}
+	return s
+}
+
+func (c *txCtx) applyReferralCode() *upstream.ApplyReferralCode {
+	return &upstream.ApplyReferralCode{ID: hexID(c.r)}
+}
+
+func (c *txCtx) newMarginMode() *upstream.UpdateMarginMode {
+	u := c.updateMarginMode(c.tradedMarket())
+	return &u
+}
+
+func (c *txCtx) joinTeam() *upstream.JoinTeam { return &upstream.JoinTeam{ID: hexID(c.r)} }
+
+func (c *txCtx) newBatchProposal() *upstream.BatchProposalSubmission {
+	return c.batchProposal(1 + c.r.IntN(4))
+}
+
+func (c *txCtx) updatePartyProfile() *upstream.UpdatePartyProfile {
+	r := c.r
+	p := &upstream.UpdatePartyProfile{Alias: pick(r, []string{"", "whale_42", "mm-desk-7", "Zoë", "trader.joe", "🐋"}), Metadata: []upstream.Metadata{}}
+	if chance(r, 1, 2) {
+		p.Metadata = append(p.Metadata, upstream.Metadata{Key: "twitter", Value: "@" + hexString(r, 8, hexLower)})
+	}
+	return p
 }
 
 // withdrawSubmission returns a withdrawal of asset a: its ext names the
 // receiving Ethereum address for a token-contract asset and is empty ({})
 // for a built-in one.
-func (c *txCtx) withdrawSubmission(a Asset) *wireWithdrawSubmission {
+func (c *txCtx) withdrawSubmission(a Asset) *upstream.WithdrawSubmission {
 	r := c.r
-	ext := &wireWithdrawExt{}
+	ext := &upstream.WithdrawExt{}
 	if a.Details.ERC20 != nil {
-		ext.ERC20 = &wireERC20WithdrawExt{ReceiverAddress: ethAddress(r)}
+		ext.Erc20 = &upstream.Erc20WithdrawExt{ReceiverAddress: ethAddress(r)}
 	}
-	return &wireWithdrawSubmission{
+	return &upstream.WithdrawSubmission{
 		Amount: scaled(r, between(r, 1, 50_000), int(a.Details.Decimals)),
 		Asset:  a.ID,
 		Ext:    ext,
@@ -155,8 +150,9 @@ func (c *txCtx) node() genNode {
 	return pick(c.r, c.g.nodes)
 }
 
-func (c *txCtx) signature(algo string) wireSignature {
-	return wireSignature{Value: hexString(c.r, 130, hexLower), Algo: algo, Version: 1}
+// sig is a node's signature made with the given algorithm.
+func (c *txCtx) sig(algo string) *upstream.Signature {
+	return &upstream.Signature{Value: hexString(c.r, 130, hexLower), Algo: algo, Version: 1}
 }
 
 // tradedMarket returns a market to trade on, perpetuals most often.
@@ -197,27 +193,27 @@ func (c *txCtx) price(m *genMarket) string {
 	return itoa(p + c.r.Int64N(2*spread+1) - spread)
 }
 
-func (c *txCtx) size() uint64 {
+func (c *txCtx) size() upstream.Uint64 {
 	if chance(c.r, 1, 5) {
-		return 1 + c.r.Uint64N(10_000)
+		return upstream.Uint64(1 + c.r.Uint64N(10_000))
 	}
-	return 1 + c.r.Uint64N(200)
+	return upstream.Uint64(1 + c.r.Uint64N(200))
 }
 
 // orderSubmission returns a plausible order for market m.
-func (c *txCtx) orderSubmission(m *genMarket) wireOrderSubmission {
+func (c *txCtx) orderSubmission(m *genMarket) upstream.OrderSubmission {
 	r := c.r
-	o := wireOrderSubmission{
+	o := upstream.OrderSubmission{
 		MarketID:    m.id,
 		Size:        c.size(),
-		Side:        wireEnum(enumSide[1+r.IntN(2)]),
+		Side:        upstream.Side(enumSide[1+r.IntN(2)]),
 		Type:        "TYPE_LIMIT",
 		TimeInForce: "TIME_IN_FORCE_GTC",
 		Reference:   c.reference("order"),
 	}
 	if chance(r, 1, 7) {
 		o.Type = "TYPE_MARKET"
-		o.TimeInForce = wireEnum(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
+		o.TimeInForce = upstream.TimeInForce(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
 		o.ReduceOnly = chance(r, 1, 4)
 		return o
 	}
@@ -226,7 +222,7 @@ func (c *txCtx) orderSubmission(m *genMarket) wireOrderSubmission {
 	case x < 55:
 	case x < 70:
 		o.TimeInForce = "TIME_IN_FORCE_GTT"
-		o.ExpiresAt = c.now + between(r, 60, 7*86_400)*1e9
+		o.ExpiresAt = upstream.UnixNanos(c.now + between(r, 60, 7*86_400)*1e9)
 	case x < 80:
 		o.TimeInForce = "TIME_IN_FORCE_IOC"
 		o.ReduceOnly = chance(r, 1, 4)
@@ -242,8 +238,8 @@ func (c *txCtx) orderSubmission(m *genMarket) wireOrderSubmission {
 		o.PostOnly = chance(r, 1, 4)
 		if chance(r, 1, 10) {
 			o.Price = ""
-			o.PeggedOrder = &wirePeggedOrder{
-				Reference: wireEnum(enumPeggedReference[1+r.IntN(3)]),
+			o.PeggedOrder = &upstream.PeggedOrder{
+				Reference: upstream.PeggedReference(enumPeggedReference[1+r.IntN(3)]),
 				Offset:    itoa(between(r, 0, int64(m.price)/100)),
 			}
 			if o.PeggedOrder.Reference == "PEGGED_REFERENCE_MID" && o.PeggedOrder.Offset == "0" {
@@ -252,26 +248,26 @@ func (c *txCtx) orderSubmission(m *genMarket) wireOrderSubmission {
 		}
 		if chance(r, 1, 20) {
 			peak := 1 + o.Size/4
-			o.IcebergOpts = &wireIcebergOpts{PeakSize: peak, MinimumVisibleSize: 1 + peak/4}
+			o.IcebergOpts = &upstream.IcebergOpts{PeakSize: peak, MinimumVisibleSize: 1 + peak/4}
 		}
 	}
 	return o
 }
 
-func (c *txCtx) orderCancellation() wireOrderCancellation {
+func (c *txCtx) orderCancellation() upstream.OrderCancellation {
 	r := c.r
 	switch r.IntN(6) {
 	case 0:
-		return wireOrderCancellation{} // everything, everywhere
+		return upstream.OrderCancellation{} // everything, everywhere
 	case 1, 2:
-		return wireOrderCancellation{MarketID: c.tradedMarket().id}
+		return upstream.OrderCancellation{MarketID: c.tradedMarket().id}
 	}
-	return wireOrderCancellation{OrderID: hexID(r), MarketID: c.tradedMarket().id}
+	return upstream.OrderCancellation{OrderID: hexID(r), MarketID: c.tradedMarket().id}
 }
 
-func (c *txCtx) orderAmendment(m *genMarket) wireOrderAmendment {
+func (c *txCtx) orderAmendment(m *genMarket) upstream.OrderAmendment {
 	r := c.r
-	a := wireOrderAmendment{
+	a := upstream.OrderAmendment{
 		OrderID:         hexID(r),
 		MarketID:        m.id,
 		TimeInForce:     "TIME_IN_FORCE_UNSPECIFIED",
@@ -284,34 +280,34 @@ func (c *txCtx) orderAmendment(m *genMarket) wireOrderAmendment {
 	case 0:
 		a.Size = ptr(c.size())
 	case 1, 2:
-		a.SizeDelta = r.Int64N(101) - 50
+		a.SizeDelta = upstream.Int64(r.Int64N(101) - 50)
 	}
 	if chance(r, 1, 10) {
 		a.TimeInForce = "TIME_IN_FORCE_GTT"
-		a.ExpiresAt = ptr(c.now + between(r, 60, 86_400)*1e9)
+		a.ExpiresAt = ptr(upstream.UnixNanos(c.now + between(r, 60, 86_400)*1e9))
 	} else if chance(r, 1, 20) {
 		a.TimeInForce = "TIME_IN_FORCE_GTC"
 	}
 	if chance(r, 1, 15) {
-		a.PeggedReference = wireEnum(enumPeggedReference[1+r.IntN(3)])
+		a.PeggedReference = upstream.PeggedReference(enumPeggedReference[1+r.IntN(3)])
 		a.PeggedOffset = itoa(between(r, 1, int64(m.price)/100+1))
 	}
 	return a
 }
 
 // stopOrderSetup returns one side of a stop order for market m.
-func (c *txCtx) stopOrderSetup(m *genMarket, risesAbove bool) *wireStopOrderSetup {
+func (c *txCtx) stopOrderSetup(m *genMarket, risesAbove bool) *upstream.StopOrderSetup {
 	r := c.r
 	o := c.orderSubmission(m)
 	o.Type = "TYPE_MARKET"
 	o.Price = ""
-	o.TimeInForce = wireEnum(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
+	o.TimeInForce = upstream.TimeInForce(pick(r, []string{"TIME_IN_FORCE_IOC", "TIME_IN_FORCE_FOK"}))
 	o.ExpiresAt = 0
 	o.PeggedOrder = nil
 	o.IcebergOpts = nil
 	o.PostOnly = false
 	o.ReduceOnly = true
-	s := &wireStopOrderSetup{OrderSubmission: o}
+	s := &upstream.StopOrderSetup{OrderSubmission: &o}
 	if chance(r, 1, 3) {
 		s.TrailingPercentOffset = ptr(pick(r, []string{"0.005", "0.01", "0.025", "0.05", "0.1"}))
 	} else {
@@ -324,13 +320,13 @@ func (c *txCtx) stopOrderSetup(m *genMarket, risesAbove bool) *wireStopOrderSetu
 		s.Price = ptr(itoa(p))
 	}
 	if chance(r, 1, 3) {
-		s.ExpiresAt = ptr(c.now + between(r, 3_600, 30*86_400)*1e9)
-		s.ExpiryStrategy = ptr(wireEnum(enumExpiryStrategy[1+r.IntN(2)]))
+		s.ExpiresAt = ptr(upstream.UnixNanos(c.now + between(r, 3_600, 30*86_400)*1e9))
+		s.ExpiryStrategy = ptr(upstream.StopOrderExpiryStrategy(enumExpiryStrategy[1+r.IntN(2)]))
 	}
 	if chance(r, 1, 4) {
-		s.SizeOverrideSetting = ptr(wireEnum(enumSizeOverride[1+r.IntN(2)]))
+		s.SizeOverrideSetting = ptr(upstream.SizeOverrideSetting(enumSizeOverride[1+r.IntN(2)]))
 		if *s.SizeOverrideSetting == "SIZE_OVERRIDE_SETTING_POSITION" {
-			s.SizeOverrideValue = &wireSizeOverrideValue{Percentage: pick(r, []string{"0.25", "0.5", "0.75", "1"})}
+			s.SizeOverrideValue = &upstream.SizeOverrideValue{Percentage: pick(r, []string{"0.25", "0.5", "0.75", "1"})}
 		}
 	}
 	return s
@@ -338,8 +334,8 @@ func (c *txCtx) stopOrderSetup(m *genMarket, risesAbove bool) *wireStopOrderSetu
 
 // stopOrdersSubmission returns a stop order: which 0 = both sides, 1 =
 // rises above only, 2 = falls below only.
-func (c *txCtx) stopOrdersSubmission(m *genMarket, which int) wireStopOrdersSubmission {
-	var s wireStopOrdersSubmission
+func (c *txCtx) stopOrdersSubmission(m *genMarket, which int) upstream.StopOrdersSubmission {
+	var s upstream.StopOrdersSubmission
 	if which != 2 {
 		s.RisesAbove = c.stopOrderSetup(m, true)
 	}
@@ -349,48 +345,48 @@ func (c *txCtx) stopOrdersSubmission(m *genMarket, which int) wireStopOrdersSubm
 	return s
 }
 
-func (c *txCtx) stopOrdersCancellation() wireStopOrdersCancellation {
+func (c *txCtx) stopOrdersCancellation() upstream.StopOrderCancellation {
 	r := c.r
 	switch r.IntN(4) {
 	case 0:
-		return wireStopOrdersCancellation{}
+		return upstream.StopOrderCancellation{}
 	case 1:
-		return wireStopOrdersCancellation{MarketID: ptr(c.tradedMarket().id)}
+		return upstream.StopOrderCancellation{MarketID: ptr(c.tradedMarket().id)}
 	}
-	return wireStopOrdersCancellation{MarketID: ptr(c.tradedMarket().id), StopOrderID: ptr(hexID(r))}
+	return upstream.StopOrderCancellation{MarketID: ptr(c.tradedMarket().id), StopOrderID: ptr(hexID(r))}
 }
 
-func (c *txCtx) updateMarginMode(m *genMarket) wireUpdateMarginMode {
+func (c *txCtx) updateMarginMode(m *genMarket) upstream.UpdateMarginMode {
 	r := c.r
 	if chance(r, 1, 2) {
-		return wireUpdateMarginMode{MarketID: m.id, Mode: "MODE_CROSS_MARGIN"}
+		return upstream.UpdateMarginMode{MarketID: m.id, Mode: "MODE_CROSS_MARGIN"}
 	}
-	return wireUpdateMarginMode{MarketID: m.id, Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr(pick(r, []string{"0.1", "0.2", "0.25", "0.5", "0.9"}))}
+	return upstream.UpdateMarginMode{MarketID: m.id, Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr(pick(r, []string{"0.1", "0.2", "0.25", "0.5", "0.9"}))}
 }
 
 // emptyBatch returns batch market instructions with every list empty.
-func emptyBatch() *wireBatchMarketInstructions {
-	return &wireBatchMarketInstructions{
-		Cancellations:          []wireOrderCancellation{},
-		Amendments:             []wireOrderAmendment{},
-		Submissions:            []wireOrderSubmission{},
-		StopOrdersCancellation: []wireStopOrdersCancellation{},
-		StopOrdersSubmission:   []wireStopOrdersSubmission{},
-		UpdateMarginMode:       []wireUpdateMarginMode{},
+func emptyBatch() *upstream.BatchMarketInstructions {
+	return &upstream.BatchMarketInstructions{
+		Cancellations:          []upstream.OrderCancellation{},
+		Amendments:             []upstream.OrderAmendment{},
+		Submissions:            []upstream.OrderSubmission{},
+		StopOrdersCancellation: []upstream.StopOrderCancellation{},
+		StopOrdersSubmission:   []upstream.StopOrdersSubmission{},
+		UpdateMarginMode:       []upstream.UpdateMarginMode{},
 	}
 }
 
 // batchMarketInstructions returns a market maker's typical batch: cancel,
 // amend and submit orders, now and then stop orders and a margin mode.
-func (c *txCtx) batchMarketInstructions() *wireBatchMarketInstructions {
+func (c *txCtx) batchMarketInstructions() *upstream.BatchMarketInstructions {
 	r := c.r
 	b := emptyBatch()
 	m := c.tradedMarket()
 	if chance(r, 1, 2) {
-		b.Cancellations = append(b.Cancellations, wireOrderCancellation{MarketID: m.id})
+		b.Cancellations = append(b.Cancellations, upstream.OrderCancellation{MarketID: m.id})
 	}
 	for range r.IntN(3) {
-		b.Cancellations = append(b.Cancellations, wireOrderCancellation{OrderID: hexID(r), MarketID: m.id})
+		b.Cancellations = append(b.Cancellations, upstream.OrderCancellation{OrderID: hexID(r), MarketID: m.id})
 	}
 	for range r.IntN(4) {
 		b.Amendments = append(b.Amendments, c.orderAmendment(m))
@@ -415,14 +411,14 @@ func (c *txCtx) batchMarketInstructions() *wireBatchMarketInstructions {
 
 // transfer returns a party's transfer: to another party (c.receiver) or
 // into a reward pool.
-func (c *txCtx) transfer() *wireTransfer {
+func (c *txCtx) transfer() *upstream.TransferFunds {
 	r := c.r
 	ai := c.enabledAsset()
 	if chance(r, 1, 2) {
 		ai = c.g.asset("VEGA")
 	}
 	a := c.g.assets[ai]
-	t := &wireTransfer{
+	t := &upstream.TransferFunds{
 		FromAccountType: "ACCOUNT_TYPE_GENERAL",
 		Asset:           a.ID,
 		Amount:          scaled(r, between(r, 1, 10_000), int(a.Details.Decimals)),
@@ -434,9 +430,9 @@ func (c *txCtx) transfer() *wireTransfer {
 	if c.receiver != "" {
 		t.To = c.receiver
 		t.ToAccountType = "ACCOUNT_TYPE_GENERAL"
-		t.OneOff = &wireGovernanceOneOff{DeliverOn: 0}
+		t.OneOff = &upstream.OneOffTransfer{DeliverOn: 0}
 		if chance(r, 1, 5) {
-			t.OneOff.DeliverOn = c.now + between(r, 3_600, 7*86_400)*1e9
+			t.OneOff.DeliverOn = upstream.UnixNanos(c.now + between(r, 3_600, 7*86_400)*1e9)
 		}
 		if chance(r, 1, 10) {
 			c.standingOrder(t)
@@ -445,11 +441,11 @@ func (c *txCtx) transfer() *wireTransfer {
 	}
 	t.To = zeroKey
 	metric := 1 + r.IntN(len(enumDispatchMetric)-1)
-	t.ToAccountType = wireEnum(rewardAccountFor(metric))
+	t.ToAccountType = upstream.AccountType(rewardAccountFor(metric))
 	epoch := c.g.epochAt(c.now)
-	rec := &wireRecurringTransfer{StartEpoch: epoch + 1, Factor: pick(r, []string{"1", "0.9", "1.1"})}
+	rec := &upstream.RecurringTransferFunds{StartEpoch: upstream.Uint64(epoch + 1), Factor: pick(r, []string{"1", "0.9", "1.1"})}
 	if chance(r, 1, 2) {
-		rec.EndEpoch = ptr(epoch + 1 + uint64(r.IntN(90)))
+		rec.EndEpoch = ptr(upstream.Uint64(epoch + 1 + uint64(r.IntN(90))))
 	}
 	if chance(r, 4, 5) {
 		rec.DispatchStrategy = c.dispatchStrategy(metric, -1)
@@ -460,12 +456,12 @@ func (c *txCtx) transfer() *wireTransfer {
 
 // standingOrder makes t a recurring transfer to another party: no dispatch
 // strategy (null), a fixed amount each epoch, sometimes until an end epoch.
-func (c *txCtx) standingOrder(t *wireTransfer) {
+func (c *txCtx) standingOrder(t *upstream.TransferFunds) {
 	epoch := c.g.epochAt(c.now)
 	t.OneOff = nil
-	t.Recurring = &wireRecurringTransfer{StartEpoch: epoch + 1, Factor: "1"}
+	t.Recurring = &upstream.RecurringTransferFunds{StartEpoch: upstream.Uint64(epoch + 1), Factor: "1"}
 	if chance(c.r, 1, 2) {
-		t.Recurring.EndEpoch = ptr(epoch + 1 + uint64(c.r.IntN(30)))
+		t.Recurring.EndEpoch = ptr(upstream.Uint64(epoch + 1 + uint64(c.r.IntN(30))))
 	}
 }
 
@@ -494,22 +490,22 @@ func rewardAccountFor(metric int) string {
 
 // dispatchStrategy returns a dispatch strategy for a metric (an index into
 // enumDispatchMetric); distribution < 0 draws the distribution strategy.
-func (c *txCtx) dispatchStrategy(metric int, distribution int) *wireDispatchStrategy {
+func (c *txCtx) dispatchStrategy(metric int, distribution int) *upstream.DispatchStrategy {
 	r := c.r
 	usdt := c.g.assets[c.g.asset("USDT")].ID
-	d := &wireDispatchStrategy{
-		AssetForMetric:       usdt,
-		Metric:               wireEnum(enumDispatchMetric[metric]),
-		Markets:              []string{},
-		EntityScope:          "ENTITY_SCOPE_INDIVIDUALS",
-		IndividualScope:      wireEnum(enumIndividualScope[1+r.IntN(3)]),
-		TeamScope:            []string{},
-		StakingRequirement:   "",
-		NotionalTWAPRequired: "",
-		WindowLength:         uint64(1 + r.IntN(7)),
-		LockPeriod:           uint64(r.IntN(31)),
+	d := &upstream.DispatchStrategy{
+		AssetForMetric:     usdt,
+		Metric:             upstream.DispatchMetric(enumDispatchMetric[metric]),
+		Markets:            []string{},
+		EntityScope:        "ENTITY_SCOPE_INDIVIDUALS",
+		IndividualScope:    upstream.IndividualScope(enumIndividualScope[1+r.IntN(3)]),
+		TeamScope:          []string{},
+		StakingRequirement: "",
+		NotionalTimeWeightedAveragePositionRequirement: "",
+		WindowLength:         upstream.Uint64(1 + r.IntN(7)),
+		LockPeriod:           upstream.Uint64(r.IntN(31)),
 		DistributionStrategy: "DISTRIBUTION_STRATEGY_PRO_RATA",
-		RankTable:            []wireRankItem{},
+		RankTable:            []upstream.RankTable{},
 	}
 	if enumDispatchMetric[metric] == "DISPATCH_METRIC_VALIDATOR_RANKING" {
 		d.AssetForMetric = ""
@@ -527,31 +523,31 @@ func (c *txCtx) dispatchStrategy(metric int, distribution int) *wireDispatchStra
 	}
 	if chance(r, 1, 2) {
 		d.StakingRequirement = scaled(r, between(r, 1, 100)*100, 18)
-		d.NotionalTWAPRequired = scaled(r, between(r, 1, 50)*1000, 6)
+		d.NotionalTimeWeightedAveragePositionRequirement = scaled(r, between(r, 1, 50)*1000, 6)
 	}
 	if distribution < 0 {
 		distribution = 1 + r.IntN(2)
 	}
-	d.DistributionStrategy = wireEnum(enumDistribution[distribution])
+	d.DistributionStrategy = upstream.DistributionStrategy(enumDistribution[distribution])
 	if enumDistribution[distribution] == "DISTRIBUTION_STRATEGY_RANK" {
 		d.RankTable = rankTable(r.IntN(3))
 	}
 	return d
 }
 
-func rankTable(variant int) []wireRankItem {
+func rankTable(variant int) []upstream.RankTable {
 	switch variant {
 	case 0:
-		return []wireRankItem{{StartRank: 1, ShareRatio: 10}, {StartRank: 2, ShareRatio: 5}, {StartRank: 4, ShareRatio: 2}, {StartRank: 10, ShareRatio: 1}, {StartRank: 20, ShareRatio: 0}}
+		return []upstream.RankTable{{StartRank: 1, ShareRatio: 10}, {StartRank: 2, ShareRatio: 5}, {StartRank: 4, ShareRatio: 2}, {StartRank: 10, ShareRatio: 1}, {StartRank: 20, ShareRatio: 0}}
 	case 1:
-		return []wireRankItem{{StartRank: 1, ShareRatio: 3}, {StartRank: 5, ShareRatio: 1}}
+		return []upstream.RankTable{{StartRank: 1, ShareRatio: 3}, {StartRank: 5, ShareRatio: 1}}
 	}
-	return []wireRankItem{{StartRank: 1, ShareRatio: 1}}
+	return []upstream.RankTable{{StartRank: 1, ShareRatio: 1}}
 }
 
-func (c *txCtx) team() *wireTeam {
+func (c *txCtx) team() *upstream.CreateReferralSetTeam {
 	r := c.r
-	t := &wireTeam{
+	t := &upstream.CreateReferralSetTeam{
 		Name:      pick(r, []string{"Alpha Squad", "Équipe Rouge", "熊猫队", "Degen Rangers", "🦊 Fox Den", "Market Makers United"}),
 		Closed:    chance(r, 1, 4),
 		AllowList: []string{},
@@ -572,10 +568,10 @@ func (c *txCtx) team() *wireTeam {
 
 // updateTeam returns the team part of a referral set update: each field
 // but the allow list is left out (unchanged) now and then.
-func (c *txCtx) updateTeam() *wireUpdateTeam {
+func (c *txCtx) updateTeam() *upstream.UpdateReferralSetTeam {
 	r := c.r
 	t := c.team()
-	u := &wireUpdateTeam{TeamURL: t.TeamURL, AvatarURL: t.AvatarURL, AllowList: t.AllowList}
+	u := &upstream.UpdateReferralSetTeam{TeamURL: t.TeamURL, AvatarURL: t.AvatarURL, AllowList: t.AllowList}
 	if chance(r, 2, 3) {
 		u.Name = &t.Name
 	}
@@ -585,11 +581,11 @@ func (c *txCtx) updateTeam() *wireUpdateTeam {
 	return u
 }
 
-func (c *txCtx) announceNode() *wireAnnounceNode {
+func (c *txCtx) announceNode() *upstream.AnnounceNode {
 	r := c.r
 	n := c.node()
-	return &wireAnnounceNode{
-		VegaPubKey:        n.vegaPubKey,
+	return &upstream.AnnounceNode{
+		NetPubKey:         n.vegaPubKey,
 		EthereumAddress:   n.ethAddress,
 		ChainPubKey:       n.chainPubKey,
 		InfoURL:           n.infoURL,
@@ -597,10 +593,10 @@ func (c *txCtx) announceNode() *wireAnnounceNode {
 		ID:                n.id,
 		Name:              n.name,
 		AvatarURL:         n.avatarURL,
-		VegaPubKeyIndex:   uint32(1 + r.IntN(3)),
-		FromEpoch:         c.g.epochAt(c.now) + 1,
-		EthereumSignature: c.signature("eth"),
-		VegaSignature:     wireSignature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
+		NetPubKeyIndex:    upstream.Int64(1 + r.IntN(3)),
+		FromEpoch:         upstream.Uint64(c.g.epochAt(c.now) + 1),
+		EthereumSignature: c.sig("eth"),
+		NetSignature:      &upstream.Signature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
 		SubmitterAddress:  pick(r, []string{"", ethAddress(r)}),
 	}
 }

@@ -527,14 +527,18 @@ var genNotableChecks = map[string]func(tx map[string]any, raw []byte) error{
 		return nil
 	},
 	"batch.empty": func(tx map[string]any, raw []byte) error {
-		return genRequire(raw, `"cancellations":[],"amendments":[],"submissions":[],"stopOrdersCancellation":[],"stopOrdersSubmission":[],"updateMarginMode":[]`)
+		return genRequire(raw, `"cancellations":[]`, `"amendments":[]`, `"submissions":[]`, `"stopOrdersCancellation":[]`, `"stopOrdersSubmission":[]`, `"updateMarginMode":[]`)
 	},
-	"order.iceberg": func(tx map[string]any, raw []byte) error { return genRequire(raw, `"icebergOpts":{"peakSize":"100"`) },
+	"order.iceberg": func(tx map[string]any, raw []byte) error {
+		return genSome(tx, "command.batchMarketInstructions.submissions[].icebergOpts.peakSize", "100")
+	},
 	"order.pegged": func(tx map[string]any, raw []byte) error {
-		return genRequire(raw, `"peggedOrder":{"reference":"PEGGED_REFERENCE_BEST_BID"`)
+		return genSome(tx, "command.batchMarketInstructions.submissions[].peggedOrder.reference", "PEGGED_REFERENCE_BEST_BID")
 	},
 	"amend.negativeSizeDelta": func(tx map[string]any, raw []byte) error { return genRequire(raw, `"sizeDelta":"-5"`) },
-	"amend.size":              func(tx map[string]any, raw []byte) error { return genRequire(raw, `"size":"250","sizeDelta":"0"`) },
+	"amend.size": func(tx map[string]any, raw []byte) error {
+		return genSome(tx, "command.batchMarketInstructions.amendments[].size", "250")
+	},
 	"stopOrder.both": func(tx map[string]any, raw []byte) error {
 		s := genDig(tx, "command", "batchMarketInstructions", "stopOrdersSubmission", "0")
 		if genDig(s, "risesAbove") == nil || genDig(s, "fallsBelow") == nil {
@@ -622,6 +626,18 @@ var genNotableChecks = map[string]func(tx map[string]any, raw []byte) error{
 	},
 	"parties.receiver": genRequirePaths("command.transfer.to"),
 	"change.all":       genChangeKinds(),
+}
+
+// genSome checks that some value at path (genWalk's form) is want.
+func genSome(tx map[string]any, path string, want any) error {
+	found := false
+	genWalk("", tx, func(p string, v any) {
+		found = found || p == path && v == want
+	})
+	if !found {
+		return fmt.Errorf("no %v at %s", want, path)
+	}
+	return nil
 }
 
 func genRequire(raw []byte, subs ...string) error {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/tradenet/gateway/upstream"
 )
 
 // Shape of the generated dataset.
@@ -223,11 +225,11 @@ func (g *generator) buildAssets() {
 	for i, s := range assetSpecs {
 		a := Asset{
 			ID:     hexID(r),
-			Status: s.status,
+			Status: upstream.AssetStatus(s.status),
 			Details: AssetDetails{
 				Name:     s.name,
 				Symbol:   s.symbol,
-				Decimals: s.decimals,
+				Decimals: upstream.Uint64(s.decimals),
 				Quantum:  s.quantum,
 			},
 		}
@@ -384,8 +386,8 @@ func (g *generator) fundingPayments() []FundingPayment {
 				out = append(out, FundingPayment{
 					PartyID:          party,
 					MarketID:         m.id,
-					FundingPeriodSeq: seq,
-					Timestamp:        ts,
+					FundingPeriodSeq: upstream.Uint64(seq),
+					Timestamp:        upstream.UnixNanos(ts),
 					Amount:           itoa(amount),
 				})
 			}
@@ -430,10 +432,12 @@ func (g *generator) delegations() []Delegation {
 				}
 				epochStart := firstStart.Add(time.Duration(e) * epochLength)
 				out = append(out, Delegation{
-					Party:    party,
-					NodeID:   g.nodes[ni].id,
-					EpochSeq: utoa(g.firstEpoch + uint64(e)),
-					Amount:   scaled(r, units, 18),
+					Delegation: upstream.Delegation{
+						Party:    party,
+						NodeID:   g.nodes[ni].id,
+						EpochSeq: utoa(g.firstEpoch + uint64(e)),
+						Amount:   scaled(r, units, 18),
+					},
 					VegaTime: epochStart.UnixNano() + 437_000_000,
 				})
 			}

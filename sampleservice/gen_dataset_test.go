@@ -169,7 +169,7 @@ func TestGeneratedAssets(t *testing.T) {
 			t.Errorf("duplicate asset id %s", a.ID)
 		}
 		ids[a.ID] = true
-		statuses[a.Status]++
+		statuses[string(a.Status)]++
 		switch {
 		case a.Details.BuiltinAsset != nil && a.Details.ERC20 != nil:
 			t.Errorf("asset %s has two sources", a.ID)
@@ -246,7 +246,8 @@ func TestGeneratedFundingPayments(t *testing.T) {
 		perps[m] = true
 	}
 	for _, p := range d.FundingPayments {
-		k := key{p.Timestamp, p.MarketID, p.FundingPeriodSeq, p.PartyID}
+		ts := int64(p.Timestamp)
+		k := key{ts, p.MarketID, uint64(p.FundingPeriodSeq), p.PartyID}
 		if seen[k] {
 			t.Fatalf("duplicate funding payment key %+v", k)
 		}
@@ -271,11 +272,11 @@ func TestGeneratedFundingPayments(t *testing.T) {
 		} else if amount < 0 {
 			losses[p.PartyID]++
 		}
-		if marketsAt[p.Timestamp] == nil {
-			marketsAt[p.Timestamp] = map[string]bool{}
+		if marketsAt[ts] == nil {
+			marketsAt[ts] = map[string]bool{}
 		}
-		marketsAt[p.Timestamp][p.MarketID] = true
-		if p.Timestamp >= d.BlockTime {
+		marketsAt[ts][p.MarketID] = true
+		if ts >= d.BlockTime {
 			t.Fatalf("funding payment at %d, after the block time %d", p.Timestamp, d.BlockTime)
 		}
 	}

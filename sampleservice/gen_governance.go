@@ -2,6 +2,8 @@ package sampleservice
 
 import (
 	"strings"
+
+	"github.com/tradenet/gateway/upstream"
 )
 
 var changeCumulative = cumulateWeights(len(changeKinds), func(i int) int { return changeKinds[i].weight })
@@ -13,7 +15,7 @@ func (c *txCtx) closing() int64 {
 }
 
 // batchProposal returns a batch proposal with n random changes.
-func (c *txCtx) batchProposal(n int) *wireBatchProposalSubmission {
+func (c *txCtx) batchProposal(n int) *upstream.BatchProposalSubmission {
 	r := c.r
 	kinds := make([]changeKind, n)
 	for i := range kinds {
@@ -24,59 +26,41 @@ func (c *txCtx) batchProposal(n int) *wireBatchProposalSubmission {
 
 // batchProposalOf returns a batch proposal with one change of each kind
 // given, in order.
-func (c *txCtx) batchProposalOf(kinds ...changeKind) *wireBatchProposalSubmission {
-	b := &wireBatchProposalSubmission{
+func (c *txCtx) batchProposalOf(kinds ...changeKind) *upstream.BatchProposalSubmission {
+	b := &upstream.BatchProposalSubmission{
 		Reference: c.reference("batch"),
-		Terms:     wireBatchProposalTerms{ClosingTimestamp: c.closing(), Changes: []wireProposalChange{}},
+		Terms:     &upstream.BatchProposalTerms{ClosingTimestamp: upstream.UnixSeconds(c.closing()), Changes: []upstream.ProposalChange{}},
 	}
 	for _, k := range kinds {
-		b.Terms.Changes = append(b.Terms.Changes, c.change(b.Terms.ClosingTimestamp, k))
+		b.Terms.Changes = append(b.Terms.Changes, c.change(int64(b.Terms.ClosingTimestamp), k))
 	}
 	b.Rationale = c.rationale(kinds)
 	return b
 }
 
 // change returns one proposal change of kind k, enacted after closing.
-func (c *txCtx) change(closing int64, k changeKind) wireProposalChange {
-	ch := wireProposalChange{EnactmentTimestamp: closing + between(c.r, 0, 3)*86_400}
-	c.changeMembers(k, &ch.wireChangeMembers)
-	return ch
+func (c *txCtx) change(closing int64, k changeKind) upstream.ProposalChange {
+	enact := upstream.UnixSeconds(closing + between(c.r, 0, 3)*86_400)
+	return upstream.ProposalChange{EnactmentTimestamp: enact, Change: c.changeOf(k)}
 }
 
-// changeMembers sets the member for change kind k.
-func (c *txCtx) changeMembers(k changeKind, m *wireChangeMembers) {
+// changeAt is change i of a batch proposal, of the member type T.
+func changeAt[T upstream.ProposalChangeKind](p *upstream.BatchProposalSubmission, i int) T {
+	return p.Terms.Changes[i].Change.(T)
+}
+
+func (c *txCtx) newMarket() *upstream.NewMarket {
 	r := c.r
-	switch k {
-	case changeUpdateMarket:
-		m.UpdateMarket = c.updateMarket(c.derivativeMarket())
-	case changeNewMarket:
-		m.NewMarket = &wireNewMarket{Changes: c.newMarketConfig(marketOptions{perpetual: chance(r, 1, 2), logNormal: chance(r, 3, 4)})}
-	case changeUpdateNetworkParameter:
-		p := pick(r, networkParameters)
-		m.UpdateNetworkParameter = &wireUpdateNetworkParameter{Changes: wireNetworkParameter{Key: p[0], Value: p[1]}}
-	case changeNewFreeform:
-		m.NewFreeform = &wireNewFreeform{}
-	case changeUpdateAsset:
-		m.UpdateAsset = c.updateAsset(c.enabledAsset())
-	case changeNewSpotMarket:
-		m.NewSpotMarket = c.newSpotMarket(-1, -1)
-	case changeUpdateSpotMarket:
-		m.UpdateSpotMarket = c.updateSpotMarket()
-	case changeNewTransfer:
-		m.NewTransfer = &wireNewTransfer{Changes: c.governanceTransfer(transferOptions{})}
-	case changeCancelTransfer:
-		m.CancelTransfer = &wireCancelTransferChange{Changes: wireCancelTransferConfig{TransferID: hexID(r)}}
-	case changeUpdateMarketState:
-		m.UpdateMarketState = c.updateMarketState(1+r.IntN(3), chance(r, 1, 2))
-	case changeUpdateReferralProgram:
-		m.UpdateReferralProgram = c.updateReferralProgram()
-	case changeUpdateVolumeDiscountProgram:
-		m.UpdateVolumeDiscountProgram = c.updateVolumeDiscountProgram()
-	}
+	return &upstream.NewMarket{Changes: c.newMarketConfig(marketOptions{perpetual: chance(r, 1, 2), logNormal: chance(r, 3, 4)})}
+}
+
+func (c *txCtx) updateNetworkParameter() *upstream.UpdateNetworkParameter {
+	p := pick(c.r, networkParameters)
+	return &upstream.UpdateNetworkParameter{Changes: &upstream.NetworkParameter{Key: p[0], Value: p[1]}}
 }
 
 // proposalSubmission returns a single (not batch) proposal.
-func (c *txCtx) proposalSubmission() *wireProposalSubmission {
+func (c *txCtx) proposalSubmission() *upstream.ProposalSubmission {
 	r := c.r
 	p := c.newProposal()
 	if chance(r, 1, 8) {
@@ -89,21 +73,22 @@ func (c *txCtx) proposalSubmission() *wireProposalSubmission {
 
 // newProposal returns a single proposal's reference and times, without a
 // change.
-func (c *txCtx) newProposal() *wireProposalSubmission {
+func (c *txCtx) newProposal() *upstream.ProposalSubmission {
 	closing := c.closing()
-	return &wireProposalSubmission{
+	return &upstream.ProposalSubmission{
 		Reference: c.reference("proposal"),
-		Terms: wireProposalTerms{
-			ClosingTimestamp:   closing,
-			EnactmentTimestamp: closing + between(c.r, 0, 2)*86_400,
+		Terms: &upstream.ProposalTerms{
+			ClosingTimestamp:   upstream.UnixSeconds(closing),
+			EnactmentTimestamp: upstream.UnixSeconds(closing + between(c.r, 0, 2)*86_400),
 		},
+		Rationale: &upstream.ProposalRationale{},
 	}
 }
 
 // proposalChange makes p a proposal of change kind k. A free-form proposal
 // enacts nothing: its enactment time is 0.
-func (c *txCtx) proposalChange(p *wireProposalSubmission, k changeKind) {
-	c.changeMembers(k, &p.Terms.wireChangeMembers)
+func (c *txCtx) proposalChange(p *upstream.ProposalSubmission, k changeKind) {
+	p.Terms.Change = c.changeOf(k)
 	p.Rationale = c.rationale([]changeKind{k})
 	if k == changeNewFreeform {
 		p.Terms.EnactmentTimestamp = 0
@@ -113,22 +98,22 @@ func (c *txCtx) proposalChange(p *wireProposalSubmission, k changeKind) {
 // newAsset makes p a new-asset proposal of a token-contract (erc20) or
 // built-in asset. New assets are proposed alone (not in batches) and
 // validated first.
-func (c *txCtx) newAsset(p *wireProposalSubmission, erc20 bool) {
+func (c *txCtx) newAsset(p *upstream.ProposalSubmission, erc20 bool) {
 	r := c.r
-	p.Terms.ValidationTimestamp = c.now/1e9 + 3_600
+	p.Terms.ValidationTimestamp = upstream.UnixSeconds(c.now/1e9 + 3_600)
 	if !erc20 {
-		p.Terms.NewAsset = &wireNewAsset{Changes: AssetDetails{
+		p.Terms.Change = &upstream.NewAsset{Changes: &upstream.AssetDetails{
 			Name: "tAVAX TEST", Symbol: "tAVAX", Decimals: 5, Quantum: "1",
-			BuiltinAsset: &BuiltinAsset{MaxFaucetAmountMint: "1000000000"},
+			BuiltinAsset: &upstream.BuiltinAsset{MaxFaucetAmountMint: "1000000000"},
 		}}
-		p.Rationale = wireProposalRationale{Title: "Add the tAVAX test asset", Description: "A faucet asset for testing AVAX markets."}
+		p.Rationale = &upstream.ProposalRationale{Title: "Add the tAVAX test asset", Description: "A faucet asset for testing AVAX markets."}
 		return
 	}
-	p.Terms.NewAsset = &wireNewAsset{Changes: AssetDetails{
+	p.Terms.Change = &upstream.NewAsset{Changes: &upstream.AssetDetails{
 		Name: "Wrapped Dogecoin", Symbol: "WDOGE", Decimals: 8, Quantum: "1000000000",
-		ERC20: &ERC20{ContractAddress: ethAddress(r), LifetimeLimit: "1000000000000000", WithdrawThreshold: "100000000000"},
+		ERC20: &upstream.ERC20{ContractAddress: ethAddress(r), LifetimeLimit: "1000000000000000", WithdrawThreshold: "100000000000"},
 	}}
-	p.Rationale = wireProposalRationale{Title: "List Wrapped Dogecoin (WDOGE)", Description: "Lists WDOGE as a collateral asset for future markets."}
+	p.Rationale = &upstream.ProposalRationale{Title: "List Wrapped Dogecoin (WDOGE)", Description: "Lists WDOGE as a collateral asset for future markets."}
 }
 
 var networkParameters = [][2]string{
@@ -149,11 +134,11 @@ var networkParameters = [][2]string{
 }
 
 // rationale returns a title and description fitting the change kinds.
-func (c *txCtx) rationale(kinds []changeKind) wireProposalRationale {
+func (c *txCtx) rationale(kinds []changeKind) *upstream.ProposalRationale {
 	r := c.r
 	var title string
 	if len(kinds) == 1 {
-		title = pick(r, rationaleTitles[kinds[0]])
+		title = pick(r, changeKinds[kinds[0]].titles)
 	} else {
 		title = pick(r, []string{"Quarterly parameter review", "Market housekeeping batch", "Launch of the spring incentive programme", "Fee and liquidity adjustments", "Governance omnibus #" + itoa(between(r, 3, 99))})
 	}
@@ -164,22 +149,7 @@ func (c *txCtx) rationale(kinds []changeKind) wireProposalRationale {
 		}
 		d.WriteString(pick(r, rationaleSentences))
 	}
-	return wireProposalRationale{Title: title, Description: d.String()}
-}
-
-var rationaleTitles = [numChangeKinds][]string{
-	changeUpdateMarket:                {"Update BTC/USDT-PERP liquidity parameters", "Tighten price monitoring on ETH futures", "Raise slippage factors"},
-	changeNewMarket:                   {"Launch DOGE/USDT perpetual", "New market: BTC/USDT quarterly future", "Propose SOL/USDC perpetual"},
-	changeUpdateNetworkParameter:      {"Lower the maker fee", "Increase PoW difficulty", "Shorten minimum enactment period"},
-	changeNewFreeform:                 {"Community sentiment: should the treasury fund a grants programme?", "Signal support for the roadmap"},
-	changeUpdateAsset:                 {"Raise USDT lifetime deposit limit", "Update the quantum of WETH"},
-	changeNewSpotMarket:               {"Launch ETH/USDT spot", "New spot market for VEGA/USDC"},
-	changeUpdateSpotMarket:            {"Adjust SLA parameters of the VEGA/USDT spot market"},
-	changeNewTransfer:                 {"Fund maker fee rewards for Q2", "Top up the insurance pool", "Validator ranking rewards"},
-	changeCancelTransfer:              {"Cancel the recurring LP reward transfer"},
-	changeUpdateMarketState:           {"Terminate the expired election market", "Suspend trading on a misbehaving market", "Resume trading"},
-	changeUpdateReferralProgram:       {"Referral programme season 3"},
-	changeUpdateVolumeDiscountProgram: {"Volume discount programme, new tiers"},
+	return &upstream.ProposalRationale{Title: title, Description: d.String()}
 }
 
 var rationaleSentences = []string{
@@ -220,16 +190,16 @@ func (c *txCtx) settlementAsset() string {
 	return c.g.assets[c.g.asset(sym)].ID
 }
 
-func (c *txCtx) updateAsset(ai int) *wireUpdateAsset {
+func (c *txCtx) updateAsset(ai int) *upstream.UpdateAsset {
 	r := c.r
 	a := c.g.assets[ai]
-	u := &wireUpdateAsset{AssetID: a.ID, Changes: wireAssetDetailsUpdate{Quantum: a.Details.Quantum}}
+	u := &upstream.UpdateAsset{AssetID: a.ID, Changes: &upstream.UpdateAssetConfiguration{Quantum: a.Details.Quantum}}
 	if chance(r, 1, 2) {
 		u.Changes.Quantum = a.Details.Quantum + "0"
 	}
 	// Only a token-contract asset has source details to update.
 	if a.Details.ERC20 != nil {
-		u.Changes.ERC20 = &wireERC20Update{
+		u.Changes.ERC20 = &upstream.UpdateERC20{
 			LifetimeLimit:     scaled(r, between(r, 1, 100)*100_000, int(a.Details.Decimals)),
 			WithdrawThreshold: scaled(r, between(r, 1, 100)*1_000, int(a.Details.Decimals)),
 		}
@@ -251,7 +221,7 @@ type marketOptions struct {
 }
 
 // newMarketConfig returns a new future or perpetual market.
-func (c *txCtx) newMarketConfig(o marketOptions) wireNewMarketConfig {
+func (c *txCtx) newMarketConfig(o marketOptions) *upstream.NewFutureMarketConfig {
 	r := c.r
 	base := pick(r, []string{"DOGE", "AVAX", "ARB", "OP", "TIA", "SUI", "PEPE", "NEAR", "XAU", "EUR"})
 	quote := pick(r, []string{"USDT", "USDC", "USD"})
@@ -262,16 +232,16 @@ func (c *txCtx) newMarketConfig(o marketOptions) wireNewMarketConfig {
 		o.ethOracle = true
 		o.until = chance(r, 1, 2)
 	}
-	cfg := wireNewMarketConfig{
-		DecimalPlaces:                 uint64(r.IntN(6)),
+	cfg := &upstream.NewFutureMarketConfig{
+		DecimalPlaces:                 upstream.Uint64(r.IntN(6)),
 		Metadata:                      []string{"base:" + base, "quote:" + quote, "class:fx/crypto"},
 		PriceMonitoringParameters:     c.priceMonitoring(),
 		LiquidityMonitoringParameters: c.liquidityMonitoring(),
-		PositionDecimalPlaces:         int64(r.IntN(5)) - 1,
+		PositionDecimalPlaces:         upstream.Int64(r.IntN(5)) - 1,
 		LpPriceRange:                  optional(pick(r, []string{"", "0.5", "0.1"})),
 		LinearSlippageFactor:          pick(r, []string{"0.001", "0.01", "0.1"}),
 		QuadraticSlippageFactor:       pick(r, []string{"0", "0.000001"}),
-		LiquiditySlaParameters:        c.slaParameters(),
+		LiquiditySLAParameters:        c.slaParameters(),
 		LiquidityFeeSettings:          c.liquidityFeeSettings(o.feeMethod - 1),
 		LiquidationStrategy:           c.liquidationStrategy(),
 		MarkPriceConfiguration:        c.compositePrice(o.priceType-1, o.coverage),
@@ -280,9 +250,9 @@ func (c *txCtx) newMarketConfig(o marketOptions) wireNewMarketConfig {
 		cfg.Metadata = []string{}
 	}
 	if o.perpetual {
-		cfg.Instrument = wireInstrument{Code: base + "/" + quote + "-PERP", Name: base + " / " + quote + " Perpetual", Perpetual: c.perpetual(o)}
+		cfg.Instrument = &upstream.Instrument{Code: base + "/" + quote + "-PERP", Name: base + " / " + quote + " Perpetual", Perpetual: c.perpetual(o)}
 	} else {
-		cfg.Instrument = wireInstrument{Code: base + "/" + quote + "-JUN24", Name: base + " / " + quote + " Future (Jun 2024)", Future: c.future(o)}
+		cfg.Instrument = &upstream.Instrument{Code: base + "/" + quote + "-JUN24", Name: base + " / " + quote + " Future (Jun 2024)", Future: c.future(o)}
 	}
 	if o.logNormal {
 		cfg.LogNormal = c.logNormal()
@@ -290,27 +260,17 @@ func (c *txCtx) newMarketConfig(o marketOptions) wireNewMarketConfig {
 		cfg.Simple = c.simple()
 	}
 	if o.successor {
-		cfg.Successor = &wireSuccessor{ParentMarketID: c.derivativeMarket().id, InsurancePoolFraction: pick(r, []string{"1", "0.5", "0"})}
+		cfg.Successor = &upstream.SuccessorConfiguration{ParentMarketID: c.derivativeMarket().id, InsurancePoolFraction: pick(r, []string{"1", "0.5", "0"})}
 	}
 	return cfg
 }
 
-func (c *txCtx) future(o marketOptions) *wireFuture {
-	f := &wireFuture{SettlementAsset: o.settlement}
-	f.wireUpdateFuture = c.futureProduct(o)
-	return f
-}
-
-// futureProduct returns the data sources and binding of a future.
-func (c *txCtx) futureProduct(o marketOptions) wireUpdateFuture {
+// future returns a future settled in o.settlement (none for an update).
+func (c *txCtx) future(o marketOptions) *upstream.Future {
 	r := c.r
 	prop := "prices." + pick(r, []string{"BTC", "ETH", "SOL", "XAU"}) + ".value"
-	f := wireUpdateFuture{QuoteName: pick(r, []string{"USDT", "USDC", "USD"})}
-	if o.ethOracle {
-		f.DataSourceSpecForSettlementData = c.ethOracleSource(prop, o.until, o.coverage)
-	} else {
-		f.DataSourceSpecForSettlementData = c.oracleSource(prop, "TYPE_INTEGER", o.coverage)
-	}
+	f := &upstream.Future{SettlementAsset: o.settlement, QuoteName: pick(r, []string{"USDT", "USDC", "USD"})}
+	f.DataSourceSpecForSettlementData = c.settlementSource(prop, o)
 	termination := "vegaprotocol.builtin.timestamp"
 	if chance(r, 1, 2) {
 		f.DataSourceSpecForTradingTermination = c.internalTimeSource(o.coverage)
@@ -318,79 +278,86 @@ func (c *txCtx) futureProduct(o marketOptions) wireUpdateFuture {
 		termination = "trading.terminated"
 		f.DataSourceSpecForTradingTermination = c.oracleSource(termination, "TYPE_BOOLEAN", o.coverage)
 	}
-	f.DataSourceSpecBinding = &wireFutureBinding{SettlementDataProperty: prop, TradingTerminationProperty: termination}
+	f.DataSourceSpecBinding = &upstream.DataSourceSpecToFutureBinding{SettlementDataProperty: prop, TradingTerminationProperty: termination}
 	return f
 }
 
-func (c *txCtx) perpetual(o marketOptions) *wirePerpetual {
-	return &wirePerpetual{SettlementAsset: o.settlement, wireUpdatePerpetual: c.perpetualProduct(o)}
+// settlementSource is a product's settlement data for prop: an Ethereum
+// call, or an oracle signed by keys or addresses.
+func (c *txCtx) settlementSource(prop string, o marketOptions) *upstream.DataSourceDefinition {
+	if o.ethOracle {
+		return c.ethOracleSource(prop, o.until, o.coverage)
+	}
+	return c.oracleSource(prop, "TYPE_INTEGER", o.coverage)
 }
 
-// perpetualProduct returns the funding parameters and data sources of a
-// perpetual.
-func (c *txCtx) perpetualProduct(o marketOptions) wireUpdatePerpetual {
+// perpetual returns a perpetual settled in o.settlement (none for an
+// update).
+func (c *txCtx) perpetual(o marketOptions) *upstream.Perpetual {
 	r := c.r
 	prop := pick(r, []string{"btc.price", "eth.price", "sol.price"})
-	p := wireUpdatePerpetual{
+	p := &upstream.Perpetual{
+		SettlementAsset:                     o.settlement,
 		QuoteName:                           pick(r, []string{"USDT", "USDC", "USD"}),
 		MarginFundingFactor:                 pick(r, []string{"0", "0.5", "0.9", "1"}),
 		InterestRate:                        pick(r, []string{"0", "0.0001095", "-0.01"}),
 		ClampLowerBound:                     pick(r, []string{"-0.0005", "0", "-1"}),
 		ClampUpperBound:                     pick(r, []string{"0.0005", "0", "1"}),
 		DataSourceSpecForSettlementSchedule: c.internalTimeTriggerSource(chance(r, 3, 4), o.coverage),
-		DataSourceSpecBinding:               &wirePerpetualBinding{SettlementDataProperty: prop, SettlementScheduleProperty: "vegaprotocol.builtin.timetrigger"},
+		DataSourceSpecBinding:               &upstream.DataSourceSpecToPerpetualBinding{SettlementDataProperty: prop, SettlementScheduleProperty: "vegaprotocol.builtin.timetrigger"},
 		FundingRateScalingFactor:            optional(pick(r, []string{"1", "0.5", ""})),
 		FundingRateLowerBound:               optional(pick(r, []string{"-0.005", "-0.001", ""})),
 		FundingRateUpperBound:               optional(pick(r, []string{"0.005", "0.001", ""})),
 	}
-	if o.ethOracle {
-		p.DataSourceSpecForSettlementData = c.ethOracleSource(prop, o.until, o.coverage)
-	} else {
-		p.DataSourceSpecForSettlementData = c.oracleSource(prop, "TYPE_INTEGER", o.coverage)
-	}
+	p.DataSourceSpecForSettlementData = c.settlementSource(prop, o)
 	if chance(r, 1, 2) {
 		p.InternalCompositePriceConfiguration = c.compositePrice(o.priceType-1, o.coverage)
 	}
 	return p
 }
 
-func (c *txCtx) updateMarket(m *genMarket) *wireUpdateMarket {
+func (c *txCtx) updateMarket(m *genMarket) *upstream.UpdateMarket {
 	r := c.r
 	o := marketOptions{perpetual: m.product == productPerpetual, ethOracle: chance(r, 1, 3), until: chance(r, 1, 2)}
-	cfg := wireUpdateMarketConfig{
-		Instrument:                    wireUpdateInstrument{Code: m.code, Name: m.name},
+	cfg := &upstream.UpdateMarketConfig{
+		Instrument:                    &upstream.UpdateInstrumentConfiguration{Code: m.code, Name: m.name},
 		Metadata:                      []string{"quote:" + m.quoteName},
 		PriceMonitoringParameters:     c.priceMonitoring(),
 		LiquidityMonitoringParameters: c.liquidityMonitoring(),
 		LpPriceRange:                  nil,
 		LinearSlippageFactor:          pick(r, []string{"0.001", "0.01"}),
 		QuadraticSlippageFactor:       "0",
-		LiquiditySlaParameters:        c.slaParameters(),
+		LiquiditySLAParameters:        c.slaParameters(),
 		LiquidityFeeSettings:          c.liquidityFeeSettings(-1),
 		LiquidationStrategy:           c.liquidationStrategy(),
 		MarkPriceConfiguration:        c.compositePrice(-1, 0),
 	}
 	if o.perpetual {
-		p := c.perpetualProduct(o)
-		cfg.Instrument.Perpetual = &wireUpdatePerpetual{}
-		*cfg.Instrument.Perpetual = p
+		p := c.perpetual(o)
+		cfg.Instrument.Perpetual = &upstream.UpdatePerpetualProduct{
+			ClampLowerBound: p.ClampLowerBound, ClampUpperBound: p.ClampUpperBound,
+			DataSourceSpecBinding: p.DataSourceSpecBinding, DataSourceSpecForSettlementData: p.DataSourceSpecForSettlementData,
+			DataSourceSpecForSettlementSchedule: p.DataSourceSpecForSettlementSchedule,
+			FundingRateLowerBound:               p.FundingRateLowerBound, FundingRateScalingFactor: p.FundingRateScalingFactor, FundingRateUpperBound: p.FundingRateUpperBound,
+			InterestRate: p.InterestRate, InternalCompositePriceConfiguration: p.InternalCompositePriceConfiguration,
+			MarginFundingFactor: p.MarginFundingFactor, QuoteName: p.QuoteName,
+		}
 	} else {
-		f := c.futureProduct(o)
-		cfg.Instrument.Future = &f
+		f := c.future(o)
+		cfg.Instrument.Future = &upstream.UpdateFutureProduct{
+			DataSourceSpecBinding: f.DataSourceSpecBinding, DataSourceSpecForSettlementData: f.DataSourceSpecForSettlementData,
+			DataSourceSpecForTradingTermination: f.DataSourceSpecForTradingTermination, QuoteName: f.QuoteName,
+		}
 	}
-	if chance(r, 1, 2) {
-		cfg.LogNormal = c.logNormal()
-	} else {
-		cfg.Simple = c.simple()
-	}
+	cfg.Simple, cfg.LogNormal = c.riskModel()
 	if chance(r, 1, 6) {
 		cfg.LiquidationStrategy = nil
 	}
-	return &wireUpdateMarket{MarketID: m.id, Changes: cfg}
+	return &upstream.UpdateMarket{MarketID: m.id, Changes: cfg}
 }
 
 // newSpotMarket returns a new spot market; base and quote < 0 draw assets.
-func (c *txCtx) newSpotMarket(base, quote int) *wireNewSpotMarket {
+func (c *txCtx) newSpotMarket(base, quote int) *upstream.NewSpotMarket {
 	r := c.r
 	if base < 0 {
 		base = c.g.asset(pick(r, []string{"WETH", "WBTC", "VEGA", "LINK", "UNI", "ARB"}))
@@ -399,67 +366,61 @@ func (c *txCtx) newSpotMarket(base, quote int) *wireNewSpotMarket {
 		quote = c.g.asset(pick(r, []string{"USDT", "USDC"}))
 	}
 	b, q := c.g.assets[base], c.g.assets[quote]
-	cfg := wireNewSpotMarketConfig{
-		Instrument: wireInstrument{
+	cfg := &upstream.NewSpotMarketConfig{
+		Instrument: &upstream.Instrument{
 			Code: b.Details.Symbol + "/" + q.Details.Symbol,
 			Name: b.Details.Name + " / " + q.Details.Name,
-			Spot: &wireSpot{BaseAsset: b.ID, QuoteAsset: q.ID, Name: b.Details.Symbol + "/" + q.Details.Symbol},
+			Spot: &upstream.Spot{BaseAsset: b.ID, QuoteAsset: q.ID, Name: b.Details.Symbol + "/" + q.Details.Symbol},
 		},
-		DecimalPlaces:             uint64(1 + r.IntN(4)),
+		DecimalPlaces:             upstream.Uint64(1 + r.IntN(4)),
 		Metadata:                  []string{"base:" + b.Details.Symbol, "quote:" + q.Details.Symbol, "class:spot"},
 		PriceMonitoringParameters: c.priceMonitoring(),
 		TargetStakeParameters:     c.targetStake(),
-		PositionDecimalPlaces:     int64(r.IntN(4)),
+		PositionDecimalPlaces:     upstream.Int64(r.IntN(4)),
 		SlaParams:                 c.slaParameters(),
 		LiquidityFeeSettings:      c.liquidityFeeSettings(-1),
 	}
-	if chance(r, 1, 2) {
-		cfg.LogNormal = c.logNormal()
-	} else {
-		cfg.Simple = c.simple()
-	}
-	return &wireNewSpotMarket{Changes: cfg}
+	cfg.Simple, cfg.LogNormal = c.riskModel()
+	return &upstream.NewSpotMarket{Changes: cfg}
 }
 
-func (c *txCtx) updateSpotMarket() *wireUpdateSpotMarket {
-	r := c.r
+func (c *txCtx) updateSpotMarket() *upstream.UpdateSpotMarket {
 	m := c.spotMarket()
-	cfg := wireUpdateSpotMarketConfig{
+	cfg := &upstream.UpdateSpotMarketConfiguration{
 		Metadata:                  []string{},
 		PriceMonitoringParameters: c.priceMonitoring(),
 		TargetStakeParameters:     c.targetStake(),
 		SlaParams:                 c.slaParameters(),
 		LiquidityFeeSettings:      c.liquidityFeeSettings(-1),
 	}
-	if chance(r, 1, 2) {
-		cfg.LogNormal = c.logNormal()
-	} else {
-		cfg.Simple = c.simple()
-	}
-	return &wireUpdateSpotMarket{MarketID: m.id, Changes: cfg}
+	cfg.Simple, cfg.LogNormal = c.riskModel()
+	return &upstream.UpdateSpotMarket{MarketID: m.id, Changes: cfg}
 }
 
 // updateMarketState returns a market state change of the given type (an
 // index into enumMarketState), with or without a settlement price.
-func (c *txCtx) updateMarketState(updateType int, withPrice bool) *wireUpdateMarketState {
+func (c *txCtx) updateMarketState(updateType int, withPrice bool) *upstream.UpdateMarketState {
 	m := c.derivativeMarket()
-	u := &wireUpdateMarketState{Changes: wireUpdateMarketStateConfig{MarketID: m.id, UpdateType: wireEnum(enumMarketState[updateType])}}
+	u := &upstream.UpdateMarketState{Changes: &upstream.UpdateMarketStateConfiguration{MarketID: m.id, UpdateType: upstream.MarketStateUpdateType(enumMarketState[updateType])}}
 	if withPrice {
 		u.Changes.Price = ptr(utoa(m.price))
 	}
 	return u
 }
 
-func (c *txCtx) updateReferralProgram() *wireUpdateReferralProgram {
+// programPeriod draws a reward program's end (Unix seconds, a month to
+// half a year away) and window length (epochs).
+func (c *txCtx) programPeriod() (upstream.UnixSeconds, upstream.Uint64) {
+	end := upstream.UnixSeconds(c.now/1e9 + between(c.r, 30, 180)*86_400)
+	return end, upstream.Uint64(between(c.r, 1, 30))
+}
+
+func (c *txCtx) updateReferralProgram() *upstream.UpdateReferralProgram {
 	r := c.r
-	ch := wireReferralProgramChanges{
-		BenefitTiers:          []wireReferralBenefitTier{},
-		EndOfProgramTimestamp: c.now/1e9 + between(r, 30, 180)*86_400,
-		WindowLength:          uint64(between(r, 1, 30)),
-		StakingTiers:          []wireStakingTier{},
-	}
+	ch := &upstream.ReferralProgramChanges{BenefitTiers: []upstream.BenefitTier{}, StakingTiers: []upstream.StakingTier{}}
+	ch.EndOfProgramTimestamp, ch.WindowLength = c.programPeriod()
 	for i := range 1 + r.IntN(4) {
-		ch.BenefitTiers = append(ch.BenefitTiers, wireReferralBenefitTier{
+		ch.BenefitTiers = append(ch.BenefitTiers, upstream.BenefitTier{
 			MinimumRunningNotionalTakerVolume: itoa(int64(i+1) * 10_000),
 			MinimumEpochs:                     itoa(int64(i*2 + 1)),
 			ReferralRewardFactor:              "0.0" + itoa(int64(i+1)),
@@ -467,108 +428,114 @@ func (c *txCtx) updateReferralProgram() *wireUpdateReferralProgram {
 		})
 	}
 	for i := range r.IntN(3) {
-		ch.StakingTiers = append(ch.StakingTiers, wireStakingTier{MinimumStakedTokens: scaled(r, int64(i+1)*1000, 18), ReferralRewardMultiplier: itoa(int64(i + 1))})
+		ch.StakingTiers = append(ch.StakingTiers, upstream.StakingTier{MinimumStakedTokens: scaled(r, int64(i+1)*1000, 18), ReferralRewardMultiplier: itoa(int64(i + 1))})
 	}
-	return &wireUpdateReferralProgram{Changes: ch}
+	return &upstream.UpdateReferralProgram{Changes: ch}
 }
 
-func (c *txCtx) updateVolumeDiscountProgram() *wireUpdateVolumeDiscountProgram {
+func (c *txCtx) updateVolumeDiscountProgram() *upstream.UpdateVolumeDiscountProgram {
 	r := c.r
-	ch := wireVolumeDiscountProgramChanges{
-		BenefitTiers:          []wireVolumeBenefitTier{},
-		EndOfProgramTimestamp: c.now/1e9 + between(r, 30, 180)*86_400,
-		WindowLength:          uint64(between(r, 1, 30)),
-	}
+	ch := &upstream.VolumeDiscountProgramChanges{BenefitTiers: []upstream.VolumeBenefitTier{}}
+	ch.EndOfProgramTimestamp, ch.WindowLength = c.programPeriod()
 	for i := range 1 + r.IntN(4) {
-		ch.BenefitTiers = append(ch.BenefitTiers, wireVolumeBenefitTier{
+		ch.BenefitTiers = append(ch.BenefitTiers, upstream.VolumeBenefitTier{
 			MinimumRunningNotionalTakerVolume: itoa(int64(i+1) * 100_000),
 			VolumeDiscountFactor:              "0.0" + itoa(int64(i+1)),
 		})
 	}
-	return &wireUpdateVolumeDiscountProgram{Changes: ch}
+	return &upstream.UpdateVolumeDiscountProgram{Changes: ch}
 }
 
 // ---- Shared configuration shapes ----
 
-func (c *txCtx) priceMonitoring() *wirePriceMonitoringParameters {
+func (c *txCtx) priceMonitoring() *upstream.PriceMonitoringParameters {
 	r := c.r
-	p := &wirePriceMonitoringParameters{Triggers: []wirePriceMonitoringTrigger{}}
+	p := &upstream.PriceMonitoringParameters{Triggers: []upstream.PriceMonitoringTrigger{}}
 	for i := range r.IntN(4) {
-		p.Triggers = append(p.Triggers, wirePriceMonitoringTrigger{
-			Horizon:          int64(pick(r, []int{60, 360, 1440, 4320, 43200})) * int64(i+1),
+		p.Triggers = append(p.Triggers, upstream.PriceMonitoringTrigger{
+			Horizon:          upstream.Int64(pick(r, []int{60, 360, 1440, 4320, 43200})) * upstream.Int64(i+1),
 			Probability:      pick(r, []string{"0.9999", "0.99999", "0.9999999"}),
-			AuctionExtension: int64(pick(r, []int{60, 120, 300, 600})),
+			AuctionExtension: upstream.Int64(pick(r, []int{60, 120, 300, 600})),
 		})
 	}
 	return p
 }
 
-func (c *txCtx) targetStake() *wireTargetStakeParameters {
-	return &wireTargetStakeParameters{TimeWindow: int64(pick(c.r, []int{3600, 86400, 604800})), ScalingFactor: pick(c.r, []wireF64{1, 0.05, 10, 2.5})}
+func (c *txCtx) targetStake() *upstream.TargetStakeParameters {
+	return &upstream.TargetStakeParameters{TimeWindow: upstream.Int64(pick(c.r, []int{3600, 86400, 604800})), ScalingFactor: pick(c.r, []upstream.Float64{1, 0.05, 10, 2.5})}
 }
 
-func (c *txCtx) liquidityMonitoring() *wireLiquidityMonitoringParameters {
-	return &wireLiquidityMonitoringParameters{
+func (c *txCtx) liquidityMonitoring() *upstream.LiquidityMonitoringParameters {
+	return &upstream.LiquidityMonitoringParameters{
 		TargetStakeParameters: c.targetStake(),
 		TriggeringRatio:       pick(c.r, []string{"0", "0.7", "0.9"}),
-		AuctionExtension:      int64(pick(c.r, []int{0, 1, 60})),
+		AuctionExtension:      upstream.Int64(pick(c.r, []int{0, 1, 60})),
 	}
 }
 
-func (c *txCtx) slaParameters() *wireSlaParameters {
+func (c *txCtx) slaParameters() *upstream.SlaParameters {
 	r := c.r
-	return &wireSlaParameters{
+	return &upstream.SlaParameters{
 		PriceRange:                  pick(r, []string{"0.01", "0.03", "0.05"}),
 		CommitmentMinTimeFraction:   pick(r, []string{"0.5", "0.85", "0.95"}),
-		PerformanceHysteresisEpochs: uint64(r.IntN(5)),
+		PerformanceHysteresisEpochs: upstream.Uint64(r.IntN(5)),
 		SlaCompetitionFactor:        pick(r, []string{"0.2", "0.5", "1"}),
 	}
 }
 
 // liquidityFeeSettings returns fee settings with the given method (an index
 // into enumLiquidityFee; < 0 draws one).
-func (c *txCtx) liquidityFeeSettings(method int) *wireLiquidityFeeSettings {
+func (c *txCtx) liquidityFeeSettings(method int) *upstream.LiquidityFeeSettings {
 	r := c.r
 	if method < 0 {
 		method = 1 + r.IntN(3)
 	}
-	s := &wireLiquidityFeeSettings{Method: wireEnum(enumLiquidityFee[method])}
+	s := &upstream.LiquidityFeeSettings{Method: upstream.LiquidityFeeMethod(enumLiquidityFee[method])}
 	if enumLiquidityFee[method] == "METHOD_CONSTANT" {
 		s.FeeConstant = ptr(pick(r, []string{"0.0001", "0.0005", "0.001"}))
 	}
 	return s
 }
 
-func (c *txCtx) liquidationStrategy() *wireLiquidationStrategy {
+func (c *txCtx) liquidationStrategy() *upstream.LiquidationStrategy {
 	r := c.r
-	return &wireLiquidationStrategy{
-		DisposalTimeStep:    int64(pick(r, []int{1, 5, 10, 30})),
+	return &upstream.LiquidationStrategy{
+		DisposalTimeStep:    upstream.Int64(pick(r, []int{1, 5, 10, 30})),
 		DisposalFraction:    pick(r, []string{"0.1", "0.25", "1"}),
-		FullDisposalSize:    uint64(pick(r, []int{0, 50, 1000, 1000000})),
+		FullDisposalSize:    upstream.Uint64(pick(r, []int{0, 50, 1000, 1000000})),
 		MaxFractionConsumed: pick(r, []string{"0.01", "0.05", "0.1"}),
 	}
 }
 
-func (c *txCtx) simple() *wireSimpleRiskModel {
+// riskModel draws a market's risk model, log-normal or simple (the other
+// nil: they are a one-of).
+func (c *txCtx) riskModel() (*upstream.SimpleRiskModel, *upstream.LogNormalRiskModel) {
+	if chance(c.r, 1, 2) {
+		return nil, c.logNormal()
+	}
+	return c.simple(), nil
+}
+
+func (c *txCtx) simple() *upstream.SimpleRiskModel {
 	r := c.r
-	return &wireSimpleRiskModel{
-		FactorLong:           pick(r, []wireF64{0.15, 0.1, 0.25}),
-		FactorShort:          pick(r, []wireF64{0.25, 0.2, 0.5}),
-		MaxMoveUp:            pick(r, []wireF64{10, 100, 1.5}),
-		MinMoveDown:          pick(r, []wireF64{-5, -100, -1.5}),
-		ProbabilityOfTrading: pick(r, []wireF64{0.1, 0.5, 1}),
+	return &upstream.SimpleRiskModel{
+		FactorLong:           pick(r, []upstream.Float64{0.15, 0.1, 0.25}),
+		FactorShort:          pick(r, []upstream.Float64{0.25, 0.2, 0.5}),
+		MaxMoveUp:            pick(r, []upstream.Float64{10, 100, 1.5}),
+		MinMoveDown:          pick(r, []upstream.Float64{-5, -100, -1.5}),
+		ProbabilityOfTrading: pick(r, []upstream.Float64{0.1, 0.5, 1}),
 	}
 }
 
-func (c *txCtx) logNormal() *wireLogNormalRiskModel {
+func (c *txCtx) logNormal() *upstream.LogNormalRiskModel {
 	r := c.r
-	return &wireLogNormalRiskModel{
-		RiskAversionParameter: pick(r, []wireF64{0.0001, 0.001, 0.01}),
-		Tau:                   pick(r, []wireF64{0.0001140771161, 0.000190129, 0.0003}),
-		Params: wireLogNormalParams{
-			Mu:    pick(r, []wireF64{0, 0.05}),
-			R:     pick(r, []wireF64{0, 0.016, -0.01}),
-			Sigma: pick(r, []wireF64{0.8, 1.5, 0.25, 3}),
+	return &upstream.LogNormalRiskModel{
+		RiskAversionParameter: pick(r, []upstream.Float64{0.0001, 0.001, 0.01}),
+		Tau:                   pick(r, []upstream.Float64{0.0001140771161, 0.000190129, 0.0003}),
+		Params: &upstream.LogNormalModelParams{
+			Mu:    pick(r, []upstream.Float64{0, 0.05}),
+			R:     pick(r, []upstream.Float64{0, 0.016, -0.01}),
+			Sigma: pick(r, []upstream.Float64{0.8, 1.5, 0.25, 3}),
 		},
 	}
 }
@@ -576,20 +543,20 @@ func (c *txCtx) logNormal() *wireLogNormalRiskModel {
 // compositePrice returns a composite price configuration of the given type
 // (an index into enumCompositePrice; < 0 draws one). Weighted and median
 // prices carry oracle sources.
-func (c *txCtx) compositePrice(priceType int, coverage int) *wireCompositePriceConfiguration {
+func (c *txCtx) compositePrice(priceType int, coverage int) *upstream.CompositePriceConfiguration {
 	r := c.r
 	if priceType < 0 {
 		priceType = 1 + r.IntN(3)
 	}
-	p := &wireCompositePriceConfiguration{
+	p := &upstream.CompositePriceConfiguration{
 		DecayWeight:              pick(r, []string{"0", "0.5", "1"}),
-		DecayPower:               uint64(1 + r.IntN(3)),
+		DecayPower:               upstream.Uint64(1 + r.IntN(3)),
 		CashAmount:               pick(r, []string{"0", "5000000", "100000000"}),
 		SourceWeights:            []string{},
 		SourceStalenessTolerance: []string{},
-		CompositePriceType:       wireEnum(enumCompositePrice[priceType]),
-		DataSourcesSpec:          []wireDataSourceDefinition{},
-		DataSourcesSpecBinding:   []wirePriceSourceBinding{},
+		CompositePriceType:       upstream.CompositePriceType(enumCompositePrice[priceType]),
+		DataSourcesSpec:          []upstream.DataSourceDefinition{},
+		DataSourcesSpecBinding:   []upstream.SpecBindingForCompositePrice{},
 	}
 	if enumCompositePrice[priceType] == "COMPOSITE_PRICE_TYPE_LAST_TRADE" {
 		return p
@@ -598,14 +565,14 @@ func (c *txCtx) compositePrice(priceType int, coverage int) *wireCompositePriceC
 	p.SourceStalenessTolerance = append(p.SourceStalenessTolerance, "1m0s", "1m0s")
 	for i := range 1 + r.IntN(2) {
 		prop := pick(r, []string{"btc.price", "eth.price", "index.price"})
-		var ds *wireDataSourceDefinition
+		var ds *upstream.DataSourceDefinition
 		if i == 0 && chance(r, 2, 3) {
 			ds = c.ethOracleSource(prop, chance(r, 1, 2), coverage)
 		} else {
 			ds = c.oracleSource(prop, "TYPE_INTEGER", coverage)
 		}
 		p.DataSourcesSpec = append(p.DataSourcesSpec, *ds)
-		p.DataSourcesSpecBinding = append(p.DataSourcesSpecBinding, wirePriceSourceBinding{PriceSourceProperty: prop})
+		p.DataSourcesSpecBinding = append(p.DataSourcesSpecBinding, upstream.SpecBindingForCompositePrice{PriceSourceProperty: prop})
 		p.SourceWeights = append(p.SourceWeights, "1")
 		p.SourceStalenessTolerance = append(p.SourceStalenessTolerance, "10m0s")
 	}
@@ -616,56 +583,56 @@ func (c *txCtx) compositePrice(priceType int, coverage int) *wireCompositePriceC
 
 // conditions returns one or two conditions; with coverage > 0 the operators
 // cycle through every value from that offset.
-func (c *txCtx) conditions(value string, coverage int) []wireCondition {
+func (c *txCtx) conditions(value string, coverage int) []upstream.Condition {
 	r := c.r
 	if coverage > 0 {
-		out := []wireCondition{}
+		out := []upstream.Condition{}
 		for i := range len(enumConditionOp) {
-			out = append(out, wireCondition{Operator: wireEnum(enumConditionOp[(coverage+i)%len(enumConditionOp)]), Value: value})
+			out = append(out, upstream.Condition{Operator: upstream.ConditionOperator(enumConditionOp[(coverage+i)%len(enumConditionOp)]), Value: value})
 		}
 		return out
 	}
-	out := []wireCondition{{Operator: wireEnum(enumConditionOp[1+r.IntN(len(enumConditionOp)-1)]), Value: value}}
+	out := []upstream.Condition{{Operator: upstream.ConditionOperator(enumConditionOp[1+r.IntN(len(enumConditionOp)-1)]), Value: value}}
 	if chance(r, 1, 4) {
-		out = append(out, wireCondition{Operator: "OPERATOR_LESS_THAN", Value: "99999999999"})
+		out = append(out, upstream.Condition{Operator: "OPERATOR_LESS_THAN", Value: "99999999999"})
 	}
 	return out
 }
 
 // filter returns a filter on a property of the given type.
-func (c *txCtx) filter(name, typ string, coverage int) wireFilter {
-	f := wireFilter{Key: wirePropertyKey{Name: name, Type: wireEnum(typ)}}
+func (c *txCtx) filter(name, typ string, coverage int) upstream.Filter {
+	f := upstream.Filter{Key: &upstream.PropertyKey{Name: name, Type: upstream.PropertyKeyType(typ)}}
 	switch typ {
 	case "TYPE_INTEGER", "TYPE_DECIMAL":
-		f.Key.NumberDecimalPlaces = ptr(uint64(c.r.IntN(9)))
+		f.Key.NumberDecimalPlaces = ptr(upstream.Uint64(c.r.IntN(9)))
 		f.Conditions = c.conditions("0", coverage)
 	case "TYPE_BOOLEAN":
-		f.Conditions = []wireCondition{{Operator: "OPERATOR_EQUALS", Value: "true"}}
+		f.Conditions = []upstream.Condition{{Operator: "OPERATOR_EQUALS", Value: "true"}}
 	case "TYPE_TIMESTAMP":
 		f.Conditions = c.conditions(itoa(c.now/1e9), coverage)
 	default:
-		f.Conditions = []wireCondition{}
+		f.Conditions = []upstream.Condition{}
 	}
 	return f
 }
 
 // oracleSource returns an external oracle filtered on prop.
-func (c *txCtx) oracleSource(prop, typ string, coverage int) *wireDataSourceDefinition {
+func (c *txCtx) oracleSource(prop, typ string, coverage int) *upstream.DataSourceDefinition {
 	return c.oracleSourceSigned(prop, typ, coverage, c.r.IntN(3))
 }
 
 // oracleSourceSigned returns an external oracle signed by a public key
 // (signers 0), an Ethereum address (1) or both (2).
-func (c *txCtx) oracleSourceSigned(prop, typ string, coverage int, signers int) *wireDataSourceDefinition {
+func (c *txCtx) oracleSourceSigned(prop, typ string, coverage int, signers int) *upstream.DataSourceDefinition {
 	r := c.r
-	spec := &wireOracleSpec{Signers: []wireSigner{}, Filters: []wireFilter{c.filter(prop, typ, coverage)}}
+	spec := &upstream.DataSourceSpecConfiguration{Signers: []upstream.Signer{}, Filters: []upstream.Filter{c.filter(prop, typ, coverage)}}
 	switch signers {
 	case 0:
-		spec.Signers = append(spec.Signers, wireSigner{PubKey: &wirePubKey{Key: hexID(r)}})
+		spec.Signers = append(spec.Signers, upstream.Signer{PubKey: &upstream.PubKey{Key: hexID(r)}})
 	case 1:
-		spec.Signers = append(spec.Signers, wireSigner{EthAddress: &wireEthAddress{Address: ethAddress(r)}})
+		spec.Signers = append(spec.Signers, upstream.Signer{ETHAddress: &upstream.ETHAddress{Address: ethAddress(r)}})
 	default:
-		spec.Signers = append(spec.Signers, wireSigner{PubKey: &wirePubKey{Key: hexID(r)}}, wireSigner{EthAddress: &wireEthAddress{Address: ethAddress(r)}})
+		spec.Signers = append(spec.Signers, upstream.Signer{PubKey: &upstream.PubKey{Key: hexID(r)}}, upstream.Signer{ETHAddress: &upstream.ETHAddress{Address: ethAddress(r)}})
 	}
 	if coverage > 0 {
 		// Filters on every property key type.
@@ -675,7 +642,7 @@ func (c *txCtx) oracleSourceSigned(prop, typ string, coverage int, signers int) 
 	} else if chance(r, 1, 4) {
 		spec.Filters = append(spec.Filters, c.filter("prices.timestamp", "TYPE_TIMESTAMP", 0))
 	}
-	return &wireDataSourceDefinition{External: &wireDataSourceExternal{Oracle: spec}}
+	return &upstream.DataSourceDefinition{External: &upstream.DataSourceDefinitionExternal{Oracle: spec}}
 }
 
 const chainlinkABI = `[{"inputs":[],"name":"latestAnswer","outputs":[{"internalType":"int256","name":"","type":"int256"}],"stateMutability":"view","type":"function"}]`
@@ -683,61 +650,66 @@ const pythABI = `[{"inputs":[{"internalType":"bytes32","name":"id","type":"bytes
 
 // ethOracleSource returns an Ethereum contract call polled on a time
 // trigger, with or without an end.
-func (c *txCtx) ethOracleSource(prop string, until bool, coverage int) *wireDataSourceDefinition {
+func (c *txCtx) ethOracleSource(prop string, until bool, coverage int) *upstream.DataSourceDefinition {
 	r := c.r
-	spec := &wireEthCallSpec{
+	spec := &upstream.EthCallSpec{
 		Address:               ethAddress(r),
-		Abi:                   chainlinkABI,
+		ABI:                   chainlinkABI,
 		Method:                "latestAnswer",
-		Args:                  []any{},
-		RequiredConfirmations: uint64(pick(r, []int{1, 3, 12})),
-		Filters:               []wireFilter{c.filter(prop, "TYPE_INTEGER", coverage)},
-		Normalisers:           []wireNormaliser{{Name: prop, Expression: "$[0]"}},
-		SourceChainID:         uint64(pick(r, []int{1, 100, 42161})),
-		Trigger:               &wireEthCallTrigger{TimeTrigger: &wireEthTimeTrigger{Every: uint64(pick(r, []int{30, 300, 3600}))}},
+		Args:                  []upstream.RawJSON{},
+		RequiredConfirmations: upstream.Uint64(pick(r, []int{1, 3, 12})),
+		Filters:               []upstream.Filter{c.filter(prop, "TYPE_INTEGER", coverage)},
+		Normalisers:           []upstream.Normaliser{{Name: prop, Expression: "$[0]"}},
+		SourceChainID:         upstream.Uint64(pick(r, []int{1, 100, 42161})),
+		Trigger:               &upstream.EthCallTrigger{TimeTrigger: &upstream.EthTimeTrigger{Every: ptr(upstream.Uint64(pick(r, []int{30, 300, 3600})))}},
 	}
 	if chance(r, 1, 2) {
-		spec.Abi = pythABI
-		spec.Method = "getPriceNoOlderThan"
-		spec.Args = []any{"0x" + hexID(r), 60}
-		spec.Normalisers = []wireNormaliser{{Name: prop, Expression: "$[0].price"}, {Name: prop + ".publishTime", Expression: "$[0].publishTime"}}
+		c.pythCall(spec, prop)
 	}
 	tt := spec.Trigger.TimeTrigger
 	if chance(r, 2, 3) {
-		tt.Initial = ptr(uint64(c.now/1e9 + 3_600))
+		tt.Initial = ptr(upstream.UnixSeconds(c.now/1e9 + 3_600))
 	}
 	if until {
-		tt.Until = ptr(uint64(c.now/1e9 + 180*86_400))
+		tt.Until = ptr(upstream.UnixSeconds(c.now/1e9 + 180*86_400))
 	}
-	return &wireDataSourceDefinition{External: &wireDataSourceExternal{EthOracle: spec}}
+	return &upstream.DataSourceDefinition{External: &upstream.DataSourceDefinitionExternal{EthOracle: spec}}
+}
+
+// pythCall makes spec a call of Pyth's price feed for prop.
+func (c *txCtx) pythCall(spec *upstream.EthCallSpec, prop string) {
+	spec.ABI = pythABI
+	spec.Method = "getPriceNoOlderThan"
+	spec.Args = []upstream.RawJSON{upstream.RawJSON(`"0x` + hexID(c.r) + `"`), upstream.RawJSON("60")}
+	spec.Normalisers = []upstream.Normaliser{{Name: prop, Expression: "$[0].price"}, {Name: prop + ".publishTime", Expression: "$[0].publishTime"}}
 }
 
 // internalTimeSource returns the network's clock, firing at expiry.
-func (c *txCtx) internalTimeSource(coverage int) *wireDataSourceDefinition {
+func (c *txCtx) internalTimeSource(coverage int) *upstream.DataSourceDefinition {
 	expiry := c.now/1e9 + between(c.r, 30, 120)*86_400
-	conds := []wireCondition{{Operator: "OPERATOR_GREATER_THAN_OR_EQUAL", Value: itoa(expiry)}}
+	conds := []upstream.Condition{{Operator: "OPERATOR_GREATER_THAN_OR_EQUAL", Value: itoa(expiry)}}
 	if coverage > 0 {
 		conds = c.conditions(itoa(expiry), coverage)
 	}
-	return &wireDataSourceDefinition{Internal: &wireDataSourceInternal{Time: &wireDataSourceTime{Conditions: conds}}}
+	return &upstream.DataSourceDefinition{Internal: &upstream.DataSourceDefinitionInternal{Time: &upstream.DataSourceSpecConfigurationTime{Conditions: conds}}}
 }
 
 // internalTimeTriggerSource returns a funding schedule: every 8 hours, from
 // an initial time or from now.
-func (c *txCtx) internalTimeTriggerSource(withInitial bool, coverage int) *wireDataSourceDefinition {
+func (c *txCtx) internalTimeTriggerSource(withInitial bool, coverage int) *upstream.DataSourceDefinition {
 	r := c.r
-	trig := wireInternalTimeTrigger{Every: int64(pick(r, []int{3600, 14400, 28800}))}
+	trig := upstream.InternalTimeTrigger{Every: upstream.Int64(pick(r, []int{3600, 14400, 28800}))}
 	if withInitial {
-		trig.Initial = ptr(c.now/1e9/3600*3600 + 3600)
+		trig.Initial = ptr(upstream.UnixSeconds(c.now/1e9/3600*3600 + 3600))
 	}
-	tt := &wireDataSourceTimeTrigger{
-		Conditions: []wireCondition{{Operator: "OPERATOR_GREATER_THAN_OR_EQUAL", Value: "0"}},
-		Triggers:   []wireInternalTimeTrigger{trig},
+	tt := &upstream.DataSourceSpecConfigurationTimeTrigger{
+		Conditions: []upstream.Condition{{Operator: "OPERATOR_GREATER_THAN_OR_EQUAL", Value: "0"}},
+		Triggers:   []upstream.InternalTimeTrigger{trig},
 	}
 	if coverage > 0 {
 		tt.Conditions = c.conditions("0", coverage)
 	}
-	return &wireDataSourceDefinition{Internal: &wireDataSourceInternal{TimeTrigger: tt}}
+	return &upstream.DataSourceDefinition{Internal: &upstream.DataSourceDefinitionInternal{TimeTrigger: tt}}
 }
 
 // ---- Governance transfers ----
@@ -759,12 +731,12 @@ type transferOptions struct {
 // governanceTransfer returns a governance transfer: from the network
 // treasury or an insurance pool into a party's account, a reward pool or a
 // market's insurance pool.
-func (c *txCtx) governanceTransfer(o transferOptions) wireNewTransferConfig {
+func (c *txCtx) governanceTransfer(o transferOptions) *upstream.GovernanceTransfer {
 	r := c.r
 	vega := c.g.assets[c.g.asset("VEGA")]
-	t := wireNewTransferConfig{
+	t := &upstream.GovernanceTransfer{
 		SourceType:        "ACCOUNT_TYPE_NETWORK_TREASURY",
-		TransferType:      wireEnum(enumTransferType[1+r.IntN(2)]),
+		TransferType:      upstream.GovernanceTransferType(enumTransferType[1+r.IntN(2)]),
 		Asset:             vega.ID,
 		Amount:            scaled(r, between(r, 1, 500)*1000, 18),
 		FractionOfBalance: pick(r, []string{"0.1", "0.05", "1", "0.5"}),
@@ -774,14 +746,14 @@ func (c *txCtx) governanceTransfer(o transferOptions) wireNewTransferConfig {
 		t.Asset = o.asset
 	}
 	if o.transferType != 0 {
-		t.TransferType = wireEnum(enumTransferType[o.transferType-1])
+		t.TransferType = upstream.GovernanceTransferType(enumTransferType[o.transferType-1])
 	}
 	if chance(r, 1, 4) && o.source == 0 {
 		t.SourceType = "ACCOUNT_TYPE_INSURANCE"
 		t.Source = c.derivativeMarket().id
 	}
 	if o.source != 0 {
-		t.SourceType = wireEnum(enumAccountType[o.source-1])
+		t.SourceType = upstream.AccountType(enumAccountType[o.source-1])
 		if enumAccountType[o.source-1] == "ACCOUNT_TYPE_INSURANCE" {
 			t.Source = c.derivativeMarket().id
 		}
@@ -795,9 +767,9 @@ func (c *txCtx) governanceTransfer(o transferOptions) wireNewTransferConfig {
 	}
 	switch {
 	case o.destination != 0:
-		t.DestinationType = wireEnum(enumAccountType[o.destination-1])
+		t.DestinationType = upstream.AccountType(enumAccountType[o.destination-1])
 	case recurring && !o.noDispatch:
-		t.DestinationType = wireEnum(rewardAccountFor(metric))
+		t.DestinationType = upstream.AccountType(rewardAccountFor(metric))
 	case chance(r, 1, 3):
 		t.DestinationType = "ACCOUNT_TYPE_INSURANCE"
 	}
@@ -808,16 +780,16 @@ func (c *txCtx) governanceTransfer(o transferOptions) wireNewTransferConfig {
 		t.Destination = c.derivativeMarket().id
 	}
 	if !recurring {
-		t.OneOff = &wireGovernanceOneOff{DeliverOn: 0}
+		t.OneOff = &upstream.OneOffTransfer{DeliverOn: 0}
 		if chance(r, 1, 2) {
-			t.OneOff.DeliverOn = (c.now/1e9 + between(r, 7, 30)*86_400) * 1e9
+			t.OneOff.DeliverOn = upstream.UnixNanos((c.now/1e9 + between(r, 7, 30)*86_400) * 1e9)
 		}
 		return t
 	}
 	epoch := c.g.epochAt(c.now)
-	rec := &wireGovernanceRecurring{StartEpoch: epoch + 7}
+	rec := &upstream.RecurringTransfer{StartEpoch: upstream.Uint64(epoch + 7)}
 	if chance(r, 2, 3) {
-		rec.EndEpoch = ptr(epoch + 7 + uint64(between(r, 0, 90)))
+		rec.EndEpoch = ptr(upstream.Uint64(epoch + 7 + uint64(between(r, 0, 90))))
 	}
 	if !o.noDispatch {
 		distribution := o.distribution
@@ -828,10 +800,10 @@ func (c *txCtx) governanceTransfer(o transferOptions) wireNewTransferConfig {
 		}
 		d := c.dispatchStrategy(metric, distribution)
 		if o.entity != 0 {
-			d.EntityScope = wireEnum(enumEntityScope[o.entity-1])
+			d.EntityScope = upstream.EntityScope(enumEntityScope[o.entity-1])
 		}
 		if o.individual != 0 {
-			d.IndividualScope = wireEnum(enumIndividualScope[o.individual-1])
+			d.IndividualScope = upstream.IndividualScope(enumIndividualScope[o.individual-1])
 		}
 		if o.asset != "" {
 			d.AssetForMetric = o.asset

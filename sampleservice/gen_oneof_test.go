@@ -87,7 +87,7 @@ func TestCoverageOneOfMembers(t *testing.T) {
 }
 
 // genMoreNotableChecks are the checks of the notable transactions of
-// moreSpecialSpecs and historySpecs.
+// notables.json's "later" and "history" lists.
 var genMoreNotableChecks = func() map[string]func(map[string]any, []byte) error {
 	m := map[string]func(map[string]any, []byte) error{
 		"chainEvent.builtin.empty": func(tx map[string]any, _ []byte) error {

@@ -1,6 +1,7 @@
 package sampleservice
 
 import (
+	"encoding/base64"
 	"math/rand/v2"
 	"strconv"
 )
@@ -142,4 +143,27 @@ func cumulateWeights(n int, weight func(i int) int) []int {
 		w[i] = weight(i)
 	}
 	return cumulate(w)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// optional returns an optional string field: absent (nil) when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// unknownEnum is an enum value beyond the schema: upstream's enum types
+// keep it as its decimal text and encode it as a bare number.
+func unknownEnum(n int32) string { return strconv.FormatInt(int64(n), 10) }
+
+// base64Bytes is a protobuf bytes field as upstream types hold it: its
+// standard base64 with padding, nil (null on the wire) when empty.
+func base64Bytes(b []byte) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	return ptr(base64.StdEncoding.EncodeToString(b))
 }

@@ -1,11 +1,11 @@
 package sampleservice
 
 import (
-	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/tradenet/gateway/upstream"
 )
 
 // txRow is the compact per-transaction index: what Meta needs and what the
@@ -73,9 +73,9 @@ func newTxSource(g *generator, n int) *txSource {
 	// Notable transactions: the first list spread evenly over the whole
 	// range (where they have always been), the history among the oldest
 	// transactions, the rest spread over the range between them.
-	s.place(specialSpecs(), n)
-	s.place(historySpecs(), n/50)
-	s.place(moreSpecialSpecs(), n)
+	s.place(notables.spread, n)
+	s.place(notables.history, n/50)
+	s.place(notables.later, n)
 
 	for i := range s.rows {
 		s.indexRow(i)
@@ -127,7 +127,7 @@ func (g *generator) drawRow(r *rand.Rand, row *txRow, sp *specialSpec) {
 		}
 	}
 	switch {
-	case cmdKinds[row.kind].byNode:
+	case row.kind.byNode():
 		row.submitter = uint16(firstNodeKey + r.IntN(numNodes))
 	case chance(r, 1, 10):
 		row.submitter = uint16(firstOutsider + r.IntN(numOutsiders))
@@ -191,16 +191,16 @@ func (s *txSource) AppendJSON(dst []byte, i int) []byte {
 
 // appendWireJSON appends tx's compact wire JSON (of the transaction at
 // position pos) to dst.
-func appendWireJSON(dst []byte, tx *wireTransaction, pos int) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// The upstream (protojson) does not escape <, > and &.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(tx); err != nil {
-		// Every wire type encodes; an error here is a generator bug.
+func appendWireJSON(dst []byte, tx *upstream.Transaction, pos int) []byte {
+	// upstream.Transaction writes compact JSON, without escaping <, > and
+	// & (as the upstream's encoder): called directly, not through an
+	// encoder that would scan its output again.
+	b, err := tx.MarshalJSON()
+	if err != nil {
+		// Every upstream type encodes; an error here is a generator bug.
 		panic("sampleservice: encode transaction " + strconv.Itoa(pos) + ": " + err.Error())
 	}
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	return append(dst, b...)
 }
 
 // txCtx is what a command builder needs: the generator, the transaction's
@@ -224,15 +224,15 @@ func (s *txSource) Hash(i int) string {
 	return hexString(newRand(s.g.seed, streamTxBody, uint64(i)), 64, hexUpper)
 }
 
-// transaction builds the wire form of transaction i.
-func (s *txSource) transaction(i int) *wireTransaction {
+// transaction builds transaction i.
+func (s *txSource) transaction(i int) *upstream.Transaction {
 	row := s.rows[i]
 	return s.g.transaction(newRand(s.g.seed, streamTxBody, uint64(i)), i, row, s.specials[i], s.typeName(i, row))
 }
 
-// transaction builds the wire form of the transaction at position pos
-// described by row (sp set for a notable one), drawing its body from r.
-func (g *generator) transaction(r *rand.Rand, pos int, row txRow, sp *specialSpec, typeName string) *wireTransaction {
+// transaction builds the transaction at position pos described by row (sp
+// set for a notable one), drawing its body from r.
+func (g *generator) transaction(r *rand.Rand, pos int, row txRow, sp *specialSpec, typeName string) *upstream.Transaction {
 	block := g.firstBlock + uint64(row.block)
 	c := &txCtx{g: g, r: r, pos: pos, block: block, now: g.blockTime(block), subIdx: int(row.submitter)}
 	c.submitter = g.submitters[row.submitter]
@@ -240,36 +240,36 @@ func (g *generator) transaction(r *rand.Rand, pos int, row txRow, sp *specialSpe
 		c.receiver = g.submitters[row.receiver-1]
 	}
 
-	tx := &wireTransaction{
-		Block: block,
-		Index: uint32(row.index),
+	tx := &upstream.Transaction{
+		Block: upstream.Uint64(block),
+		Index: upstream.Int32(row.index),
 		Hash:  hexString(r, 64, hexUpper), // the first draw: Hash
 
 		Submitter: c.submitter,
 		Type:      typeName,
-		Code:      uint32(row.result()),
-		Cursor:    utoa(block) + "." + strconv.Itoa(int(row.index)),
-		Signature: wireSignature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
-		CreatedAt: time.Unix(0, c.now).UTC().Format(time.RFC3339),
-		Version:   "TX_VERSION_V3",
-		Pow:       &wirePow{Tid: hexString(r, 64, hexUpper), Nonce: r.Uint64N(200_000)},
+		Code:      upstream.Int64(row.result()),
+		Signature: &upstream.Signature{Value: hexString(r, 128, hexLower), Algo: "vega/ed25519", Version: 1},
+		// The explorer's createdAt has whole seconds.
+		CreatedAt: upstream.Time{Time: time.Unix(0, c.now).UTC().Truncate(time.Second)},
+		Version:   upstream.TransactionVersionV3,
+		Pow:       &upstream.ProofOfWork{Tid: hexString(r, 64, hexUpper), Nonce: upstream.Uint64(r.Uint64N(200_000))},
 	}
 	if row.kind.validatorCommand() {
 		tx.Pow = nil
 	}
 	if chance(r, 1, 20) {
-		tx.Version = "TX_VERSION_V2"
+		tx.Version = upstream.TransactionVersionV2
 	}
-	tx.Command.Nonce = r.Uint64()
-	tx.Command.BlockHeight = block - 1 - uint64(r.IntN(3))
+	tx.Command.Nonce = upstream.Uint64(r.Uint64())
+	tx.Command.BlockHeight = upstream.Uint64(block - 1 - uint64(r.IntN(3)))
 
 	if sp != nil {
-		sp.build(c, &tx.Command)
+		tx.Command.Kind = sp.build(c)
 		if sp.version != "" {
-			tx.Version = wireEnum(sp.version)
+			tx.Version = upstream.TransactionVersion(sp.version)
 		}
 	} else {
-		c.buildCommand(row.kind, &tx.Command)
+		tx.Command.Kind = c.buildCommand(row.kind)
 	}
 	if code := row.result(); code != 0 {
 		tx.Error = ptr(c.errorText(row.kind, code))

@@ -1,10 +1,73 @@
 package sampleservice
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tradenet/gateway/upstream"
+)
 
 // Validator commands: chain events (every group and action of
 // commands-v0.74.md §3) and state variable proposals (scalar, vector and
 // matrix values).
+
+// The bodies of the validator, node-operator and oracle commands
+// (cmdKinds' builders).
+
+func (c *txCtx) nodeVote() *upstream.NodeVote {
+	r := c.r
+	return &upstream.NodeVote{Reference: hexID(r), Type: upstream.NodeVoteType(pick(r, []string{"TYPE_STAKE_DEPOSITED", "TYPE_STAKE_REMOVED", "TYPE_FUNDS_DEPOSITED", "TYPE_SIGNER_ADDED", "TYPE_SIGNER_REMOVED", "TYPE_BRIDGE_STOPPED", "TYPE_BRIDGE_RESUMED", "TYPE_ASSET_LISTED", "TYPE_LIMITS_UPDATED", "TYPE_STAKE_TOTAL_SUPPLY", "TYPE_SIGNER_THRESHOLD_SET", "TYPE_GOVERNANCE_VALIDATE_ASSET", "TYPE_ETHEREUM_CONTRACT_CALL_RESULT"}))}
+}
+
+func (c *txCtx) nodeSignature() *upstream.NodeSignature {
+	r := c.r
+	sig := make([]byte, 65)
+	for i := range sig {
+		sig[i] = byte(r.Uint32())
+	}
+	return &upstream.NodeSignature{ID: hexID(r), Sig: base64Bytes(sig), Kind: upstream.NodeSignatureKind(pick(r, []string{"NODE_SIGNATURE_KIND_ASSET_WITHDRAWAL", "NODE_SIGNATURE_KIND_ASSET_NEW", "NODE_SIGNATURE_KIND_ASSET_UPDATE", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED"}))}
+}
+
+func (c *txCtx) keyRotateSubmission() *upstream.KeyRotateSubmission {
+	r := c.r
+	return &upstream.KeyRotateSubmission{NewPubKeyIndex: upstream.Uint64(2 + r.IntN(5)), TargetBlock: upstream.Uint64(c.block + 100 + uint64(r.IntN(1000))), NewPubKey: hexID(r), CurrentPubKeyHash: hexID(r)}
+}
+
+// newStateVariableProposal returns a state variable proposal of scalars
+// (half of them), vectors or, rarely, a matrix.
+func (c *txCtx) newStateVariableProposal() *upstream.StateVariableProposal {
+	k := stateVarScalar
+	if x := c.r.IntN(20); x >= 10 {
+		k = stateVarVector
+	} else if x == 0 {
+		k = stateVarMatrix
+	}
+	return c.stateVariableProposal(k)
+}
+
+func (c *txCtx) validatorHeartbeat() *upstream.ValidatorHeartbeat {
+	n := c.node()
+	return &upstream.ValidatorHeartbeat{NodeID: n.id, EthereumSignature: c.sig("eth"), VegaSignature: c.sig("vega/ed25519"), Message: hexString(c.r, 64, hexLower)}
+}
+
+func (c *txCtx) ethereumKeyRotateSubmission() *upstream.EthereumKeyRotateSubmission {
+	n := c.node()
+	return &upstream.EthereumKeyRotateSubmission{NewAddress: ethAddress(c.r), CurrentAddress: n.ethAddress, TargetBlock: upstream.Uint64(c.block + 500), EthereumSignature: c.sig("eth"), SubmitterAddress: ""}
+}
+
+func (c *txCtx) protocolUpgradeProposal() *upstream.ProtocolUpgradeProposal {
+	return &upstream.ProtocolUpgradeProposal{UpgradeBlockHeight: upstream.Uint64((c.block/100_000 + 1) * 100_000), VegaReleaseTag: pick(c.r, []string{"v0.74.0", "v0.74.1", "v0.74.3", "v0.75.0-preview.2"})}
+}
+
+func (c *txCtx) issueSignatures() *upstream.IssueSignatures {
+	r := c.r
+	return &upstream.IssueSignatures{Submitter: ethAddress(r), Kind: upstream.NodeSignatureKind(pick(r, []string{"NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_ADDED", "NODE_SIGNATURE_KIND_ERC20_MULTISIG_SIGNER_REMOVED"})), ValidatorNodeID: pick(r, c.g.nodes).id}
+}
+
+func (c *txCtx) oracleDataSubmission() *upstream.OracleDataSubmission {
+	r := c.r
+	payload := `{"prices.BTC.value":"` + itoa(between(r, 6_500_000, 7_300_000)) + `","prices.BTC.timestamp":"` + itoa(c.now/1e9) + `"}`
+	return &upstream.OracleDataSubmission{Source: upstream.OracleSource(pick(r, []string{"ORACLE_SOURCE_JSON", "ORACLE_SOURCE_OPEN_ORACLE"})), Payload: base64Bytes([]byte(payload))}
+}
 
 // chainEventKind is one action of one chain event group.
 type chainEventKind uint8
@@ -80,47 +143,47 @@ func (c *txCtx) contractNonce() string {
 }
 
 // chainEvent returns a drawn chain event.
-func (c *txCtx) chainEvent() *wireChainEvent {
+func (c *txCtx) chainEvent() *upstream.ChainEvent {
 	return c.chainEventOf(chainEventKind(weighted(c.r, chainEventCumulative)))
 }
 
 // chainEventOf returns a chain event of kind k.
-func (c *txCtx) chainEventOf(k chainEventKind) *wireChainEvent {
+func (c *txCtx) chainEventOf(k chainEventKind) *upstream.ChainEvent {
 	r := c.r
-	e := &wireChainEvent{TxID: "0x" + hexID(r), Nonce: r.Uint64()}
-	ethBlock := c.ethBlock()
-	log := wireEthLog{Index: uint64(r.IntN(300)), Block: ethBlock}
-	ethTime := c.now/1e9 - between(r, 30, 600)
+	e := &upstream.ChainEvent{TxID: "0x" + hexID(r), Nonce: upstream.Uint64(r.Uint64())}
+	ethBlock := upstream.Uint64(c.ethBlock())
+	logIndex := upstream.Uint64(r.IntN(300))
+	ethTime := upstream.UnixSeconds(c.now/1e9 - between(r, 30, 600))
 	switch k {
 	case ceBuiltinDeposit, ceBuiltinWithdrawal, ceBuiltinEmpty:
 		a := c.sourcedAsset(false)
-		m := &wireBuiltinAssetMovement{VegaAssetID: a.ID, PartyID: c.g.randomParty(r), Amount: scaled(r, between(r, 1, 10_000), int(a.Details.Decimals))}
-		e.Builtin = &wireBuiltinAssetEvent{}
+		m := upstream.BuiltinAssetDeposit{VegaAssetID: a.ID, PartyID: c.g.randomParty(r), Amount: scaled(r, between(r, 1, 10_000), int(a.Details.Decimals))}
+		e.Builtin = &upstream.BuiltinAssetEvent{}
 		switch k {
 		case ceBuiltinDeposit:
-			e.Builtin.Deposit = m
+			e.Builtin.Deposit = &m
 		case ceBuiltinWithdrawal:
-			e.Builtin.Withdrawal = m
+			e.Builtin.Withdrawal = (*upstream.BuiltinAssetWithdrawal)(&m)
 		}
 	case ceERC20AssetList, ceERC20AssetDelist, ceERC20Deposit, ceERC20Withdrawal, ceERC20AssetLimitsUpdated, ceERC20BridgeStopped, ceERC20BridgeResumed:
 		a := c.sourcedAsset(true)
-		ev := &wireERC20Event{wireEthLog: log}
+		ev := &upstream.ERC20Event{Index: logIndex, Block: ethBlock}
 		switch k {
 		case ceERC20AssetList:
-			ev.AssetList = &wireERC20AssetList{VegaAssetID: a.ID, AssetSource: a.Details.ERC20.ContractAddress}
+			ev.AssetList = &upstream.ERC20AssetList{VegaAssetID: a.ID, AssetSource: a.Details.ERC20.ContractAddress}
 		case ceERC20AssetDelist:
-			ev.AssetDelist = &wireERC20AssetDelist{VegaAssetID: a.ID}
+			ev.AssetDelist = &upstream.ERC20AssetDelist{VegaAssetID: a.ID}
 		case ceERC20Deposit:
-			ev.Deposit = &wireERC20Deposit{
+			ev.Deposit = &upstream.ERC20Deposit{
 				VegaAssetID:           a.ID,
 				SourceEthereumAddress: ethAddress(r),
 				TargetPartyID:         c.g.randomParty(r),
 				Amount:                scaled(r, between(r, 1, 100_000), int(a.Details.Decimals)),
 			}
 		case ceERC20Withdrawal:
-			ev.Withdrawal = &wireERC20Withdrawal{VegaAssetID: a.ID, TargetEthereumAddress: ethAddress(r), ReferenceNonce: c.contractNonce()}
+			ev.Withdrawal = &upstream.ERC20Withdrawal{VegaAssetID: a.ID, TargetEthereumAddress: ethAddress(r), ReferenceNonce: c.contractNonce()}
 		case ceERC20AssetLimitsUpdated:
-			ev.AssetLimitsUpdated = &wireERC20AssetLimitsUpdated{
+			ev.AssetLimitsUpdated = &upstream.ERC20AssetLimitsUpdated{
 				VegaAssetID:           a.ID,
 				SourceEthereumAddress: a.Details.ERC20.ContractAddress,
 				LifetimeLimits:        scaled(r, between(r, 1, 100)*100_000, int(a.Details.Decimals)),
@@ -133,8 +196,8 @@ func (c *txCtx) chainEventOf(k chainEventKind) *wireChainEvent {
 		}
 		e.ERC20 = ev
 	case ceStakeDeposited, ceStakeRemoved, ceStakeTotalSupply:
-		ev := &wireStakingEvent{wireEthLog: log}
-		m := &wireStakeMovement{
+		ev := &upstream.StakingEvent{Index: logIndex, Block: ethBlock}
+		m := upstream.StakeDeposited{
 			EthereumAddress: ethAddress(r),
 			VegaPublicKey:   c.g.randomParty(r),
 			Amount:          scaled(r, between(r, 1, 100_000), 18),
@@ -142,23 +205,23 @@ func (c *txCtx) chainEventOf(k chainEventKind) *wireChainEvent {
 		}
 		switch k {
 		case ceStakeDeposited:
-			ev.StakeDeposited = m
+			ev.StakeDeposited = &m
 		case ceStakeRemoved:
-			ev.StakeRemoved = m
+			ev.StakeRemoved = (*upstream.StakeRemoved)(&m)
 		case ceStakeTotalSupply:
 			vega := c.g.assets[c.g.asset("VEGA")]
-			ev.TotalSupply = &wireStakeTotalSupply{TokenAddress: vega.Details.ERC20.ContractAddress, TotalSupply: scaled(r, between(r, 64_000_000, 65_000_000), 18)}
+			ev.TotalSupply = &upstream.StakeTotalSupply{TokenAddress: vega.Details.ERC20.ContractAddress, TotalSupply: scaled(r, between(r, 64_000_000, 65_000_000), 18)}
 		}
 		e.StakingEvent = ev
 	case ceSignerAdded, ceSignerRemoved, ceThresholdSet:
-		ev := &wireERC20MultiSigEvent{wireEthLog: log}
+		ev := &upstream.ERC20MultiSigEvent{Index: logIndex, Block: ethBlock}
 		switch k {
 		case ceSignerAdded:
-			ev.SignerAdded = &wireERC20SignerAdded{NewSigner: pick(r, c.g.nodes).ethAddress, Nonce: c.contractNonce(), BlockTime: ethTime}
+			ev.SignerAdded = &upstream.ERC20SignerAdded{NewSigner: pick(r, c.g.nodes).ethAddress, Nonce: c.contractNonce(), BlockTime: ethTime}
 		case ceSignerRemoved:
-			ev.SignerRemoved = &wireERC20SignerRemoved{OldSigner: pick(r, c.g.nodes).ethAddress, Nonce: c.contractNonce(), BlockTime: ethTime}
+			ev.SignerRemoved = &upstream.ERC20SignerRemoved{OldSigner: pick(r, c.g.nodes).ethAddress, Nonce: c.contractNonce(), BlockTime: ethTime}
 		case ceThresholdSet:
-			ev.ThresholdSet = &wireERC20ThresholdSet{NewThreshold: uint32(pick(r, []int{500, 667, 700})), Nonce: c.contractNonce(), BlockTime: ethTime}
+			ev.ThresholdSet = &upstream.ERC20ThresholdSet{NewThreshold: upstream.Uint64(pick(r, []int{500, 667, 700})), Nonce: c.contractNonce(), BlockTime: ethTime}
 		}
 		e.ERC20Multisig = ev
 	case ceContractCall:
@@ -168,14 +231,14 @@ func (c *txCtx) chainEventOf(k chainEventKind) *wireChainEvent {
 		for i := range 8 {
 			result[31-i] = byte(price >> (8 * i))
 		}
-		e.ContractCall = &wireEthContractCallEvent{
+		e.ContractCall = &upstream.EthContractCallEvent{
 			SpecID:      hexID(r),
 			BlockHeight: ethBlock,
-			BlockTime:   uint64(ethTime),
-			Result:      result,
+			BlockTime:   ethTime,
+			Result:      base64Bytes(result),
 		}
 		if chance(r, 1, 3) {
-			e.ContractCall.SourceChainID = ptr(uint64(pick(r, []int{1, 100, 42161})))
+			e.ContractCall.SourceChainID = ptr(upstream.Uint64(pick(r, []int{1, 100, 42161})))
 		}
 	}
 	return e
@@ -192,13 +255,13 @@ const (
 
 // stateVariableProposal returns a state variable proposal: risk factors
 // (scalars), probability of trading (vectors) or, rarely, a matrix.
-func (c *txCtx) stateVariableProposal(k stateVarKind) *wireStateVariableProposal {
+func (c *txCtx) stateVariableProposal(k stateVarKind) *upstream.StateVariableProposal {
 	r := c.r
 	m := c.tradedMarket()
-	p := &wireStateValueProposal{EventID: "time_" + itoa(c.now/1e9), Kvb: []wireKeyValueBundle{}}
+	p := &upstream.StateValueProposal{EventID: "time_" + itoa(c.now/1e9), Kvb: []upstream.KeyValueBundle{}}
 	decimal := func() string { return "0." + digits(r, 6) }
-	vector := func(n int) wireVectorValue {
-		v := wireVectorValue{Value: []string{}}
+	vector := func(n int) upstream.VectorValue {
+		v := upstream.VectorValue{Value: []string{}}
 		for range n {
 			v.Value = append(v.Value, decimal())
 		}
@@ -208,22 +271,22 @@ func (c *txCtx) stateVariableProposal(k stateVarKind) *wireStateVariableProposal
 	case stateVarScalar:
 		p.StateVarID = m.id + "_risk-factors"
 		for _, key := range []string{"short", "long"} {
-			p.Kvb = append(p.Kvb, wireKeyValueBundle{Key: key, Tolerance: "0.000001", Value: &wireStateVarValue{ScalarVal: &wireScalarValue{Value: decimal()}}})
+			p.Kvb = append(p.Kvb, upstream.KeyValueBundle{Key: key, Tolerance: "0.000001", Value: &upstream.StateVarValue{ScalarVal: &upstream.ScalarValue{Value: decimal()}}})
 		}
 	case stateVarVector:
 		p.StateVarID = m.id + "_probability_of_trading"
 		n := 1 + r.IntN(5)
 		for _, key := range []string{"bidOffset", "bidProbability", "askOffset", "askProbability"} {
 			v := vector(n)
-			p.Kvb = append(p.Kvb, wireKeyValueBundle{Key: key, Tolerance: "0.000001", Value: &wireStateVarValue{VectorVal: &v}})
+			p.Kvb = append(p.Kvb, upstream.KeyValueBundle{Key: key, Tolerance: "0.000001", Value: &upstream.StateVarValue{VectorVal: &v}})
 		}
 	case stateVarMatrix:
 		p.StateVarID = m.id + "_" + strings.ToLower(pick(r, []string{"Correlation", "Covariance"}))
-		mat := &wireMatrixValue{Value: []wireVectorValue{}}
+		mat := &upstream.MatrixValue{Value: []upstream.VectorValue{}}
 		for range 2 + r.IntN(2) {
 			mat.Value = append(mat.Value, vector(3))
 		}
-		p.Kvb = append(p.Kvb, wireKeyValueBundle{Key: "matrix", Tolerance: "0.0001", Value: &wireStateVarValue{MatrixVal: mat}})
+		p.Kvb = append(p.Kvb, upstream.KeyValueBundle{Key: "matrix", Tolerance: "0.0001", Value: &upstream.StateVarValue{MatrixVal: mat}})
 	}
-	return &wireStateVariableProposal{Proposal: p}
+	return &upstream.StateVariableProposal{Proposal: p}
 }

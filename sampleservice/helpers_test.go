@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/internal/testutil"
+	"github.com/tradenet/gateway/upstream"
 )
 
 // Ids of the hand-made dataset: 64 lowercase hex characters, the first
@@ -52,7 +53,8 @@ func fixtureAssets() []Asset {
 // fixtureFunding: party A has seven payments, two of them at the same
 // instant on different markets; party B has two.
 func fixtureFunding() []FundingPayment {
-	sec := int64(time.Second)
+	sec := upstream.UnixNanos(time.Second)
+	t0 := upstream.UnixNanos(t0)
 	return []FundingPayment{
 		{PartyID: partyA, MarketID: market1, FundingPeriodSeq: 1, Timestamp: t0 + 1*sec, Amount: "100"},
 		{PartyID: partyA, MarketID: market1, FundingPeriodSeq: 2, Timestamp: t0 + 2*sec, Amount: "-5"},
@@ -70,13 +72,16 @@ func fixtureFunding() []FundingPayment {
 // that epochs sort as numbers.
 func fixtureDelegations() []Delegation {
 	sec := int64(time.Second)
+	d := func(party, node, epoch, amount string, vegaTime int64) Delegation {
+		return Delegation{Delegation: upstream.Delegation{Party: party, NodeID: node, EpochSeq: epoch, Amount: amount}, VegaTime: vegaTime}
+	}
 	return []Delegation{
-		{Party: partyA, NodeID: node1, EpochSeq: "9", Amount: "1000", VegaTime: t0 + 1*sec},
-		{Party: partyA, NodeID: node1, EpochSeq: "10", Amount: "1001", VegaTime: t0 + 1*sec},
-		{Party: partyB, NodeID: node1, EpochSeq: "10", Amount: "2000", VegaTime: t0 + 1*sec},
-		{Party: partyA, NodeID: node2, EpochSeq: "10", Amount: "3000", VegaTime: t0 + 2*sec},
-		{Party: partyB, NodeID: node2, EpochSeq: "11", Amount: "4000", VegaTime: t0 + 3*sec},
-		{Party: partyA, NodeID: node1, EpochSeq: "11", Amount: "5000", VegaTime: t0 + 4*sec},
+		d(partyA, node1, "9", "1000", t0+1*sec),
+		d(partyA, node1, "10", "1001", t0+1*sec),
+		d(partyB, node1, "10", "2000", t0+1*sec),
+		d(partyA, node2, "10", "3000", t0+2*sec),
+		d(partyB, node2, "11", "4000", t0+3*sec),
+		d(partyA, node1, "11", "5000", t0+4*sec),
 	}
 }
 

@@ -1,11 +1,3 @@
-// Package sampleservice is a faithful simulation of the trading network's
-// REST data service: the data node's /api/v2 lists and the block
-// explorer's transaction list, served over real HTTP from a generated (or
-// hand-made) dataset, with the real wire format, paging rules, errors,
-// rate limit and known defects of interface v0.74
-// (../shared/spec/upstream-wire.md). It is the gateway's embedded default
-// upstream and the upstream of its tests and benchmarks; faults can be
-// injected per endpoint at run time.
 package sampleservice
 
 import (

@@ -5,20 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-
-	"github.com/tradenet/gateway/sampleservice"
 )
 
 // badInputService starts the sample service with the real network's
 // defects, and a client to it that retries (twice) and opens its breaker
 // after two consecutive failures.
-func badInputService(t *testing.T) (*sampleservice.Server, *Client) {
+func badInputService(t *testing.T) (*SampleServer, *Client) {
 	t.Helper()
-	srv, err := sampleservice.Start(sampleservice.Config{Defects: sampleservice.DefaultDefects()}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := startSampleT(t, true)
 	cfg := Config{DataNodeURL: srv.URL, ExplorerURL: srv.URL + "/rest",
 		Retry: RetryConfig{Retries: 2}, Breaker: BreakerConfig{Failures: 2}}
 	fastRetries(&cfg)
@@ -36,11 +30,11 @@ func badInputService(t *testing.T) (*sampleservice.Server, *Client) {
 func TestAnswersToBadInputNeitherRetryNorOpenTheBreaker(t *testing.T) {
 	srv, c := badInputService(t)
 	ctx := context.Background()
-	svc := srv.Service
+	svc := srv
 
 	// A funding-payment cursor, from a first page (any cursor triggers
 	// the defect; a malformed one would be a 400 instead).
-	party := srv.Service.Dataset().FundingPayments[0].PartyID
+	party := srv.FundingParties[0]
 	first := int32(1)
 	pg, err := c.ListFundingPayments(ctx, FundingPaymentsParams{PartyID: party, Pagination: Pagination{First: &first}})
 	if err != nil || len(pg.Edges) == 0 {
@@ -55,7 +49,7 @@ func TestAnswersToBadInputNeitherRetryNorOpenTheBreaker(t *testing.T) {
 		if !errors.As(err, &e) || e.StatusCode != 500 || e.DetailCode != 200001 || !causedByRequest(err) {
 			t.Fatalf("assets with a garbage cursor: %v, want the data node's 500 200001 answer to bad input", err)
 		}
-		if got := svc.Requests(sampleservice.EndpointAssets); got != int64(i+1) {
+		if got := svc.Requests(EndpointAssets); got != int64(i+1) {
 			t.Fatalf("after %d invalid asset pages the data node got %d requests: retried", i+1, got)
 		}
 	}
@@ -65,7 +59,7 @@ func TestAnswersToBadInputNeitherRetryNorOpenTheBreaker(t *testing.T) {
 		if !errors.As(err, &e) || e.StatusCode != 500 || !causedByRequest(err) {
 			t.Fatalf("funding payments after a cursor: %v, want the data node's 500 cursor defect", err)
 		}
-		if got := svc.Requests(sampleservice.EndpointFundingPayments); got != int64(i+1) {
+		if got := svc.Requests(EndpointFundingPayments); got != int64(i+1) {
 			t.Fatalf("after %d funding pages with a cursor the data node got %d requests: retried", i+1, got)
 		}
 	}
@@ -80,14 +74,14 @@ func TestAnswersToBadInputNeitherRetryNorOpenTheBreaker(t *testing.T) {
 // A genuine 500 (an injected fault, detail 10000 "injected fault: …") on
 // the same endpoints is still retried and still opens the breaker.
 func TestGenuineServerErrorsStillRetryAndOpenTheBreaker(t *testing.T) {
-	for _, ep := range []sampleservice.Endpoint{sampleservice.EndpointAssets, sampleservice.EndpointFundingPayments} {
+	for _, ep := range []Endpoint{EndpointAssets, EndpointFundingPayments} {
 		t.Run(string(ep), func(t *testing.T) {
 			srv, c := badInputService(t)
 			ctx := context.Background()
-			party := srv.Service.Dataset().FundingPayments[0].PartyID
-			srv.Service.SetFault(ep, sampleservice.Fault{ErrorRate: 1})
+			party := srv.FundingParties[0]
+			srv.SetFault(ep, SampleFault{ErrorRate: 1})
 			call := func() error {
-				if ep == sampleservice.EndpointAssets {
+				if ep == EndpointAssets {
 					_, err := c.ListAssets(ctx, AssetsParams{})
 					return err
 				}
@@ -99,7 +93,7 @@ func TestGenuineServerErrorsStillRetryAndOpenTheBreaker(t *testing.T) {
 			if err := call(); !errors.Is(err, ErrCircuitOpen) {
 				t.Fatalf("first call: %v, want its retries to open the breaker", err)
 			}
-			if got := srv.Service.Requests(ep); got != 2 {
+			if got := srv.Requests(ep); got != 2 {
 				t.Fatalf("%d requests, want 2 (retried, then the breaker opened after 2 failures)", got)
 			}
 			if got := c.BreakerState(ServiceDataNode); got != BreakerOpen {

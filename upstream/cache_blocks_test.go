@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/tradenet/gateway/sampleservice"
 )
 
 // An explorer list until the next block (a party's newest transactions)
@@ -48,7 +46,7 @@ func chainOrder(a, b Transaction) int {
 	return 0
 }
 
-func lastPosition(t *testing.T, added []sampleservice.AppendedTx) TxCursor {
+func lastPosition(t *testing.T, added []SampleTx) TxCursor {
 	t.Helper()
 	pos, err := ParseTxCursor(added[len(added)-1].Cursor)
 	if err != nil {
@@ -71,10 +69,10 @@ func TestAPartysPageIsKeptAcrossABlockWithoutItsTransactions(t *testing.T) {
 
 	// Every party's page (and a few other filters), cached.
 	pages := map[string]TransactionsParams{}
-	for _, p := range srv.Service.Dataset().Parties {
+	for _, p := range srv.Parties {
 		pages["parties="+p] = TransactionsParams{First: 10, Parties: []string{p}}
 	}
-	party := srv.Service.Dataset().Parties[0]
+	party := srv.Parties[0]
 	pages["submitter"] = TransactionsParams{First: 10, Submitter: party}
 	pages["newest"] = TransactionsParams{First: 10}
 	get := func(p TransactionsParams) ([]Transaction, Answer) {
@@ -92,7 +90,7 @@ func TestAPartysPageIsKeptAcrossABlockWithoutItsTransactions(t *testing.T) {
 		}
 	}
 
-	added, err := srv.Service.AppendBlockOf(6) // some parties' transactions, not all
+	added, err := srv.AppendBlockOf(6) // some parties' transactions, not all
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +102,7 @@ func TestAPartysPageIsKeptAcrossABlockWithoutItsTransactions(t *testing.T) {
 	// The head read alone (no batch yet) vouches for nothing: no list of
 	// the old head is served.
 	poll(t, c)
-	if _, a := get(pages["parties="+srv.Service.Dataset().Parties[1]]); a.Cached {
+	if _, a := get(pages["parties="+srv.Parties[1]]); a.Cached {
 		t.Fatalf("a party's page was served after a head read without the block's transactions: %+v", a)
 	}
 	head = feedTransactions(t, c, head)
@@ -114,7 +112,7 @@ func TestAPartysPageIsKeptAcrossABlockWithoutItsTransactions(t *testing.T) {
 
 	kept, refetched := 0, 0
 	for name, p := range pages {
-		if name == "parties="+srv.Service.Dataset().Parties[1] {
+		if name == "parties="+srv.Parties[1] {
 			continue // asked again above
 		}
 		before := explorerRequests(srv)
@@ -148,11 +146,11 @@ func TestAPartysPageIsKeptAcrossABlockWithoutItsTransactions(t *testing.T) {
 
 	// A gap: the client hears of a block without the one before it. The
 	// lists true at the old head cannot be vouched for: none is served.
-	if _, err := srv.Service.AppendBlock(); err != nil {
+	if _, err := srv.AppendBlock(); err != nil {
 		t.Fatal(err)
 	}
 	missed := poll(t, c)
-	added, err = srv.Service.AppendBlock()
+	added, err = srv.AppendBlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +166,7 @@ func TestAPartysPageIsKeptAcrossABlockWithoutItsTransactions(t *testing.T) {
 
 // lastPositionOf is the position of the newest transaction of added that
 // p lists.
-func lastPositionOf(t *testing.T, added []sampleservice.AppendedTx, p TransactionsParams) TxCursor {
+func lastPositionOf(t *testing.T, added []SampleTx, p TransactionsParams) TxCursor {
 	t.Helper()
 	f := NewTxFilter(p)
 	for i := len(added) - 1; i >= 0; i-- {

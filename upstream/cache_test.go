@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/tradenet/gateway/sampleservice"
 )
 
 // The cache of upstream answers, over the sample data service on
@@ -22,14 +20,9 @@ import (
 
 // startSample starts the sample data service (the whole generated
 // dataset, no block producer: tests append blocks themselves).
-func startSample(t testing.TB) *sampleservice.Server {
+func startSample(t testing.TB) *SampleServer {
 	t.Helper()
-	srv, err := sampleservice.Start(sampleservice.Config{Defects: sampleservice.DefaultDefects()}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
+	return startSampleT(t, true)
 }
 
 // cacheEvents records a cache's events.
@@ -60,7 +53,7 @@ func (e *cacheEvents) count(endpoint Endpoint, kind CacheKind, outcome CacheOutc
 // cachingClient is a client of srv with a cache of cfg (64 MiB unless
 // cfg says otherwise), no retries, connections closed after each request
 // (so that a synctest bubble has no idle connection goroutine).
-func cachingClient(t testing.TB, srv *sampleservice.Server, cfg CacheConfig) (*Client, *cacheEvents) {
+func cachingClient(t testing.TB, srv *SampleServer, cfg CacheConfig) (*Client, *cacheEvents) {
 	t.Helper()
 	if cfg.MaxBytes == 0 {
 		cfg.MaxBytes = DefaultCacheBytes
@@ -113,8 +106,8 @@ func poll(t testing.TB, c *Client) []Transaction {
 	return page.Transactions
 }
 
-func explorerRequests(srv *sampleservice.Server) int64 {
-	return srv.Service.Requests(sampleservice.EndpointTransactions)
+func explorerRequests(srv *SampleServer) int64 {
+	return srv.Requests(EndpointTransactions)
 }
 
 // A history page (rows below the head, paged by cursor) is immutable: it
@@ -150,7 +143,7 @@ func TestHistoryPagesAreServedFromTheCacheAfterNewBlocks(t *testing.T) {
 	}
 
 	for range 3 {
-		if _, err := srv.Service.AppendBlock(); err != nil {
+		if _, err := srv.AppendBlock(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -250,10 +243,10 @@ func TestPagesReachingTheHeadAreNotImmutable(t *testing.T) {
 	if a := last(); a.Kind != CacheImmutable || a.Endpoint != EndpointTransaction {
 		t.Fatalf("found by hash: %+v", a)
 	}
-	before := srv.Service.Requests(sampleservice.EndpointTransaction)
+	before := srv.Requests(EndpointTransaction)
 	tx, err := c.GetTransaction(ctx, hash)
-	if err != nil || tx.Hash != hash || !last().Cached || srv.Service.Requests(sampleservice.EndpointTransaction) != before {
-		t.Fatalf("found again: %v, %+v, %d requests", err, last(), srv.Service.Requests(sampleservice.EndpointTransaction)-before)
+	if err != nil || tx.Hash != hash || !last().Cached || srv.Requests(EndpointTransaction) != before {
+		t.Fatalf("found again: %v, %+v, %d requests", err, last(), srv.Requests(EndpointTransaction)-before)
 	}
 }
 
@@ -267,7 +260,7 @@ func TestErrorsAndNotFoundAreNotCached(t *testing.T) {
 	old := rows[50].Position()
 	p := TransactionsParams{Last: 10, Before: &old}
 
-	srv.Service.SetFault(sampleservice.EndpointTransactions, sampleservice.Fault{FailNext: 1})
+	srv.SetFault(EndpointTransactions, SampleFault{FailNext: 1})
 	if _, err := c.ListTransactions(context.Background(), p); err == nil {
 		t.Fatal("the failing explorer answered")
 	}
@@ -277,7 +270,7 @@ func TestErrorsAndNotFoundAreNotCached(t *testing.T) {
 	if err != nil || explorerRequests(srv)-before != 1 || last().Cached || len(page.Transactions) != 10 {
 		t.Fatalf("after an error: %v, %d requests, %+v; want the explorer asked again", err, explorerRequests(srv)-before, last())
 	}
-	srv.Service.SetFault(sampleservice.EndpointAssets, sampleservice.Fault{FailNext: 1})
+	srv.SetFault(EndpointAssets, SampleFault{FailNext: 1})
 	if _, err := c.ListAssets(ctx, AssetsParams{}); err == nil {
 		t.Fatal("the failing data node answered")
 	}
@@ -287,11 +280,11 @@ func TestErrorsAndNotFoundAreNotCached(t *testing.T) {
 
 	const unknown = "00000000000000000000000000000000000000000000000000000000DEADBEEF"
 	for i := range 2 {
-		before := srv.Service.Requests(sampleservice.EndpointTransaction)
+		before := srv.Requests(EndpointTransaction)
 		if _, err := c.GetTransaction(ctx, unknown); !IsNotFound(err) {
 			t.Fatalf("lookup %d of an unknown hash: %v", i, err)
 		}
-		if n := srv.Service.Requests(sampleservice.EndpointTransaction) - before; n != 1 {
+		if n := srv.Requests(EndpointTransaction) - before; n != 1 {
 			t.Fatalf("lookup %d of an unknown hash: %d requests, want 1 (not found is not kept)", i, n)
 		}
 	}
@@ -321,7 +314,7 @@ func TestTheNewestPageIsDroppedWhenANewBlockArrives(t *testing.T) {
 	}
 
 	// A new block, seen by the poller.
-	added, err := srv.Service.AppendBlock()
+	added, err := srv.AppendBlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +329,7 @@ func TestTheNewestPageIsDroppedWhenANewBlockArrives(t *testing.T) {
 
 	// A new block, heard of from the fleet (a batch of the replica that
 	// polls): ObserveHead, as the live feed calls it.
-	added, err = srv.Service.AppendBlock()
+	added, err = srv.AppendBlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +394,7 @@ func TestDataNodeAnswersAreNeverOlderThanMaxAge(t *testing.T) {
 	srv := startSample(t)
 	synctest.Test(t, func(t *testing.T) {
 		c, events := cachingClient(t, srv, CacheConfig{MaxAge: time.Second})
-		requests := func() int64 { return srv.Service.Requests(sampleservice.EndpointAssets) }
+		requests := func() int64 { return srv.Requests(EndpointAssets) }
 		ctx, last := recording(context.Background())
 		first, err := c.ListAssets(ctx, AssetsParams{})
 		if err != nil {
@@ -414,7 +407,7 @@ func TestDataNodeAnswersAreNeverOlderThanMaxAge(t *testing.T) {
 		start := requests()
 		// The data node moves on: the cached answer still says the block
 		// it was true at.
-		if _, err := srv.Service.AppendBlock(); err != nil {
+		if _, err := srv.AppendBlock(); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(999 * time.Millisecond)
@@ -505,7 +498,7 @@ func TestDataNodeAnswersAgeFromTheirRequestNotTheWaitForTheBudget(t *testing.T) 
 		if _, err := c.ListAssets(ctx, AssetsParams{}); err != nil {
 			t.Fatal(err)
 		}
-		if n := srv.Service.Requests(sampleservice.EndpointAssets); n != 1 || !last().Cached {
+		if n := srv.Requests(EndpointAssets); n != 1 || !last().Cached {
 			t.Fatalf("999ms after an answer that waited 5s for the budget: %d requests, answer %+v; want it from the cache", n, last())
 		}
 	})
@@ -520,7 +513,7 @@ func TestMaxAgeZeroKeepsNoDataNodeAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := srv.Service.Requests(sampleservice.EndpointAssets); n != 2 {
+	if n := srv.Requests(EndpointAssets); n != 2 {
 		t.Fatalf("%d requests, want 2", n)
 	}
 }
@@ -608,9 +601,9 @@ func TestASharedTierThatFailsIsSkipped(t *testing.T) {
 		if _, err := a.ListAssets(ctx, AssetsParams{}); err != nil {
 			t.Fatal(err)
 		}
-		before := srv.Service.Requests(sampleservice.EndpointAssets)
+		before := srv.Requests(EndpointAssets)
 		want, err := b.ListAssets(ctx, AssetsParams{})
-		if err != nil || !last().Cached || srv.Service.Requests(sampleservice.EndpointAssets) != before || bEvents.count(EndpointAssets, CacheRecent, CacheSharedHit) != 1 {
+		if err != nil || !last().Cached || srv.Requests(EndpointAssets) != before || bEvents.count(EndpointAssets, CacheRecent, CacheSharedHit) != 1 {
 			t.Fatalf("b after a: %v, %+v: want a's answer from the shared tier", err, last())
 		}
 

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/tradenet/gateway/sampleservice"
 )
 
 func TestCursorPackRoundTrips(t *testing.T) {
@@ -36,11 +34,7 @@ func TestCursorPackRoundTrips(t *testing.T) {
 // page funding payments: docs/wire.md, Known defects, 1).
 func sampleCursors(t *testing.T) map[string][]Cursor {
 	t.Helper()
-	srv, err := sampleservice.Start(sampleservice.Config{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startSampleT(t, false)
 	c, err := New(Config{DataNodeURL: srv.URL, ExplorerURL: srv.URL + "/rest"})
 	if err != nil {
 		t.Fatal(err)
@@ -82,9 +76,9 @@ func sampleCursors(t *testing.T) map[string][]Cursor {
 		t.Fatalf("delegations of %d epochs, want several", len(epochs))
 	}
 	var parties []string
-	for _, f := range srv.Service.Dataset().FundingPayments {
-		if !slices.Contains(parties, f.PartyID) {
-			parties = append(parties, f.PartyID)
+	for _, p := range srv.FundingParties {
+		if !slices.Contains(parties, p) {
+			parties = append(parties, p)
 		}
 		if len(parties) == 5 {
 			break

@@ -16,8 +16,6 @@ import (
 	"testing"
 
 	gojson "github.com/goccy/go-json"
-
-	"github.com/tradenet/gateway/sampleservice"
 )
 
 // decodeStdTop decodes data into v with encoding/json at the top: the
@@ -55,7 +53,7 @@ func loadSampleBodies(tb testing.TB) []sampleBody {
 }
 
 func fetchSampleBodies() ([]sampleBody, error) {
-	srv, err := sampleservice.Start(sampleservice.Config{}, "")
+	srv, err := startSampleService(false)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +70,7 @@ func fetchSampleBodies() ([]sampleBody, error) {
 		}
 		return b, err
 	}
-	data := srv.Service.Dataset()
+	data := srv
 	var bodies []sampleBody
 	add := func(name, path string, out func() listBody) error {
 		b, err := get(path)
@@ -83,7 +81,7 @@ func fetchSampleBodies() ([]sampleBody, error) {
 		return nil
 	}
 	txs := func() listBody { return new(transactionsBody) }
-	if err := add("transactions/all", "/rest/transactions?first="+strconv.Itoa(data.Transactions.Len()), txs); err != nil {
+	if err := add("transactions/all", "/rest/transactions?first="+strconv.Itoa(data.Transactions), txs); err != nil {
 		return nil, err
 	}
 	for _, n := range []int{50, 1000} {
@@ -314,21 +312,17 @@ func TestClientGarbageIsDecodeError(t *testing.T) {
 		})
 	}
 
-	srv, err := sampleservice.Start(sampleservice.Config{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startSampleT(t, false)
 	for _, f := range []struct {
 		name  string
-		fault sampleservice.Fault
+		fault SampleFault
 	}{
-		{"malformed fault", sampleservice.Fault{MalformedRate: 1}},
-		{"truncated fault", sampleservice.Fault{TruncatedRate: 1}},
+		{"malformed fault", SampleFault{MalformedRate: 1}},
+		{"truncated fault", SampleFault{TruncatedRate: 1}},
 	} {
 		t.Run(f.name, func(t *testing.T) {
-			srv.Service.SetFault(sampleservice.EndpointTransactions, f.fault)
-			defer srv.Service.SetFault(sampleservice.EndpointTransactions, sampleservice.Fault{})
+			srv.SetFault(EndpointTransactions, f.fault)
+			defer srv.SetFault(EndpointTransactions, SampleFault{})
 			c, err := New(Config{DataNodeURL: srv.URL, ExplorerURL: srv.URL + "/rest"})
 			if err != nil {
 				t.Fatal(err)

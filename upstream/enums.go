@@ -82,6 +82,23 @@ func (s *enum[E]) unmarshalJSON(dst *E, b []byte) error {
 	}
 }
 
+// marshalJSON writes v as the upstream sends it: a name as a JSON string,
+// a value beyond the sender's schema (kept as its decimal text) as a bare
+// number.
+func (s *enum[E]) marshalJSON(v E) ([]byte, error) {
+	if s.known(v) {
+		// Known names are [A-Z0-9_]: no escaping needed.
+		b := make([]byte, 0, len(v)+2)
+		b = append(b, '"')
+		b = append(b, v...)
+		return append(b, '"'), nil
+	}
+	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && strconv.FormatInt(n, 10) == string(v) {
+		return []byte(v), nil
+	}
+	return marshalWire(string(v))
+}
+
 func (s *enum[E]) marshalGQL(w io.Writer, v E) error {
 	if v == "" {
 		_, err := io.WriteString(w, "null")

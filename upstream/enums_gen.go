@@ -132,6 +132,9 @@ func (e *TransactionType) UnmarshalJSON(b []byte) error {
 	return transactionTypeEnum.unmarshalJSON(e, b)
 }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e TransactionType) MarshalJSON() ([]byte, error) { return transactionTypeEnum.marshalJSON(e) }
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e TransactionType) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return transactionTypeEnum.marshalGQL(w, e)
@@ -175,6 +178,9 @@ func (e AssetStatus) Known() bool { return assetStatusEnum.known(e) }
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *AssetStatus) UnmarshalJSON(b []byte) error { return assetStatusEnum.unmarshalJSON(e, b) }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e AssetStatus) MarshalJSON() ([]byte, error) { return assetStatusEnum.marshalJSON(e) }
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e AssetStatus) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return assetStatusEnum.marshalGQL(w, e)
@@ -214,6 +220,11 @@ func (e *TransactionVersion) UnmarshalJSON(b []byte) error {
 	return transactionVersionEnum.unmarshalJSON(e, b)
 }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e TransactionVersion) MarshalJSON() ([]byte, error) {
+	return transactionVersionEnum.marshalJSON(e)
+}
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e TransactionVersion) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return transactionVersionEnum.marshalGQL(w, e)
@@ -250,6 +261,9 @@ func (e VoteValue) Known() bool { return voteValueEnum.known(e) }
 
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *VoteValue) UnmarshalJSON(b []byte) error { return voteValueEnum.unmarshalJSON(e, b) }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e VoteValue) MarshalJSON() ([]byte, error) { return voteValueEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e VoteValue) MarshalGQLContext(_ context.Context, w io.Writer) error {
@@ -289,6 +303,9 @@ func (e UndelegateMethod) Known() bool { return undelegateMethodEnum.known(e) }
 func (e *UndelegateMethod) UnmarshalJSON(b []byte) error {
 	return undelegateMethodEnum.unmarshalJSON(e, b)
 }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e UndelegateMethod) MarshalJSON() ([]byte, error) { return undelegateMethodEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e UndelegateMethod) MarshalGQLContext(_ context.Context, w io.Writer) error {
@@ -360,6 +377,9 @@ func (e NodeVoteType) Known() bool { return nodeVoteTypeEnum.known(e) }
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *NodeVoteType) UnmarshalJSON(b []byte) error { return nodeVoteTypeEnum.unmarshalJSON(e, b) }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e NodeVoteType) MarshalJSON() ([]byte, error) { return nodeVoteTypeEnum.marshalJSON(e) }
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e NodeVoteType) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return nodeVoteTypeEnum.marshalGQL(w, e)
@@ -408,6 +428,9 @@ func (e *NodeSignatureKind) UnmarshalJSON(b []byte) error {
 	return nodeSignatureKindEnum.unmarshalJSON(e, b)
 }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e NodeSignatureKind) MarshalJSON() ([]byte, error) { return nodeSignatureKindEnum.marshalJSON(e) }
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e NodeSignatureKind) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return nodeSignatureKindEnum.marshalGQL(w, e)
@@ -447,6 +470,9 @@ func (e OracleSource) Known() bool { return oracleSourceEnum.known(e) }
 
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *OracleSource) UnmarshalJSON(b []byte) error { return oracleSourceEnum.unmarshalJSON(e, b) }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e OracleSource) MarshalJSON() ([]byte, error) { return oracleSourceEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e OracleSource) MarshalGQLContext(_ context.Context, w io.Writer) error {
@@ -489,6 +515,9 @@ func (e PeggedReference) Known() bool { return peggedReferenceEnum.known(e) }
 func (e *PeggedReference) UnmarshalJSON(b []byte) error {
 	return peggedReferenceEnum.unmarshalJSON(e, b)
 }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e PeggedReference) MarshalJSON() ([]byte, error) { return peggedReferenceEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e PeggedReference) MarshalGQLContext(_ context.Context, w io.Writer) error {
@@ -539,6 +568,9 @@ func (e TimeInForce) Known() bool { return timeInForceEnum.known(e) }
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *TimeInForce) UnmarshalJSON(b []byte) error { return timeInForceEnum.unmarshalJSON(e, b) }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e TimeInForce) MarshalJSON() ([]byte, error) { return timeInForceEnum.marshalJSON(e) }
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e TimeInForce) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return timeInForceEnum.marshalGQL(w, e)
@@ -575,6 +607,9 @@ func (e Side) Known() bool { return sideEnum.known(e) }
 
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *Side) UnmarshalJSON(b []byte) error { return sideEnum.unmarshalJSON(e, b) }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e Side) MarshalJSON() ([]byte, error) { return sideEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e Side) MarshalGQLContext(_ context.Context, w io.Writer) error {
@@ -616,6 +651,9 @@ func (e OrderType) Known() bool { return orderTypeEnum.known(e) }
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *OrderType) UnmarshalJSON(b []byte) error { return orderTypeEnum.unmarshalJSON(e, b) }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e OrderType) MarshalJSON() ([]byte, error) { return orderTypeEnum.marshalJSON(e) }
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e OrderType) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return orderTypeEnum.marshalGQL(w, e)
@@ -653,6 +691,11 @@ func (e StopOrderExpiryStrategy) Known() bool { return stopOrderExpiryStrategyEn
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *StopOrderExpiryStrategy) UnmarshalJSON(b []byte) error {
 	return stopOrderExpiryStrategyEnum.unmarshalJSON(e, b)
+}
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e StopOrderExpiryStrategy) MarshalJSON() ([]byte, error) {
+	return stopOrderExpiryStrategyEnum.marshalJSON(e)
 }
 
 // MarshalGQLContext writes a known value's quoted name.
@@ -694,6 +737,11 @@ func (e *SizeOverrideSetting) UnmarshalJSON(b []byte) error {
 	return sizeOverrideSettingEnum.unmarshalJSON(e, b)
 }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e SizeOverrideSetting) MarshalJSON() ([]byte, error) {
+	return sizeOverrideSettingEnum.marshalJSON(e)
+}
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e SizeOverrideSetting) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return sizeOverrideSettingEnum.marshalGQL(w, e)
@@ -730,6 +778,9 @@ func (e MarginMode) Known() bool { return marginModeEnum.known(e) }
 
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *MarginMode) UnmarshalJSON(b []byte) error { return marginModeEnum.unmarshalJSON(e, b) }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e MarginMode) MarshalJSON() ([]byte, error) { return marginModeEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e MarginMode) MarshalGQLContext(_ context.Context, w io.Writer) error {
@@ -778,6 +829,9 @@ func (e ConditionOperator) Known() bool { return conditionOperatorEnum.known(e) 
 func (e *ConditionOperator) UnmarshalJSON(b []byte) error {
 	return conditionOperatorEnum.unmarshalJSON(e, b)
 }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e ConditionOperator) MarshalJSON() ([]byte, error) { return conditionOperatorEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e ConditionOperator) MarshalGQLContext(_ context.Context, w io.Writer) error {
@@ -830,6 +884,9 @@ func (e *PropertyKeyType) UnmarshalJSON(b []byte) error {
 	return propertyKeyTypeEnum.unmarshalJSON(e, b)
 }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e PropertyKeyType) MarshalJSON() ([]byte, error) { return propertyKeyTypeEnum.marshalJSON(e) }
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e PropertyKeyType) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return propertyKeyTypeEnum.marshalGQL(w, e)
@@ -870,6 +927,11 @@ func (e CompositePriceType) Known() bool { return compositePriceTypeEnum.known(e
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *CompositePriceType) UnmarshalJSON(b []byte) error {
 	return compositePriceTypeEnum.unmarshalJSON(e, b)
+}
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e CompositePriceType) MarshalJSON() ([]byte, error) {
+	return compositePriceTypeEnum.marshalJSON(e)
 }
 
 // MarshalGQLContext writes a known value's quoted name.
@@ -914,6 +976,11 @@ func (e *LiquidityFeeMethod) UnmarshalJSON(b []byte) error {
 	return liquidityFeeMethodEnum.unmarshalJSON(e, b)
 }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e LiquidityFeeMethod) MarshalJSON() ([]byte, error) {
+	return liquidityFeeMethodEnum.marshalJSON(e)
+}
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e LiquidityFeeMethod) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return liquidityFeeMethodEnum.marshalGQL(w, e)
@@ -951,6 +1018,11 @@ func (e GovernanceTransferType) Known() bool { return governanceTransferTypeEnum
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *GovernanceTransferType) UnmarshalJSON(b []byte) error {
 	return governanceTransferTypeEnum.unmarshalJSON(e, b)
+}
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e GovernanceTransferType) MarshalJSON() ([]byte, error) {
+	return governanceTransferTypeEnum.marshalJSON(e)
 }
 
 // MarshalGQLContext writes a known value's quoted name.
@@ -992,6 +1064,11 @@ func (e *DistributionStrategy) UnmarshalJSON(b []byte) error {
 	return distributionStrategyEnum.unmarshalJSON(e, b)
 }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e DistributionStrategy) MarshalJSON() ([]byte, error) {
+	return distributionStrategyEnum.marshalJSON(e)
+}
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e DistributionStrategy) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return distributionStrategyEnum.marshalGQL(w, e)
@@ -1028,6 +1105,9 @@ func (e EntityScope) Known() bool { return entityScopeEnum.known(e) }
 
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *EntityScope) UnmarshalJSON(b []byte) error { return entityScopeEnum.unmarshalJSON(e, b) }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e EntityScope) MarshalJSON() ([]byte, error) { return entityScopeEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e EntityScope) MarshalGQLContext(_ context.Context, w io.Writer) error {
@@ -1070,6 +1150,9 @@ func (e IndividualScope) Known() bool { return individualScopeEnum.known(e) }
 func (e *IndividualScope) UnmarshalJSON(b []byte) error {
 	return individualScopeEnum.unmarshalJSON(e, b)
 }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e IndividualScope) MarshalJSON() ([]byte, error) { return individualScopeEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e IndividualScope) MarshalGQLContext(_ context.Context, w io.Writer) error {
@@ -1126,6 +1209,9 @@ func (e DispatchMetric) Known() bool { return dispatchMetricEnum.known(e) }
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *DispatchMetric) UnmarshalJSON(b []byte) error { return dispatchMetricEnum.unmarshalJSON(e, b) }
 
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e DispatchMetric) MarshalJSON() ([]byte, error) { return dispatchMetricEnum.marshalJSON(e) }
+
 // MarshalGQLContext writes a known value's quoted name.
 func (e DispatchMetric) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	return dispatchMetricEnum.marshalGQL(w, e)
@@ -1166,6 +1252,11 @@ func (e MarketStateUpdateType) Known() bool { return marketStateUpdateTypeEnum.k
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *MarketStateUpdateType) UnmarshalJSON(b []byte) error {
 	return marketStateUpdateTypeEnum.unmarshalJSON(e, b)
+}
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e MarketStateUpdateType) MarshalJSON() ([]byte, error) {
+	return marketStateUpdateTypeEnum.marshalJSON(e)
 }
 
 // MarshalGQLContext writes a known value's quoted name.
@@ -1284,6 +1375,9 @@ func (e AccountType) Known() bool { return accountTypeEnum.known(e) }
 
 // UnmarshalJSON decodes a value name or a bare number.
 func (e *AccountType) UnmarshalJSON(b []byte) error { return accountTypeEnum.unmarshalJSON(e, b) }
+
+// MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.
+func (e AccountType) MarshalJSON() ([]byte, error) { return accountTypeEnum.marshalJSON(e) }
 
 // MarshalGQLContext writes a known value's quoted name.
 func (e AccountType) MarshalGQLContext(_ context.Context, w io.Writer) error {

@@ -59,13 +59,15 @@ func (f *Float64) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the wire form: a JSON number, or the string the wire
-// uses for NaN and the infinities.
+// MarshalJSON writes the wire form: a JSON number, formatted as the
+// upstream's encoder (protojson) and encoding/json format it (1e-7 and
+// 1000000, not Go's %g forms 1e-07 and 1e+06), or the string the wire uses
+// for NaN and the infinities.
 func (f Float64) MarshalJSON() ([]byte, error) {
 	if s, ok := f.nonFinite(); ok {
 		return strconv.AppendQuote(nil, s), nil
 	}
-	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+	return json.Marshal(float64(f))
 }
 
 // MarshalGQLContext writes the number as gqlgen's Float does (%g); NaN and

@@ -21,8 +21,8 @@ type AssetDetails struct {
 	Decimals Uint64 `json:"decimals"`
 	// Quantum is the smallest economically meaningful amount.
 	Quantum      string        `json:"quantum"`
-	BuiltinAsset *BuiltinAsset `json:"builtinAsset"`
-	ERC20        *ERC20        `json:"erc20"`
+	BuiltinAsset *BuiltinAsset `json:"builtinAsset,omitempty"`
+	ERC20        *ERC20        `json:"erc20,omitempty"`
 }
 
 // BuiltinAsset is the source of an asset built into the network.

@@ -20,11 +20,11 @@ type ChainEvent struct {
 	// Nonce is the event's own one-time number against replay (a u64, like
 	// the command's).
 	Nonce         Uint64                `json:"nonce"`
-	Builtin       *BuiltinAssetEvent    `json:"builtin"`
-	ERC20         *ERC20Event           `json:"erc20"`
-	StakingEvent  *StakingEvent         `json:"stakingEvent"`
-	ERC20Multisig *ERC20MultiSigEvent   `json:"erc20Multisig"`
-	ContractCall  *EthContractCallEvent `json:"contractCall"`
+	Builtin       *BuiltinAssetEvent    `json:"builtin,omitempty"`
+	ERC20         *ERC20Event           `json:"erc20,omitempty"`
+	StakingEvent  *StakingEvent         `json:"stakingEvent,omitempty"`
+	ERC20Multisig *ERC20MultiSigEvent   `json:"erc20Multisig,omitempty"`
+	ContractCall  *EthContractCallEvent `json:"contractCall,omitempty"`
 }
 
 // IsCommand marks the member of the Command union.
@@ -33,8 +33,8 @@ func (*ChainEvent) IsCommand() {}
 // BuiltinAssetEvent is a deposit or withdrawal of a built-in asset (a
 // one-of: at most one is set; the wire may send it with neither).
 type BuiltinAssetEvent struct {
-	Deposit    *BuiltinAssetDeposit    `json:"deposit"`
-	Withdrawal *BuiltinAssetWithdrawal `json:"withdrawal"`
+	Deposit    *BuiltinAssetDeposit    `json:"deposit,omitempty"`
+	Withdrawal *BuiltinAssetWithdrawal `json:"withdrawal,omitempty"`
 }
 
 // BuiltinAssetDeposit credits a party with a built-in asset.
@@ -67,13 +67,13 @@ type ERC20Event struct {
 	Index Uint64 `json:"index"`
 	// Block is the Ethereum block number.
 	Block              Uint64                   `json:"block"`
-	AssetList          *ERC20AssetList          `json:"assetList"`
-	AssetDelist        *ERC20AssetDelist        `json:"assetDelist"`
-	Deposit            *ERC20Deposit            `json:"deposit"`
-	Withdrawal         *ERC20Withdrawal         `json:"withdrawal"`
-	AssetLimitsUpdated *ERC20AssetLimitsUpdated `json:"assetLimitsUpdated"`
-	BridgeStopped      *bool                    `json:"bridgeStopped"`
-	BridgeResumed      *bool                    `json:"bridgeResumed"`
+	AssetList          *ERC20AssetList          `json:"assetList,omitempty"`
+	AssetDelist        *ERC20AssetDelist        `json:"assetDelist,omitempty"`
+	Deposit            *ERC20Deposit            `json:"deposit,omitempty"`
+	Withdrawal         *ERC20Withdrawal         `json:"withdrawal,omitempty"`
+	AssetLimitsUpdated *ERC20AssetLimitsUpdated `json:"assetLimitsUpdated,omitempty"`
+	BridgeStopped      *bool                    `json:"bridgeStopped,omitempty"`
+	BridgeResumed      *bool                    `json:"bridgeResumed,omitempty"`
 }
 
 // ERC20AssetList is a token allow-listed on the bridge.
@@ -122,9 +122,9 @@ type ERC20AssetLimitsUpdated struct {
 type StakingEvent struct {
 	Index          Uint64            `json:"index"`
 	Block          Uint64            `json:"block"`
-	StakeDeposited *StakeDeposited   `json:"stakeDeposited"`
-	StakeRemoved   *StakeRemoved     `json:"stakeRemoved"`
-	TotalSupply    *StakeTotalSupply `json:"totalSupply"`
+	StakeDeposited *StakeDeposited   `json:"stakeDeposited,omitempty"`
+	StakeRemoved   *StakeRemoved     `json:"stakeRemoved,omitempty"`
+	TotalSupply    *StakeTotalSupply `json:"totalSupply,omitempty"`
 }
 
 // StakeDeposited is stake credited to a network key.
@@ -156,9 +156,9 @@ type StakeTotalSupply struct {
 type ERC20MultiSigEvent struct {
 	Index         Uint64              `json:"index"`
 	Block         Uint64              `json:"block"`
-	SignerAdded   *ERC20SignerAdded   `json:"signerAdded"`
-	SignerRemoved *ERC20SignerRemoved `json:"signerRemoved"`
-	ThresholdSet  *ERC20ThresholdSet  `json:"thresholdSet"`
+	SignerAdded   *ERC20SignerAdded   `json:"signerAdded,omitempty"`
+	SignerRemoved *ERC20SignerRemoved `json:"signerRemoved,omitempty"`
+	ThresholdSet  *ERC20ThresholdSet  `json:"thresholdSet,omitempty"`
 }
 
 // ERC20SignerAdded is a signer added to the multisig contract.
@@ -198,6 +198,6 @@ type EthContractCallEvent struct {
 	// Result is the ABI-packed result as base64; nil when empty.
 	Result *string `json:"result"`
 	// Error is absent unless the call failed.
-	Error         *string `json:"error"`
-	SourceChainID *Uint64 `json:"sourceChainId"`
+	Error         *string `json:"error,omitempty"`
+	SourceChainID *Uint64 `json:"sourceChainId,omitempty"`
 }

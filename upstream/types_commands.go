@@ -84,16 +84,16 @@ func (*BatchMarketInstructions) IsCommand() {}
 // OrderAmendment amends an existing order.
 type OrderAmendment struct {
 	// ExpiresAt is the new expiry; omitted when unchanged.
-	ExpiresAt *UnixNanos `json:"expiresAt"`
+	ExpiresAt *UnixNanos `json:"expiresAt,omitempty"`
 	MarketID  string     `json:"marketId"`
 	OrderID   string     `json:"orderId"`
 	// PeggedOffset is an unsigned integer scaled to the market's decimals.
 	PeggedOffset    string          `json:"peggedOffset"`
 	PeggedReference PeggedReference `json:"peggedReference"`
 	// Price is the new price; omitted when unchanged.
-	Price *string `json:"price"`
+	Price *string `json:"price,omitempty"`
 	// Size is the new size; omitted when unchanged. Exclusive with SizeDelta.
-	Size *Uint64 `json:"size"`
+	Size *Uint64 `json:"size,omitempty"`
 	// SizeDelta changes the size: negative reduces, positive increases.
 	SizeDelta   Int64       `json:"sizeDelta"`
 	TimeInForce TimeInForce `json:"timeInForce"`
@@ -107,32 +107,32 @@ type OrderCancellation struct {
 
 // StopOrderCancellation cancels one stop order, those of a market, or all.
 type StopOrderCancellation struct {
-	MarketID    *string `json:"marketId"`
-	StopOrderID *string `json:"stopOrderId"`
+	MarketID    *string `json:"marketId,omitempty"`
+	StopOrderID *string `json:"stopOrderId,omitempty"`
 }
 
 // StopOrdersSubmission submits a stop order triggered when the price falls
 // below or rises above a trigger (one or both).
 type StopOrdersSubmission struct {
-	FallsBelow *StopOrderSetup `json:"fallsBelow"`
-	RisesAbove *StopOrderSetup `json:"risesAbove"`
+	FallsBelow *StopOrderSetup `json:"fallsBelow,omitempty"`
+	RisesAbove *StopOrderSetup `json:"risesAbove,omitempty"`
 }
 
 // StopOrderSetup is one side of a stop order. Its trigger is a one-of:
 // exactly one of Price and TrailingPercentOffset is set.
 type StopOrderSetup struct {
 	// ExpiresAt is omitted when the stop order never expires.
-	ExpiresAt      *UnixNanos               `json:"expiresAt"`
-	ExpiryStrategy *StopOrderExpiryStrategy `json:"expiryStrategy"`
+	ExpiresAt      *UnixNanos               `json:"expiresAt,omitempty"`
+	ExpiryStrategy *StopOrderExpiryStrategy `json:"expiryStrategy,omitempty"`
 	// OrderSubmission is submitted once the trigger is breached.
 	OrderSubmission     *OrderSubmission     `json:"orderSubmission"`
-	SizeOverrideSetting *SizeOverrideSetting `json:"sizeOverrideSetting"`
-	SizeOverrideValue   *SizeOverrideValue   `json:"sizeOverrideValue"`
+	SizeOverrideSetting *SizeOverrideSetting `json:"sizeOverrideSetting,omitempty"`
+	SizeOverrideValue   *SizeOverrideValue   `json:"sizeOverrideValue,omitempty"`
 	// Price triggers when the last traded price breaches it.
-	Price *string `json:"price"`
+	Price *string `json:"price,omitempty"`
 	// TrailingPercentOffset triggers when the last traded price has moved
 	// this fraction from the extreme mark price since submission.
-	TrailingPercentOffset *string `json:"trailingPercentOffset"`
+	TrailingPercentOffset *string `json:"trailingPercentOffset,omitempty"`
 }
 
 // SizeOverrideValue scales the stop order's size to the position.
@@ -144,7 +144,7 @@ type SizeOverrideValue struct {
 type OrderSubmission struct {
 	// ExpiresAt is set only for time in force GTT; 0 otherwise.
 	ExpiresAt   UnixNanos    `json:"expiresAt"`
-	IcebergOpts *IcebergOpts `json:"icebergOpts"`
+	IcebergOpts *IcebergOpts `json:"icebergOpts,omitempty"`
 	MarketID    string       `json:"marketId"`
 	PeggedOrder *PeggedOrder `json:"peggedOrder"`
 	PostOnly    bool         `json:"postOnly"`
@@ -174,7 +174,7 @@ type PeggedOrder struct {
 // UpdateMarginMode changes a party's margin mode on a market.
 type UpdateMarginMode struct {
 	// MarginFactor is the margin multiplier in isolated mode; omitted otherwise.
-	MarginFactor *string    `json:"marginFactor"`
+	MarginFactor *string    `json:"marginFactor,omitempty"`
 	MarketID     string     `json:"marketId"`
 	Mode         MarginMode `json:"mode"`
 }

@@ -40,7 +40,7 @@ func (*WithdrawSubmission) IsCommand() {}
 // WithdrawExt is the one-of group of foreign-chain details; the wire sends
 // {} when no member is set, leaving every field nil.
 type WithdrawExt struct {
-	Erc20 *Erc20WithdrawExt `json:"erc20"`
+	Erc20 *Erc20WithdrawExt `json:"erc20,omitempty"`
 }
 
 // Erc20WithdrawExt is the Ethereum side of a withdrawal.
@@ -131,8 +131,8 @@ type TransferFunds struct {
 	// Amount is an integer string in the asset's decimals.
 	Amount    string                  `json:"amount"`
 	Reference string                  `json:"reference"`
-	OneOff    *OneOffTransfer         `json:"oneOff"`
-	Recurring *RecurringTransferFunds `json:"recurring"`
+	OneOff    *OneOffTransfer         `json:"oneOff,omitempty"`
+	Recurring *RecurringTransferFunds `json:"recurring,omitempty"`
 }
 
 // IsCommand marks the member of the Command union.
@@ -144,7 +144,7 @@ func (*TransferFunds) IsCommand() {}
 type RecurringTransferFunds struct {
 	StartEpoch Uint64 `json:"startEpoch"`
 	// EndEpoch is the last epoch paid; omitted when open-ended.
-	EndEpoch *Uint64 `json:"endEpoch"`
+	EndEpoch *Uint64 `json:"endEpoch,omitempty"`
 	// Factor multiplies the amount at each epoch (a decimal string).
 	Factor           string            `json:"factor"`
 	DispatchStrategy *DispatchStrategy `json:"dispatchStrategy"`
@@ -163,7 +163,7 @@ func (*CancelTransferFunds) IsCommand() {}
 type CreateReferralSet struct {
 	IsTeam bool `json:"isTeam"`
 	// Team is omitted when the set is not a team.
-	Team *CreateReferralSetTeam `json:"team"`
+	Team *CreateReferralSetTeam `json:"team,omitempty"`
 }
 
 // IsCommand marks the member of the Command union.
@@ -173,8 +173,8 @@ func (*CreateReferralSet) IsCommand() {}
 type CreateReferralSetTeam struct {
 	Name string `json:"name"`
 	// TeamURL and AvatarURL are omitted when not given.
-	TeamURL   *string `json:"teamUrl"`
-	AvatarURL *string `json:"avatarUrl"`
+	TeamURL   *string `json:"teamUrl,omitempty"`
+	AvatarURL *string `json:"avatarUrl,omitempty"`
 	// Closed teams admit only the public keys of AllowList.
 	Closed    bool     `json:"closed"`
 	AllowList []string `json:"allowList"`
@@ -184,7 +184,7 @@ type CreateReferralSetTeam struct {
 type UpdateReferralSet struct {
 	ID     string                 `json:"id"`
 	IsTeam bool                   `json:"isTeam"`
-	Team   *UpdateReferralSetTeam `json:"team"`
+	Team   *UpdateReferralSetTeam `json:"team,omitempty"`
 }
 
 // IsCommand marks the member of the Command union.
@@ -193,10 +193,10 @@ func (*UpdateReferralSet) IsCommand() {}
 // UpdateReferralSetTeam is the team update of a referral set: an omitted
 // field is left unchanged.
 type UpdateReferralSetTeam struct {
-	Name      *string  `json:"name"`
-	TeamURL   *string  `json:"teamUrl"`
-	AvatarURL *string  `json:"avatarUrl"`
-	Closed    *bool    `json:"closed"`
+	Name      *string  `json:"name,omitempty"`
+	TeamURL   *string  `json:"teamUrl,omitempty"`
+	AvatarURL *string  `json:"avatarUrl,omitempty"`
+	Closed    *bool    `json:"closed,omitempty"`
 	AllowList []string `json:"allowList"`
 }
 

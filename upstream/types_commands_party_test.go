@@ -172,13 +172,14 @@ func TestDecodePartyCommandErrors(t *testing.T) {
 	}
 }
 
-// TestMarshalPartyCommand: the wire form names the member.
+// TestMarshalPartyCommand: the wire form names the member, after nonce
+// and blockHeight.
 func TestMarshalPartyCommand(t *testing.T) {
 	b, err := Command{Nonce: 1, BlockHeight: 2, Kind: &JoinTeam{ID: "t"}}.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"blockHeight":"2","joinTeam":{"id":"t"},"nonce":"1"}`; string(b) != want {
+	if want := `{"nonce":"1","blockHeight":"2","joinTeam":{"id":"t"}}`; string(b) != want {
 		t.Errorf("MarshalJSON = %s, want %s", b, want)
 	}
 }

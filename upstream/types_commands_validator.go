@@ -78,9 +78,9 @@ type KeyValueBundle struct {
 // StateVarValue is a one-of: at most one of ScalarVal, VectorVal and
 // MatrixVal is set.
 type StateVarValue struct {
-	ScalarVal *ScalarValue `json:"scalarVal"`
-	VectorVal *VectorValue `json:"vectorVal"`
-	MatrixVal *MatrixValue `json:"matrixVal"`
+	ScalarVal *ScalarValue `json:"scalarVal,omitempty"`
+	VectorVal *VectorValue `json:"vectorVal,omitempty"`
+	MatrixVal *MatrixValue `json:"matrixVal,omitempty"`
 }
 
 // ScalarValue is one decimal string.

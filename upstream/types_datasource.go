@@ -3,22 +3,22 @@ package upstream
 // DataSourceDefinition defines a data source, a one-of: exactly one of
 // Internal and External is set.
 type DataSourceDefinition struct {
-	Internal *DataSourceDefinitionInternal `json:"internal"`
-	External *DataSourceDefinitionExternal `json:"external"`
+	Internal *DataSourceDefinitionInternal `json:"internal,omitempty"`
+	External *DataSourceDefinitionExternal `json:"external,omitempty"`
 }
 
 // DataSourceDefinitionInternal is a data source inside the network, a
 // one-of: exactly one of Time and TimeTrigger is set.
 type DataSourceDefinitionInternal struct {
-	Time        *DataSourceSpecConfigurationTime        `json:"time"`
-	TimeTrigger *DataSourceSpecConfigurationTimeTrigger `json:"timeTrigger"`
+	Time        *DataSourceSpecConfigurationTime        `json:"time,omitempty"`
+	TimeTrigger *DataSourceSpecConfigurationTimeTrigger `json:"timeTrigger,omitempty"`
 }
 
 // DataSourceDefinitionExternal is a data source outside the network, a
 // one-of: exactly one of Oracle and EthOracle is set.
 type DataSourceDefinitionExternal struct {
-	Oracle    *DataSourceSpecConfiguration `json:"oracle"`
-	EthOracle *EthCallSpec                 `json:"ethOracle"`
+	Oracle    *DataSourceSpecConfiguration `json:"oracle,omitempty"`
+	EthOracle *EthCallSpec                 `json:"ethOracle,omitempty"`
 }
 
 // DataSourceSpecConfigurationTime emits the network time, filtered by conditions.
@@ -35,7 +35,7 @@ type DataSourceSpecConfigurationTimeTrigger struct {
 // InternalTimeTrigger is a schedule in network time.
 type InternalTimeTrigger struct {
 	// Initial is omitted when the schedule starts immediately.
-	Initial *UnixSeconds `json:"initial"`
+	Initial *UnixSeconds `json:"initial,omitempty"`
 	// Every is the period in seconds.
 	Every Int64 `json:"every"`
 }
@@ -67,17 +67,17 @@ type EthCallSpec struct {
 // EthCallTrigger says when the call is made, a one-of whose only member is
 // TimeTrigger.
 type EthCallTrigger struct {
-	TimeTrigger *EthTimeTrigger `json:"timeTrigger"`
+	TimeTrigger *EthTimeTrigger `json:"timeTrigger,omitempty"`
 }
 
 // EthTimeTrigger is a schedule in chain time. Each field is omitted when unset.
 type EthTimeTrigger struct {
 	// Initial is the first call; unset means immediately.
-	Initial *UnixSeconds `json:"initial"`
+	Initial *UnixSeconds `json:"initial,omitempty"`
 	// Every is the period in seconds; unset means once.
-	Every *Uint64 `json:"every"`
+	Every *Uint64 `json:"every,omitempty"`
 	// Until stops the repetition; unset means never.
-	Until *UnixSeconds `json:"until"`
+	Until *UnixSeconds `json:"until,omitempty"`
 }
 
 // Normaliser extracts a named property from a call result.
@@ -104,14 +104,14 @@ type PropertyKey struct {
 	Name string          `json:"name"`
 	Type PropertyKeyType `json:"type"`
 	// NumberDecimalPlaces is omitted for non-decimal types.
-	NumberDecimalPlaces *Uint64 `json:"numberDecimalPlaces"`
+	NumberDecimalPlaces *Uint64 `json:"numberDecimalPlaces,omitempty"`
 }
 
 // Signer is a signer of oracle data, a one-of: exactly one of PubKey and
 // ETHAddress is set.
 type Signer struct {
-	PubKey     *PubKey     `json:"pubKey"`
-	ETHAddress *ETHAddress `json:"ethAddress"`
+	PubKey     *PubKey     `json:"pubKey,omitempty"`
+	ETHAddress *ETHAddress `json:"ethAddress,omitempty"`
 }
 
 // PubKey is a network public key.

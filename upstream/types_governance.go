@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"encoding/json"
 	"reflect"
 )
 
@@ -64,13 +63,13 @@ func (t *ProposalTerms) decodePlain(key, value []byte) (bool, error) {
 }
 
 // MarshalJSON writes the wire form: the three times and the member under
-// its wire name.
+// its wire name, last.
 func (t ProposalTerms) MarshalJSON() ([]byte, error) {
-	return marshalWithChange(map[string]any{
-		"closingTimestamp":    t.ClosingTimestamp,
-		"enactmentTimestamp":  t.EnactmentTimestamp,
-		"validationTimestamp": t.ValidationTimestamp,
-	}, t.Change)
+	return marshalWithChange(struct {
+		ClosingTimestamp    UnixSeconds `json:"closingTimestamp"`
+		EnactmentTimestamp  UnixSeconds `json:"enactmentTimestamp"`
+		ValidationTimestamp UnixSeconds `json:"validationTimestamp"`
+	}{t.ClosingTimestamp, t.EnactmentTimestamp, t.ValidationTimestamp}, t.Change)
 }
 
 // ProposalRationale explains a proposal.
@@ -163,9 +162,11 @@ func (p *ProposalChange) decodePlain(key, value []byte) (bool, error) {
 }
 
 // MarshalJSON writes the wire form: enactmentTimestamp and the member under
-// its wire name.
+// its wire name, last.
 func (p ProposalChange) MarshalJSON() ([]byte, error) {
-	return marshalWithChange(map[string]any{"enactmentTimestamp": p.EnactmentTimestamp}, p.Change)
+	return marshalWithChange(struct {
+		EnactmentTimestamp UnixSeconds `json:"enactmentTimestamp"`
+	}{p.EnactmentTimestamp}, p.Change)
 }
 
 // decodeWithChange decodes a JSON object of plain fields (decoded by plain,
@@ -207,21 +208,22 @@ func changeGeneral[T any](b []byte, plain func(t *T, key, value []byte) (bool, e
 	return obj, kind, err
 }
 
-// marshalWithChange adds the change's member to fields under its wire name
-// and writes them as one object. A change with no member (an
-// *UnknownProposalChange without a name) is written as it was received.
-func marshalWithChange(fields map[string]any, change ProposalChangeKind) ([]byte, error) {
+// marshalWithChange writes the fields of plain (a struct) and the
+// change's member under its wire name, last, as one object. A change with
+// no member (an *UnknownProposalChange without a name) is written as it
+// was received.
+func marshalWithChange(plain any, change ProposalChangeKind) ([]byte, error) {
 	switch c := change.(type) {
 	case nil:
+		return marshalOneOf(plain, "", nil)
 	case *UnknownProposalChange:
 		if c.Name == "" {
 			return c.Raw.MarshalJSON()
 		}
-		fields[c.Name] = c.Raw
+		return marshalOneOf(plain, c.Name, c.Raw)
 	default:
-		fields[proposalChangeNames[reflect.TypeOf(c)]] = c
+		return marshalOneOf(plain, proposalChangeNames[reflect.TypeOf(c)], c)
 	}
-	return json.Marshal(fields)
 }
 
 // UnknownProposalChange is a change kind this package does not describe,
@@ -314,7 +316,7 @@ func (*UpdateAsset) IsProposalChangeKind() {}
 
 // UpdateAssetConfiguration is the new configuration of an asset.
 type UpdateAssetConfiguration struct {
-	ERC20   *UpdateERC20 `json:"erc20"`
+	ERC20   *UpdateERC20 `json:"erc20,omitempty"`
 	Quantum string       `json:"quantum"`
 }
 
@@ -355,7 +357,7 @@ type UpdateMarketStateConfiguration struct {
 	MarketID string `json:"marketId"`
 	// Price is the settlement price, relevant only to terminating a futures
 	// market; omitted otherwise.
-	Price      *string               `json:"price"`
+	Price      *string               `json:"price,omitempty"`
 	UpdateType MarketStateUpdateType `json:"updateType"`
 }
 
@@ -387,8 +389,8 @@ type GovernanceTransfer struct {
 	// FractionOfBalance is the maximum fraction of the source balance, as a
 	// decimal (0.1 = 10%).
 	FractionOfBalance string             `json:"fractionOfBalance"`
-	OneOff            *OneOffTransfer    `json:"oneOff"`
-	Recurring         *RecurringTransfer `json:"recurring"`
+	OneOff            *OneOffTransfer    `json:"oneOff,omitempty"`
+	Recurring         *RecurringTransfer `json:"recurring,omitempty"`
 	// Source is empty for the network treasury, otherwise a market ID.
 	Source       string                 `json:"source"`
 	SourceType   AccountType            `json:"sourceType"`
@@ -402,9 +404,9 @@ type OneOffTransfer struct {
 
 // RecurringTransfer is a transfer made every epoch between two epochs.
 type RecurringTransfer struct {
-	DispatchStrategy *DispatchStrategy `json:"dispatchStrategy"`
+	DispatchStrategy *DispatchStrategy `json:"dispatchStrategy,omitempty"`
 	// EndEpoch is the last epoch paid; omitted when open-ended.
-	EndEpoch   *Uint64 `json:"endEpoch"`
+	EndEpoch   *Uint64 `json:"endEpoch,omitempty"`
 	StartEpoch Uint64  `json:"startEpoch"`
 }
 

@@ -16,10 +16,10 @@ type NewFutureMarketConfig struct {
 	LiquidityFeeSettings          *LiquidityFeeSettings          `json:"liquidityFeeSettings"`
 	LiquidityMonitoringParameters *LiquidityMonitoringParameters `json:"liquidityMonitoringParameters"`
 	LiquiditySLAParameters        *SlaParameters                 `json:"liquiditySlaParameters"`
-	LogNormal                     *LogNormalRiskModel            `json:"logNormal"`
+	LogNormal                     *LogNormalRiskModel            `json:"logNormal,omitempty"`
 	// LpPriceRange is deprecated in favour of the liquidity SLA parameters;
 	// optional, omitted when unset.
-	LpPriceRange           *string                      `json:"lpPriceRange"`
+	LpPriceRange           *string                      `json:"lpPriceRange,omitempty"`
 	MarkPriceConfiguration *CompositePriceConfiguration `json:"markPriceConfiguration"`
 	Metadata               []string                     `json:"metadata"`
 	// PositionDecimalPlaces is the number of decimal places for order sizes.
@@ -28,9 +28,9 @@ type NewFutureMarketConfig struct {
 	// QuadraticSlippageFactor caps the slippage part of maintenance margin,
 	// applied to squared slippage volume.
 	QuadraticSlippageFactor string           `json:"quadraticSlippageFactor"`
-	Simple                  *SimpleRiskModel `json:"simple"`
+	Simple                  *SimpleRiskModel `json:"simple,omitempty"`
 	// Successor is set when the market succeeds an existing one.
-	Successor *SuccessorConfiguration `json:"successor"`
+	Successor *SuccessorConfiguration `json:"successor,omitempty"`
 }
 
 // NewSpotMarketConfig configures a new spot market.
@@ -38,11 +38,11 @@ type NewSpotMarketConfig struct {
 	DecimalPlaces             Uint64                     `json:"decimalPlaces"`
 	Instrument                *Instrument                `json:"instrument"`
 	LiquidityFeeSettings      *LiquidityFeeSettings      `json:"liquidityFeeSettings"`
-	LogNormal                 *LogNormalRiskModel        `json:"logNormal"`
+	LogNormal                 *LogNormalRiskModel        `json:"logNormal,omitempty"`
 	Metadata                  []string                   `json:"metadata"`
 	PositionDecimalPlaces     Int64                      `json:"positionDecimalPlaces"`
 	PriceMonitoringParameters *PriceMonitoringParameters `json:"priceMonitoringParameters"`
-	Simple                    *SimpleRiskModel           `json:"simple"`
+	Simple                    *SimpleRiskModel           `json:"simple,omitempty"`
 	SlaParams                 *SlaParameters             `json:"slaParams"`
 	TargetStakeParameters     *TargetStakeParameters     `json:"targetStakeParameters"`
 }
@@ -55,15 +55,15 @@ type UpdateMarketConfig struct {
 	LiquidityFeeSettings          *LiquidityFeeSettings          `json:"liquidityFeeSettings"`
 	LiquidityMonitoringParameters *LiquidityMonitoringParameters `json:"liquidityMonitoringParameters"`
 	LiquiditySLAParameters        *SlaParameters                 `json:"liquiditySlaParameters"`
-	LogNormal                     *LogNormalRiskModel            `json:"logNormal"`
+	LogNormal                     *LogNormalRiskModel            `json:"logNormal,omitempty"`
 	// LpPriceRange is deprecated in favour of the liquidity SLA parameters;
 	// optional, omitted when unset.
-	LpPriceRange              *string                      `json:"lpPriceRange"`
+	LpPriceRange              *string                      `json:"lpPriceRange,omitempty"`
 	MarkPriceConfiguration    *CompositePriceConfiguration `json:"markPriceConfiguration"`
 	Metadata                  []string                     `json:"metadata"`
 	PriceMonitoringParameters *PriceMonitoringParameters   `json:"priceMonitoringParameters"`
 	QuadraticSlippageFactor   string                       `json:"quadraticSlippageFactor"`
-	Simple                    *SimpleRiskModel             `json:"simple"`
+	Simple                    *SimpleRiskModel             `json:"simple,omitempty"`
 }
 
 // Instrument is what a new market trades. Its product is a one-of:
@@ -72,9 +72,9 @@ type Instrument struct {
 	// Code is a human-readable short code.
 	Code      string     `json:"code"`
 	Name      string     `json:"name"`
-	Future    *Future    `json:"future"`
-	Perpetual *Perpetual `json:"perpetual"`
-	Spot      *Spot      `json:"spot"`
+	Future    *Future    `json:"future,omitempty"`
+	Perpetual *Perpetual `json:"perpetual,omitempty"`
+	Spot      *Spot      `json:"spot,omitempty"`
 }
 
 // UpdateInstrumentConfiguration is the new instrument of an existing
@@ -82,8 +82,8 @@ type Instrument struct {
 type UpdateInstrumentConfiguration struct {
 	Code      string                  `json:"code"`
 	Name      string                  `json:"name"`
-	Future    *UpdateFutureProduct    `json:"future"`
-	Perpetual *UpdatePerpetualProduct `json:"perpetual"`
+	Future    *UpdateFutureProduct    `json:"future,omitempty"`
+	Perpetual *UpdatePerpetualProduct `json:"perpetual,omitempty"`
 }
 
 // Future is a futures product.
@@ -122,14 +122,14 @@ type Perpetual struct {
 	DataSourceSpecBinding               *DataSourceSpecToPerpetualBinding `json:"dataSourceSpecBinding"`
 	DataSourceSpecForSettlementData     *DataSourceDefinition             `json:"dataSourceSpecForSettlementData"`
 	DataSourceSpecForSettlementSchedule *DataSourceDefinition             `json:"dataSourceSpecForSettlementSchedule"`
-	FundingRateLowerBound               *string                           `json:"fundingRateLowerBound"`
-	FundingRateScalingFactor            *string                           `json:"fundingRateScalingFactor"`
-	FundingRateUpperBound               *string                           `json:"fundingRateUpperBound"`
+	FundingRateLowerBound               *string                           `json:"fundingRateLowerBound,omitempty"`
+	FundingRateScalingFactor            *string                           `json:"fundingRateScalingFactor,omitempty"`
+	FundingRateUpperBound               *string                           `json:"fundingRateUpperBound,omitempty"`
 	// InterestRate is continuously compounded, in [-1, 1].
 	InterestRate string `json:"interestRate"`
 	// InternalCompositePriceConfiguration is nil when the market's default
 	// mark price is used.
-	InternalCompositePriceConfiguration *CompositePriceConfiguration `json:"internalCompositePriceConfiguration"`
+	InternalCompositePriceConfiguration *CompositePriceConfiguration `json:"internalCompositePriceConfiguration,omitempty"`
 	// MarginFundingFactor, in [0, 1], is the share of upcoming funding
 	// liability counted in margin.
 	MarginFundingFactor string `json:"marginFundingFactor"`
@@ -146,11 +146,11 @@ type UpdatePerpetualProduct struct {
 	DataSourceSpecBinding               *DataSourceSpecToPerpetualBinding `json:"dataSourceSpecBinding"`
 	DataSourceSpecForSettlementData     *DataSourceDefinition             `json:"dataSourceSpecForSettlementData"`
 	DataSourceSpecForSettlementSchedule *DataSourceDefinition             `json:"dataSourceSpecForSettlementSchedule"`
-	FundingRateLowerBound               *string                           `json:"fundingRateLowerBound"`
-	FundingRateScalingFactor            *string                           `json:"fundingRateScalingFactor"`
-	FundingRateUpperBound               *string                           `json:"fundingRateUpperBound"`
+	FundingRateLowerBound               *string                           `json:"fundingRateLowerBound,omitempty"`
+	FundingRateScalingFactor            *string                           `json:"fundingRateScalingFactor,omitempty"`
+	FundingRateUpperBound               *string                           `json:"fundingRateUpperBound,omitempty"`
 	InterestRate                        string                            `json:"interestRate"`
-	InternalCompositePriceConfiguration *CompositePriceConfiguration      `json:"internalCompositePriceConfiguration"`
+	InternalCompositePriceConfiguration *CompositePriceConfiguration      `json:"internalCompositePriceConfiguration,omitempty"`
 	MarginFundingFactor                 string                            `json:"marginFundingFactor"`
 	QuoteName                           string                            `json:"quoteName"`
 }
@@ -208,7 +208,7 @@ type LiquidationStrategy struct {
 // LiquidityFeeSettings says how the liquidity fee is set.
 type LiquidityFeeSettings struct {
 	// FeeConstant is used with METHOD_CONSTANT; omitted otherwise.
-	FeeConstant *string            `json:"feeConstant"`
+	FeeConstant *string            `json:"feeConstant,omitempty"`
 	Method      LiquidityFeeMethod `json:"method"`
 }
 
@@ -288,8 +288,8 @@ type UpdateSpotMarketConfiguration struct {
 	Metadata                  []string                   `json:"metadata"`
 	PriceMonitoringParameters *PriceMonitoringParameters `json:"priceMonitoringParameters"`
 	TargetStakeParameters     *TargetStakeParameters     `json:"targetStakeParameters"`
-	Simple                    *SimpleRiskModel           `json:"simple"`
-	LogNormal                 *LogNormalRiskModel        `json:"logNormal"`
+	Simple                    *SimpleRiskModel           `json:"simple,omitempty"`
+	LogNormal                 *LogNormalRiskModel        `json:"logNormal,omitempty"`
 	SlaParams                 *SlaParameters             `json:"slaParams"`
 	LiquidityFeeSettings      *LiquidityFeeSettings      `json:"liquidityFeeSettings"`
 }

@@ -1,9 +1,6 @@
 package upstream
 
-import (
-	"encoding/json"
-	"reflect"
-)
+import "reflect"
 
 // Transaction is a transaction recorded on the network's blockchain, with
 // its decoded command (explorer /transactions).
@@ -21,7 +18,7 @@ type Transaction struct {
 	// Code is the execution result code, 0 for success.
 	Code Int64 `json:"code"`
 	// Error is set only when Code is not 0.
-	Error     *string            `json:"error"`
+	Error     *string            `json:"error,omitempty"`
 	Command   Command            `json:"command"`
 	Signature *Signature         `json:"signature"`
 	CreatedAt Time               `json:"createdAt"`
@@ -188,21 +185,24 @@ func (c *Command) decodePlain(key, value []byte) (bool, error) {
 }
 
 // MarshalJSON writes the wire form: nonce, blockHeight and the member
-// under its wire name; the zero Command (a null command) is null.
+// under its wire name, last; the zero Command (a null command) is null.
 func (c Command) MarshalJSON() ([]byte, error) {
 	if c == (Command{}) {
 		return []byte("null"), nil
 	}
-	fields := map[string]any{"nonce": c.Nonce, "blockHeight": c.BlockHeight}
+	plain := struct {
+		Nonce       Uint64 `json:"nonce"`
+		BlockHeight Uint64 `json:"blockHeight"`
+	}{c.Nonce, c.BlockHeight}
 	switch k := c.Kind.(type) {
 	case nil:
+		return marshalOneOf(plain, "", nil)
 	case *UnknownCommand:
 		if k.Name == "" {
 			return k.Raw.MarshalJSON()
 		}
-		fields[k.Name] = k.Raw
+		return marshalOneOf(plain, k.Name, k.Raw)
 	default:
-		fields[commandNames[reflect.TypeOf(k)]] = k
+		return marshalOneOf(plain, commandNames[reflect.TypeOf(k)], k)
 	}
-	return json.Marshal(fields)
 }

@@ -1,6 +1,6 @@
 // Package enumgen generates the Go enum types of package upstream from the
 // GraphQL schema's enums: one string type per enum, a constant per value,
-// and the four methods every enum shares (Known, UnmarshalJSON,
+// and the five methods every enum shares (Known, UnmarshalJSON, MarshalJSON,
 // MarshalGQLContext, UnmarshalGQLContext), which delegate to the generic
 // enum[E] of upstream/enums.go. internal/gqlgen runs it before gqlgen's own
 // generator, whose autobind then binds each GraphQL enum to its Go type.
@@ -131,6 +131,7 @@ func camel(s string) string {
 var methods = []struct{ doc, recv, sig, call string }{
 	{"Known reports whether e is a value this package knows.", "", "Known() bool", "known(e)"},
 	{"UnmarshalJSON decodes a value name or a bare number.", "*", "UnmarshalJSON(b []byte) error", "unmarshalJSON(e, b)"},
+	{"MarshalJSON writes the wire form: the name, or the bare number of a value beyond the schema.", "", "MarshalJSON() ([]byte, error)", "marshalJSON(e)"},
 	{"MarshalGQLContext writes a known value's quoted name.", "", "MarshalGQLContext(_ context.Context, w io.Writer) error", "marshalGQL(w, e)"},
 	{"UnmarshalGQLContext accepts a known value's name.", "*", "UnmarshalGQLContext(_ context.Context, v any) error", "unmarshalGQL(e, v)"},
 }

@@ -65,7 +65,7 @@ func TestCollidingNames(t *testing.T) {
 }
 
 // TestSource: the file declares the type, its constants with their
-// descriptions and the four methods, and is gofmt'ed Go.
+// descriptions and the five methods, and is gofmt'ed Go.
 func TestSource(t *testing.T) {
 	enums, err := Enums(load(t, `"Side of an order." enum Side { "Buy." SIDE_BUY SIDE_SELL }`), none)
 	if err != nil {
@@ -82,6 +82,7 @@ func TestSource(t *testing.T) {
 		"var sideEnum = newEnum(\"Side\",\n\tSideBuy,\n\tSideSell,\n)\n",
 		"func (e Side) Known() bool { return sideEnum.known(e) }\n",
 		"func (e *Side) UnmarshalJSON(b []byte) error { return sideEnum.unmarshalJSON(e, b) }\n",
+		"func (e Side) MarshalJSON() ([]byte, error) { return sideEnum.marshalJSON(e) }\n",
 		"func (e Side) MarshalGQLContext(_ context.Context, w io.Writer) error {\n\treturn sideEnum.marshalGQL(w, e)\n}\n",
 		"func (e *Side) UnmarshalGQLContext(_ context.Context, v any) error {\n\treturn sideEnum.unmarshalGQL(e, v)\n}\n",
 	} {

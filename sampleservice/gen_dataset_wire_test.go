@@ -2,90 +2,12 @@ package sampleservice
 
 import (
 	"encoding/json"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
-
-func genMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// TestWireForms pins the encoding of the wire types on hand-made values.
-func TestWireForms(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		v    any
-		want string
-	}{
-		{"enum by name", wireEnum("SIDE_BUY"), `"SIDE_BUY"`},
-		{"unknown enum as a bare number", unknownEnum(7), `7`},
-		{"zero enum emitted", wireUpdateMarginMode{MarketID: "m", Mode: "MODE_UNSPECIFIED"}, `{"marketId":"m","mode":"MODE_UNSPECIFIED"}`},
-		{"amendment: optional scalars omitted, sizeDelta a string",
-			wireOrderAmendment{OrderID: "o", MarketID: "m", SizeDelta: -5, TimeInForce: "TIME_IN_FORCE_UNSPECIFIED", PeggedReference: "PEGGED_REFERENCE_UNSPECIFIED"},
-			`{"orderId":"o","marketId":"m","sizeDelta":"-5","timeInForce":"TIME_IN_FORCE_UNSPECIFIED","peggedOffset":"","peggedReference":"PEGGED_REFERENCE_UNSPECIFIED"}`},
-		{"amendment: set optional scalars, uint64 maximum, zero expiry",
-			wireOrderAmendment{Price: ptr("10"), Size: ptr(^uint64(0)), ExpiresAt: ptr(int64(0)), TimeInForce: "TIME_IN_FORCE_GTC", PeggedReference: "PEGGED_REFERENCE_MID"},
-			`{"orderId":"","marketId":"","price":"10","size":"18446744073709551615","sizeDelta":"0","expiresAt":"0","timeInForce":"TIME_IN_FORCE_GTC","peggedOffset":"","peggedReference":"PEGGED_REFERENCE_MID"}`},
-		{"submission: unset pegged order null, unset iceberg omitted, zero values emitted",
-			wireOrderSubmission{MarketID: "m", Size: 1, Side: "SIDE_SELL", TimeInForce: "TIME_IN_FORCE_GTC", Type: "TYPE_LIMIT"},
-			`{"marketId":"m","price":"","size":"1","side":"SIDE_SELL","timeInForce":"TIME_IN_FORCE_GTC","expiresAt":"0","type":"TYPE_LIMIT","reference":"","peggedOrder":null,"postOnly":false,"reduceOnly":false}`},
-		{"empty lists are []", emptyBatch(),
-			`{"cancellations":[],"amendments":[],"submissions":[],"stopOrdersCancellation":[],"stopOrdersSubmission":[],"updateMarginMode":[]}`},
-		{"stop order: an unset side is absent", wireStopOrdersSubmission{FallsBelow: &wireStopOrderSetup{OrderSubmission: wireOrderSubmission{PeggedOrder: nil}, Price: ptr("5")}},
-			`{"fallsBelow":{"orderSubmission":{"marketId":"","price":"","size":"0","side":"","timeInForce":"","expiresAt":"0","type":"","reference":"","peggedOrder":null,"postOnly":false,"reduceOnly":false},"price":"5"}}`},
-		{"stop cancellation: optional ids omitted", wireStopOrdersCancellation{}, `{}`},
-		{"one-of change: empty member is {}", wireProposalChange{EnactmentTimestamp: 1710000000, wireChangeMembers: wireChangeMembers{NewFreeform: &wireNewFreeform{}}},
-			`{"enactmentTimestamp":"1710000000","newFreeform":{}}`},
-		{"command: member beside nonce and block height", wireCommand{Nonce: 5, BlockHeight: 34514201, ApplyReferralCode: &wireApplyReferralCode{ID: "abc"}},
-			`{"nonce":"5","blockHeight":"34514201","applyReferralCode":{"id":"abc"}}`},
-		{"governance recurring transfer: unset dispatch strategy and end omitted", wireGovernanceRecurring{StartEpoch: 7},
-			`{"startEpoch":"7"}`},
-		{"command recurring transfer: unset dispatch strategy null", wireRecurringTransfer{StartEpoch: 7, Factor: "1"},
-			`{"startEpoch":"7","factor":"1","dispatchStrategy":null}`},
-		{"bytes: base64 with padding", wireNodeSignature{ID: "i", Sig: wireBytes{0xfb, 0xff}, Kind: "NODE_SIGNATURE_KIND_ASSET_NEW"},
-			`{"id":"i","sig":"+/8=","kind":"NODE_SIGNATURE_KIND_ASSET_NEW"}`},
-		{"bytes: empty is null", wireOracleDataSubmission{Source: "ORACLE_SOURCE_JSON", Payload: wireBytes{}}, `{"source":"ORACLE_SOURCE_JSON","payload":null}`},
-		{"doubles: non-finite values are strings", wireSimpleRiskModel{FactorLong: wireF64(math.NaN()), FactorShort: 1e-7, MaxMoveUp: wireF64(math.Inf(1)), MinMoveDown: wireF64(math.Inf(-1)), ProbabilityOfTrading: 0.5},
-			`{"factorLong":"NaN","factorShort":1e-7,"maxMoveUp":"Infinity","minMoveDown":"-Infinity","probabilityOfTrading":0.5}`},
-		{"chain event: a bool one-of member is written", wireChainEvent{TxID: "0x1", Nonce: 2, ERC20: &wireERC20Event{wireEthLog: wireEthLog{Index: 3, Block: 4}, BridgeStopped: ptr(true)}},
-			`{"txId":"0x1","nonce":"2","erc20":{"index":"3","block":"4","bridgeStopped":true}}`},
-		{"chain event: an empty built-in event is {}", wireChainEvent{TxID: "0x1", Builtin: &wireBuiltinAssetEvent{}}, `{"txId":"0x1","nonce":"0","builtin":{}}`},
-		{"contract call: optional error and chain id, empty result null", wireEthContractCallEvent{SpecID: "s", BlockHeight: 1, BlockTime: 2},
-			`{"specId":"s","blockHeight":"1","blockTime":"2","result":null}`},
-		{"multisig threshold: a u32 number, the nonce a string", wireERC20ThresholdSet{NewThreshold: 667, Nonce: "123456789012345678901234567890", BlockTime: 5},
-			`{"newThreshold":667,"nonce":"123456789012345678901234567890","blockTime":"5"}`},
-		{"state variable: a matrix of vectors", wireStateVarValue{MatrixVal: &wireMatrixValue{Value: []wireVectorValue{{Value: []string{"1", "2"}}}}},
-			`{"matrixVal":{"value":[{"value":["1","2"]}]}}`},
-		{"referral set update: unset team fields absent", wireUpdateTeam{Closed: ptr(false), AllowList: []string{}}, `{"closed":false,"allowList":[]}`},
-		{"withdrawal: an empty ext is {}", wireWithdrawSubmission{Amount: "1", Asset: "a", Ext: &wireWithdrawExt{}}, `{"amount":"1","asset":"a","ext":{}}`},
-		{"perpetual: optional funding bounds and composite price absent", wireUpdatePerpetual{},
-			`{"quoteName":"","marginFundingFactor":"","interestRate":"","clampLowerBound":"","clampUpperBound":"","dataSourceSpecForSettlementSchedule":null,"dataSourceSpecForSettlementData":null,"dataSourceSpecBinding":null}`},
-		{"rank table: 32-bit numbers", wireRankItem{StartRank: 1, ShareRatio: 10}, `{"startRank":1,"shareRatio":10}`},
-		{"eth time trigger: optional initial and until", wireEthTimeTrigger{Every: 30}, `{"every":"30"}`},
-		{"internal time trigger: optional initial", wireInternalTimeTrigger{Initial: ptr(int64(1710000000)), Every: 3600}, `{"initial":"1710000000","every":"3600"}`},
-		{"property key: optional decimals", wirePropertyKey{Name: "p", Type: "TYPE_INTEGER", NumberDecimalPlaces: ptr(uint64(0))}, `{"name":"p","type":"TYPE_INTEGER","numberDecimalPlaces":"0"}`},
-		{"data source one-of", wireDataSourceDefinition{Internal: &wireDataSourceInternal{Time: &wireDataSourceTime{Conditions: []wireCondition{}}}}, `{"internal":{"time":{"conditions":[]}}}`},
-		{"signer one-of", wireSigner{EthAddress: &wireEthAddress{Address: "0xab"}}, `{"ethAddress":{"address":"0xab"}}`},
-		{"market state: optional price omitted", wireUpdateMarketStateConfig{MarketID: "m", UpdateType: "MARKET_STATE_UPDATE_TYPE_SUSPEND"}, `{"marketId":"m","updateType":"MARKET_STATE_UPDATE_TYPE_SUSPEND"}`},
-		{"margin mode: optional factor", wireUpdateMarginMode{MarketID: "m", Mode: "MODE_ISOLATED_MARGIN", MarginFactor: ptr("0.5")}, `{"marketId":"m","mode":"MODE_ISOLATED_MARGIN","marginFactor":"0.5"}`},
-		{"doubles are numbers", wireTargetStakeParameters{TimeWindow: 3600, ScalingFactor: 0.05}, `{"timeWindow":"3600","scalingFactor":0.05}`},
-		{"announce node: wire names", wireAnnounceNode{VegaPubKeyIndex: 2, FromEpoch: 9},
-			`{"vegaPubKey":"","ethereumAddress":"","chainPubKey":"","infoUrl":"","country":"","id":"","name":"","avatarUrl":"","vegaPubKeyIndex":2,"fromEpoch":"9","ethereumSignature":{"value":"","algo":"","version":0},"vegaSignature":{"value":"","algo":"","version":0},"submitterAddress":""}`},
-	} {
-		if got := genMarshal(t, c.v); got != c.want {
-			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
-		}
-	}
-}
 
 // genInt64Keys are the fields of the commands that are 64-bit integers (JSON
 // strings); genInt32Paths are the 32-bit ones (JSON numbers) besides the
