@@ -213,7 +213,7 @@ func (n *dataNode) listAssets(q query, defects Defects) ([]byte, *apiError) {
 	return appendConnection(nil, "assets", pg, n.assetNodes, n.assetCursors), nil
 }
 
-// errFundingCursor is defect 1 of upstream-wire.md section 4.
+// errFundingCursor is defect 1 of docs/wire.md, Known defects.
 const errFundingCursor = "building cursor predicate: no field matching column name funding_period_seq"
 
 // listFundingPayments serves GET /api/v2/funding-payments.

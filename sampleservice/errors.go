@@ -33,7 +33,7 @@ var grpcNames = map[int]string{
 }
 
 // Vega error-detail codes used by the endpoints served here
-// (upstream-wire.md section 6). Messages missing from the real service's
+// (docs/wire.md, Errors; docs/upstream-errors.md). Messages missing from the real service's
 // error table, such as "invalid party id", fall back to 10000.
 const (
 	detailNotMapped         = 10000
@@ -62,7 +62,7 @@ type errorBody struct {
 }
 
 // banBody is the one error without a details key: the data node's rate
-// limiter writes it itself, outside grpc-gateway (upstream-wire.md section 7).
+// limiter writes it itself, outside grpc-gateway (docs/wire.md, Rate limit and ban).
 type banBody struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`

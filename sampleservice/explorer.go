@@ -15,8 +15,8 @@ import (
 	"sync"
 )
 
-// Explorer page size when neither first nor last is given (upstream-wire.md
-// section 5). The explorer has no maximum; defaultExplorerCap only keeps a
+// Explorer page size when neither first nor last is given (docs/explorer.md,
+// Paging). The explorer has no maximum; defaultExplorerCap only keeps a
 // request for millions of transactions from exhausting this process.
 const (
 	defaultExplorerPage = 50
@@ -218,7 +218,7 @@ type txRequest struct {
 }
 
 // parseTxRequest reads the explorer's parameters and applies its rules
-// (upstream-wire.md sections 4 and 5).
+// (docs/explorer.md; docs/wire.md, Known defects).
 func parseTxRequest(q query, defects Defects) (txRequest, *apiError) {
 	var r txRequest
 	for _, f := range []struct {

@@ -227,7 +227,7 @@ func TestCoverageEnums(t *testing.T) {
 		{"MarketStateUpdateType", enumMarketState, []string{"updateType"}},
 		{"AccountType (governance transfers)", enumAccountType, []string{"sourceType", "destinationType"}},
 		{"TxVersion", []string{"TX_VERSION_V2", "TX_VERSION_V3"}, []string{"version"}},
-		// Enumerations of commands-v0.74.md §6 (zero values are invalid in
+		// Enumerations of the commands (docs/wire.md, Command kinds) (zero values are invalid in
 		// accepted commands; ORACLE_SOURCE_ETHEREUM has no decoder at v0.74).
 		{"VoteValue", []string{"VALUE_NO", "VALUE_YES"}, []string{"value"}},
 		{"UndelegateMethod", []string{"METHOD_NOW", "METHOD_AT_END_OF_EPOCH"}, []string{"method"}},

@@ -1,6 +1,6 @@
 package sampleservice
 
-// Enumerations of the interface (section 2.14 of data-service-interface.md),
+// Enumerations of the interface (the schema's enums; docs/wire.md, JSON encoding),
 // in the upstream's order. The generator draws enum values from these
 // lists; the coverage test checks that every value of every list appears
 // somewhere in the default dataset.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// genOneOfGroups lists every one-of group of commands-v0.74.md (besides the
+// genOneOfGroups lists every one-of group of the commands (docs/wire.md, One-of groups) (besides the
 // command member itself, which TestCoverageCommandAndChangeKinds checks):
 // where its objects sit (path suffixes), its members, and whether the
 // dataset must also hold an object with no member set.

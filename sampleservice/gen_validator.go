@@ -7,7 +7,7 @@ import (
 )
 
 // Validator commands: chain events (every group and action of
-// commands-v0.74.md §3) and state variable proposals (scalar, vector and
+// docs/wire.md, Command kinds) and state variable proposals (scalar, vector and
 // matrix values).
 
 // The bodies of the validator, node-operator and oracle commands

@@ -205,7 +205,7 @@ func TestGeneratedDataset(t *testing.T) {
 					members++
 				}
 			}
-			// A kind newer than the explorer has no member (commands-v0.74.md §9).
+			// A kind newer than the explorer has no member (docs/wire.md, Newer and older networks).
 			want := 1
 			if tx.Type == "Submit AMM" {
 				want = 0

@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// Data-node page sizes (upstream-wire.md section 3).
+// Data-node page sizes (docs/wire.md, Data-node paging).
 const (
 	defaultPageSize = 1000
 	maxPageSize     = 5000

@@ -12,7 +12,7 @@ import (
 )
 
 // RateLimitConfig is the data node's per-client-IP rate limit
-// (upstream-wire.md section 7). The explorer has none.
+// (docs/wire.md, Rate limit and ban). The explorer has none.
 type RateLimitConfig struct {
 	// Enabled turns the limit on; it is off by default so that tests and
 	// benchmarks measure the gateway, not the budget.
@@ -156,7 +156,7 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// Rate-limit responses (upstream-wire.md section 7).
+// Rate-limit responses (docs/wire.md, Rate limit and ban).
 var (
 	errRateLimited = plainError(http.StatusTooManyRequests, grpcResourceExhausted, "api request rate limit exceeded")
 	errBanned      = &apiError{status: http.StatusForbidden, body: banBody{

@@ -31,8 +31,8 @@ const (
 
 var endpoints = [...]Endpoint{EndpointAssets, EndpointFundingPayments, EndpointDelegations, EndpointTransactions, EndpointTransaction}
 
-// Defects switches the real service's known defects (upstream-wire.md
-// section 4). A faithful simulation has them all (DefaultDefects); turning
+// Defects switches the real service's known defects (docs/wire.md, Known
+// defects). A faithful simulation has them all (DefaultDefects); turning
 // one off shows what the gateway would do against a fixed upstream.
 type Defects struct {
 	// FundingCursors: any cursor on /api/v2/funding-payments answers 500.
