@@ -113,8 +113,8 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 // runDirect executes the operation; ok false means it gave up and nothing
 // was recorded.
-func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema) (data *fxData, ok bool) {
-	x := &fxState{
+func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema) (data *directData, ok bool) {
+	x := &directState{
 		opCtx:  opCtx,
 		ec:     newExecutionContext(opCtx, es, nil),
 		plans:  plansFor(opCtx),
@@ -139,13 +139,13 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 			}
 		}()
 		defer x.leave()
-		w := &fxWalk{o: root, path: make([]fxFrame, 0, 16)}
-		if !x.fxo_Query(ctx, w, opCtx.Operation.SelectionSet) {
+		w := &directWalk{o: root, path: make([]directFrame, 0, 16)}
+		if !x.directObject_Query(ctx, w, opCtx.Operation.SelectionSet) {
 			x.giveUp()
 		}
 	}()
 	x.wg.Wait()
-	data = &fxData{root: root}
+	data = &directData{root: root}
 	if x.failed.Load() {
 		data.free()
 		return nil, false
@@ -163,7 +163,7 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 
 // introspects reports whether the operation asks for __schema or __type,
 // which only gqlgen's executor answers: known before any resolver runs.
-func introspects(x *fxState, sel ast.SelectionSet) bool {
+func introspects(x *directState, sel ast.SelectionSet) bool {
 	fields, _ := x.collect(sel, queryImplementors)
 	for i := range fields {
 		if name := fields[i].Name; name == "__schema" || name == "__type" {
@@ -183,8 +183,8 @@ func withFieldContext(ctx context.Context, fc, parent *graphql.FieldContext) con
 	return ctx
 }
 
-// fxState is one request's direct execution.
-type fxState struct {
+// directState is one request's direct execution.
+type directState struct {
 	opCtx  *graphql.OperationContext
 	ec     *executionContext
 	rootFC *graphql.FieldContext
@@ -192,46 +192,46 @@ type fxState struct {
 	failed atomic.Bool
 	rounds *assetRounds // nil without loaders (tests of the executor alone)
 
-	plans *fxPlans
+	plans *directPlans
 
 	mu   sync.Mutex
-	errs []fxError
+	errs []directError
 }
 
-type fxError struct {
+type directError struct {
 	fc      *graphql.FieldContext
 	err     error
 	located bool
 }
 
-func (x *fxState) giveUp() { x.failed.Store(true) }
+func (x *directState) giveUp() { x.failed.Store(true) }
 
 // enter and leave count the execution's running goroutines for the asset
 // rounds (assetrounds.go).
-func (x *fxState) enter() {
+func (x *directState) enter() {
 	if x.rounds != nil {
 		x.rounds.enter()
 	}
 }
 
-func (x *fxState) leave() {
+func (x *directState) leave() {
 	if x.rounds != nil {
 		x.rounds.leave()
 	}
 }
 
-// fxKey identifies a selection set (the same slice for every row of a page)
+// directKey identifies a selection set (the same slice for every row of a page)
 // on a concrete type: by addresses, so that looking a plan up hashes three
 // words. typ is the address of the type's name as the generated code's
 // implementors lists hold it (one list per type); a caller passing the
 // same name from elsewhere only gets a plan of its own.
-type fxKey struct {
+type directKey struct {
 	first *ast.Selection
 	n     int
 	typ   *byte
 }
 
-type fxPlan struct {
+type directPlan struct {
 	fields []graphql.CollectedField
 	ok     bool
 }
@@ -240,17 +240,17 @@ type fxPlan struct {
 // type: the rows of a list share their plan (and the merged selection sets
 // in it, which the next level keys on), and so do the requests of the same
 // parsed operation when its plans cannot depend on variables (plansFor).
-func (x *fxState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
+func (x *directState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
 	if len(sel) == 0 || len(satisfies) == 0 {
 		return nil, false
 	}
-	k := fxKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
+	k := directKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
 	if m := x.plans.m.Load(); m != nil {
 		if plan, found := (*m)[k]; found {
 			return plan.fields, plan.ok
 		}
 	}
-	plan := fxPlan{fields: graphql.CollectFields(x.opCtx, sel, satisfies), ok: true}
+	plan := directPlan{fields: graphql.CollectFields(x.opCtx, sel, satisfies), ok: true}
 	for i := range plan.fields {
 		if plan.fields[i].IsDeferred() || len(plan.fields[i].Deferrables) > 0 {
 			plan.ok = false
@@ -261,7 +261,7 @@ func (x *fxState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.C
 }
 
 // plan is collect through w's recent plans.
-func (x *fxState) plan(w *fxWalk, sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
+func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
 	if len(sel) == 0 || len(satisfies) == 0 {
 		return nil, false
 	}
@@ -270,20 +270,20 @@ func (x *fxState) plan(w *fxWalk, sel ast.SelectionSet, satisfies []string) ([]g
 			w.lookups++
 			return x.collect(sel, satisfies)
 		}
-		w.recent = new([8]fxRecent)
+		w.recent = new([8]directRecent)
 	}
-	k := fxKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
+	k := directKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
 	h := uintptr(unsafe.Pointer(k.first))>>4 ^ uintptr(unsafe.Pointer(k.typ))>>3
 	slot := &w.recent[h%uintptr(len(w.recent))]
 	if slot.k != k {
 		fields, ok := x.collect(sel, satisfies)
-		slot.k, slot.plan = k, fxPlan{fields: fields, ok: ok}
+		slot.k, slot.plan = k, directPlan{fields: fields, ok: ok}
 	}
 	return slot.plan.fields, slot.plan.ok
 }
 
-// fxPlans are the plans of one operation, by selection set and type.
-type fxPlans struct {
+// directPlans are the plans of one operation, by selection set and type.
+type directPlans struct {
 	// doc is the parsed document the keys point into: kept alive (and so
 	// its addresses unused by anything else) as long as the plans are.
 	doc        *ast.QueryDocument
@@ -293,7 +293,7 @@ type fxPlans struct {
 	// plan up) and replaced, copied with one more plan, under mu: an
 	// operation has a few hundred plans at most, all made by its first
 	// executions.
-	m  atomic.Pointer[map[fxKey]fxPlan]
+	m  atomic.Pointer[map[directKey]directPlan]
 	mu sync.Mutex
 
 	refsOnce sync.Once
@@ -302,7 +302,7 @@ type fxPlans struct {
 
 // store adds the plan of k, unless another execution added one first, and
 // returns the plan kept.
-func (p *fxPlans) store(k fxKey, plan fxPlan) fxPlan {
+func (p *directPlans) store(k directKey, plan directPlan) directPlan {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.m.Load()
@@ -311,14 +311,14 @@ func (p *fxPlans) store(k fxKey, plan fxPlan) fxPlan {
 			return kept
 		}
 	}
-	m := make(map[fxKey]fxPlan, 1+len(ptrMap(old)))
+	m := make(map[directKey]directPlan, 1+len(ptrMap(old)))
 	maps.Copy(m, ptrMap(old))
 	m[k] = plan
 	p.m.Store(&m)
 	return plan
 }
 
-func ptrMap(m *map[fxKey]fxPlan) map[fxKey]fxPlan {
+func ptrMap(m *map[directKey]directPlan) map[directKey]directPlan {
 	if m == nil {
 		return nil
 	}
@@ -328,7 +328,7 @@ func ptrMap(m *map[fxKey]fxPlan) map[fxKey]fxPlan {
 // assetRefs returns the asset references the operation selects, for the
 // prefetch (prefetch.go): none for plans made per request, whose
 // selections carry directives.
-func (p *fxPlans) assetRefs(opCtx *graphql.OperationContext) refSet {
+func (p *directPlans) assetRefs(opCtx *graphql.OperationContext) refSet {
 	if p.doc == nil {
 		return 0
 	}
@@ -339,23 +339,23 @@ func (p *fxPlans) assetRefs(opCtx *graphql.OperationContext) refSet {
 // sharedPlans keeps the plans of the operations recently executed, by
 // their parsed operation (gqlgen's query cache gives the same one to every
 // request with the same text).
-var sharedPlans, _ = lru.New[*ast.OperationDefinition, *fxPlans](1000)
+var sharedPlans, _ = lru.New[*ast.OperationDefinition, *directPlans](1000)
 
 // plansFor returns the plans an execution of the operation uses: shared
 // with the operation's other executions, unless a directive on a selection
 // (@skip, @include, @defer, whose arguments may be variables) could make
 // them differ.
-func plansFor(opCtx *graphql.OperationContext) *fxPlans {
+func plansFor(opCtx *graphql.OperationContext) *directPlans {
 	if p, ok := sharedPlans.Get(opCtx.Operation); ok && p.doc == opCtx.Doc {
 		if p.perRequest {
-			return &fxPlans{}
+			return &directPlans{}
 		}
 		return p
 	}
-	p := &fxPlans{doc: opCtx.Doc, perRequest: hasSelectionDirectives(opCtx.Doc)}
+	p := &directPlans{doc: opCtx.Doc, perRequest: hasSelectionDirectives(opCtx.Doc)}
 	sharedPlans.Add(opCtx.Operation, p)
 	if p.perRequest {
-		return &fxPlans{}
+		return &directPlans{}
 	}
 	return p
 }
@@ -396,13 +396,13 @@ func hasSelectionDirectives(doc *ast.QueryDocument) bool {
 	return false
 }
 
-// fxWalk is one goroutine's walk: the buffer it writes to, and the path
+// directWalk is one goroutine's walk: the buffer it writes to, and the path
 // of the value being written, as frames pushed and popped (a field, an
 // index, or at the bottom of a resolver field's goroutine, that field's
 // context).
-type fxWalk struct {
-	o    *fxOut
-	path []fxFrame
+type directWalk struct {
+	o    *directOut
+	path []directFrame
 
 	// recent are the plans this walk used last, by a hash of their key:
 	// the rows of a list look up the same few plans in turn (measured: 99.9 %
@@ -411,31 +411,31 @@ type fxWalk struct {
 	// slots, and where a 32-slot table still missed 43 %). Made once the
 	// walk has looked up a few plans: the many walks that write one small
 	// object (an asset reference) do not pay for it.
-	recent  *[8]fxRecent
+	recent  *[8]directRecent
 	lookups int
 }
 
-type fxRecent struct {
-	k    fxKey
-	plan fxPlan
+type directRecent struct {
+	k    directKey
+	plan directPlan
 }
 
-type fxFrame struct {
+type directFrame struct {
 	field   *graphql.CollectedField
 	index   int
 	isIndex bool
 	fc      *graphql.FieldContext
 }
 
-func (w *fxWalk) push(f *graphql.CollectedField) { w.path = append(w.path, fxFrame{field: f}) }
+func (w *directWalk) push(f *graphql.CollectedField) { w.path = append(w.path, directFrame{field: f}) }
 
-func (w *fxWalk) pushIndex(i int) { w.path = append(w.path, fxFrame{index: i, isIndex: true}) }
+func (w *directWalk) pushIndex(i int) { w.path = append(w.path, directFrame{index: i, isIndex: true}) }
 
-func (w *fxWalk) pop() { w.path = w.path[:len(w.path)-1] }
+func (w *directWalk) pop() { w.path = w.path[:len(w.path)-1] }
 
 // fieldContext builds the gqlgen field context of the first n frames of
 // the path (for resolvers and errors: rare, so built on demand).
-func (x *fxState) fieldContext(w *fxWalk, n int) *graphql.FieldContext {
+func (x *directState) fieldContext(w *directWalk, n int) *graphql.FieldContext {
 	var leaf, child *graphql.FieldContext
 	link := func(fc *graphql.FieldContext) {
 		if child == nil {
@@ -466,8 +466,8 @@ func (x *fxState) fieldContext(w *fxWalk, n int) *graphql.FieldContext {
 // when the field is nullable (its value goes into a hole of w's buffer,
 // filled when the walk is over), inline otherwise (a failure there gives
 // up anyway).
-func (x *fxState) resolve(ctx context.Context, w *fxWalk, object string, args map[string]any, nonNull bool,
-	run func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool,
+func (x *directState) resolve(ctx context.Context, w *directWalk, object string, args map[string]any, nonNull bool,
+	run func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool,
 ) bool {
 	top := len(w.path) - 1
 	fc := &graphql.FieldContext{
@@ -482,7 +482,7 @@ func (x *fxState) resolve(ctx context.Context, w *fxWalk, object string, args ma
 		return run(rctx, fc, w)
 	}
 	u := getFxBuffer()
-	w.o.holes = append(w.o.holes, fxHole{at: w.o.b.Len(), out: u})
+	w.o.holes = append(w.o.holes, directHole{at: w.o.b.Len(), out: u})
 	x.wg.Add(1)
 	x.enter()
 	go func() {
@@ -496,7 +496,7 @@ func (x *fxState) resolve(ctx context.Context, w *fxWalk, object string, args ma
 		if x.failed.Load() {
 			return
 		}
-		uw := &fxWalk{o: u, path: make([]fxFrame, 1, 16)}
+		uw := &directWalk{o: u, path: make([]directFrame, 1, 16)}
 		uw.path[0].fc = fc
 		if !run(rctx, fc, uw) {
 			x.giveUp()
@@ -508,53 +508,53 @@ func (x *fxState) resolve(ctx context.Context, w *fxWalk, object string, args ma
 // fieldError records err for the field on top of w's path and writes
 // null; in a non-null position it gives up instead (gqlgen would null the
 // parent).
-func (x *fxState) fieldError(w *fxWalk, err error, located, nonNull bool) bool {
+func (x *directState) fieldError(w *directWalk, err error, located, nonNull bool) bool {
 	if nonNull {
 		return false
 	}
 	w.o.null()
 	fc := x.fieldContext(w, len(w.path))
 	x.mu.Lock()
-	x.errs = append(x.errs, fxError{fc: fc, err: err, located: located})
+	x.errs = append(x.errs, directError{fc: fc, err: err, located: located})
 	x.mu.Unlock()
 	return true
 }
 
-// fxOut is a piece of the response: bytes, and holes where the values of
+// directOut is a piece of the response: bytes, and holes where the values of
 // resolver fields run concurrently go.
-type fxOut struct {
+type directOut struct {
 	b     bytes.Buffer
-	holes []fxHole
+	holes []directHole
 }
 
-type fxHole struct {
+type directHole struct {
 	at  int
-	out *fxOut
+	out *directOut
 }
 
-var fxBuffers = sync.Pool{New: func() any { return new(fxOut) }}
+var directBuffers = sync.Pool{New: func() any { return new(directOut) }}
 
-func getFxBuffer() *fxOut { return fxBuffers.Get().(*fxOut) }
+func getFxBuffer() *directOut { return directBuffers.Get().(*directOut) }
 
-func putFxBuffer(o *fxOut) {
+func putFxBuffer(o *directOut) {
 	if o.b.Cap() > 4<<20 {
 		return // let the pool keep only ordinary sizes
 	}
 	o.b.Reset()
 	o.holes = o.holes[:0]
-	fxBuffers.Put(o)
+	directBuffers.Put(o)
 }
 
-// fxData is the data of a response: the root buffer and its holes, in
+// directData is the data of a response: the root buffer and its holes, in
 // pooled buffers until written.
-type fxData struct {
-	root *fxOut
+type directData struct {
+	root *directOut
 }
 
-func (d *fxData) size() int { return d.root.size() }
+func (d *directData) size() int { return d.root.size() }
 
 // bytes returns the data as one slice, and frees the buffers.
-func (d *fxData) bytes() []byte {
+func (d *directData) bytes() []byte {
 	b := d.root.appendTo(make([]byte, 0, d.root.size()))
 	d.free()
 	return b
@@ -562,27 +562,27 @@ func (d *fxData) bytes() []byte {
 
 // appendEscaped appends the data escaped as json.Marshal escapes a
 // json.RawMessage (splice.go), and frees the buffers.
-func (d *fxData) appendEscaped(dst []byte) []byte {
+func (d *directData) appendEscaped(dst []byte) []byte {
 	dst = d.root.appendEscapedTo(dst)
 	d.free()
 	return dst
 }
 
-func (d *fxData) free() {
+func (d *directData) free() {
 	d.root.release()
 	putFxBuffer(d.root)
 }
 
 // release returns the holes' buffers to the pool (the root is returned by
 // its owner).
-func (o *fxOut) release() {
+func (o *directOut) release() {
 	for _, h := range o.holes {
 		h.out.release()
 		putFxBuffer(h.out)
 	}
 }
 
-func (o *fxOut) size() int {
+func (o *directOut) size() int {
 	n := o.b.Len()
 	for _, h := range o.holes {
 		n += h.out.size()
@@ -590,7 +590,7 @@ func (o *fxOut) size() int {
 	return n
 }
 
-func (o *fxOut) appendTo(dst []byte) []byte {
+func (o *directOut) appendTo(dst []byte) []byte {
 	b := o.b.Bytes()
 	prev := 0
 	for _, h := range o.holes {
@@ -601,7 +601,7 @@ func (o *fxOut) appendTo(dst []byte) []byte {
 	return append(dst, b[prev:]...)
 }
 
-func (o *fxOut) appendEscapedTo(dst []byte) []byte {
+func (o *directOut) appendEscapedTo(dst []byte) []byte {
 	b := o.b.Bytes()
 	prev := 0
 	for _, h := range o.holes {
@@ -612,16 +612,16 @@ func (o *fxOut) appendEscapedTo(dst []byte) []byte {
 	return appendHTMLEscaped(dst, b[prev:])
 }
 
-func (o *fxOut) null() { o.b.WriteString("null") }
+func (o *directOut) null() { o.b.WriteString("null") }
 
 // key writes `"name":`; names are GraphQL names, nothing to escape.
-func (o *fxOut) key(name string) {
+func (o *directOut) key(name string) {
 	o.b.WriteByte('"')
 	o.b.WriteString(name)
 	o.b.WriteString(`":`)
 }
 
-func (o *fxOut) bool(v bool) {
+func (o *directOut) bool(v bool) {
 	if v {
 		o.b.WriteString("true")
 	} else {
@@ -629,11 +629,11 @@ func (o *fxOut) bool(v bool) {
 	}
 }
 
-func (o *fxOut) int(v int64) { o.b.Write(strconv.AppendInt(o.b.AvailableBuffer(), v, 10)) }
+func (o *directOut) int(v int64) { o.b.Write(strconv.AppendInt(o.b.AvailableBuffer(), v, 10)) }
 
 // float writes f as gqlgen's MarshalFloatContext does (%g), refusing
 // infinities and NaN with its error.
-func (o *fxOut) float(f float64) error {
+func (o *directOut) float(f float64) error {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return errFloat
 	}
@@ -643,7 +643,7 @@ func (o *fxOut) float(f float64) error {
 
 var errFloat = errors.New("cannot marshal infinite no NaN float values")
 
-func (o *fxOut) intQuoted(v int64) {
+func (o *directOut) intQuoted(v int64) {
 	b := o.b.AvailableBuffer()
 	b = append(b, '"')
 	b = strconv.AppendInt(b, v, 10)
@@ -652,7 +652,7 @@ func (o *fxOut) intQuoted(v int64) {
 
 // str writes s as gqlgen's MarshalString does: quotes, backslashes and
 // control characters escaped, everything else as it is.
-func (o *fxOut) str(s string) {
+func (o *directOut) str(s string) {
 	const hex = "0123456789ABCDEF"
 	o.b.WriteByte('"')
 	start := 0

@@ -13,7 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-func (x *fxState) fxo_AnnounceNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.AnnounceNode) bool {
+func (x *directState) directObject_AnnounceNode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.AnnounceNode) bool {
 	fields, ok := x.plan(w, sel, announceNodeImplementors)
 	if !ok {
 		return false
@@ -32,85 +32,85 @@ func (x *fxState) fxo_AnnounceNode(ctx context.Context, w *fxWalk, sel ast.Selec
 			o.str("AnnounceNode")
 		case "id":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
 		case "node":
 			{
-				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
 					return false
 				}
 			}
 		case "avatarUrl":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.AvatarURL) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.AvatarURL) {
 					return false
 				}
 			}
 		case "chainPubKey":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ChainPubKey) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ChainPubKey) {
 					return false
 				}
 			}
 		case "country":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Country) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Country) {
 					return false
 				}
 			}
 		case "ethereumAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
 					return false
 				}
 			}
 		case "ethereumSignature":
 			{
-				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
+				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
 					return false
 				}
 			}
 		case "fromEpoch":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FromEpoch) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FromEpoch) {
 					return false
 				}
 			}
 		case "infoUrl":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.InfoURL) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.InfoURL) {
 					return false
 				}
 			}
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "submitterAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SubmitterAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SubmitterAddress) {
 					return false
 				}
 			}
 		case "netPubKey":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NetPubKey) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NetPubKey) {
 					return false
 				}
 			}
 		case "netPubKeyIndex":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.NetPubKeyIndex) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.NetPubKeyIndex) {
 					return false
 				}
 			}
 		case "netSignature":
 			{
-				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.NetSignature) {
+				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.NetSignature) {
 					return false
 				}
 			}
@@ -123,7 +123,7 @@ func (x *fxState) fxo_AnnounceNode(ctx context.Context, w *fxWalk, sel ast.Selec
 	return true
 }
 
-func (x *fxState) fxo_ApplyReferralCode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ApplyReferralCode) bool {
+func (x *directState) directObject_ApplyReferralCode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ApplyReferralCode) bool {
 	fields, ok := x.plan(w, sel, applyReferralCodeImplementors)
 	if !ok {
 		return false
@@ -142,7 +142,7 @@ func (x *fxState) fxo_ApplyReferralCode(ctx context.Context, w *fxWalk, sel ast.
 			o.str("ApplyReferralCode")
 		case "id":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
@@ -155,7 +155,7 @@ func (x *fxState) fxo_ApplyReferralCode(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Asset) bool {
+func (x *directState) directObject_Asset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Asset) bool {
 	fields, ok := x.plan(w, sel, assetImplementors)
 	if !ok {
 		return false
@@ -174,7 +174,7 @@ func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			o.str("Asset")
 		case "id":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
@@ -185,7 +185,7 @@ func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 					if !x.fieldError(w, err, true, false) {
 						return false
 					}
-				} else if !x.fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, v) {
+				} else if !x.directmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
@@ -196,7 +196,7 @@ func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 					if !x.fieldError(w, err, true, false) {
 						return false
 					}
-				} else if !x.fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, v) {
+				} else if !x.directmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
@@ -209,7 +209,7 @@ func (x *fxState) fxo_Asset(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 	return true
 }
 
-func (x *fxState) fxo_AssetConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.AssetConnection) bool {
+func (x *directState) directObject_AssetConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.AssetConnection) bool {
 	fields, ok := x.plan(w, sel, assetConnectionImplementors)
 	if !ok {
 		return false
@@ -228,13 +228,13 @@ func (x *fxState) fxo_AssetConnection(ctx context.Context, w *fxWalk, sel ast.Se
 			o.str("AssetConnection")
 		case "edges":
 			{
-				if !x.fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
+				if !x.directmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
 					return false
 				}
 			}
 		case "pageInfo":
 			{
-				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
+				if !x.directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
 					return false
 				}
 			}
@@ -247,7 +247,7 @@ func (x *fxState) fxo_AssetConnection(ctx context.Context, w *fxWalk, sel ast.Se
 	return true
 }
 
-func (x *fxState) fxo_AssetDetails(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.AssetDetails) bool {
+func (x *directState) directObject_AssetDetails(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.AssetDetails) bool {
 	fields, ok := x.plan(w, sel, assetDetailsImplementors)
 	if !ok {
 		return false
@@ -266,37 +266,37 @@ func (x *fxState) fxo_AssetDetails(ctx context.Context, w *fxWalk, sel ast.Selec
 			o.str("AssetDetails")
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "symbol":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Symbol) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Symbol) {
 					return false
 				}
 			}
 		case "decimals":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Decimals) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Decimals) {
 					return false
 				}
 			}
 		case "quantum":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Quantum) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Quantum) {
 					return false
 				}
 			}
 		case "builtinAsset":
 			{
-				if !x.fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx, w, f.Selections, obj.BuiltinAsset) {
+				if !x.directmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx, w, f.Selections, obj.BuiltinAsset) {
 					return false
 				}
 			}
 		case "erc20":
 			{
-				if !x.fxmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20(ctx, w, f.Selections, obj.ERC20) {
+				if !x.directmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20(ctx, w, f.Selections, obj.ERC20) {
 					return false
 				}
 			}
@@ -309,7 +309,7 @@ func (x *fxState) fxo_AssetDetails(ctx context.Context, w *fxWalk, sel ast.Selec
 	return true
 }
 
-func (x *fxState) fxo_AssetEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.AssetEdge) bool {
+func (x *directState) directObject_AssetEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.AssetEdge) bool {
 	fields, ok := x.plan(w, sel, assetEdgeImplementors)
 	if !ok {
 		return false
@@ -328,13 +328,13 @@ func (x *fxState) fxo_AssetEdge(ctx context.Context, w *fxWalk, sel ast.Selectio
 			o.str("AssetEdge")
 		case "cursor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
 					return false
 				}
 			}
 		case "node":
 			{
-				if !x.fxmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, obj.Node) {
+				if !x.directmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, obj.Node) {
 					return false
 				}
 			}
@@ -347,7 +347,7 @@ func (x *fxState) fxo_AssetEdge(ctx context.Context, w *fxWalk, sel ast.Selectio
 	return true
 }
 
-func (x *fxState) fxo_BatchMarketInstructions(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BatchMarketInstructions) bool {
+func (x *directState) directObject_BatchMarketInstructions(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BatchMarketInstructions) bool {
 	fields, ok := x.plan(w, sel, batchMarketInstructionsImplementors)
 	if !ok {
 		return false
@@ -366,37 +366,37 @@ func (x *fxState) fxo_BatchMarketInstructions(ctx context.Context, w *fxWalk, se
 			o.str("BatchMarketInstructions")
 		case "amendments":
 			{
-				if !x.fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx, w, f.Selections, obj.Amendments) {
+				if !x.directmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx, w, f.Selections, obj.Amendments) {
 					return false
 				}
 			}
 		case "cancellations":
 			{
-				if !x.fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx, w, f.Selections, obj.Cancellations) {
+				if !x.directmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx, w, f.Selections, obj.Cancellations) {
 					return false
 				}
 			}
 		case "stopOrdersCancellation":
 			{
-				if !x.fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx, w, f.Selections, obj.StopOrdersCancellation) {
+				if !x.directmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx, w, f.Selections, obj.StopOrdersCancellation) {
 					return false
 				}
 			}
 		case "stopOrdersSubmission":
 			{
-				if !x.fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx, w, f.Selections, obj.StopOrdersSubmission) {
+				if !x.directmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx, w, f.Selections, obj.StopOrdersSubmission) {
 					return false
 				}
 			}
 		case "submissions":
 			{
-				if !x.fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx, w, f.Selections, obj.Submissions) {
+				if !x.directmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx, w, f.Selections, obj.Submissions) {
 					return false
 				}
 			}
 		case "updateMarginMode":
 			{
-				if !x.fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx, w, f.Selections, obj.UpdateMarginMode) {
+				if !x.directmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx, w, f.Selections, obj.UpdateMarginMode) {
 					return false
 				}
 			}
@@ -409,7 +409,7 @@ func (x *fxState) fxo_BatchMarketInstructions(ctx context.Context, w *fxWalk, se
 	return true
 }
 
-func (x *fxState) fxo_BatchProposalSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BatchProposalSubmission) bool {
+func (x *directState) directObject_BatchProposalSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BatchProposalSubmission) bool {
 	fields, ok := x.plan(w, sel, batchProposalSubmissionImplementors)
 	if !ok {
 		return false
@@ -428,19 +428,19 @@ func (x *fxState) fxo_BatchProposalSubmission(ctx context.Context, w *fxWalk, se
 			o.str("BatchProposalSubmission")
 		case "rationale":
 			{
-				if !x.fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, w, f.Selections, obj.Rationale) {
+				if !x.directmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, w, f.Selections, obj.Rationale) {
 					return false
 				}
 			}
 		case "reference":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
 		case "terms":
 			{
-				if !x.fxmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBatchProposalTerms(ctx, w, f.Selections, obj.Terms) {
+				if !x.directmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBatchProposalTerms(ctx, w, f.Selections, obj.Terms) {
 					return false
 				}
 			}
@@ -453,7 +453,7 @@ func (x *fxState) fxo_BatchProposalSubmission(ctx context.Context, w *fxWalk, se
 	return true
 }
 
-func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BatchProposalTerms) bool {
+func (x *directState) directObject_BatchProposalTerms(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BatchProposalTerms) bool {
 	fields, ok := x.plan(w, sel, batchProposalTermsImplementors)
 	if !ok {
 		return false
@@ -472,13 +472,13 @@ func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, w *fxWalk, sel ast
 			o.str("BatchProposalTerms")
 		case "closingTimestamp":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ClosingTimestamp) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ClosingTimestamp) {
 					return false
 				}
 			}
 		case "changes":
 			{
-				if !x.fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -491,7 +491,7 @@ func (x *fxState) fxo_BatchProposalTerms(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_BenefitTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BenefitTier) bool {
+func (x *directState) directObject_BenefitTier(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BenefitTier) bool {
 	fields, ok := x.plan(w, sel, benefitTierImplementors)
 	if !ok {
 		return false
@@ -510,25 +510,25 @@ func (x *fxState) fxo_BenefitTier(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("BenefitTier")
 		case "minimumRunningNotionalTakerVolume":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
 					return false
 				}
 			}
 		case "minimumEpochs":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumEpochs) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MinimumEpochs) {
 					return false
 				}
 			}
 		case "referralRewardFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardFactor) {
 					return false
 				}
 			}
 		case "referralDiscountFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralDiscountFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReferralDiscountFactor) {
 					return false
 				}
 			}
@@ -541,7 +541,7 @@ func (x *fxState) fxo_BenefitTier(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAsset) bool {
+func (x *directState) directObject_BuiltinAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAsset) bool {
 	fields, ok := x.plan(w, sel, builtinAssetImplementors)
 	if !ok {
 		return false
@@ -560,7 +560,7 @@ func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.Selec
 			o.str("BuiltinAsset")
 		case "maxFaucetAmountMint":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MaxFaucetAmountMint) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MaxFaucetAmountMint) {
 					return false
 				}
 			}
@@ -573,7 +573,7 @@ func (x *fxState) fxo_BuiltinAsset(ctx context.Context, w *fxWalk, sel ast.Selec
 	return true
 }
 
-func (x *fxState) fxo_BuiltinAssetDeposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetDeposit) bool {
+func (x *directState) directObject_BuiltinAssetDeposit(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetDeposit) bool {
 	fields, ok := x.plan(w, sel, builtinAssetDepositImplementors)
 	if !ok {
 		return false
@@ -592,12 +592,12 @@ func (x *fxState) fxo_BuiltinAssetDeposit(ctx context.Context, w *fxWalk, sel as
 			o.str("BuiltinAssetDeposit")
 		case "vegaAssetId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "BuiltinAssetDeposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "BuiltinAssetDeposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -614,25 +614,25 @@ func (x *fxState) fxo_BuiltinAssetDeposit(ctx context.Context, w *fxWalk, sel as
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "partyId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
 					return false
 				}
 			}
 		case "party":
 			{
-				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
+				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
@@ -645,7 +645,7 @@ func (x *fxState) fxo_BuiltinAssetDeposit(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
-func (x *fxState) fxo_BuiltinAssetEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetEvent) bool {
+func (x *directState) directObject_BuiltinAssetEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetEvent) bool {
 	fields, ok := x.plan(w, sel, builtinAssetEventImplementors)
 	if !ok {
 		return false
@@ -664,13 +664,13 @@ func (x *fxState) fxo_BuiltinAssetEvent(ctx context.Context, w *fxWalk, sel ast.
 			o.str("BuiltinAssetEvent")
 		case "deposit":
 			{
-				if !x.fxmarshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx, w, f.Selections, obj.Deposit) {
+				if !x.directmarshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx, w, f.Selections, obj.Deposit) {
 					return false
 				}
 			}
 		case "withdrawal":
 			{
-				if !x.fxmarshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx, w, f.Selections, obj.Withdrawal) {
+				if !x.directmarshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx, w, f.Selections, obj.Withdrawal) {
 					return false
 				}
 			}
@@ -683,7 +683,7 @@ func (x *fxState) fxo_BuiltinAssetEvent(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_BuiltinAssetWithdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetWithdrawal) bool {
+func (x *directState) directObject_BuiltinAssetWithdrawal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetWithdrawal) bool {
 	fields, ok := x.plan(w, sel, builtinAssetWithdrawalImplementors)
 	if !ok {
 		return false
@@ -702,12 +702,12 @@ func (x *fxState) fxo_BuiltinAssetWithdrawal(ctx context.Context, w *fxWalk, sel
 			o.str("BuiltinAssetWithdrawal")
 		case "vegaAssetId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "BuiltinAssetWithdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "BuiltinAssetWithdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -724,25 +724,25 @@ func (x *fxState) fxo_BuiltinAssetWithdrawal(ctx context.Context, w *fxWalk, sel
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "partyId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
 					return false
 				}
 			}
 		case "party":
 			{
-				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
+				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
@@ -755,7 +755,7 @@ func (x *fxState) fxo_BuiltinAssetWithdrawal(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
-func (x *fxState) fxo_CancelTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransfer) bool {
+func (x *directState) directObject_CancelTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CancelTransfer) bool {
 	fields, ok := x.plan(w, sel, cancelTransferImplementors)
 	if !ok {
 		return false
@@ -774,7 +774,7 @@ func (x *fxState) fxo_CancelTransfer(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("CancelTransfer")
 		case "changes":
 			{
-				if !x.fxmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -787,7 +787,7 @@ func (x *fxState) fxo_CancelTransfer(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransferConfiguration) bool {
+func (x *directState) directObject_CancelTransferConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CancelTransferConfiguration) bool {
 	fields, ok := x.plan(w, sel, cancelTransferConfigurationImplementors)
 	if !ok {
 		return false
@@ -806,7 +806,7 @@ func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, w *fxWalk
 			o.str("CancelTransferConfiguration")
 		case "transferId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
 					return false
 				}
 			}
@@ -819,7 +819,7 @@ func (x *fxState) fxo_CancelTransferConfiguration(ctx context.Context, w *fxWalk
 	return true
 }
 
-func (x *fxState) fxo_CancelTransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CancelTransferFunds) bool {
+func (x *directState) directObject_CancelTransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CancelTransferFunds) bool {
 	fields, ok := x.plan(w, sel, cancelTransferFundsImplementors)
 	if !ok {
 		return false
@@ -838,7 +838,7 @@ func (x *fxState) fxo_CancelTransferFunds(ctx context.Context, w *fxWalk, sel as
 			o.str("CancelTransferFunds")
 		case "transferId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
 					return false
 				}
 			}
@@ -851,7 +851,7 @@ func (x *fxState) fxo_CancelTransferFunds(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
-func (x *fxState) fxo_ChainEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ChainEvent) bool {
+func (x *directState) directObject_ChainEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ChainEvent) bool {
 	fields, ok := x.plan(w, sel, chainEventImplementors)
 	if !ok {
 		return false
@@ -870,43 +870,43 @@ func (x *fxState) fxo_ChainEvent(ctx context.Context, w *fxWalk, sel ast.Selecti
 			o.str("ChainEvent")
 		case "txId":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TxID) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TxID) {
 					return false
 				}
 			}
 		case "nonce":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Nonce) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Nonce) {
 					return false
 				}
 			}
 		case "builtin":
 			{
-				if !x.fxmarshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx, w, f.Selections, obj.Builtin) {
+				if !x.directmarshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx, w, f.Selections, obj.Builtin) {
 					return false
 				}
 			}
 		case "erc20":
 			{
-				if !x.fxmarshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx, w, f.Selections, obj.ERC20) {
+				if !x.directmarshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx, w, f.Selections, obj.ERC20) {
 					return false
 				}
 			}
 		case "stakingEvent":
 			{
-				if !x.fxmarshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx, w, f.Selections, obj.StakingEvent) {
+				if !x.directmarshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx, w, f.Selections, obj.StakingEvent) {
 					return false
 				}
 			}
 		case "erc20Multisig":
 			{
-				if !x.fxmarshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx, w, f.Selections, obj.ERC20Multisig) {
+				if !x.directmarshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx, w, f.Selections, obj.ERC20Multisig) {
 					return false
 				}
 			}
 		case "contractCall":
 			{
-				if !x.fxmarshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx, w, f.Selections, obj.ContractCall) {
+				if !x.directmarshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx, w, f.Selections, obj.ContractCall) {
 					return false
 				}
 			}
@@ -919,7 +919,7 @@ func (x *fxState) fxo_ChainEvent(ctx context.Context, w *fxWalk, sel ast.Selecti
 	return true
 }
 
-func (x *fxState) fxo_CompositePriceConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CompositePriceConfiguration) bool {
+func (x *directState) directObject_CompositePriceConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CompositePriceConfiguration) bool {
 	fields, ok := x.plan(w, sel, compositePriceConfigurationImplementors)
 	if !ok {
 		return false
@@ -938,49 +938,49 @@ func (x *fxState) fxo_CompositePriceConfiguration(ctx context.Context, w *fxWalk
 			o.str("CompositePriceConfiguration")
 		case "cashAmount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CashAmount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CashAmount) {
 					return false
 				}
 			}
 		case "compositePriceType":
 			{
-				if !x.fxmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceType(ctx, w, f.Selections, obj.CompositePriceType) {
+				if !x.directmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceType(ctx, w, f.Selections, obj.CompositePriceType) {
 					return false
 				}
 			}
 		case "dataSourcesSpec":
 			{
-				if !x.fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx, w, f.Selections, obj.DataSourcesSpec) {
+				if !x.directmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx, w, f.Selections, obj.DataSourcesSpec) {
 					return false
 				}
 			}
 		case "dataSourcesSpecBinding":
 			{
-				if !x.fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx, w, f.Selections, obj.DataSourcesSpecBinding) {
+				if !x.directmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx, w, f.Selections, obj.DataSourcesSpecBinding) {
 					return false
 				}
 			}
 		case "decayPower":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecayPower) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecayPower) {
 					return false
 				}
 			}
 		case "decayWeight":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.DecayWeight) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.DecayWeight) {
 					return false
 				}
 			}
 		case "sourceStalenessTolerance":
 			{
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.SourceStalenessTolerance) {
+				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.SourceStalenessTolerance) {
 					return false
 				}
 			}
 		case "sourceWeights":
 			{
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.SourceWeights) {
+				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.SourceWeights) {
 					return false
 				}
 			}
@@ -993,7 +993,7 @@ func (x *fxState) fxo_CompositePriceConfiguration(ctx context.Context, w *fxWalk
 	return true
 }
 
-func (x *fxState) fxo_Condition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Condition) bool {
+func (x *directState) directObject_Condition(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Condition) bool {
 	fields, ok := x.plan(w, sel, conditionImplementors)
 	if !ok {
 		return false
@@ -1012,13 +1012,13 @@ func (x *fxState) fxo_Condition(ctx context.Context, w *fxWalk, sel ast.Selectio
 			o.str("Condition")
 		case "operator":
 			{
-				if !x.fxmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx, w, f.Selections, obj.Operator) {
+				if !x.directmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx, w, f.Selections, obj.Operator) {
 					return false
 				}
 			}
 		case "value":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -1031,7 +1031,7 @@ func (x *fxState) fxo_Condition(ctx context.Context, w *fxWalk, sel ast.Selectio
 	return true
 }
 
-func (x *fxState) fxo_CreateReferralSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSet) bool {
+func (x *directState) directObject_CreateReferralSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSet) bool {
 	fields, ok := x.plan(w, sel, createReferralSetImplementors)
 	if !ok {
 		return false
@@ -1050,13 +1050,13 @@ func (x *fxState) fxo_CreateReferralSet(ctx context.Context, w *fxWalk, sel ast.
 			o.str("CreateReferralSet")
 		case "isTeam":
 			{
-				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
+				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
 					return false
 				}
 			}
 		case "team":
 			{
-				if !x.fxmarshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
+				if !x.directmarshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
 					return false
 				}
 			}
@@ -1069,7 +1069,7 @@ func (x *fxState) fxo_CreateReferralSet(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_CreateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSetTeam) bool {
+func (x *directState) directObject_CreateReferralSetTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSetTeam) bool {
 	fields, ok := x.plan(w, sel, createReferralSetTeamImplementors)
 	if !ok {
 		return false
@@ -1088,31 +1088,31 @@ func (x *fxState) fxo_CreateReferralSetTeam(ctx context.Context, w *fxWalk, sel 
 			o.str("CreateReferralSetTeam")
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "teamUrl":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
 					return false
 				}
 			}
 		case "avatarUrl":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
 					return false
 				}
 			}
 		case "closed":
 			{
-				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.Closed) {
+				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.Closed) {
 					return false
 				}
 			}
 		case "allowList":
 			{
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
+				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
 					return false
 				}
 			}
@@ -1125,7 +1125,7 @@ func (x *fxState) fxo_CreateReferralSetTeam(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxo_DataSourceDefinition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinition) bool {
+func (x *directState) directObject_DataSourceDefinition(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinition) bool {
 	fields, ok := x.plan(w, sel, dataSourceDefinitionImplementors)
 	if !ok {
 		return false
@@ -1144,13 +1144,13 @@ func (x *fxState) fxo_DataSourceDefinition(ctx context.Context, w *fxWalk, sel a
 			o.str("DataSourceDefinition")
 		case "internal":
 			{
-				if !x.fxmarshalODataSourceDefinitionInternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionInternal(ctx, w, f.Selections, obj.Internal) {
+				if !x.directmarshalODataSourceDefinitionInternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionInternal(ctx, w, f.Selections, obj.Internal) {
 					return false
 				}
 			}
 		case "external":
 			{
-				if !x.fxmarshalODataSourceDefinitionExternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionExternal(ctx, w, f.Selections, obj.External) {
+				if !x.directmarshalODataSourceDefinitionExternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionExternal(ctx, w, f.Selections, obj.External) {
 					return false
 				}
 			}
@@ -1163,7 +1163,7 @@ func (x *fxState) fxo_DataSourceDefinition(ctx context.Context, w *fxWalk, sel a
 	return true
 }
 
-func (x *fxState) fxo_DataSourceDefinitionExternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionExternal) bool {
+func (x *directState) directObject_DataSourceDefinitionExternal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionExternal) bool {
 	fields, ok := x.plan(w, sel, dataSourceDefinitionExternalImplementors)
 	if !ok {
 		return false
@@ -1182,13 +1182,13 @@ func (x *fxState) fxo_DataSourceDefinitionExternal(ctx context.Context, w *fxWal
 			o.str("DataSourceDefinitionExternal")
 		case "oracle":
 			{
-				if !x.fxmarshalODataSourceSpecConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfiguration(ctx, w, f.Selections, obj.Oracle) {
+				if !x.directmarshalODataSourceSpecConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfiguration(ctx, w, f.Selections, obj.Oracle) {
 					return false
 				}
 			}
 		case "ethOracle":
 			{
-				if !x.fxmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx, w, f.Selections, obj.EthOracle) {
+				if !x.directmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx, w, f.Selections, obj.EthOracle) {
 					return false
 				}
 			}
@@ -1201,7 +1201,7 @@ func (x *fxState) fxo_DataSourceDefinitionExternal(ctx context.Context, w *fxWal
 	return true
 }
 
-func (x *fxState) fxo_DataSourceDefinitionInternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionInternal) bool {
+func (x *directState) directObject_DataSourceDefinitionInternal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionInternal) bool {
 	fields, ok := x.plan(w, sel, dataSourceDefinitionInternalImplementors)
 	if !ok {
 		return false
@@ -1220,13 +1220,13 @@ func (x *fxState) fxo_DataSourceDefinitionInternal(ctx context.Context, w *fxWal
 			o.str("DataSourceDefinitionInternal")
 		case "time":
 			{
-				if !x.fxmarshalODataSourceSpecConfigurationTime2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTime(ctx, w, f.Selections, obj.Time) {
+				if !x.directmarshalODataSourceSpecConfigurationTime2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTime(ctx, w, f.Selections, obj.Time) {
 					return false
 				}
 			}
 		case "timeTrigger":
 			{
-				if !x.fxmarshalODataSourceSpecConfigurationTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTimeTrigger(ctx, w, f.Selections, obj.TimeTrigger) {
+				if !x.directmarshalODataSourceSpecConfigurationTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTimeTrigger(ctx, w, f.Selections, obj.TimeTrigger) {
 					return false
 				}
 			}
@@ -1239,7 +1239,7 @@ func (x *fxState) fxo_DataSourceDefinitionInternal(ctx context.Context, w *fxWal
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfiguration) bool {
+func (x *directState) directObject_DataSourceSpecConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfiguration) bool {
 	fields, ok := x.plan(w, sel, dataSourceSpecConfigurationImplementors)
 	if !ok {
 		return false
@@ -1258,13 +1258,13 @@ func (x *fxState) fxo_DataSourceSpecConfiguration(ctx context.Context, w *fxWalk
 			o.str("DataSourceSpecConfiguration")
 		case "signers":
 			{
-				if !x.fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx, w, f.Selections, obj.Signers) {
+				if !x.directmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx, w, f.Selections, obj.Signers) {
 					return false
 				}
 			}
 		case "filters":
 			{
-				if !x.fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, w, f.Selections, obj.Filters) {
+				if !x.directmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, w, f.Selections, obj.Filters) {
 					return false
 				}
 			}
@@ -1277,7 +1277,7 @@ func (x *fxState) fxo_DataSourceSpecConfiguration(ctx context.Context, w *fxWalk
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecConfigurationTime(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTime) bool {
+func (x *directState) directObject_DataSourceSpecConfigurationTime(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTime) bool {
 	fields, ok := x.plan(w, sel, dataSourceSpecConfigurationTimeImplementors)
 	if !ok {
 		return false
@@ -1296,7 +1296,7 @@ func (x *fxState) fxo_DataSourceSpecConfigurationTime(ctx context.Context, w *fx
 			o.str("DataSourceSpecConfigurationTime")
 		case "conditions":
 			{
-				if !x.fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
+				if !x.directmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
 					return false
 				}
 			}
@@ -1309,7 +1309,7 @@ func (x *fxState) fxo_DataSourceSpecConfigurationTime(ctx context.Context, w *fx
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
+func (x *directState) directObject_DataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
 	fields, ok := x.plan(w, sel, dataSourceSpecConfigurationTimeTriggerImplementors)
 	if !ok {
 		return false
@@ -1328,13 +1328,13 @@ func (x *fxState) fxo_DataSourceSpecConfigurationTimeTrigger(ctx context.Context
 			o.str("DataSourceSpecConfigurationTimeTrigger")
 		case "conditions":
 			{
-				if !x.fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
+				if !x.directmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
 					return false
 				}
 			}
 		case "triggers":
 			{
-				if !x.fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx, w, f.Selections, obj.Triggers) {
+				if !x.directmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx, w, f.Selections, obj.Triggers) {
 					return false
 				}
 			}
@@ -1347,7 +1347,7 @@ func (x *fxState) fxo_DataSourceSpecConfigurationTimeTrigger(ctx context.Context
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecToFutureBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToFutureBinding) bool {
+func (x *directState) directObject_DataSourceSpecToFutureBinding(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToFutureBinding) bool {
 	fields, ok := x.plan(w, sel, dataSourceSpecToFutureBindingImplementors)
 	if !ok {
 		return false
@@ -1366,13 +1366,13 @@ func (x *fxState) fxo_DataSourceSpecToFutureBinding(ctx context.Context, w *fxWa
 			o.str("DataSourceSpecToFutureBinding")
 		case "settlementDataProperty":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SettlementDataProperty) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SettlementDataProperty) {
 					return false
 				}
 			}
 		case "tradingTerminationProperty":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TradingTerminationProperty) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TradingTerminationProperty) {
 					return false
 				}
 			}
@@ -1385,7 +1385,7 @@ func (x *fxState) fxo_DataSourceSpecToFutureBinding(ctx context.Context, w *fxWa
 	return true
 }
 
-func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToPerpetualBinding) bool {
+func (x *directState) directObject_DataSourceSpecToPerpetualBinding(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToPerpetualBinding) bool {
 	fields, ok := x.plan(w, sel, dataSourceSpecToPerpetualBindingImplementors)
 	if !ok {
 		return false
@@ -1404,13 +1404,13 @@ func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, w *f
 			o.str("DataSourceSpecToPerpetualBinding")
 		case "settlementDataProperty":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SettlementDataProperty) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SettlementDataProperty) {
 					return false
 				}
 			}
 		case "settlementScheduleProperty":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SettlementScheduleProperty) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SettlementScheduleProperty) {
 					return false
 				}
 			}
@@ -1423,7 +1423,7 @@ func (x *fxState) fxo_DataSourceSpecToPerpetualBinding(ctx context.Context, w *f
 	return true
 }
 
-func (x *fxState) fxo_DelegateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DelegateSubmission) bool {
+func (x *directState) directObject_DelegateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DelegateSubmission) bool {
 	fields, ok := x.plan(w, sel, delegateSubmissionImplementors)
 	if !ok {
 		return false
@@ -1442,19 +1442,19 @@ func (x *fxState) fxo_DelegateSubmission(ctx context.Context, w *fxWalk, sel ast
 			o.str("DelegateSubmission")
 		case "nodeId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
 					return false
 				}
 			}
 		case "node":
 			{
-				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
@@ -1467,7 +1467,7 @@ func (x *fxState) fxo_DelegateSubmission(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_Delegation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Delegation) bool {
+func (x *directState) directObject_Delegation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Delegation) bool {
 	fields, ok := x.plan(w, sel, delegationImplementors)
 	if !ok {
 		return false
@@ -1486,31 +1486,31 @@ func (x *fxState) fxo_Delegation(ctx context.Context, w *fxWalk, sel ast.Selecti
 			o.str("Delegation")
 		case "party":
 			{
-				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
+				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
 					return false
 				}
 			}
 		case "nodeId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
 					return false
 				}
 			}
 		case "node":
 			{
-				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		case "epochSeq":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EpochSeq) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.EpochSeq) {
 					return false
 				}
 			}
@@ -1523,7 +1523,7 @@ func (x *fxState) fxo_Delegation(ctx context.Context, w *fxWalk, sel ast.Selecti
 	return true
 }
 
-func (x *fxState) fxo_DelegationConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.DelegationConnection) bool {
+func (x *directState) directObject_DelegationConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.DelegationConnection) bool {
 	fields, ok := x.plan(w, sel, delegationConnectionImplementors)
 	if !ok {
 		return false
@@ -1542,13 +1542,13 @@ func (x *fxState) fxo_DelegationConnection(ctx context.Context, w *fxWalk, sel a
 			o.str("DelegationConnection")
 		case "edges":
 			{
-				if !x.fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
+				if !x.directmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
 					return false
 				}
 			}
 		case "pageInfo":
 			{
-				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
+				if !x.directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
 					return false
 				}
 			}
@@ -1561,7 +1561,7 @@ func (x *fxState) fxo_DelegationConnection(ctx context.Context, w *fxWalk, sel a
 	return true
 }
 
-func (x *fxState) fxo_DelegationEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.DelegationEdge) bool {
+func (x *directState) directObject_DelegationEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.DelegationEdge) bool {
 	fields, ok := x.plan(w, sel, delegationEdgeImplementors)
 	if !ok {
 		return false
@@ -1580,13 +1580,13 @@ func (x *fxState) fxo_DelegationEdge(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("DelegationEdge")
 		case "cursor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
 					return false
 				}
 			}
 		case "node":
 			{
-				if !x.fxmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx, w, f.Selections, obj.Node) {
+				if !x.directmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx, w, f.Selections, obj.Node) {
 					return false
 				}
 			}
@@ -1599,7 +1599,7 @@ func (x *fxState) fxo_DelegationEdge(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_DispatchStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.DispatchStrategy) bool {
+func (x *directState) directObject_DispatchStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DispatchStrategy) bool {
 	fields, ok := x.plan(w, sel, dispatchStrategyImplementors)
 	if !ok {
 		return false
@@ -1617,7 +1617,7 @@ func (x *fxState) fxo_DispatchStrategy(ctx context.Context, w *fxWalk, sel ast.S
 		case "__typename":
 			o.str("DispatchStrategy")
 		case "assetForMetric":
-			if !x.resolve(ctx, w, "DispatchStrategy", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "DispatchStrategy", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -1634,79 +1634,79 @@ func (x *fxState) fxo_DispatchStrategy(ctx context.Context, w *fxWalk, sel ast.S
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "distributionStrategy":
 			{
-				if !x.fxmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDistributionStrategy(ctx, w, f.Selections, obj.DistributionStrategy) {
+				if !x.directmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDistributionStrategy(ctx, w, f.Selections, obj.DistributionStrategy) {
 					return false
 				}
 			}
 		case "entityScope":
 			{
-				if !x.fxmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx, w, f.Selections, obj.EntityScope) {
+				if !x.directmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx, w, f.Selections, obj.EntityScope) {
 					return false
 				}
 			}
 		case "individualScope":
 			{
-				if !x.fxmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIndividualScope(ctx, w, f.Selections, obj.IndividualScope) {
+				if !x.directmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIndividualScope(ctx, w, f.Selections, obj.IndividualScope) {
 					return false
 				}
 			}
 		case "lockPeriod":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.LockPeriod) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.LockPeriod) {
 					return false
 				}
 			}
 		case "markets":
 			{
-				if !x.fxmarshalNID2ᚕstringᚄ(ctx, w, f.Selections, obj.Markets) {
+				if !x.directmarshalNID2ᚕstringᚄ(ctx, w, f.Selections, obj.Markets) {
 					return false
 				}
 			}
 		case "metric":
 			{
-				if !x.fxmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx, w, f.Selections, obj.Metric) {
+				if !x.directmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx, w, f.Selections, obj.Metric) {
 					return false
 				}
 			}
 		case "nTopPerformers":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NTopPerformers) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NTopPerformers) {
 					return false
 				}
 			}
 		case "notionalTimeWeightedAveragePositionRequirement":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NotionalTimeWeightedAveragePositionRequirement) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NotionalTimeWeightedAveragePositionRequirement) {
 					return false
 				}
 			}
 		case "rankTable":
 			{
-				if !x.fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx, w, f.Selections, obj.RankTable) {
+				if !x.directmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx, w, f.Selections, obj.RankTable) {
 					return false
 				}
 			}
 		case "stakingRequirement":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.StakingRequirement) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.StakingRequirement) {
 					return false
 				}
 			}
 		case "teamScope":
 			{
-				if !x.fxmarshalNID2ᚕstringᚄ(ctx, w, f.Selections, obj.TeamScope) {
+				if !x.directmarshalNID2ᚕstringᚄ(ctx, w, f.Selections, obj.TeamScope) {
 					return false
 				}
 			}
 		case "windowLength":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
 					return false
 				}
 			}
@@ -1719,7 +1719,7 @@ func (x *fxState) fxo_DispatchStrategy(ctx context.Context, w *fxWalk, sel ast.S
 	return true
 }
 
-func (x *fxState) fxo_ERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20) bool {
+func (x *directState) directObject_ERC20(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20) bool {
 	fields, ok := x.plan(w, sel, eRC20Implementors)
 	if !ok {
 		return false
@@ -1738,19 +1738,19 @@ func (x *fxState) fxo_ERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			o.str("ERC20")
 		case "contractAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ContractAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ContractAddress) {
 					return false
 				}
 			}
 		case "lifetimeLimit":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimit) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimit) {
 					return false
 				}
 			}
 		case "withdrawThreshold":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
 					return false
 				}
 			}
@@ -1763,7 +1763,7 @@ func (x *fxState) fxo_ERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 	return true
 }
 
-func (x *fxState) fxo_ERC20AssetDelist(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetDelist) bool {
+func (x *directState) directObject_ERC20AssetDelist(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetDelist) bool {
 	fields, ok := x.plan(w, sel, eRC20AssetDelistImplementors)
 	if !ok {
 		return false
@@ -1782,12 +1782,12 @@ func (x *fxState) fxo_ERC20AssetDelist(ctx context.Context, w *fxWalk, sel ast.S
 			o.str("ERC20AssetDelist")
 		case "vegaAssetId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20AssetDelist", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "ERC20AssetDelist", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -1804,7 +1804,7 @@ func (x *fxState) fxo_ERC20AssetDelist(ctx context.Context, w *fxWalk, sel ast.S
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -1817,7 +1817,7 @@ func (x *fxState) fxo_ERC20AssetDelist(ctx context.Context, w *fxWalk, sel ast.S
 	return true
 }
 
-func (x *fxState) fxo_ERC20AssetLimitsUpdated(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetLimitsUpdated) bool {
+func (x *directState) directObject_ERC20AssetLimitsUpdated(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetLimitsUpdated) bool {
 	fields, ok := x.plan(w, sel, eRC20AssetLimitsUpdatedImplementors)
 	if !ok {
 		return false
@@ -1836,12 +1836,12 @@ func (x *fxState) fxo_ERC20AssetLimitsUpdated(ctx context.Context, w *fxWalk, se
 			o.str("ERC20AssetLimitsUpdated")
 		case "vegaAssetId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20AssetLimitsUpdated", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "ERC20AssetLimitsUpdated", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -1858,25 +1858,25 @@ func (x *fxState) fxo_ERC20AssetLimitsUpdated(ctx context.Context, w *fxWalk, se
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "sourceEthereumAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
 					return false
 				}
 			}
 		case "lifetimeLimits":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimits) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimits) {
 					return false
 				}
 			}
 		case "withdrawThreshold":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
 					return false
 				}
 			}
@@ -1889,7 +1889,7 @@ func (x *fxState) fxo_ERC20AssetLimitsUpdated(ctx context.Context, w *fxWalk, se
 	return true
 }
 
-func (x *fxState) fxo_ERC20AssetList(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetList) bool {
+func (x *directState) directObject_ERC20AssetList(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetList) bool {
 	fields, ok := x.plan(w, sel, eRC20AssetListImplementors)
 	if !ok {
 		return false
@@ -1908,12 +1908,12 @@ func (x *fxState) fxo_ERC20AssetList(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("ERC20AssetList")
 		case "vegaAssetId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20AssetList", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "ERC20AssetList", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -1930,13 +1930,13 @@ func (x *fxState) fxo_ERC20AssetList(ctx context.Context, w *fxWalk, sel ast.Sel
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "assetSource":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.AssetSource) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.AssetSource) {
 					return false
 				}
 			}
@@ -1949,7 +1949,7 @@ func (x *fxState) fxo_ERC20AssetList(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_ERC20Deposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20Deposit) bool {
+func (x *directState) directObject_ERC20Deposit(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20Deposit) bool {
 	fields, ok := x.plan(w, sel, eRC20DepositImplementors)
 	if !ok {
 		return false
@@ -1968,12 +1968,12 @@ func (x *fxState) fxo_ERC20Deposit(ctx context.Context, w *fxWalk, sel ast.Selec
 			o.str("ERC20Deposit")
 		case "vegaAssetId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20Deposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "ERC20Deposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -1990,31 +1990,31 @@ func (x *fxState) fxo_ERC20Deposit(ctx context.Context, w *fxWalk, sel ast.Selec
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "sourceEthereumAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
 					return false
 				}
 			}
 		case "targetPartyId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.TargetPartyID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.TargetPartyID) {
 					return false
 				}
 			}
 		case "targetParty":
 			{
-				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.TargetPartyRef()) {
+				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.TargetPartyRef()) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
@@ -2027,7 +2027,7 @@ func (x *fxState) fxo_ERC20Deposit(ctx context.Context, w *fxWalk, sel ast.Selec
 	return true
 }
 
-func (x *fxState) fxo_ERC20Event(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20Event) bool {
+func (x *directState) directObject_ERC20Event(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20Event) bool {
 	fields, ok := x.plan(w, sel, eRC20EventImplementors)
 	if !ok {
 		return false
@@ -2046,55 +2046,55 @@ func (x *fxState) fxo_ERC20Event(ctx context.Context, w *fxWalk, sel ast.Selecti
 			o.str("ERC20Event")
 		case "index":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
 					return false
 				}
 			}
 		case "block":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
 					return false
 				}
 			}
 		case "assetList":
 			{
-				if !x.fxmarshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx, w, f.Selections, obj.AssetList) {
+				if !x.directmarshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx, w, f.Selections, obj.AssetList) {
 					return false
 				}
 			}
 		case "assetDelist":
 			{
-				if !x.fxmarshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx, w, f.Selections, obj.AssetDelist) {
+				if !x.directmarshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx, w, f.Selections, obj.AssetDelist) {
 					return false
 				}
 			}
 		case "deposit":
 			{
-				if !x.fxmarshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx, w, f.Selections, obj.Deposit) {
+				if !x.directmarshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx, w, f.Selections, obj.Deposit) {
 					return false
 				}
 			}
 		case "withdrawal":
 			{
-				if !x.fxmarshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx, w, f.Selections, obj.Withdrawal) {
+				if !x.directmarshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx, w, f.Selections, obj.Withdrawal) {
 					return false
 				}
 			}
 		case "assetLimitsUpdated":
 			{
-				if !x.fxmarshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx, w, f.Selections, obj.AssetLimitsUpdated) {
+				if !x.directmarshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx, w, f.Selections, obj.AssetLimitsUpdated) {
 					return false
 				}
 			}
 		case "bridgeStopped":
 			{
-				if !x.fxmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeStopped) {
+				if !x.directmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeStopped) {
 					return false
 				}
 			}
 		case "bridgeResumed":
 			{
-				if !x.fxmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeResumed) {
+				if !x.directmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeResumed) {
 					return false
 				}
 			}
@@ -2107,7 +2107,7 @@ func (x *fxState) fxo_ERC20Event(ctx context.Context, w *fxWalk, sel ast.Selecti
 	return true
 }
 
-func (x *fxState) fxo_ERC20MultiSigEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20MultiSigEvent) bool {
+func (x *directState) directObject_ERC20MultiSigEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20MultiSigEvent) bool {
 	fields, ok := x.plan(w, sel, eRC20MultiSigEventImplementors)
 	if !ok {
 		return false
@@ -2126,31 +2126,31 @@ func (x *fxState) fxo_ERC20MultiSigEvent(ctx context.Context, w *fxWalk, sel ast
 			o.str("ERC20MultiSigEvent")
 		case "index":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
 					return false
 				}
 			}
 		case "block":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
 					return false
 				}
 			}
 		case "signerAdded":
 			{
-				if !x.fxmarshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx, w, f.Selections, obj.SignerAdded) {
+				if !x.directmarshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx, w, f.Selections, obj.SignerAdded) {
 					return false
 				}
 			}
 		case "signerRemoved":
 			{
-				if !x.fxmarshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx, w, f.Selections, obj.SignerRemoved) {
+				if !x.directmarshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx, w, f.Selections, obj.SignerRemoved) {
 					return false
 				}
 			}
 		case "thresholdSet":
 			{
-				if !x.fxmarshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx, w, f.Selections, obj.ThresholdSet) {
+				if !x.directmarshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx, w, f.Selections, obj.ThresholdSet) {
 					return false
 				}
 			}
@@ -2163,7 +2163,7 @@ func (x *fxState) fxo_ERC20MultiSigEvent(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_ERC20SignerAdded(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerAdded) bool {
+func (x *directState) directObject_ERC20SignerAdded(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerAdded) bool {
 	fields, ok := x.plan(w, sel, eRC20SignerAddedImplementors)
 	if !ok {
 		return false
@@ -2182,19 +2182,19 @@ func (x *fxState) fxo_ERC20SignerAdded(ctx context.Context, w *fxWalk, sel ast.S
 			o.str("ERC20SignerAdded")
 		case "newSigner":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NewSigner) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NewSigner) {
 					return false
 				}
 			}
 		case "nonce":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
 					return false
 				}
 			}
 		case "blockTime":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
 					return false
 				}
 			}
@@ -2207,7 +2207,7 @@ func (x *fxState) fxo_ERC20SignerAdded(ctx context.Context, w *fxWalk, sel ast.S
 	return true
 }
 
-func (x *fxState) fxo_ERC20SignerRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerRemoved) bool {
+func (x *directState) directObject_ERC20SignerRemoved(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerRemoved) bool {
 	fields, ok := x.plan(w, sel, eRC20SignerRemovedImplementors)
 	if !ok {
 		return false
@@ -2226,19 +2226,19 @@ func (x *fxState) fxo_ERC20SignerRemoved(ctx context.Context, w *fxWalk, sel ast
 			o.str("ERC20SignerRemoved")
 		case "oldSigner":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.OldSigner) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.OldSigner) {
 					return false
 				}
 			}
 		case "nonce":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
 					return false
 				}
 			}
 		case "blockTime":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
 					return false
 				}
 			}
@@ -2251,7 +2251,7 @@ func (x *fxState) fxo_ERC20SignerRemoved(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_ERC20ThresholdSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20ThresholdSet) bool {
+func (x *directState) directObject_ERC20ThresholdSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20ThresholdSet) bool {
 	fields, ok := x.plan(w, sel, eRC20ThresholdSetImplementors)
 	if !ok {
 		return false
@@ -2270,19 +2270,19 @@ func (x *fxState) fxo_ERC20ThresholdSet(ctx context.Context, w *fxWalk, sel ast.
 			o.str("ERC20ThresholdSet")
 		case "newThreshold":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewThreshold) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewThreshold) {
 					return false
 				}
 			}
 		case "nonce":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
 					return false
 				}
 			}
 		case "blockTime":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
 					return false
 				}
 			}
@@ -2295,7 +2295,7 @@ func (x *fxState) fxo_ERC20ThresholdSet(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_ERC20Withdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ERC20Withdrawal) bool {
+func (x *directState) directObject_ERC20Withdrawal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20Withdrawal) bool {
 	fields, ok := x.plan(w, sel, eRC20WithdrawalImplementors)
 	if !ok {
 		return false
@@ -2314,12 +2314,12 @@ func (x *fxState) fxo_ERC20Withdrawal(ctx context.Context, w *fxWalk, sel ast.Se
 			o.str("ERC20Withdrawal")
 		case "vegaAssetId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20Withdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "ERC20Withdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -2336,19 +2336,19 @@ func (x *fxState) fxo_ERC20Withdrawal(ctx context.Context, w *fxWalk, sel ast.Se
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "targetEthereumAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TargetEthereumAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TargetEthereumAddress) {
 					return false
 				}
 			}
 		case "referenceNonce":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferenceNonce) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReferenceNonce) {
 					return false
 				}
 			}
@@ -2361,7 +2361,7 @@ func (x *fxState) fxo_ERC20Withdrawal(ctx context.Context, w *fxWalk, sel ast.Se
 	return true
 }
 
-func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ETHAddress) bool {
+func (x *directState) directObject_ETHAddress(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ETHAddress) bool {
 	fields, ok := x.plan(w, sel, eTHAddressImplementors)
 	if !ok {
 		return false
@@ -2380,7 +2380,7 @@ func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.Selecti
 			o.str("ETHAddress")
 		case "address":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Address) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Address) {
 					return false
 				}
 			}
@@ -2393,7 +2393,7 @@ func (x *fxState) fxo_ETHAddress(ctx context.Context, w *fxWalk, sel ast.Selecti
 	return true
 }
 
-func (x *fxState) fxo_Erc20WithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Erc20WithdrawExt) bool {
+func (x *directState) directObject_Erc20WithdrawExt(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Erc20WithdrawExt) bool {
 	fields, ok := x.plan(w, sel, erc20WithdrawExtImplementors)
 	if !ok {
 		return false
@@ -2412,7 +2412,7 @@ func (x *fxState) fxo_Erc20WithdrawExt(ctx context.Context, w *fxWalk, sel ast.S
 			o.str("Erc20WithdrawExt")
 		case "receiverAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReceiverAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReceiverAddress) {
 					return false
 				}
 			}
@@ -2425,7 +2425,7 @@ func (x *fxState) fxo_Erc20WithdrawExt(ctx context.Context, w *fxWalk, sel ast.S
 	return true
 }
 
-func (x *fxState) fxo_EthCallSpec(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthCallSpec) bool {
+func (x *directState) directObject_EthCallSpec(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthCallSpec) bool {
 	fields, ok := x.plan(w, sel, ethCallSpecImplementors)
 	if !ok {
 		return false
@@ -2444,55 +2444,55 @@ func (x *fxState) fxo_EthCallSpec(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("EthCallSpec")
 		case "address":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Address) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Address) {
 					return false
 				}
 			}
 		case "abi":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ABI) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ABI) {
 					return false
 				}
 			}
 		case "method":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Method) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Method) {
 					return false
 				}
 			}
 		case "args":
 			{
-				if !x.fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx, w, f.Selections, obj.Args) {
+				if !x.directmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx, w, f.Selections, obj.Args) {
 					return false
 				}
 			}
 		case "trigger":
 			{
-				if !x.fxmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallTrigger(ctx, w, f.Selections, obj.Trigger) {
+				if !x.directmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallTrigger(ctx, w, f.Selections, obj.Trigger) {
 					return false
 				}
 			}
 		case "requiredConfirmations":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.RequiredConfirmations) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.RequiredConfirmations) {
 					return false
 				}
 			}
 		case "filters":
 			{
-				if !x.fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, w, f.Selections, obj.Filters) {
+				if !x.directmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, w, f.Selections, obj.Filters) {
 					return false
 				}
 			}
 		case "normalisers":
 			{
-				if !x.fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx, w, f.Selections, obj.Normalisers) {
+				if !x.directmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx, w, f.Selections, obj.Normalisers) {
 					return false
 				}
 			}
 		case "sourceChainId":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.SourceChainID) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.SourceChainID) {
 					return false
 				}
 			}
@@ -2505,7 +2505,7 @@ func (x *fxState) fxo_EthCallSpec(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_EthCallTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthCallTrigger) bool {
+func (x *directState) directObject_EthCallTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthCallTrigger) bool {
 	fields, ok := x.plan(w, sel, ethCallTriggerImplementors)
 	if !ok {
 		return false
@@ -2524,7 +2524,7 @@ func (x *fxState) fxo_EthCallTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("EthCallTrigger")
 		case "timeTrigger":
 			{
-				if !x.fxmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx, w, f.Selections, obj.TimeTrigger) {
+				if !x.directmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx, w, f.Selections, obj.TimeTrigger) {
 					return false
 				}
 			}
@@ -2537,7 +2537,7 @@ func (x *fxState) fxo_EthCallTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_EthContractCallEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthContractCallEvent) bool {
+func (x *directState) directObject_EthContractCallEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthContractCallEvent) bool {
 	fields, ok := x.plan(w, sel, ethContractCallEventImplementors)
 	if !ok {
 		return false
@@ -2556,37 +2556,37 @@ func (x *fxState) fxo_EthContractCallEvent(ctx context.Context, w *fxWalk, sel a
 			o.str("EthContractCallEvent")
 		case "specId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.SpecID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.SpecID) {
 					return false
 				}
 			}
 		case "blockHeight":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.BlockHeight) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.BlockHeight) {
 					return false
 				}
 			}
 		case "blockTime":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
 					return false
 				}
 			}
 		case "result":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Result) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Result) {
 					return false
 				}
 			}
 		case "error":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Error) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Error) {
 					return false
 				}
 			}
 		case "sourceChainId":
 			{
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.SourceChainID) {
+				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.SourceChainID) {
 					return false
 				}
 			}
@@ -2599,7 +2599,7 @@ func (x *fxState) fxo_EthContractCallEvent(ctx context.Context, w *fxWalk, sel a
 	return true
 }
 
-func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) bool {
+func (x *directState) directObject_EthTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) bool {
 	fields, ok := x.plan(w, sel, ethTimeTriggerImplementors)
 	if !ok {
 		return false
@@ -2618,19 +2618,19 @@ func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("EthTimeTrigger")
 		case "initial":
 			{
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Initial) {
+				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Initial) {
 					return false
 				}
 			}
 		case "every":
 			{
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Every) {
+				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Every) {
 					return false
 				}
 			}
 		case "until":
 			{
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Until) {
+				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Until) {
 					return false
 				}
 			}
@@ -2643,7 +2643,7 @@ func (x *fxState) fxo_EthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_EthereumKeyRotateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.EthereumKeyRotateSubmission) bool {
+func (x *directState) directObject_EthereumKeyRotateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthereumKeyRotateSubmission) bool {
 	fields, ok := x.plan(w, sel, ethereumKeyRotateSubmissionImplementors)
 	if !ok {
 		return false
@@ -2662,31 +2662,31 @@ func (x *fxState) fxo_EthereumKeyRotateSubmission(ctx context.Context, w *fxWalk
 			o.str("EthereumKeyRotateSubmission")
 		case "targetBlock":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
 					return false
 				}
 			}
 		case "newAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NewAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NewAddress) {
 					return false
 				}
 			}
 		case "currentAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CurrentAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CurrentAddress) {
 					return false
 				}
 			}
 		case "submitterAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SubmitterAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SubmitterAddress) {
 					return false
 				}
 			}
 		case "ethereumSignature":
 			{
-				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
+				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
 					return false
 				}
 			}
@@ -2699,7 +2699,7 @@ func (x *fxState) fxo_EthereumKeyRotateSubmission(ctx context.Context, w *fxWalk
 	return true
 }
 
-func (x *fxState) fxo_Filter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Filter) bool {
+func (x *directState) directObject_Filter(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Filter) bool {
 	fields, ok := x.plan(w, sel, filterImplementors)
 	if !ok {
 		return false
@@ -2718,13 +2718,13 @@ func (x *fxState) fxo_Filter(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 			o.str("Filter")
 		case "key":
 			{
-				if !x.fxmarshalOPropertyKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKey(ctx, w, f.Selections, obj.Key) {
+				if !x.directmarshalOPropertyKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKey(ctx, w, f.Selections, obj.Key) {
 					return false
 				}
 			}
 		case "conditions":
 			{
-				if !x.fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
+				if !x.directmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
 					return false
 				}
 			}
@@ -2737,7 +2737,7 @@ func (x *fxState) fxo_Filter(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 	return true
 }
 
-func (x *fxState) fxo_FundingPayment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.FundingPayment) bool {
+func (x *directState) directObject_FundingPayment(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.FundingPayment) bool {
 	fields, ok := x.plan(w, sel, fundingPaymentImplementors)
 	if !ok {
 		return false
@@ -2756,37 +2756,37 @@ func (x *fxState) fxo_FundingPayment(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("FundingPayment")
 		case "partyId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
 					return false
 				}
 			}
 		case "party":
 			{
-				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
+				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
 					return false
 				}
 			}
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "fundingPeriodSeq":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FundingPeriodSeq) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FundingPeriodSeq) {
 					return false
 				}
 			}
 		case "timestamp":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.Timestamp) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.Timestamp) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
@@ -2799,7 +2799,7 @@ func (x *fxState) fxo_FundingPayment(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_FundingPaymentConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.FundingPaymentConnection) bool {
+func (x *directState) directObject_FundingPaymentConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.FundingPaymentConnection) bool {
 	fields, ok := x.plan(w, sel, fundingPaymentConnectionImplementors)
 	if !ok {
 		return false
@@ -2818,13 +2818,13 @@ func (x *fxState) fxo_FundingPaymentConnection(ctx context.Context, w *fxWalk, s
 			o.str("FundingPaymentConnection")
 		case "edges":
 			{
-				if !x.fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
+				if !x.directmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
 					return false
 				}
 			}
 		case "pageInfo":
 			{
-				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
+				if !x.directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
 					return false
 				}
 			}
@@ -2837,7 +2837,7 @@ func (x *fxState) fxo_FundingPaymentConnection(ctx context.Context, w *fxWalk, s
 	return true
 }
 
-func (x *fxState) fxo_FundingPaymentEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.FundingPaymentEdge) bool {
+func (x *directState) directObject_FundingPaymentEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.FundingPaymentEdge) bool {
 	fields, ok := x.plan(w, sel, fundingPaymentEdgeImplementors)
 	if !ok {
 		return false
@@ -2856,13 +2856,13 @@ func (x *fxState) fxo_FundingPaymentEdge(ctx context.Context, w *fxWalk, sel ast
 			o.str("FundingPaymentEdge")
 		case "cursor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
 					return false
 				}
 			}
 		case "node":
 			{
-				if !x.fxmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx, w, f.Selections, obj.Node) {
+				if !x.directmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx, w, f.Selections, obj.Node) {
 					return false
 				}
 			}
@@ -2875,7 +2875,7 @@ func (x *fxState) fxo_FundingPaymentEdge(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_Future(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Future) bool {
+func (x *directState) directObject_Future(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Future) bool {
 	fields, ok := x.plan(w, sel, futureImplementors)
 	if !ok {
 		return false
@@ -2894,30 +2894,30 @@ func (x *fxState) fxo_Future(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 			o.str("Future")
 		case "dataSourceSpecBinding":
 			{
-				if !x.fxmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
+				if !x.directmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
+				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
 					return false
 				}
 			}
 		case "dataSourceSpecForTradingTermination":
 			{
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForTradingTermination) {
+				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForTradingTermination) {
 					return false
 				}
 			}
 		case "quoteName":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
 					return false
 				}
 			}
 		case "settlementAsset":
-			if !x.resolve(ctx, w, "Future", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Future", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -2934,7 +2934,7 @@ func (x *fxState) fxo_Future(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -2947,7 +2947,7 @@ func (x *fxState) fxo_Future(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 	return true
 }
 
-func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.GovernanceTransfer) bool {
+func (x *directState) directObject_GovernanceTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.GovernanceTransfer) bool {
 	fields, ok := x.plan(w, sel, governanceTransferImplementors)
 	if !ok {
 		return false
@@ -2966,12 +2966,12 @@ func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, w *fxWalk, sel ast
 			o.str("GovernanceTransfer")
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "GovernanceTransfer", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "GovernanceTransfer", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -2988,55 +2988,55 @@ func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, w *fxWalk, sel ast
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "destination":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Destination) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Destination) {
 					return false
 				}
 			}
 		case "destinationType":
 			{
-				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.DestinationType) {
+				if !x.directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.DestinationType) {
 					return false
 				}
 			}
 		case "fractionOfBalance":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.FractionOfBalance) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.FractionOfBalance) {
 					return false
 				}
 			}
 		case "oneOff":
 			{
-				if !x.fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, w, f.Selections, obj.OneOff) {
+				if !x.directmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, w, f.Selections, obj.OneOff) {
 					return false
 				}
 			}
 		case "recurring":
 			{
-				if !x.fxmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransfer(ctx, w, f.Selections, obj.Recurring) {
+				if !x.directmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransfer(ctx, w, f.Selections, obj.Recurring) {
 					return false
 				}
 			}
 		case "source":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Source) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Source) {
 					return false
 				}
 			}
 		case "sourceType":
 			{
-				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.SourceType) {
+				if !x.directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.SourceType) {
 					return false
 				}
 			}
 		case "transferType":
 			{
-				if !x.fxmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransferType(ctx, w, f.Selections, obj.TransferType) {
+				if !x.directmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransferType(ctx, w, f.Selections, obj.TransferType) {
 					return false
 				}
 			}
@@ -3049,7 +3049,7 @@ func (x *fxState) fxo_GovernanceTransfer(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_IcebergOpts(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.IcebergOpts) bool {
+func (x *directState) directObject_IcebergOpts(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.IcebergOpts) bool {
 	fields, ok := x.plan(w, sel, icebergOptsImplementors)
 	if !ok {
 		return false
@@ -3068,13 +3068,13 @@ func (x *fxState) fxo_IcebergOpts(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("IcebergOpts")
 		case "minimumVisibleSize":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.MinimumVisibleSize) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.MinimumVisibleSize) {
 					return false
 				}
 			}
 		case "peakSize":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.PeakSize) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.PeakSize) {
 					return false
 				}
 			}
@@ -3087,7 +3087,7 @@ func (x *fxState) fxo_IcebergOpts(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_Instrument(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Instrument) bool {
+func (x *directState) directObject_Instrument(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Instrument) bool {
 	fields, ok := x.plan(w, sel, instrumentImplementors)
 	if !ok {
 		return false
@@ -3106,31 +3106,31 @@ func (x *fxState) fxo_Instrument(ctx context.Context, w *fxWalk, sel ast.Selecti
 			o.str("Instrument")
 		case "code":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Code) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Code) {
 					return false
 				}
 			}
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "future":
 			{
-				if !x.fxmarshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx, w, f.Selections, obj.Future) {
+				if !x.directmarshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx, w, f.Selections, obj.Future) {
 					return false
 				}
 			}
 		case "perpetual":
 			{
-				if !x.fxmarshalOPerpetual2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPerpetual(ctx, w, f.Selections, obj.Perpetual) {
+				if !x.directmarshalOPerpetual2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPerpetual(ctx, w, f.Selections, obj.Perpetual) {
 					return false
 				}
 			}
 		case "spot":
 			{
-				if !x.fxmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpot(ctx, w, f.Selections, obj.Spot) {
+				if !x.directmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpot(ctx, w, f.Selections, obj.Spot) {
 					return false
 				}
 			}
@@ -3143,7 +3143,7 @@ func (x *fxState) fxo_Instrument(ctx context.Context, w *fxWalk, sel ast.Selecti
 	return true
 }
 
-func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.InternalTimeTrigger) bool {
+func (x *directState) directObject_InternalTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.InternalTimeTrigger) bool {
 	fields, ok := x.plan(w, sel, internalTimeTriggerImplementors)
 	if !ok {
 		return false
@@ -3162,13 +3162,13 @@ func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, w *fxWalk, sel as
 			o.str("InternalTimeTrigger")
 		case "initial":
 			{
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Initial) {
+				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Initial) {
 					return false
 				}
 			}
 		case "every":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Every) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Every) {
 					return false
 				}
 			}
@@ -3181,7 +3181,7 @@ func (x *fxState) fxo_InternalTimeTrigger(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
-func (x *fxState) fxo_IssueSignatures(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.IssueSignatures) bool {
+func (x *directState) directObject_IssueSignatures(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.IssueSignatures) bool {
 	fields, ok := x.plan(w, sel, issueSignaturesImplementors)
 	if !ok {
 		return false
@@ -3200,25 +3200,25 @@ func (x *fxState) fxo_IssueSignatures(ctx context.Context, w *fxWalk, sel ast.Se
 			o.str("IssueSignatures")
 		case "submitter":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Submitter) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Submitter) {
 					return false
 				}
 			}
 		case "kind":
 			{
-				if !x.fxmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
+				if !x.directmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
 					return false
 				}
 			}
 		case "validatorNodeId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ValidatorNodeID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ValidatorNodeID) {
 					return false
 				}
 			}
 		case "validatorNode":
 			{
-				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.ValidatorNodeRef()) {
+				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.ValidatorNodeRef()) {
 					return false
 				}
 			}
@@ -3231,7 +3231,7 @@ func (x *fxState) fxo_IssueSignatures(ctx context.Context, w *fxWalk, sel ast.Se
 	return true
 }
 
-func (x *fxState) fxo_JoinTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.JoinTeam) bool {
+func (x *directState) directObject_JoinTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.JoinTeam) bool {
 	fields, ok := x.plan(w, sel, joinTeamImplementors)
 	if !ok {
 		return false
@@ -3250,7 +3250,7 @@ func (x *fxState) fxo_JoinTeam(ctx context.Context, w *fxWalk, sel ast.Selection
 			o.str("JoinTeam")
 		case "id":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
@@ -3263,7 +3263,7 @@ func (x *fxState) fxo_JoinTeam(ctx context.Context, w *fxWalk, sel ast.Selection
 	return true
 }
 
-func (x *fxState) fxo_KeyRotateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.KeyRotateSubmission) bool {
+func (x *directState) directObject_KeyRotateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.KeyRotateSubmission) bool {
 	fields, ok := x.plan(w, sel, keyRotateSubmissionImplementors)
 	if !ok {
 		return false
@@ -3282,25 +3282,25 @@ func (x *fxState) fxo_KeyRotateSubmission(ctx context.Context, w *fxWalk, sel as
 			o.str("KeyRotateSubmission")
 		case "newPubKeyIndex":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewPubKeyIndex) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewPubKeyIndex) {
 					return false
 				}
 			}
 		case "targetBlock":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
 					return false
 				}
 			}
 		case "newPubKey":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.NewPubKey) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NewPubKey) {
 					return false
 				}
 			}
 		case "currentPubKeyHash":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CurrentPubKeyHash) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CurrentPubKeyHash) {
 					return false
 				}
 			}
@@ -3313,7 +3313,7 @@ func (x *fxState) fxo_KeyRotateSubmission(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
-func (x *fxState) fxo_KeyValueBundle(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.KeyValueBundle) bool {
+func (x *directState) directObject_KeyValueBundle(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.KeyValueBundle) bool {
 	fields, ok := x.plan(w, sel, keyValueBundleImplementors)
 	if !ok {
 		return false
@@ -3332,19 +3332,19 @@ func (x *fxState) fxo_KeyValueBundle(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("KeyValueBundle")
 		case "key":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Key) {
 					return false
 				}
 			}
 		case "tolerance":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Tolerance) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Tolerance) {
 					return false
 				}
 			}
 		case "value":
 			{
-				if !x.fxmarshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx, w, f.Selections, obj.Value) {
+				if !x.directmarshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -3357,7 +3357,7 @@ func (x *fxState) fxo_KeyValueBundle(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) bool {
+func (x *directState) directObject_LiquidationStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) bool {
 	fields, ok := x.plan(w, sel, liquidationStrategyImplementors)
 	if !ok {
 		return false
@@ -3376,25 +3376,25 @@ func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, w *fxWalk, sel as
 			o.str("LiquidationStrategy")
 		case "disposalFraction":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.DisposalFraction) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.DisposalFraction) {
 					return false
 				}
 			}
 		case "disposalTimeStep":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.DisposalTimeStep) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.DisposalTimeStep) {
 					return false
 				}
 			}
 		case "fullDisposalSize":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FullDisposalSize) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FullDisposalSize) {
 					return false
 				}
 			}
 		case "maxFractionConsumed":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MaxFractionConsumed) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MaxFractionConsumed) {
 					return false
 				}
 			}
@@ -3407,7 +3407,7 @@ func (x *fxState) fxo_LiquidationStrategy(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
-func (x *fxState) fxo_LiquidityFeeSettings(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityFeeSettings) bool {
+func (x *directState) directObject_LiquidityFeeSettings(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityFeeSettings) bool {
 	fields, ok := x.plan(w, sel, liquidityFeeSettingsImplementors)
 	if !ok {
 		return false
@@ -3426,13 +3426,13 @@ func (x *fxState) fxo_LiquidityFeeSettings(ctx context.Context, w *fxWalk, sel a
 			o.str("LiquidityFeeSettings")
 		case "feeConstant":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FeeConstant) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FeeConstant) {
 					return false
 				}
 			}
 		case "method":
 			{
-				if !x.fxmarshalOLiquidityFeeMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeMethod(ctx, w, f.Selections, obj.Method) {
+				if !x.directmarshalOLiquidityFeeMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeMethod(ctx, w, f.Selections, obj.Method) {
 					return false
 				}
 			}
@@ -3445,7 +3445,7 @@ func (x *fxState) fxo_LiquidityFeeSettings(ctx context.Context, w *fxWalk, sel a
 	return true
 }
 
-func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityMonitoringParameters) bool {
+func (x *directState) directObject_LiquidityMonitoringParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityMonitoringParameters) bool {
 	fields, ok := x.plan(w, sel, liquidityMonitoringParametersImplementors)
 	if !ok {
 		return false
@@ -3464,19 +3464,19 @@ func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, w *fxWa
 			o.str("LiquidityMonitoringParameters")
 		case "auctionExtension":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.AuctionExtension) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.AuctionExtension) {
 					return false
 				}
 			}
 		case "targetStakeParameters":
 			{
-				if !x.fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
+				if !x.directmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
 					return false
 				}
 			}
 		case "triggeringRatio":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TriggeringRatio) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TriggeringRatio) {
 					return false
 				}
 			}
@@ -3489,7 +3489,7 @@ func (x *fxState) fxo_LiquidityMonitoringParameters(ctx context.Context, w *fxWa
 	return true
 }
 
-func (x *fxState) fxo_LiquidityProvisionAmendment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionAmendment) bool {
+func (x *directState) directObject_LiquidityProvisionAmendment(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionAmendment) bool {
 	fields, ok := x.plan(w, sel, liquidityProvisionAmendmentImplementors)
 	if !ok {
 		return false
@@ -3508,25 +3508,25 @@ func (x *fxState) fxo_LiquidityProvisionAmendment(ctx context.Context, w *fxWalk
 			o.str("LiquidityProvisionAmendment")
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "commitmentAmount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
 					return false
 				}
 			}
 		case "fee":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
 					return false
 				}
 			}
 		case "reference":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
@@ -3539,7 +3539,7 @@ func (x *fxState) fxo_LiquidityProvisionAmendment(ctx context.Context, w *fxWalk
 	return true
 }
 
-func (x *fxState) fxo_LiquidityProvisionCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionCancellation) bool {
+func (x *directState) directObject_LiquidityProvisionCancellation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionCancellation) bool {
 	fields, ok := x.plan(w, sel, liquidityProvisionCancellationImplementors)
 	if !ok {
 		return false
@@ -3558,7 +3558,7 @@ func (x *fxState) fxo_LiquidityProvisionCancellation(ctx context.Context, w *fxW
 			o.str("LiquidityProvisionCancellation")
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
@@ -3571,7 +3571,7 @@ func (x *fxState) fxo_LiquidityProvisionCancellation(ctx context.Context, w *fxW
 	return true
 }
 
-func (x *fxState) fxo_LiquidityProvisionSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionSubmission) bool {
+func (x *directState) directObject_LiquidityProvisionSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionSubmission) bool {
 	fields, ok := x.plan(w, sel, liquidityProvisionSubmissionImplementors)
 	if !ok {
 		return false
@@ -3590,25 +3590,25 @@ func (x *fxState) fxo_LiquidityProvisionSubmission(ctx context.Context, w *fxWal
 			o.str("LiquidityProvisionSubmission")
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "commitmentAmount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
 					return false
 				}
 			}
 		case "fee":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
 					return false
 				}
 			}
 		case "reference":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
@@ -3621,7 +3621,7 @@ func (x *fxState) fxo_LiquidityProvisionSubmission(ctx context.Context, w *fxWal
 	return true
 }
 
-func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) bool {
+func (x *directState) directObject_LogNormalModelParams(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) bool {
 	fields, ok := x.plan(w, sel, logNormalModelParamsImplementors)
 	if !ok {
 		return false
@@ -3640,19 +3640,19 @@ func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel a
 			o.str("LogNormalModelParams")
 		case "mu":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Mu) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Mu) {
 					return false
 				}
 			}
 		case "r":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.R) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.R) {
 					return false
 				}
 			}
 		case "sigma":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Sigma) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Sigma) {
 					return false
 				}
 			}
@@ -3665,7 +3665,7 @@ func (x *fxState) fxo_LogNormalModelParams(ctx context.Context, w *fxWalk, sel a
 	return true
 }
 
-func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.LogNormalRiskModel) bool {
+func (x *directState) directObject_LogNormalRiskModel(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LogNormalRiskModel) bool {
 	fields, ok := x.plan(w, sel, logNormalRiskModelImplementors)
 	if !ok {
 		return false
@@ -3684,19 +3684,19 @@ func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast
 			o.str("LogNormalRiskModel")
 		case "params":
 			{
-				if !x.fxmarshalOLogNormalModelParams2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalModelParams(ctx, w, f.Selections, obj.Params) {
+				if !x.directmarshalOLogNormalModelParams2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalModelParams(ctx, w, f.Selections, obj.Params) {
 					return false
 				}
 			}
 		case "riskAversionParameter":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.RiskAversionParameter) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.RiskAversionParameter) {
 					return false
 				}
 			}
 		case "tau":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Tau) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Tau) {
 					return false
 				}
 			}
@@ -3709,7 +3709,7 @@ func (x *fxState) fxo_LogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_MatrixValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.MatrixValue) bool {
+func (x *directState) directObject_MatrixValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.MatrixValue) bool {
 	fields, ok := x.plan(w, sel, matrixValueImplementors)
 	if !ok {
 		return false
@@ -3728,7 +3728,7 @@ func (x *fxState) fxo_MatrixValue(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("MatrixValue")
 		case "value":
 			{
-				if !x.fxmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx, w, f.Selections, obj.Value) {
+				if !x.directmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -3741,7 +3741,7 @@ func (x *fxState) fxo_MatrixValue(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_Metadata(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Metadata) bool {
+func (x *directState) directObject_Metadata(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Metadata) bool {
 	fields, ok := x.plan(w, sel, metadataImplementors)
 	if !ok {
 		return false
@@ -3760,13 +3760,13 @@ func (x *fxState) fxo_Metadata(ctx context.Context, w *fxWalk, sel ast.Selection
 			o.str("Metadata")
 		case "key":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Key) {
 					return false
 				}
 			}
 		case "value":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -3779,7 +3779,7 @@ func (x *fxState) fxo_Metadata(ctx context.Context, w *fxWalk, sel ast.Selection
 	return true
 }
 
-func (x *fxState) fxo_NetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NetworkParameter) bool {
+func (x *directState) directObject_NetworkParameter(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NetworkParameter) bool {
 	fields, ok := x.plan(w, sel, networkParameterImplementors)
 	if !ok {
 		return false
@@ -3798,13 +3798,13 @@ func (x *fxState) fxo_NetworkParameter(ctx context.Context, w *fxWalk, sel ast.S
 			o.str("NetworkParameter")
 		case "key":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Key) {
 					return false
 				}
 			}
 		case "value":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -3817,7 +3817,7 @@ func (x *fxState) fxo_NetworkParameter(ctx context.Context, w *fxWalk, sel ast.S
 	return true
 }
 
-func (x *fxState) fxo_NewAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewAsset) bool {
+func (x *directState) directObject_NewAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewAsset) bool {
 	fields, ok := x.plan(w, sel, newAssetImplementors)
 	if !ok {
 		return false
@@ -3836,7 +3836,7 @@ func (x *fxState) fxo_NewAsset(ctx context.Context, w *fxWalk, sel ast.Selection
 			o.str("NewAsset")
 		case "changes":
 			{
-				if !x.fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -3849,7 +3849,7 @@ func (x *fxState) fxo_NewAsset(ctx context.Context, w *fxWalk, sel ast.Selection
 	return true
 }
 
-func (x *fxState) fxo_NewFreeform(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewFreeform) bool {
+func (x *directState) directObject_NewFreeform(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewFreeform) bool {
 	fields, ok := x.plan(w, sel, newFreeformImplementors)
 	if !ok {
 		return false
@@ -3868,7 +3868,7 @@ func (x *fxState) fxo_NewFreeform(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("NewFreeform")
 		case "raw":
 			{
-				if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
+				if !x.directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
 					return false
 				}
 			}
@@ -3881,7 +3881,7 @@ func (x *fxState) fxo_NewFreeform(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewFutureMarketConfig) bool {
+func (x *directState) directObject_NewFutureMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewFutureMarketConfig) bool {
 	fields, ok := x.plan(w, sel, newFutureMarketConfigImplementors)
 	if !ok {
 		return false
@@ -3900,97 +3900,97 @@ func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, w *fxWalk, sel 
 			o.str("NewFutureMarketConfig")
 		case "decimalPlaces":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecimalPlaces) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecimalPlaces) {
 					return false
 				}
 			}
 		case "instrument":
 			{
-				if !x.fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, w, f.Selections, obj.Instrument) {
+				if !x.directmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, w, f.Selections, obj.Instrument) {
 					return false
 				}
 			}
 		case "linearSlippageFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LinearSlippageFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LinearSlippageFactor) {
 					return false
 				}
 			}
 		case "liquidationStrategy":
 			{
-				if !x.fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, w, f.Selections, obj.LiquidationStrategy) {
+				if !x.directmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, w, f.Selections, obj.LiquidationStrategy) {
 					return false
 				}
 			}
 		case "liquidityFeeSettings":
 			{
-				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
+				if !x.directmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
 					return false
 				}
 			}
 		case "liquidityMonitoringParameters":
 			{
-				if !x.fxmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, w, f.Selections, obj.LiquidityMonitoringParameters) {
+				if !x.directmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, w, f.Selections, obj.LiquidityMonitoringParameters) {
 					return false
 				}
 			}
 		case "liquiditySlaParameters":
 			{
-				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.LiquiditySLAParameters) {
+				if !x.directmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.LiquiditySLAParameters) {
 					return false
 				}
 			}
 		case "logNormal":
 			{
-				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
+				if !x.directmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
 					return false
 				}
 			}
 		case "lpPriceRange":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
 					return false
 				}
 			}
 		case "markPriceConfiguration":
 			{
-				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.MarkPriceConfiguration) {
+				if !x.directmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.MarkPriceConfiguration) {
 					return false
 				}
 			}
 		case "metadata":
 			{
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
+				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
 					return false
 				}
 			}
 		case "positionDecimalPlaces":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.PositionDecimalPlaces) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.PositionDecimalPlaces) {
 					return false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
-				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
+				if !x.directmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
 					return false
 				}
 			}
 		case "quadraticSlippageFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuadraticSlippageFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuadraticSlippageFactor) {
 					return false
 				}
 			}
 		case "simple":
 			{
-				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
+				if !x.directmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
 					return false
 				}
 			}
 		case "successor":
 			{
-				if !x.fxmarshalOSuccessorConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSuccessorConfiguration(ctx, w, f.Selections, obj.Successor) {
+				if !x.directmarshalOSuccessorConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSuccessorConfiguration(ctx, w, f.Selections, obj.Successor) {
 					return false
 				}
 			}
@@ -4003,7 +4003,7 @@ func (x *fxState) fxo_NewFutureMarketConfig(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxo_NewMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewMarket) bool {
+func (x *directState) directObject_NewMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewMarket) bool {
 	fields, ok := x.plan(w, sel, newMarketImplementors)
 	if !ok {
 		return false
@@ -4022,7 +4022,7 @@ func (x *fxState) fxo_NewMarket(ctx context.Context, w *fxWalk, sel ast.Selectio
 			o.str("NewMarket")
 		case "changes":
 			{
-				if !x.fxmarshalONewFutureMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewFutureMarketConfig(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalONewFutureMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewFutureMarketConfig(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -4035,7 +4035,7 @@ func (x *fxState) fxo_NewMarket(ctx context.Context, w *fxWalk, sel ast.Selectio
 	return true
 }
 
-func (x *fxState) fxo_NewSpotMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarket) bool {
+func (x *directState) directObject_NewSpotMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarket) bool {
 	fields, ok := x.plan(w, sel, newSpotMarketImplementors)
 	if !ok {
 		return false
@@ -4054,7 +4054,7 @@ func (x *fxState) fxo_NewSpotMarket(ctx context.Context, w *fxWalk, sel ast.Sele
 			o.str("NewSpotMarket")
 		case "changes":
 			{
-				if !x.fxmarshalONewSpotMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewSpotMarketConfig(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalONewSpotMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewSpotMarketConfig(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -4067,7 +4067,7 @@ func (x *fxState) fxo_NewSpotMarket(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
-func (x *fxState) fxo_NewSpotMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarketConfig) bool {
+func (x *directState) directObject_NewSpotMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarketConfig) bool {
 	fields, ok := x.plan(w, sel, newSpotMarketConfigImplementors)
 	if !ok {
 		return false
@@ -4086,61 +4086,61 @@ func (x *fxState) fxo_NewSpotMarketConfig(ctx context.Context, w *fxWalk, sel as
 			o.str("NewSpotMarketConfig")
 		case "decimalPlaces":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecimalPlaces) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecimalPlaces) {
 					return false
 				}
 			}
 		case "instrument":
 			{
-				if !x.fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, w, f.Selections, obj.Instrument) {
+				if !x.directmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, w, f.Selections, obj.Instrument) {
 					return false
 				}
 			}
 		case "liquidityFeeSettings":
 			{
-				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
+				if !x.directmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
 					return false
 				}
 			}
 		case "logNormal":
 			{
-				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
+				if !x.directmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
 					return false
 				}
 			}
 		case "metadata":
 			{
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
+				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
 					return false
 				}
 			}
 		case "positionDecimalPlaces":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.PositionDecimalPlaces) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.PositionDecimalPlaces) {
 					return false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
-				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
+				if !x.directmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
 					return false
 				}
 			}
 		case "simple":
 			{
-				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
+				if !x.directmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
 					return false
 				}
 			}
 		case "slaParams":
 			{
-				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.SlaParams) {
+				if !x.directmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.SlaParams) {
 					return false
 				}
 			}
 		case "targetStakeParameters":
 			{
-				if !x.fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
+				if !x.directmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
 					return false
 				}
 			}
@@ -4153,7 +4153,7 @@ func (x *fxState) fxo_NewSpotMarketConfig(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
-func (x *fxState) fxo_NewTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NewTransfer) bool {
+func (x *directState) directObject_NewTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewTransfer) bool {
 	fields, ok := x.plan(w, sel, newTransferImplementors)
 	if !ok {
 		return false
@@ -4172,7 +4172,7 @@ func (x *fxState) fxo_NewTransfer(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("NewTransfer")
 		case "changes":
 			{
-				if !x.fxmarshalOGovernanceTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransfer(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalOGovernanceTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransfer(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -4185,7 +4185,7 @@ func (x *fxState) fxo_NewTransfer(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_NodeSignature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NodeSignature) bool {
+func (x *directState) directObject_NodeSignature(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NodeSignature) bool {
 	fields, ok := x.plan(w, sel, nodeSignatureImplementors)
 	if !ok {
 		return false
@@ -4204,19 +4204,19 @@ func (x *fxState) fxo_NodeSignature(ctx context.Context, w *fxWalk, sel ast.Sele
 			o.str("NodeSignature")
 		case "id":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
 		case "sig":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Sig) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Sig) {
 					return false
 				}
 			}
 		case "kind":
 			{
-				if !x.fxmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
+				if !x.directmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
 					return false
 				}
 			}
@@ -4229,7 +4229,7 @@ func (x *fxState) fxo_NodeSignature(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
-func (x *fxState) fxo_NodeVote(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.NodeVote) bool {
+func (x *directState) directObject_NodeVote(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NodeVote) bool {
 	fields, ok := x.plan(w, sel, nodeVoteImplementors)
 	if !ok {
 		return false
@@ -4248,13 +4248,13 @@ func (x *fxState) fxo_NodeVote(ctx context.Context, w *fxWalk, sel ast.Selection
 			o.str("NodeVote")
 		case "reference":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
 		case "type":
 			{
-				if !x.fxmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx, w, f.Selections, obj.Type) {
+				if !x.directmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx, w, f.Selections, obj.Type) {
 					return false
 				}
 			}
@@ -4267,7 +4267,7 @@ func (x *fxState) fxo_NodeVote(ctx context.Context, w *fxWalk, sel ast.Selection
 	return true
 }
 
-func (x *fxState) fxo_Normaliser(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Normaliser) bool {
+func (x *directState) directObject_Normaliser(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Normaliser) bool {
 	fields, ok := x.plan(w, sel, normaliserImplementors)
 	if !ok {
 		return false
@@ -4286,13 +4286,13 @@ func (x *fxState) fxo_Normaliser(ctx context.Context, w *fxWalk, sel ast.Selecti
 			o.str("Normaliser")
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "expression":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Expression) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Expression) {
 					return false
 				}
 			}
@@ -4305,7 +4305,7 @@ func (x *fxState) fxo_Normaliser(ctx context.Context, w *fxWalk, sel ast.Selecti
 	return true
 }
 
-func (x *fxState) fxo_OneOffTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OneOffTransfer) bool {
+func (x *directState) directObject_OneOffTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OneOffTransfer) bool {
 	fields, ok := x.plan(w, sel, oneOffTransferImplementors)
 	if !ok {
 		return false
@@ -4324,7 +4324,7 @@ func (x *fxState) fxo_OneOffTransfer(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("OneOffTransfer")
 		case "deliverOn":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.DeliverOn) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.DeliverOn) {
 					return false
 				}
 			}
@@ -4337,7 +4337,7 @@ func (x *fxState) fxo_OneOffTransfer(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_OracleDataSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OracleDataSubmission) bool {
+func (x *directState) directObject_OracleDataSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OracleDataSubmission) bool {
 	fields, ok := x.plan(w, sel, oracleDataSubmissionImplementors)
 	if !ok {
 		return false
@@ -4356,19 +4356,19 @@ func (x *fxState) fxo_OracleDataSubmission(ctx context.Context, w *fxWalk, sel a
 			o.str("OracleDataSubmission")
 		case "source":
 			{
-				if !x.fxmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx, w, f.Selections, obj.Source) {
+				if !x.directmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx, w, f.Selections, obj.Source) {
 					return false
 				}
 			}
 		case "payload":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Payload) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Payload) {
 					return false
 				}
 			}
 		case "payloadJson":
 			{
-				if !x.fxmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.PayloadJSON()) {
+				if !x.directmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.PayloadJSON()) {
 					return false
 				}
 			}
@@ -4381,7 +4381,7 @@ func (x *fxState) fxo_OracleDataSubmission(ctx context.Context, w *fxWalk, sel a
 	return true
 }
 
-func (x *fxState) fxo_OrderAmendment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OrderAmendment) bool {
+func (x *directState) directObject_OrderAmendment(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OrderAmendment) bool {
 	fields, ok := x.plan(w, sel, orderAmendmentImplementors)
 	if !ok {
 		return false
@@ -4400,55 +4400,55 @@ func (x *fxState) fxo_OrderAmendment(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("OrderAmendment")
 		case "expiresAt":
 			{
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
+				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
 					return false
 				}
 			}
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "orderId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.OrderID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.OrderID) {
 					return false
 				}
 			}
 		case "peggedOffset":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.PeggedOffset) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.PeggedOffset) {
 					return false
 				}
 			}
 		case "peggedReference":
 			{
-				if !x.fxmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, w, f.Selections, obj.PeggedReference) {
+				if !x.directmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, w, f.Selections, obj.PeggedReference) {
 					return false
 				}
 			}
 		case "price":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
 					return false
 				}
 			}
 		case "size":
 			{
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Size) {
+				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Size) {
 					return false
 				}
 			}
 		case "sizeDelta":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.SizeDelta) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.SizeDelta) {
 					return false
 				}
 			}
 		case "timeInForce":
 			{
-				if !x.fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, w, f.Selections, obj.TimeInForce) {
+				if !x.directmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, w, f.Selections, obj.TimeInForce) {
 					return false
 				}
 			}
@@ -4461,7 +4461,7 @@ func (x *fxState) fxo_OrderAmendment(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_OrderCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OrderCancellation) bool {
+func (x *directState) directObject_OrderCancellation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OrderCancellation) bool {
 	fields, ok := x.plan(w, sel, orderCancellationImplementors)
 	if !ok {
 		return false
@@ -4480,13 +4480,13 @@ func (x *fxState) fxo_OrderCancellation(ctx context.Context, w *fxWalk, sel ast.
 			o.str("OrderCancellation")
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "orderId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.OrderID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.OrderID) {
 					return false
 				}
 			}
@@ -4499,7 +4499,7 @@ func (x *fxState) fxo_OrderCancellation(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_OrderSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.OrderSubmission) bool {
+func (x *directState) directObject_OrderSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OrderSubmission) bool {
 	fields, ok := x.plan(w, sel, orderSubmissionImplementors)
 	if !ok {
 		return false
@@ -4518,73 +4518,73 @@ func (x *fxState) fxo_OrderSubmission(ctx context.Context, w *fxWalk, sel ast.Se
 			o.str("OrderSubmission")
 		case "expiresAt":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
 					return false
 				}
 			}
 		case "icebergOpts":
 			{
-				if !x.fxmarshalOIcebergOpts2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIcebergOpts(ctx, w, f.Selections, obj.IcebergOpts) {
+				if !x.directmarshalOIcebergOpts2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIcebergOpts(ctx, w, f.Selections, obj.IcebergOpts) {
 					return false
 				}
 			}
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "peggedOrder":
 			{
-				if !x.fxmarshalOPeggedOrder2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedOrder(ctx, w, f.Selections, obj.PeggedOrder) {
+				if !x.directmarshalOPeggedOrder2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedOrder(ctx, w, f.Selections, obj.PeggedOrder) {
 					return false
 				}
 			}
 		case "postOnly":
 			{
-				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.PostOnly) {
+				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.PostOnly) {
 					return false
 				}
 			}
 		case "price":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Price) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Price) {
 					return false
 				}
 			}
 		case "reduceOnly":
 			{
-				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.ReduceOnly) {
+				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.ReduceOnly) {
 					return false
 				}
 			}
 		case "reference":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
 		case "side":
 			{
-				if !x.fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx, w, f.Selections, obj.Side) {
+				if !x.directmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx, w, f.Selections, obj.Side) {
 					return false
 				}
 			}
 		case "size":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Size) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Size) {
 					return false
 				}
 			}
 		case "timeInForce":
 			{
-				if !x.fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, w, f.Selections, obj.TimeInForce) {
+				if !x.directmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, w, f.Selections, obj.TimeInForce) {
 					return false
 				}
 			}
 		case "type":
 			{
-				if !x.fxmarshalOOrderType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderType(ctx, w, f.Selections, obj.Type) {
+				if !x.directmarshalOOrderType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderType(ctx, w, f.Selections, obj.Type) {
 					return false
 				}
 			}
@@ -4597,7 +4597,7 @@ func (x *fxState) fxo_OrderSubmission(ctx context.Context, w *fxWalk, sel ast.Se
 	return true
 }
 
-func (x *fxState) fxo_PageInfo(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.PageInfo) bool {
+func (x *directState) directObject_PageInfo(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.PageInfo) bool {
 	fields, ok := x.plan(w, sel, pageInfoImplementors)
 	if !ok {
 		return false
@@ -4616,25 +4616,25 @@ func (x *fxState) fxo_PageInfo(ctx context.Context, w *fxWalk, sel ast.Selection
 			o.str("PageInfo")
 		case "hasNextPage":
 			{
-				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.HasNextPage) {
+				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.HasNextPage) {
 					return false
 				}
 			}
 		case "hasPreviousPage":
 			{
-				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.HasPreviousPage) {
+				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.HasPreviousPage) {
 					return false
 				}
 			}
 		case "startCursor":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.StartCursor) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.StartCursor) {
 					return false
 				}
 			}
 		case "endCursor":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.EndCursor) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.EndCursor) {
 					return false
 				}
 			}
@@ -4647,7 +4647,7 @@ func (x *fxState) fxo_PageInfo(ctx context.Context, w *fxWalk, sel ast.Selection
 	return true
 }
 
-func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Party) bool {
+func (x *directState) directObject_Party(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Party) bool {
 	fields, ok := x.plan(w, sel, partyImplementors)
 	if !ok {
 		return false
@@ -4666,7 +4666,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			o.str("Party")
 		case "id":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
@@ -4675,7 +4675,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *model.FundingPaymentConnection
 				var err error
 				panicked := false
@@ -4691,7 +4691,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
+				return x.directmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -4700,7 +4700,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *model.DelegationConnection
 				var err error
 				panicked := false
@@ -4716,7 +4716,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
+				return x.directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -4725,7 +4725,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *model.TransactionConnection
 				var err error
 				panicked := false
@@ -4741,7 +4741,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
+				return x.directmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -4754,7 +4754,7 @@ func (x *fxState) fxo_Party(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 	return true
 }
 
-func (x *fxState) fxo_PeggedOrder(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PeggedOrder) bool {
+func (x *directState) directObject_PeggedOrder(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PeggedOrder) bool {
 	fields, ok := x.plan(w, sel, peggedOrderImplementors)
 	if !ok {
 		return false
@@ -4773,13 +4773,13 @@ func (x *fxState) fxo_PeggedOrder(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("PeggedOrder")
 		case "offset":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Offset) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Offset) {
 					return false
 				}
 			}
 		case "reference":
 			{
-				if !x.fxmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, w, f.Selections, obj.Reference) {
+				if !x.directmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
@@ -4792,7 +4792,7 @@ func (x *fxState) fxo_PeggedOrder(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_Perpetual(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Perpetual) bool {
+func (x *directState) directObject_Perpetual(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Perpetual) bool {
 	fields, ok := x.plan(w, sel, perpetualImplementors)
 	if !ok {
 		return false
@@ -4811,78 +4811,78 @@ func (x *fxState) fxo_Perpetual(ctx context.Context, w *fxWalk, sel ast.Selectio
 			o.str("Perpetual")
 		case "clampLowerBound":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ClampLowerBound) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ClampLowerBound) {
 					return false
 				}
 			}
 		case "clampUpperBound":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ClampUpperBound) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ClampUpperBound) {
 					return false
 				}
 			}
 		case "dataSourceSpecBinding":
 			{
-				if !x.fxmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
+				if !x.directmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
+				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementSchedule":
 			{
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
+				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
 					return false
 				}
 			}
 		case "fundingRateLowerBound":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateLowerBound) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateLowerBound) {
 					return false
 				}
 			}
 		case "fundingRateScalingFactor":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateScalingFactor) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateScalingFactor) {
 					return false
 				}
 			}
 		case "fundingRateUpperBound":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateUpperBound) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateUpperBound) {
 					return false
 				}
 			}
 		case "interestRate":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.InterestRate) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.InterestRate) {
 					return false
 				}
 			}
 		case "internalCompositePriceConfiguration":
 			{
-				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.InternalCompositePriceConfiguration) {
+				if !x.directmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.InternalCompositePriceConfiguration) {
 					return false
 				}
 			}
 		case "marginFundingFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MarginFundingFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MarginFundingFactor) {
 					return false
 				}
 			}
 		case "quoteName":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
 					return false
 				}
 			}
 		case "settlementAsset":
-			if !x.resolve(ctx, w, "Perpetual", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Perpetual", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -4899,7 +4899,7 @@ func (x *fxState) fxo_Perpetual(ctx context.Context, w *fxWalk, sel ast.Selectio
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -4912,7 +4912,7 @@ func (x *fxState) fxo_Perpetual(ctx context.Context, w *fxWalk, sel ast.Selectio
 	return true
 }
 
-func (x *fxState) fxo_PriceMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringParameters) bool {
+func (x *directState) directObject_PriceMonitoringParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringParameters) bool {
 	fields, ok := x.plan(w, sel, priceMonitoringParametersImplementors)
 	if !ok {
 		return false
@@ -4931,7 +4931,7 @@ func (x *fxState) fxo_PriceMonitoringParameters(ctx context.Context, w *fxWalk, 
 			o.str("PriceMonitoringParameters")
 		case "triggers":
 			{
-				if !x.fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx, w, f.Selections, obj.Triggers) {
+				if !x.directmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx, w, f.Selections, obj.Triggers) {
 					return false
 				}
 			}
@@ -4944,7 +4944,7 @@ func (x *fxState) fxo_PriceMonitoringParameters(ctx context.Context, w *fxWalk, 
 	return true
 }
 
-func (x *fxState) fxo_PriceMonitoringTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringTrigger) bool {
+func (x *directState) directObject_PriceMonitoringTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringTrigger) bool {
 	fields, ok := x.plan(w, sel, priceMonitoringTriggerImplementors)
 	if !ok {
 		return false
@@ -4963,19 +4963,19 @@ func (x *fxState) fxo_PriceMonitoringTrigger(ctx context.Context, w *fxWalk, sel
 			o.str("PriceMonitoringTrigger")
 		case "auctionExtension":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.AuctionExtension) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.AuctionExtension) {
 					return false
 				}
 			}
 		case "horizon":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Horizon) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Horizon) {
 					return false
 				}
 			}
 		case "probability":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Probability) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Probability) {
 					return false
 				}
 			}
@@ -4988,7 +4988,7 @@ func (x *fxState) fxo_PriceMonitoringTrigger(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
-func (x *fxState) fxo_ProofOfWork(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProofOfWork) bool {
+func (x *directState) directObject_ProofOfWork(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProofOfWork) bool {
 	fields, ok := x.plan(w, sel, proofOfWorkImplementors)
 	if !ok {
 		return false
@@ -5007,13 +5007,13 @@ func (x *fxState) fxo_ProofOfWork(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("ProofOfWork")
 		case "tid":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Tid) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Tid) {
 					return false
 				}
 			}
 		case "nonce":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Nonce) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Nonce) {
 					return false
 				}
 			}
@@ -5026,7 +5026,7 @@ func (x *fxState) fxo_ProofOfWork(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_PropertyKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PropertyKey) bool {
+func (x *directState) directObject_PropertyKey(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PropertyKey) bool {
 	fields, ok := x.plan(w, sel, propertyKeyImplementors)
 	if !ok {
 		return false
@@ -5045,19 +5045,19 @@ func (x *fxState) fxo_PropertyKey(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("PropertyKey")
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "type":
 			{
-				if !x.fxmarshalOPropertyKeyType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKeyType(ctx, w, f.Selections, obj.Type) {
+				if !x.directmarshalOPropertyKeyType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKeyType(ctx, w, f.Selections, obj.Type) {
 					return false
 				}
 			}
 		case "numberDecimalPlaces":
 			{
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NumberDecimalPlaces) {
+				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NumberDecimalPlaces) {
 					return false
 				}
 			}
@@ -5070,7 +5070,7 @@ func (x *fxState) fxo_PropertyKey(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_ProposalChange(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalChange) bool {
+func (x *directState) directObject_ProposalChange(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalChange) bool {
 	fields, ok := x.plan(w, sel, proposalChangeImplementors)
 	if !ok {
 		return false
@@ -5089,13 +5089,13 @@ func (x *fxState) fxo_ProposalChange(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("ProposalChange")
 		case "enactmentTimestamp":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EnactmentTimestamp) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EnactmentTimestamp) {
 					return false
 				}
 			}
 		case "change":
 			{
-				if !x.fxmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, w, f.Selections, obj.Change) {
+				if !x.directmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, w, f.Selections, obj.Change) {
 					return false
 				}
 			}
@@ -5108,7 +5108,7 @@ func (x *fxState) fxo_ProposalChange(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_ProposalRationale(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalRationale) bool {
+func (x *directState) directObject_ProposalRationale(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalRationale) bool {
 	fields, ok := x.plan(w, sel, proposalRationaleImplementors)
 	if !ok {
 		return false
@@ -5127,13 +5127,13 @@ func (x *fxState) fxo_ProposalRationale(ctx context.Context, w *fxWalk, sel ast.
 			o.str("ProposalRationale")
 		case "description":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Description) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Description) {
 					return false
 				}
 			}
 		case "title":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Title) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Title) {
 					return false
 				}
 			}
@@ -5146,7 +5146,7 @@ func (x *fxState) fxo_ProposalRationale(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_ProposalSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalSubmission) bool {
+func (x *directState) directObject_ProposalSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalSubmission) bool {
 	fields, ok := x.plan(w, sel, proposalSubmissionImplementors)
 	if !ok {
 		return false
@@ -5165,19 +5165,19 @@ func (x *fxState) fxo_ProposalSubmission(ctx context.Context, w *fxWalk, sel ast
 			o.str("ProposalSubmission")
 		case "reference":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
 		case "terms":
 			{
-				if !x.fxmarshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx, w, f.Selections, obj.Terms) {
+				if !x.directmarshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx, w, f.Selections, obj.Terms) {
 					return false
 				}
 			}
 		case "rationale":
 			{
-				if !x.fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, w, f.Selections, obj.Rationale) {
+				if !x.directmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, w, f.Selections, obj.Rationale) {
 					return false
 				}
 			}
@@ -5190,7 +5190,7 @@ func (x *fxState) fxo_ProposalSubmission(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_ProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProposalTerms) bool {
+func (x *directState) directObject_ProposalTerms(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalTerms) bool {
 	fields, ok := x.plan(w, sel, proposalTermsImplementors)
 	if !ok {
 		return false
@@ -5209,25 +5209,25 @@ func (x *fxState) fxo_ProposalTerms(ctx context.Context, w *fxWalk, sel ast.Sele
 			o.str("ProposalTerms")
 		case "closingTimestamp":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ClosingTimestamp) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ClosingTimestamp) {
 					return false
 				}
 			}
 		case "enactmentTimestamp":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EnactmentTimestamp) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EnactmentTimestamp) {
 					return false
 				}
 			}
 		case "validationTimestamp":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ValidationTimestamp) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ValidationTimestamp) {
 					return false
 				}
 			}
 		case "change":
 			{
-				if !x.fxmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, w, f.Selections, obj.Change) {
+				if !x.directmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, w, f.Selections, obj.Change) {
 					return false
 				}
 			}
@@ -5240,7 +5240,7 @@ func (x *fxState) fxo_ProposalTerms(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
-func (x *fxState) fxo_ProtocolUpgradeProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ProtocolUpgradeProposal) bool {
+func (x *directState) directObject_ProtocolUpgradeProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProtocolUpgradeProposal) bool {
 	fields, ok := x.plan(w, sel, protocolUpgradeProposalImplementors)
 	if !ok {
 		return false
@@ -5259,13 +5259,13 @@ func (x *fxState) fxo_ProtocolUpgradeProposal(ctx context.Context, w *fxWalk, se
 			o.str("ProtocolUpgradeProposal")
 		case "upgradeBlockHeight":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.UpgradeBlockHeight) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.UpgradeBlockHeight) {
 					return false
 				}
 			}
 		case "vegaReleaseTag":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VegaReleaseTag) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.VegaReleaseTag) {
 					return false
 				}
 			}
@@ -5278,7 +5278,7 @@ func (x *fxState) fxo_ProtocolUpgradeProposal(ctx context.Context, w *fxWalk, se
 	return true
 }
 
-func (x *fxState) fxo_PubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.PubKey) bool {
+func (x *directState) directObject_PubKey(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PubKey) bool {
 	fields, ok := x.plan(w, sel, pubKeyImplementors)
 	if !ok {
 		return false
@@ -5297,7 +5297,7 @@ func (x *fxState) fxo_PubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 			o.str("PubKey")
 		case "key":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Key) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Key) {
 					return false
 				}
 			}
@@ -5310,7 +5310,7 @@ func (x *fxState) fxo_PubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 	return true
 }
 
-func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet) bool {
+func (x *directState) directObject_Query(ctx context.Context, w *directWalk, sel ast.SelectionSet) bool {
 	fields, ok := x.plan(w, sel, queryImplementors)
 	if !ok {
 		return false
@@ -5332,7 +5332,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *upstream.Asset
 				var err error
 				panicked := false
@@ -5348,7 +5348,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -5357,7 +5357,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *model.AssetConnection
 				var err error
 				panicked := false
@@ -5373,7 +5373,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx, w, f.Selections, v)
+				return x.directmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -5382,7 +5382,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *model.FundingPaymentConnection
 				var err error
 				panicked := false
@@ -5398,7 +5398,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
+				return x.directmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -5407,7 +5407,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *model.DelegationConnection
 				var err error
 				panicked := false
@@ -5423,7 +5423,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
+				return x.directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -5432,7 +5432,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *upstream.Transaction
 				var err error
 				panicked := false
@@ -5448,7 +5448,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, v)
+				return x.directmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -5457,7 +5457,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *model.TransactionConnection
 				var err error
 				panicked := false
@@ -5473,7 +5473,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
+				return x.directmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -5482,7 +5482,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *upstream.Party
 				var err error
 				panicked := false
@@ -5498,7 +5498,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, true)
 				}
-				return x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, v)
+				return x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -5507,7 +5507,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *upstream.ValidatorNode
 				var err error
 				panicked := false
@@ -5523,7 +5523,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, true)
 				}
-				return x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, v)
+				return x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -5532,7 +5532,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v model.Node
 				var err error
 				panicked := false
@@ -5548,7 +5548,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx, w, f.Selections, v)
+				return x.directmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -5561,7 +5561,7 @@ func (x *fxState) fxo_Query(ctx context.Context, w *fxWalk, sel ast.SelectionSet
 	return true
 }
 
-func (x *fxState) fxo_RankTable(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.RankTable) bool {
+func (x *directState) directObject_RankTable(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.RankTable) bool {
 	fields, ok := x.plan(w, sel, rankTableImplementors)
 	if !ok {
 		return false
@@ -5580,13 +5580,13 @@ func (x *fxState) fxo_RankTable(ctx context.Context, w *fxWalk, sel ast.Selectio
 			o.str("RankTable")
 		case "startRank":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.StartRank) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.StartRank) {
 					return false
 				}
 			}
 		case "shareRatio":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.ShareRatio) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.ShareRatio) {
 					return false
 				}
 			}
@@ -5599,7 +5599,7 @@ func (x *fxState) fxo_RankTable(ctx context.Context, w *fxWalk, sel ast.Selectio
 	return true
 }
 
-func (x *fxState) fxo_RecurringTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.RecurringTransfer) bool {
+func (x *directState) directObject_RecurringTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.RecurringTransfer) bool {
 	fields, ok := x.plan(w, sel, recurringTransferImplementors)
 	if !ok {
 		return false
@@ -5618,19 +5618,19 @@ func (x *fxState) fxo_RecurringTransfer(ctx context.Context, w *fxWalk, sel ast.
 			o.str("RecurringTransfer")
 		case "dispatchStrategy":
 			{
-				if !x.fxmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, w, f.Selections, obj.DispatchStrategy) {
+				if !x.directmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, w, f.Selections, obj.DispatchStrategy) {
 					return false
 				}
 			}
 		case "endEpoch":
 			{
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.EndEpoch) {
+				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.EndEpoch) {
 					return false
 				}
 			}
 		case "startEpoch":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.StartEpoch) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.StartEpoch) {
 					return false
 				}
 			}
@@ -5643,7 +5643,7 @@ func (x *fxState) fxo_RecurringTransfer(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_RecurringTransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.RecurringTransferFunds) bool {
+func (x *directState) directObject_RecurringTransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.RecurringTransferFunds) bool {
 	fields, ok := x.plan(w, sel, recurringTransferFundsImplementors)
 	if !ok {
 		return false
@@ -5662,25 +5662,25 @@ func (x *fxState) fxo_RecurringTransferFunds(ctx context.Context, w *fxWalk, sel
 			o.str("RecurringTransferFunds")
 		case "startEpoch":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.StartEpoch) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.StartEpoch) {
 					return false
 				}
 			}
 		case "endEpoch":
 			{
-				if !x.fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.EndEpoch) {
+				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.EndEpoch) {
 					return false
 				}
 			}
 		case "factor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Factor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Factor) {
 					return false
 				}
 			}
 		case "dispatchStrategy":
 			{
-				if !x.fxmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, w, f.Selections, obj.DispatchStrategy) {
+				if !x.directmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, w, f.Selections, obj.DispatchStrategy) {
 					return false
 				}
 			}
@@ -5693,7 +5693,7 @@ func (x *fxState) fxo_RecurringTransferFunds(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
-func (x *fxState) fxo_ReferralProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ReferralProgramChanges) bool {
+func (x *directState) directObject_ReferralProgramChanges(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ReferralProgramChanges) bool {
 	fields, ok := x.plan(w, sel, referralProgramChangesImplementors)
 	if !ok {
 		return false
@@ -5712,25 +5712,25 @@ func (x *fxState) fxo_ReferralProgramChanges(ctx context.Context, w *fxWalk, sel
 			o.str("ReferralProgramChanges")
 		case "benefitTiers":
 			{
-				if !x.fxmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
+				if !x.directmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
 					return false
 				}
 			}
 		case "endOfProgramTimestamp":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
 					return false
 				}
 			}
 		case "windowLength":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
 					return false
 				}
 			}
 		case "stakingTiers":
 			{
-				if !x.fxmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx, w, f.Selections, obj.StakingTiers) {
+				if !x.directmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx, w, f.Selections, obj.StakingTiers) {
 					return false
 				}
 			}
@@ -5743,7 +5743,7 @@ func (x *fxState) fxo_ReferralProgramChanges(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
-func (x *fxState) fxo_ScalarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ScalarValue) bool {
+func (x *directState) directObject_ScalarValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ScalarValue) bool {
 	fields, ok := x.plan(w, sel, scalarValueImplementors)
 	if !ok {
 		return false
@@ -5762,7 +5762,7 @@ func (x *fxState) fxo_ScalarValue(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("ScalarValue")
 		case "value":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -5775,7 +5775,7 @@ func (x *fxState) fxo_ScalarValue(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
+func (x *directState) directObject_Signature(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
 	fields, ok := x.plan(w, sel, signatureImplementors)
 	if !ok {
 		return false
@@ -5794,19 +5794,19 @@ func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.Selectio
 			o.str("Signature")
 		case "value":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Value) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
 		case "algo":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Algo) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Algo) {
 					return false
 				}
 			}
 		case "version":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Version) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Version) {
 					return false
 				}
 			}
@@ -5819,7 +5819,7 @@ func (x *fxState) fxo_Signature(ctx context.Context, w *fxWalk, sel ast.Selectio
 	return true
 }
 
-func (x *fxState) fxo_Signer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Signer) bool {
+func (x *directState) directObject_Signer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Signer) bool {
 	fields, ok := x.plan(w, sel, signerImplementors)
 	if !ok {
 		return false
@@ -5838,13 +5838,13 @@ func (x *fxState) fxo_Signer(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 			o.str("Signer")
 		case "pubKey":
 			{
-				if !x.fxmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx, w, f.Selections, obj.PubKey) {
+				if !x.directmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx, w, f.Selections, obj.PubKey) {
 					return false
 				}
 			}
 		case "ethAddress":
 			{
-				if !x.fxmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx, w, f.Selections, obj.ETHAddress) {
+				if !x.directmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx, w, f.Selections, obj.ETHAddress) {
 					return false
 				}
 			}
@@ -5857,7 +5857,7 @@ func (x *fxState) fxo_Signer(ctx context.Context, w *fxWalk, sel ast.SelectionSe
 	return true
 }
 
-func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SimpleRiskModel) bool {
+func (x *directState) directObject_SimpleRiskModel(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SimpleRiskModel) bool {
 	fields, ok := x.plan(w, sel, simpleRiskModelImplementors)
 	if !ok {
 		return false
@@ -5876,31 +5876,31 @@ func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.Se
 			o.str("SimpleRiskModel")
 		case "factorLong":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorLong) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorLong) {
 					return false
 				}
 			}
 		case "factorShort":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorShort) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorShort) {
 					return false
 				}
 			}
 		case "maxMoveUp":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MaxMoveUp) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MaxMoveUp) {
 					return false
 				}
 			}
 		case "minMoveDown":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MinMoveDown) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MinMoveDown) {
 					return false
 				}
 			}
 		case "probabilityOfTrading":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ProbabilityOfTrading) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ProbabilityOfTrading) {
 					return false
 				}
 			}
@@ -5913,7 +5913,7 @@ func (x *fxState) fxo_SimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.Se
 	return true
 }
 
-func (x *fxState) fxo_SizeOverrideValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SizeOverrideValue) bool {
+func (x *directState) directObject_SizeOverrideValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SizeOverrideValue) bool {
 	fields, ok := x.plan(w, sel, sizeOverrideValueImplementors)
 	if !ok {
 		return false
@@ -5932,7 +5932,7 @@ func (x *fxState) fxo_SizeOverrideValue(ctx context.Context, w *fxWalk, sel ast.
 			o.str("SizeOverrideValue")
 		case "percentage":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Percentage) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Percentage) {
 					return false
 				}
 			}
@@ -5945,7 +5945,7 @@ func (x *fxState) fxo_SizeOverrideValue(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_SlaParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SlaParameters) bool {
+func (x *directState) directObject_SlaParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SlaParameters) bool {
 	fields, ok := x.plan(w, sel, slaParametersImplementors)
 	if !ok {
 		return false
@@ -5964,25 +5964,25 @@ func (x *fxState) fxo_SlaParameters(ctx context.Context, w *fxWalk, sel ast.Sele
 			o.str("SlaParameters")
 		case "commitmentMinTimeFraction":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.CommitmentMinTimeFraction) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CommitmentMinTimeFraction) {
 					return false
 				}
 			}
 		case "performanceHysteresisEpochs":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.PerformanceHysteresisEpochs) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.PerformanceHysteresisEpochs) {
 					return false
 				}
 			}
 		case "priceRange":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.PriceRange) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.PriceRange) {
 					return false
 				}
 			}
 		case "slaCompetitionFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.SlaCompetitionFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SlaCompetitionFactor) {
 					return false
 				}
 			}
@@ -5995,7 +5995,7 @@ func (x *fxState) fxo_SlaParameters(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
-func (x *fxState) fxo_SpecBindingForCompositePrice(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SpecBindingForCompositePrice) bool {
+func (x *directState) directObject_SpecBindingForCompositePrice(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SpecBindingForCompositePrice) bool {
 	fields, ok := x.plan(w, sel, specBindingForCompositePriceImplementors)
 	if !ok {
 		return false
@@ -6014,7 +6014,7 @@ func (x *fxState) fxo_SpecBindingForCompositePrice(ctx context.Context, w *fxWal
 			o.str("SpecBindingForCompositePrice")
 		case "priceSourceProperty":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.PriceSourceProperty) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.PriceSourceProperty) {
 					return false
 				}
 			}
@@ -6027,7 +6027,7 @@ func (x *fxState) fxo_SpecBindingForCompositePrice(ctx context.Context, w *fxWal
 	return true
 }
 
-func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Spot) bool {
+func (x *directState) directObject_Spot(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Spot) bool {
 	fields, ok := x.plan(w, sel, spotImplementors)
 	if !ok {
 		return false
@@ -6045,7 +6045,7 @@ func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet,
 		case "__typename":
 			o.str("Spot")
 		case "baseAsset":
-			if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -6062,18 +6062,18 @@ func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet,
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "quoteAsset":
-			if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -6090,7 +6090,7 @@ func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet,
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -6103,7 +6103,7 @@ func (x *fxState) fxo_Spot(ctx context.Context, w *fxWalk, sel ast.SelectionSet,
 	return true
 }
 
-func (x *fxState) fxo_StakeDeposited(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakeDeposited) bool {
+func (x *directState) directObject_StakeDeposited(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakeDeposited) bool {
 	fields, ok := x.plan(w, sel, stakeDepositedImplementors)
 	if !ok {
 		return false
@@ -6122,25 +6122,25 @@ func (x *fxState) fxo_StakeDeposited(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("StakeDeposited")
 		case "ethereumAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
 					return false
 				}
 			}
 		case "vegaPublicKey":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		case "blockTime":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
 					return false
 				}
 			}
@@ -6153,7 +6153,7 @@ func (x *fxState) fxo_StakeDeposited(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_StakeRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakeRemoved) bool {
+func (x *directState) directObject_StakeRemoved(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakeRemoved) bool {
 	fields, ok := x.plan(w, sel, stakeRemovedImplementors)
 	if !ok {
 		return false
@@ -6172,25 +6172,25 @@ func (x *fxState) fxo_StakeRemoved(ctx context.Context, w *fxWalk, sel ast.Selec
 			o.str("StakeRemoved")
 		case "ethereumAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
 					return false
 				}
 			}
 		case "vegaPublicKey":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		case "blockTime":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
 					return false
 				}
 			}
@@ -6203,7 +6203,7 @@ func (x *fxState) fxo_StakeRemoved(ctx context.Context, w *fxWalk, sel ast.Selec
 	return true
 }
 
-func (x *fxState) fxo_StakeTotalSupply(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakeTotalSupply) bool {
+func (x *directState) directObject_StakeTotalSupply(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakeTotalSupply) bool {
 	fields, ok := x.plan(w, sel, stakeTotalSupplyImplementors)
 	if !ok {
 		return false
@@ -6222,13 +6222,13 @@ func (x *fxState) fxo_StakeTotalSupply(ctx context.Context, w *fxWalk, sel ast.S
 			o.str("StakeTotalSupply")
 		case "tokenAddress":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TokenAddress) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TokenAddress) {
 					return false
 				}
 			}
 		case "totalSupply":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.TotalSupply) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TotalSupply) {
 					return false
 				}
 			}
@@ -6241,7 +6241,7 @@ func (x *fxState) fxo_StakeTotalSupply(ctx context.Context, w *fxWalk, sel ast.S
 	return true
 }
 
-func (x *fxState) fxo_StakingEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakingEvent) bool {
+func (x *directState) directObject_StakingEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakingEvent) bool {
 	fields, ok := x.plan(w, sel, stakingEventImplementors)
 	if !ok {
 		return false
@@ -6260,31 +6260,31 @@ func (x *fxState) fxo_StakingEvent(ctx context.Context, w *fxWalk, sel ast.Selec
 			o.str("StakingEvent")
 		case "index":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
 					return false
 				}
 			}
 		case "block":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
 					return false
 				}
 			}
 		case "stakeDeposited":
 			{
-				if !x.fxmarshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx, w, f.Selections, obj.StakeDeposited) {
+				if !x.directmarshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx, w, f.Selections, obj.StakeDeposited) {
 					return false
 				}
 			}
 		case "stakeRemoved":
 			{
-				if !x.fxmarshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx, w, f.Selections, obj.StakeRemoved) {
+				if !x.directmarshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx, w, f.Selections, obj.StakeRemoved) {
 					return false
 				}
 			}
 		case "totalSupply":
 			{
-				if !x.fxmarshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx, w, f.Selections, obj.TotalSupply) {
+				if !x.directmarshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx, w, f.Selections, obj.TotalSupply) {
 					return false
 				}
 			}
@@ -6297,7 +6297,7 @@ func (x *fxState) fxo_StakingEvent(ctx context.Context, w *fxWalk, sel ast.Selec
 	return true
 }
 
-func (x *fxState) fxo_StakingTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StakingTier) bool {
+func (x *directState) directObject_StakingTier(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakingTier) bool {
 	fields, ok := x.plan(w, sel, stakingTierImplementors)
 	if !ok {
 		return false
@@ -6316,13 +6316,13 @@ func (x *fxState) fxo_StakingTier(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("StakingTier")
 		case "minimumStakedTokens":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumStakedTokens) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MinimumStakedTokens) {
 					return false
 				}
 			}
 		case "referralRewardMultiplier":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardMultiplier) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardMultiplier) {
 					return false
 				}
 			}
@@ -6335,7 +6335,7 @@ func (x *fxState) fxo_StakingTier(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_StateValueProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StateValueProposal) bool {
+func (x *directState) directObject_StateValueProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StateValueProposal) bool {
 	fields, ok := x.plan(w, sel, stateValueProposalImplementors)
 	if !ok {
 		return false
@@ -6354,19 +6354,19 @@ func (x *fxState) fxo_StateValueProposal(ctx context.Context, w *fxWalk, sel ast
 			o.str("StateValueProposal")
 		case "stateVarId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.StateVarID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.StateVarID) {
 					return false
 				}
 			}
 		case "eventId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.EventID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.EventID) {
 					return false
 				}
 			}
 		case "kvb":
 			{
-				if !x.fxmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx, w, f.Selections, obj.Kvb) {
+				if !x.directmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx, w, f.Selections, obj.Kvb) {
 					return false
 				}
 			}
@@ -6379,7 +6379,7 @@ func (x *fxState) fxo_StateValueProposal(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_StateVarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StateVarValue) bool {
+func (x *directState) directObject_StateVarValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StateVarValue) bool {
 	fields, ok := x.plan(w, sel, stateVarValueImplementors)
 	if !ok {
 		return false
@@ -6398,19 +6398,19 @@ func (x *fxState) fxo_StateVarValue(ctx context.Context, w *fxWalk, sel ast.Sele
 			o.str("StateVarValue")
 		case "scalarVal":
 			{
-				if !x.fxmarshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx, w, f.Selections, obj.ScalarVal) {
+				if !x.directmarshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx, w, f.Selections, obj.ScalarVal) {
 					return false
 				}
 			}
 		case "vectorVal":
 			{
-				if !x.fxmarshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx, w, f.Selections, obj.VectorVal) {
+				if !x.directmarshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx, w, f.Selections, obj.VectorVal) {
 					return false
 				}
 			}
 		case "matrixVal":
 			{
-				if !x.fxmarshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx, w, f.Selections, obj.MatrixVal) {
+				if !x.directmarshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx, w, f.Selections, obj.MatrixVal) {
 					return false
 				}
 			}
@@ -6423,7 +6423,7 @@ func (x *fxState) fxo_StateVarValue(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
-func (x *fxState) fxo_StateVariableProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StateVariableProposal) bool {
+func (x *directState) directObject_StateVariableProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StateVariableProposal) bool {
 	fields, ok := x.plan(w, sel, stateVariableProposalImplementors)
 	if !ok {
 		return false
@@ -6442,7 +6442,7 @@ func (x *fxState) fxo_StateVariableProposal(ctx context.Context, w *fxWalk, sel 
 			o.str("StateVariableProposal")
 		case "proposal":
 			{
-				if !x.fxmarshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx, w, f.Selections, obj.Proposal) {
+				if !x.directmarshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx, w, f.Selections, obj.Proposal) {
 					return false
 				}
 			}
@@ -6455,7 +6455,7 @@ func (x *fxState) fxo_StateVariableProposal(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxo_StopOrderCancellation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StopOrderCancellation) bool {
+func (x *directState) directObject_StopOrderCancellation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StopOrderCancellation) bool {
 	fields, ok := x.plan(w, sel, stopOrderCancellationImplementors)
 	if !ok {
 		return false
@@ -6474,13 +6474,13 @@ func (x *fxState) fxo_StopOrderCancellation(ctx context.Context, w *fxWalk, sel 
 			o.str("StopOrderCancellation")
 		case "marketId":
 			{
-				if !x.fxmarshalOID2ᚖstring(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalOID2ᚖstring(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "stopOrderId":
 			{
-				if !x.fxmarshalOID2ᚖstring(ctx, w, f.Selections, obj.StopOrderID) {
+				if !x.directmarshalOID2ᚖstring(ctx, w, f.Selections, obj.StopOrderID) {
 					return false
 				}
 			}
@@ -6493,7 +6493,7 @@ func (x *fxState) fxo_StopOrderCancellation(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxo_StopOrderSetup(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StopOrderSetup) bool {
+func (x *directState) directObject_StopOrderSetup(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StopOrderSetup) bool {
 	fields, ok := x.plan(w, sel, stopOrderSetupImplementors)
 	if !ok {
 		return false
@@ -6512,43 +6512,43 @@ func (x *fxState) fxo_StopOrderSetup(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("StopOrderSetup")
 		case "expiresAt":
 			{
-				if !x.fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
+				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
 					return false
 				}
 			}
 		case "expiryStrategy":
 			{
-				if !x.fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx, w, f.Selections, obj.ExpiryStrategy) {
+				if !x.directmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx, w, f.Selections, obj.ExpiryStrategy) {
 					return false
 				}
 			}
 		case "orderSubmission":
 			{
-				if !x.fxmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx, w, f.Selections, obj.OrderSubmission) {
+				if !x.directmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx, w, f.Selections, obj.OrderSubmission) {
 					return false
 				}
 			}
 		case "price":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
 					return false
 				}
 			}
 		case "sizeOverrideSetting":
 			{
-				if !x.fxmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideSetting(ctx, w, f.Selections, obj.SizeOverrideSetting) {
+				if !x.directmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideSetting(ctx, w, f.Selections, obj.SizeOverrideSetting) {
 					return false
 				}
 			}
 		case "sizeOverrideValue":
 			{
-				if !x.fxmarshalOSizeOverrideValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideValue(ctx, w, f.Selections, obj.SizeOverrideValue) {
+				if !x.directmarshalOSizeOverrideValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideValue(ctx, w, f.Selections, obj.SizeOverrideValue) {
 					return false
 				}
 			}
 		case "trailingPercentOffset":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TrailingPercentOffset) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TrailingPercentOffset) {
 					return false
 				}
 			}
@@ -6561,7 +6561,7 @@ func (x *fxState) fxo_StopOrderSetup(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_StopOrdersSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.StopOrdersSubmission) bool {
+func (x *directState) directObject_StopOrdersSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StopOrdersSubmission) bool {
 	fields, ok := x.plan(w, sel, stopOrdersSubmissionImplementors)
 	if !ok {
 		return false
@@ -6580,13 +6580,13 @@ func (x *fxState) fxo_StopOrdersSubmission(ctx context.Context, w *fxWalk, sel a
 			o.str("StopOrdersSubmission")
 		case "fallsBelow":
 			{
-				if !x.fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, w, f.Selections, obj.FallsBelow) {
+				if !x.directmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, w, f.Selections, obj.FallsBelow) {
 					return false
 				}
 			}
 		case "risesAbove":
 			{
-				if !x.fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, w, f.Selections, obj.RisesAbove) {
+				if !x.directmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, w, f.Selections, obj.RisesAbove) {
 					return false
 				}
 			}
@@ -6599,7 +6599,7 @@ func (x *fxState) fxo_StopOrdersSubmission(ctx context.Context, w *fxWalk, sel a
 	return true
 }
 
-func (x *fxState) fxo_SuccessorConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.SuccessorConfiguration) bool {
+func (x *directState) directObject_SuccessorConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SuccessorConfiguration) bool {
 	fields, ok := x.plan(w, sel, successorConfigurationImplementors)
 	if !ok {
 		return false
@@ -6618,13 +6618,13 @@ func (x *fxState) fxo_SuccessorConfiguration(ctx context.Context, w *fxWalk, sel
 			o.str("SuccessorConfiguration")
 		case "parentMarketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ParentMarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ParentMarketID) {
 					return false
 				}
 			}
 		case "insurancePoolFraction":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.InsurancePoolFraction) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.InsurancePoolFraction) {
 					return false
 				}
 			}
@@ -6637,7 +6637,7 @@ func (x *fxState) fxo_SuccessorConfiguration(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
-func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.TargetStakeParameters) bool {
+func (x *directState) directObject_TargetStakeParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.TargetStakeParameters) bool {
 	fields, ok := x.plan(w, sel, targetStakeParametersImplementors)
 	if !ok {
 		return false
@@ -6656,13 +6656,13 @@ func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, w *fxWalk, sel 
 			o.str("TargetStakeParameters")
 		case "scalingFactor":
 			{
-				if !x.fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ScalingFactor) {
+				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ScalingFactor) {
 					return false
 				}
 			}
 		case "timeWindow":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.TimeWindow) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.TimeWindow) {
 					return false
 				}
 			}
@@ -6675,7 +6675,7 @@ func (x *fxState) fxo_TargetStakeParameters(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxo_Transaction(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.Transaction) bool {
+func (x *directState) directObject_Transaction(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Transaction) bool {
 	fields, ok := x.plan(w, sel, transactionImplementors)
 	if !ok {
 		return false
@@ -6694,85 +6694,85 @@ func (x *fxState) fxo_Transaction(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("Transaction")
 		case "block":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
 					return false
 				}
 			}
 		case "index":
 			{
-				if !x.fxmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx, w, f.Selections, obj.Index) {
+				if !x.directmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx, w, f.Selections, obj.Index) {
 					return false
 				}
 			}
 		case "hash":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Hash) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Hash) {
 					return false
 				}
 			}
 		case "submitter":
 			{
-				if !x.fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.SubmitterRef()) {
+				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.SubmitterRef()) {
 					return false
 				}
 			}
 		case "type":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Type) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Type) {
 					return false
 				}
 			}
 		case "code":
 			{
-				if !x.fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Code) {
+				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Code) {
 					return false
 				}
 			}
 		case "error":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Error) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Error) {
 					return false
 				}
 			}
 		case "createdAt":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTime(ctx, w, f.Selections, obj.CreatedAt) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTime(ctx, w, f.Selections, obj.CreatedAt) {
 					return false
 				}
 			}
 		case "version":
 			{
-				if !x.fxmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx, w, f.Selections, obj.Version) {
+				if !x.directmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx, w, f.Selections, obj.Version) {
 					return false
 				}
 			}
 		case "signature":
 			{
-				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.Signature) {
+				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.Signature) {
 					return false
 				}
 			}
 		case "pow":
 			{
-				if !x.fxmarshalOProofOfWork2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProofOfWork(ctx, w, f.Selections, obj.Pow) {
+				if !x.directmarshalOProofOfWork2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProofOfWork(ctx, w, f.Selections, obj.Pow) {
 					return false
 				}
 			}
 		case "commandNonce":
 			{
-				if !x.fxmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.CommandNonce()) {
+				if !x.directmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.CommandNonce()) {
 					return false
 				}
 			}
 		case "commandBlockHeight":
 			{
-				if !x.fxmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.CommandBlockHeight()) {
+				if !x.directmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.CommandBlockHeight()) {
 					return false
 				}
 			}
 		case "command":
 			{
-				if !x.fxmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx, w, f.Selections, obj.CommandMember()) {
+				if !x.directmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx, w, f.Selections, obj.CommandMember()) {
 					return false
 				}
 			}
@@ -6785,7 +6785,7 @@ func (x *fxState) fxo_Transaction(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_TransactionConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.TransactionConnection) bool {
+func (x *directState) directObject_TransactionConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.TransactionConnection) bool {
 	fields, ok := x.plan(w, sel, transactionConnectionImplementors)
 	if !ok {
 		return false
@@ -6804,13 +6804,13 @@ func (x *fxState) fxo_TransactionConnection(ctx context.Context, w *fxWalk, sel 
 			o.str("TransactionConnection")
 		case "edges":
 			{
-				if !x.fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
+				if !x.directmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
 					return false
 				}
 			}
 		case "pageInfo":
 			{
-				if !x.fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
+				if !x.directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
 					return false
 				}
 			}
@@ -6823,7 +6823,7 @@ func (x *fxState) fxo_TransactionConnection(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxo_TransactionEdge(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *model.TransactionEdge) bool {
+func (x *directState) directObject_TransactionEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.TransactionEdge) bool {
 	fields, ok := x.plan(w, sel, transactionEdgeImplementors)
 	if !ok {
 		return false
@@ -6842,13 +6842,13 @@ func (x *fxState) fxo_TransactionEdge(ctx context.Context, w *fxWalk, sel ast.Se
 			o.str("TransactionEdge")
 		case "cursor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
 					return false
 				}
 			}
 		case "node":
 			{
-				if !x.fxmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, obj.Node) {
+				if !x.directmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, obj.Node) {
 					return false
 				}
 			}
@@ -6861,7 +6861,7 @@ func (x *fxState) fxo_TransactionEdge(ctx context.Context, w *fxWalk, sel ast.Se
 	return true
 }
 
-func (x *fxState) fxo_TransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.TransferFunds) bool {
+func (x *directState) directObject_TransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.TransferFunds) bool {
 	fields, ok := x.plan(w, sel, transferFundsImplementors)
 	if !ok {
 		return false
@@ -6880,24 +6880,24 @@ func (x *fxState) fxo_TransferFunds(ctx context.Context, w *fxWalk, sel ast.Sele
 			o.str("TransferFunds")
 		case "fromAccountType":
 			{
-				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.FromAccountType) {
+				if !x.directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.FromAccountType) {
 					return false
 				}
 			}
 		case "to":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.To) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.To) {
 					return false
 				}
 			}
 		case "toAccountType":
 			{
-				if !x.fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.ToAccountType) {
+				if !x.directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.ToAccountType) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "TransferFunds", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "TransferFunds", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -6914,31 +6914,31 @@ func (x *fxState) fxo_TransferFunds(ctx context.Context, w *fxWalk, sel ast.Sele
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		case "reference":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
 					return false
 				}
 			}
 		case "oneOff":
 			{
-				if !x.fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, w, f.Selections, obj.OneOff) {
+				if !x.directmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, w, f.Selections, obj.OneOff) {
 					return false
 				}
 			}
 		case "recurring":
 			{
-				if !x.fxmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx, w, f.Selections, obj.Recurring) {
+				if !x.directmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx, w, f.Selections, obj.Recurring) {
 					return false
 				}
 			}
@@ -6951,7 +6951,7 @@ func (x *fxState) fxo_TransferFunds(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
-func (x *fxState) fxo_UndelegateSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UndelegateSubmission) bool {
+func (x *directState) directObject_UndelegateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UndelegateSubmission) bool {
 	fields, ok := x.plan(w, sel, undelegateSubmissionImplementors)
 	if !ok {
 		return false
@@ -6970,25 +6970,25 @@ func (x *fxState) fxo_UndelegateSubmission(ctx context.Context, w *fxWalk, sel a
 			o.str("UndelegateSubmission")
 		case "nodeId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
 					return false
 				}
 			}
 		case "node":
 			{
-				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
 					return false
 				}
 			}
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		case "method":
 			{
-				if !x.fxmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx, w, f.Selections, obj.Method) {
+				if !x.directmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx, w, f.Selections, obj.Method) {
 					return false
 				}
 			}
@@ -7001,7 +7001,7 @@ func (x *fxState) fxo_UndelegateSubmission(ctx context.Context, w *fxWalk, sel a
 	return true
 }
 
-func (x *fxState) fxo_UnknownCommand(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UnknownCommand) bool {
+func (x *directState) directObject_UnknownCommand(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UnknownCommand) bool {
 	fields, ok := x.plan(w, sel, unknownCommandImplementors)
 	if !ok {
 		return false
@@ -7020,13 +7020,13 @@ func (x *fxState) fxo_UnknownCommand(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("UnknownCommand")
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "raw":
 			{
-				if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
+				if !x.directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
 					return false
 				}
 			}
@@ -7039,7 +7039,7 @@ func (x *fxState) fxo_UnknownCommand(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_UnknownProposalChange(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UnknownProposalChange) bool {
+func (x *directState) directObject_UnknownProposalChange(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UnknownProposalChange) bool {
 	fields, ok := x.plan(w, sel, unknownProposalChangeImplementors)
 	if !ok {
 		return false
@@ -7058,13 +7058,13 @@ func (x *fxState) fxo_UnknownProposalChange(ctx context.Context, w *fxWalk, sel 
 			o.str("UnknownProposalChange")
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "raw":
 			{
-				if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
+				if !x.directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
 					return false
 				}
 			}
@@ -7077,7 +7077,7 @@ func (x *fxState) fxo_UnknownProposalChange(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxo_UpdateAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateAsset) bool {
+func (x *directState) directObject_UpdateAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateAsset) bool {
 	fields, ok := x.plan(w, sel, updateAssetImplementors)
 	if !ok {
 		return false
@@ -7096,12 +7096,12 @@ func (x *fxState) fxo_UpdateAsset(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("UpdateAsset")
 		case "assetId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.AssetID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.AssetID) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "UpdateAsset", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "UpdateAsset", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -7118,13 +7118,13 @@ func (x *fxState) fxo_UpdateAsset(ctx context.Context, w *fxWalk, sel ast.Select
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "changes":
 			{
-				if !x.fxmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -7137,7 +7137,7 @@ func (x *fxState) fxo_UpdateAsset(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_UpdateAssetConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateAssetConfiguration) bool {
+func (x *directState) directObject_UpdateAssetConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateAssetConfiguration) bool {
 	fields, ok := x.plan(w, sel, updateAssetConfigurationImplementors)
 	if !ok {
 		return false
@@ -7156,13 +7156,13 @@ func (x *fxState) fxo_UpdateAssetConfiguration(ctx context.Context, w *fxWalk, s
 			o.str("UpdateAssetConfiguration")
 		case "erc20":
 			{
-				if !x.fxmarshalOUpdateERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateERC20(ctx, w, f.Selections, obj.ERC20) {
+				if !x.directmarshalOUpdateERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateERC20(ctx, w, f.Selections, obj.ERC20) {
 					return false
 				}
 			}
 		case "quantum":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Quantum) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Quantum) {
 					return false
 				}
 			}
@@ -7175,7 +7175,7 @@ func (x *fxState) fxo_UpdateAssetConfiguration(ctx context.Context, w *fxWalk, s
 	return true
 }
 
-func (x *fxState) fxo_UpdateERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateERC20) bool {
+func (x *directState) directObject_UpdateERC20(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateERC20) bool {
 	fields, ok := x.plan(w, sel, updateERC20Implementors)
 	if !ok {
 		return false
@@ -7194,13 +7194,13 @@ func (x *fxState) fxo_UpdateERC20(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("UpdateERC20")
 		case "lifetimeLimit":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimit) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimit) {
 					return false
 				}
 			}
 		case "withdrawThreshold":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
 					return false
 				}
 			}
@@ -7213,7 +7213,7 @@ func (x *fxState) fxo_UpdateERC20(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_UpdateFutureProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateFutureProduct) bool {
+func (x *directState) directObject_UpdateFutureProduct(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateFutureProduct) bool {
 	fields, ok := x.plan(w, sel, updateFutureProductImplementors)
 	if !ok {
 		return false
@@ -7232,25 +7232,25 @@ func (x *fxState) fxo_UpdateFutureProduct(ctx context.Context, w *fxWalk, sel as
 			o.str("UpdateFutureProduct")
 		case "dataSourceSpecBinding":
 			{
-				if !x.fxmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
+				if !x.directmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
+				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
 					return false
 				}
 			}
 		case "dataSourceSpecForTradingTermination":
 			{
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForTradingTermination) {
+				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForTradingTermination) {
 					return false
 				}
 			}
 		case "quoteName":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
 					return false
 				}
 			}
@@ -7263,7 +7263,7 @@ func (x *fxState) fxo_UpdateFutureProduct(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
-func (x *fxState) fxo_UpdateInstrumentConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateInstrumentConfiguration) bool {
+func (x *directState) directObject_UpdateInstrumentConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateInstrumentConfiguration) bool {
 	fields, ok := x.plan(w, sel, updateInstrumentConfigurationImplementors)
 	if !ok {
 		return false
@@ -7282,25 +7282,25 @@ func (x *fxState) fxo_UpdateInstrumentConfiguration(ctx context.Context, w *fxWa
 			o.str("UpdateInstrumentConfiguration")
 		case "code":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Code) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Code) {
 					return false
 				}
 			}
 		case "name":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "future":
 			{
-				if !x.fxmarshalOUpdateFutureProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateFutureProduct(ctx, w, f.Selections, obj.Future) {
+				if !x.directmarshalOUpdateFutureProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateFutureProduct(ctx, w, f.Selections, obj.Future) {
 					return false
 				}
 			}
 		case "perpetual":
 			{
-				if !x.fxmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdatePerpetualProduct(ctx, w, f.Selections, obj.Perpetual) {
+				if !x.directmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdatePerpetualProduct(ctx, w, f.Selections, obj.Perpetual) {
 					return false
 				}
 			}
@@ -7313,7 +7313,7 @@ func (x *fxState) fxo_UpdateInstrumentConfiguration(ctx context.Context, w *fxWa
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarginMode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarginMode) bool {
+func (x *directState) directObject_UpdateMarginMode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarginMode) bool {
 	fields, ok := x.plan(w, sel, updateMarginModeImplementors)
 	if !ok {
 		return false
@@ -7332,19 +7332,19 @@ func (x *fxState) fxo_UpdateMarginMode(ctx context.Context, w *fxWalk, sel ast.S
 			o.str("UpdateMarginMode")
 		case "marginFactor":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.MarginFactor) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.MarginFactor) {
 					return false
 				}
 			}
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "mode":
 			{
-				if !x.fxmarshalOMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarginMode(ctx, w, f.Selections, obj.Mode) {
+				if !x.directmarshalOMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarginMode(ctx, w, f.Selections, obj.Mode) {
 					return false
 				}
 			}
@@ -7357,7 +7357,7 @@ func (x *fxState) fxo_UpdateMarginMode(ctx context.Context, w *fxWalk, sel ast.S
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarket) bool {
+func (x *directState) directObject_UpdateMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarket) bool {
 	fields, ok := x.plan(w, sel, updateMarketImplementors)
 	if !ok {
 		return false
@@ -7376,13 +7376,13 @@ func (x *fxState) fxo_UpdateMarket(ctx context.Context, w *fxWalk, sel ast.Selec
 			o.str("UpdateMarket")
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "changes":
 			{
-				if !x.fxmarshalOUpdateMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketConfig(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalOUpdateMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketConfig(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -7395,7 +7395,7 @@ func (x *fxState) fxo_UpdateMarket(ctx context.Context, w *fxWalk, sel ast.Selec
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketConfig) bool {
+func (x *directState) directObject_UpdateMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketConfig) bool {
 	fields, ok := x.plan(w, sel, updateMarketConfigImplementors)
 	if !ok {
 		return false
@@ -7414,79 +7414,79 @@ func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast
 			o.str("UpdateMarketConfig")
 		case "instrument":
 			{
-				if !x.fxmarshalOUpdateInstrumentConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateInstrumentConfiguration(ctx, w, f.Selections, obj.Instrument) {
+				if !x.directmarshalOUpdateInstrumentConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateInstrumentConfiguration(ctx, w, f.Selections, obj.Instrument) {
 					return false
 				}
 			}
 		case "linearSlippageFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.LinearSlippageFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LinearSlippageFactor) {
 					return false
 				}
 			}
 		case "liquidationStrategy":
 			{
-				if !x.fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, w, f.Selections, obj.LiquidationStrategy) {
+				if !x.directmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, w, f.Selections, obj.LiquidationStrategy) {
 					return false
 				}
 			}
 		case "liquidityFeeSettings":
 			{
-				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
+				if !x.directmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
 					return false
 				}
 			}
 		case "liquidityMonitoringParameters":
 			{
-				if !x.fxmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, w, f.Selections, obj.LiquidityMonitoringParameters) {
+				if !x.directmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, w, f.Selections, obj.LiquidityMonitoringParameters) {
 					return false
 				}
 			}
 		case "liquiditySlaParameters":
 			{
-				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.LiquiditySLAParameters) {
+				if !x.directmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.LiquiditySLAParameters) {
 					return false
 				}
 			}
 		case "logNormal":
 			{
-				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
+				if !x.directmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
 					return false
 				}
 			}
 		case "lpPriceRange":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
 					return false
 				}
 			}
 		case "markPriceConfiguration":
 			{
-				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.MarkPriceConfiguration) {
+				if !x.directmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.MarkPriceConfiguration) {
 					return false
 				}
 			}
 		case "metadata":
 			{
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
+				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
 					return false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
-				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
+				if !x.directmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
 					return false
 				}
 			}
 		case "quadraticSlippageFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuadraticSlippageFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuadraticSlippageFactor) {
 					return false
 				}
 			}
 		case "simple":
 			{
-				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
+				if !x.directmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
 					return false
 				}
 			}
@@ -7499,7 +7499,7 @@ func (x *fxState) fxo_UpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarketState(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketState) bool {
+func (x *directState) directObject_UpdateMarketState(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketState) bool {
 	fields, ok := x.plan(w, sel, updateMarketStateImplementors)
 	if !ok {
 		return false
@@ -7518,7 +7518,7 @@ func (x *fxState) fxo_UpdateMarketState(ctx context.Context, w *fxWalk, sel ast.
 			o.str("UpdateMarketState")
 		case "changes":
 			{
-				if !x.fxmarshalOUpdateMarketStateConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketStateConfiguration(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalOUpdateMarketStateConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketStateConfiguration(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -7531,7 +7531,7 @@ func (x *fxState) fxo_UpdateMarketState(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_UpdateMarketStateConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketStateConfiguration) bool {
+func (x *directState) directObject_UpdateMarketStateConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketStateConfiguration) bool {
 	fields, ok := x.plan(w, sel, updateMarketStateConfigurationImplementors)
 	if !ok {
 		return false
@@ -7550,19 +7550,19 @@ func (x *fxState) fxo_UpdateMarketStateConfiguration(ctx context.Context, w *fxW
 			o.str("UpdateMarketStateConfiguration")
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "price":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
 					return false
 				}
 			}
 		case "updateType":
 			{
-				if !x.fxmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarketStateUpdateType(ctx, w, f.Selections, obj.UpdateType) {
+				if !x.directmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarketStateUpdateType(ctx, w, f.Selections, obj.UpdateType) {
 					return false
 				}
 			}
@@ -7575,7 +7575,7 @@ func (x *fxState) fxo_UpdateMarketStateConfiguration(ctx context.Context, w *fxW
 	return true
 }
 
-func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateNetworkParameter) bool {
+func (x *directState) directObject_UpdateNetworkParameter(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateNetworkParameter) bool {
 	fields, ok := x.plan(w, sel, updateNetworkParameterImplementors)
 	if !ok {
 		return false
@@ -7594,7 +7594,7 @@ func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, w *fxWalk, sel
 			o.str("UpdateNetworkParameter")
 		case "changes":
 			{
-				if !x.fxmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -7607,7 +7607,7 @@ func (x *fxState) fxo_UpdateNetworkParameter(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
-func (x *fxState) fxo_UpdatePartyProfile(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdatePartyProfile) bool {
+func (x *directState) directObject_UpdatePartyProfile(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdatePartyProfile) bool {
 	fields, ok := x.plan(w, sel, updatePartyProfileImplementors)
 	if !ok {
 		return false
@@ -7626,13 +7626,13 @@ func (x *fxState) fxo_UpdatePartyProfile(ctx context.Context, w *fxWalk, sel ast
 			o.str("UpdatePartyProfile")
 		case "alias":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Alias) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Alias) {
 					return false
 				}
 			}
 		case "metadata":
 			{
-				if !x.fxmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx, w, f.Selections, obj.Metadata) {
+				if !x.directmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx, w, f.Selections, obj.Metadata) {
 					return false
 				}
 			}
@@ -7645,7 +7645,7 @@ func (x *fxState) fxo_UpdatePartyProfile(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) bool {
+func (x *directState) directObject_UpdatePerpetualProduct(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) bool {
 	fields, ok := x.plan(w, sel, updatePerpetualProductImplementors)
 	if !ok {
 		return false
@@ -7664,73 +7664,73 @@ func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel
 			o.str("UpdatePerpetualProduct")
 		case "clampLowerBound":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ClampLowerBound) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ClampLowerBound) {
 					return false
 				}
 			}
 		case "clampUpperBound":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.ClampUpperBound) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ClampUpperBound) {
 					return false
 				}
 			}
 		case "dataSourceSpecBinding":
 			{
-				if !x.fxmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
+				if !x.directmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
+				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
 					return false
 				}
 			}
 		case "dataSourceSpecForSettlementSchedule":
 			{
-				if !x.fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
+				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
 					return false
 				}
 			}
 		case "fundingRateLowerBound":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateLowerBound) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateLowerBound) {
 					return false
 				}
 			}
 		case "fundingRateScalingFactor":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateScalingFactor) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateScalingFactor) {
 					return false
 				}
 			}
 		case "fundingRateUpperBound":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateUpperBound) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateUpperBound) {
 					return false
 				}
 			}
 		case "interestRate":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.InterestRate) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.InterestRate) {
 					return false
 				}
 			}
 		case "internalCompositePriceConfiguration":
 			{
-				if !x.fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.InternalCompositePriceConfiguration) {
+				if !x.directmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.InternalCompositePriceConfiguration) {
 					return false
 				}
 			}
 		case "marginFundingFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MarginFundingFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MarginFundingFactor) {
 					return false
 				}
 			}
 		case "quoteName":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
 					return false
 				}
 			}
@@ -7743,7 +7743,7 @@ func (x *fxState) fxo_UpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
-func (x *fxState) fxo_UpdateReferralProgram(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralProgram) bool {
+func (x *directState) directObject_UpdateReferralProgram(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralProgram) bool {
 	fields, ok := x.plan(w, sel, updateReferralProgramImplementors)
 	if !ok {
 		return false
@@ -7762,7 +7762,7 @@ func (x *fxState) fxo_UpdateReferralProgram(ctx context.Context, w *fxWalk, sel 
 			o.str("UpdateReferralProgram")
 		case "changes":
 			{
-				if !x.fxmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -7775,7 +7775,7 @@ func (x *fxState) fxo_UpdateReferralProgram(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxo_UpdateReferralSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) bool {
+func (x *directState) directObject_UpdateReferralSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) bool {
 	fields, ok := x.plan(w, sel, updateReferralSetImplementors)
 	if !ok {
 		return false
@@ -7794,19 +7794,19 @@ func (x *fxState) fxo_UpdateReferralSet(ctx context.Context, w *fxWalk, sel ast.
 			o.str("UpdateReferralSet")
 		case "id":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
 		case "isTeam":
 			{
-				if !x.fxmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
+				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
 					return false
 				}
 			}
 		case "team":
 			{
-				if !x.fxmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
+				if !x.directmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
 					return false
 				}
 			}
@@ -7819,7 +7819,7 @@ func (x *fxState) fxo_UpdateReferralSet(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_UpdateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSetTeam) bool {
+func (x *directState) directObject_UpdateReferralSetTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSetTeam) bool {
 	fields, ok := x.plan(w, sel, updateReferralSetTeamImplementors)
 	if !ok {
 		return false
@@ -7838,31 +7838,31 @@ func (x *fxState) fxo_UpdateReferralSetTeam(ctx context.Context, w *fxWalk, sel 
 			o.str("UpdateReferralSetTeam")
 		case "name":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Name) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Name) {
 					return false
 				}
 			}
 		case "teamUrl":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
 					return false
 				}
 			}
 		case "avatarUrl":
 			{
-				if !x.fxmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
+				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
 					return false
 				}
 			}
 		case "closed":
 			{
-				if !x.fxmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.Closed) {
+				if !x.directmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.Closed) {
 					return false
 				}
 			}
 		case "allowList":
 			{
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
+				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
 					return false
 				}
 			}
@@ -7875,7 +7875,7 @@ func (x *fxState) fxo_UpdateReferralSetTeam(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxo_UpdateSpotMarket(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarket) bool {
+func (x *directState) directObject_UpdateSpotMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarket) bool {
 	fields, ok := x.plan(w, sel, updateSpotMarketImplementors)
 	if !ok {
 		return false
@@ -7894,13 +7894,13 @@ func (x *fxState) fxo_UpdateSpotMarket(ctx context.Context, w *fxWalk, sel ast.S
 			o.str("UpdateSpotMarket")
 		case "marketId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
 					return false
 				}
 			}
 		case "changes":
 			{
-				if !x.fxmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -7913,7 +7913,7 @@ func (x *fxState) fxo_UpdateSpotMarket(ctx context.Context, w *fxWalk, sel ast.S
 	return true
 }
 
-func (x *fxState) fxo_UpdateSpotMarketConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarketConfiguration) bool {
+func (x *directState) directObject_UpdateSpotMarketConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarketConfiguration) bool {
 	fields, ok := x.plan(w, sel, updateSpotMarketConfigurationImplementors)
 	if !ok {
 		return false
@@ -7932,43 +7932,43 @@ func (x *fxState) fxo_UpdateSpotMarketConfiguration(ctx context.Context, w *fxWa
 			o.str("UpdateSpotMarketConfiguration")
 		case "metadata":
 			{
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
+				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
 					return false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
-				if !x.fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
+				if !x.directmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
 					return false
 				}
 			}
 		case "targetStakeParameters":
 			{
-				if !x.fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
+				if !x.directmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
 					return false
 				}
 			}
 		case "simple":
 			{
-				if !x.fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
+				if !x.directmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
 					return false
 				}
 			}
 		case "logNormal":
 			{
-				if !x.fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
+				if !x.directmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
 					return false
 				}
 			}
 		case "slaParams":
 			{
-				if !x.fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.SlaParams) {
+				if !x.directmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.SlaParams) {
 					return false
 				}
 			}
 		case "liquidityFeeSettings":
 			{
-				if !x.fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
+				if !x.directmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
 					return false
 				}
 			}
@@ -7981,7 +7981,7 @@ func (x *fxState) fxo_UpdateSpotMarketConfiguration(ctx context.Context, w *fxWa
 	return true
 }
 
-func (x *fxState) fxo_UpdateVolumeDiscountProgram(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.UpdateVolumeDiscountProgram) bool {
+func (x *directState) directObject_UpdateVolumeDiscountProgram(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateVolumeDiscountProgram) bool {
 	fields, ok := x.plan(w, sel, updateVolumeDiscountProgramImplementors)
 	if !ok {
 		return false
@@ -8000,7 +8000,7 @@ func (x *fxState) fxo_UpdateVolumeDiscountProgram(ctx context.Context, w *fxWalk
 			o.str("UpdateVolumeDiscountProgram")
 		case "changes":
 			{
-				if !x.fxmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx, w, f.Selections, obj.Changes) {
+				if !x.directmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx, w, f.Selections, obj.Changes) {
 					return false
 				}
 			}
@@ -8013,7 +8013,7 @@ func (x *fxState) fxo_UpdateVolumeDiscountProgram(ctx context.Context, w *fxWalk
 	return true
 }
 
-func (x *fxState) fxo_ValidatorHeartbeat(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorHeartbeat) bool {
+func (x *directState) directObject_ValidatorHeartbeat(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ValidatorHeartbeat) bool {
 	fields, ok := x.plan(w, sel, validatorHeartbeatImplementors)
 	if !ok {
 		return false
@@ -8032,31 +8032,31 @@ func (x *fxState) fxo_ValidatorHeartbeat(ctx context.Context, w *fxWalk, sel ast
 			o.str("ValidatorHeartbeat")
 		case "nodeId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
 					return false
 				}
 			}
 		case "node":
 			{
-				if !x.fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
+				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
 					return false
 				}
 			}
 		case "ethereumSignature":
 			{
-				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
+				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
 					return false
 				}
 			}
 		case "vegaSignature":
 			{
-				if !x.fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.VegaSignature) {
+				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.VegaSignature) {
 					return false
 				}
 			}
 		case "message":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Message) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Message) {
 					return false
 				}
 			}
@@ -8069,7 +8069,7 @@ func (x *fxState) fxo_ValidatorHeartbeat(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
+func (x *directState) directObject_ValidatorNode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
 	fields, ok := x.plan(w, sel, validatorNodeImplementors)
 	if !ok {
 		return false
@@ -8088,7 +8088,7 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.Sele
 			o.str("ValidatorNode")
 		case "id":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
 					return false
 				}
 			}
@@ -8097,7 +8097,7 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.Sele
 			if err != nil {
 				return false
 			}
-			if !x.resolve(ctx, w, "ValidatorNode", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "ValidatorNode", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				var v *model.DelegationConnection
 				var err error
 				panicked := false
@@ -8113,7 +8113,7 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.Sele
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
+				return x.directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
@@ -8126,7 +8126,7 @@ func (x *fxState) fxo_ValidatorNode(ctx context.Context, w *fxWalk, sel ast.Sele
 	return true
 }
 
-func (x *fxState) fxo_VectorValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VectorValue) bool {
+func (x *directState) directObject_VectorValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VectorValue) bool {
 	fields, ok := x.plan(w, sel, vectorValueImplementors)
 	if !ok {
 		return false
@@ -8145,7 +8145,7 @@ func (x *fxState) fxo_VectorValue(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("VectorValue")
 		case "value":
 			{
-				if !x.fxmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Value) {
+				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -8158,7 +8158,7 @@ func (x *fxState) fxo_VectorValue(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_VolumeBenefitTier(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VolumeBenefitTier) bool {
+func (x *directState) directObject_VolumeBenefitTier(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VolumeBenefitTier) bool {
 	fields, ok := x.plan(w, sel, volumeBenefitTierImplementors)
 	if !ok {
 		return false
@@ -8177,13 +8177,13 @@ func (x *fxState) fxo_VolumeBenefitTier(ctx context.Context, w *fxWalk, sel ast.
 			o.str("VolumeBenefitTier")
 		case "minimumRunningNotionalTakerVolume":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
 					return false
 				}
 			}
 		case "volumeDiscountFactor":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.VolumeDiscountFactor) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.VolumeDiscountFactor) {
 					return false
 				}
 			}
@@ -8196,7 +8196,7 @@ func (x *fxState) fxo_VolumeBenefitTier(ctx context.Context, w *fxWalk, sel ast.
 	return true
 }
 
-func (x *fxState) fxo_VolumeDiscountProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VolumeDiscountProgramChanges) bool {
+func (x *directState) directObject_VolumeDiscountProgramChanges(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VolumeDiscountProgramChanges) bool {
 	fields, ok := x.plan(w, sel, volumeDiscountProgramChangesImplementors)
 	if !ok {
 		return false
@@ -8215,19 +8215,19 @@ func (x *fxState) fxo_VolumeDiscountProgramChanges(ctx context.Context, w *fxWal
 			o.str("VolumeDiscountProgramChanges")
 		case "benefitTiers":
 			{
-				if !x.fxmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
+				if !x.directmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
 					return false
 				}
 			}
 		case "endOfProgramTimestamp":
 			{
-				if !x.fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
+				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
 					return false
 				}
 			}
 		case "windowLength":
 			{
-				if !x.fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
+				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
 					return false
 				}
 			}
@@ -8240,7 +8240,7 @@ func (x *fxState) fxo_VolumeDiscountProgramChanges(ctx context.Context, w *fxWal
 	return true
 }
 
-func (x *fxState) fxo_VoteSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.VoteSubmission) bool {
+func (x *directState) directObject_VoteSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VoteSubmission) bool {
 	fields, ok := x.plan(w, sel, voteSubmissionImplementors)
 	if !ok {
 		return false
@@ -8259,13 +8259,13 @@ func (x *fxState) fxo_VoteSubmission(ctx context.Context, w *fxWalk, sel ast.Sel
 			o.str("VoteSubmission")
 		case "proposalId":
 			{
-				if !x.fxmarshalNID2string(ctx, w, f.Selections, obj.ProposalID) {
+				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ProposalID) {
 					return false
 				}
 			}
 		case "value":
 			{
-				if !x.fxmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx, w, f.Selections, obj.Value) {
+				if !x.directmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx, w, f.Selections, obj.Value) {
 					return false
 				}
 			}
@@ -8278,7 +8278,7 @@ func (x *fxState) fxo_VoteSubmission(ctx context.Context, w *fxWalk, sel ast.Sel
 	return true
 }
 
-func (x *fxState) fxo_WithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.WithdrawExt) bool {
+func (x *directState) directObject_WithdrawExt(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.WithdrawExt) bool {
 	fields, ok := x.plan(w, sel, withdrawExtImplementors)
 	if !ok {
 		return false
@@ -8297,7 +8297,7 @@ func (x *fxState) fxo_WithdrawExt(ctx context.Context, w *fxWalk, sel ast.Select
 			o.str("WithdrawExt")
 		case "erc20":
 			{
-				if !x.fxmarshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx, w, f.Selections, obj.Erc20) {
+				if !x.directmarshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx, w, f.Selections, obj.Erc20) {
 					return false
 				}
 			}
@@ -8310,7 +8310,7 @@ func (x *fxState) fxo_WithdrawExt(ctx context.Context, w *fxWalk, sel ast.Select
 	return true
 }
 
-func (x *fxState) fxo_WithdrawSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj *upstream.WithdrawSubmission) bool {
+func (x *directState) directObject_WithdrawSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.WithdrawSubmission) bool {
 	fields, ok := x.plan(w, sel, withdrawSubmissionImplementors)
 	if !ok {
 		return false
@@ -8329,12 +8329,12 @@ func (x *fxState) fxo_WithdrawSubmission(ctx context.Context, w *fxWalk, sel ast
 			o.str("WithdrawSubmission")
 		case "amount":
 			{
-				if !x.fxmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
+				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
 					return false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "WithdrawSubmission", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {
+			if !x.resolve(ctx, w, "WithdrawSubmission", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
 				_ = fc
 				var v *upstream.Asset
 				var err error
@@ -8351,13 +8351,13 @@ func (x *fxState) fxo_WithdrawSubmission(ctx context.Context, w *fxWalk, sel ast
 				if err != nil {
 					return x.fieldError(w, err, !panicked, false)
 				}
-				return x.fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
 			}) {
 				return false
 			}
 		case "ext":
 			{
-				if !x.fxmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx, w, f.Selections, obj.Ext) {
+				if !x.directmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx, w, f.Selections, obj.Ext) {
 					return false
 				}
 			}
@@ -8370,7 +8370,7 @@ func (x *fxState) fxo_WithdrawSubmission(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj upstream.CommandKind) bool {
+func (x *directState) directObject_Command(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj upstream.CommandKind) bool {
 	switch obj := (obj).(type) {
 	case nil:
 		return false
@@ -8378,177 +8378,177 @@ func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionS
 		if obj == nil {
 			return false
 		}
-		return x.fxo_WithdrawSubmission(ctx, w, sel, obj)
+		return x.directObject_WithdrawSubmission(ctx, w, sel, obj)
 	case *upstream.VoteSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_VoteSubmission(ctx, w, sel, obj)
+		return x.directObject_VoteSubmission(ctx, w, sel, obj)
 	case *upstream.ValidatorHeartbeat:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_ValidatorHeartbeat(ctx, w, sel, obj)
+		return x.directObject_ValidatorHeartbeat(ctx, w, sel, obj)
 	case *upstream.UpdateReferralSet:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateReferralSet(ctx, w, sel, obj)
+		return x.directObject_UpdateReferralSet(ctx, w, sel, obj)
 	case *upstream.UpdatePartyProfile:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdatePartyProfile(ctx, w, sel, obj)
+		return x.directObject_UpdatePartyProfile(ctx, w, sel, obj)
 	case *upstream.UpdateMarginMode:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateMarginMode(ctx, w, sel, obj)
+		return x.directObject_UpdateMarginMode(ctx, w, sel, obj)
 	case *upstream.UnknownCommand:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UnknownCommand(ctx, w, sel, obj)
+		return x.directObject_UnknownCommand(ctx, w, sel, obj)
 	case *upstream.UndelegateSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UndelegateSubmission(ctx, w, sel, obj)
+		return x.directObject_UndelegateSubmission(ctx, w, sel, obj)
 	case *upstream.TransferFunds:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_TransferFunds(ctx, w, sel, obj)
+		return x.directObject_TransferFunds(ctx, w, sel, obj)
 	case *upstream.StopOrdersSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_StopOrdersSubmission(ctx, w, sel, obj)
+		return x.directObject_StopOrdersSubmission(ctx, w, sel, obj)
 	case *upstream.StopOrderCancellation:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_StopOrderCancellation(ctx, w, sel, obj)
+		return x.directObject_StopOrderCancellation(ctx, w, sel, obj)
 	case *upstream.StateVariableProposal:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_StateVariableProposal(ctx, w, sel, obj)
+		return x.directObject_StateVariableProposal(ctx, w, sel, obj)
 	case *upstream.ProtocolUpgradeProposal:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_ProtocolUpgradeProposal(ctx, w, sel, obj)
+		return x.directObject_ProtocolUpgradeProposal(ctx, w, sel, obj)
 	case *upstream.ProposalSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_ProposalSubmission(ctx, w, sel, obj)
+		return x.directObject_ProposalSubmission(ctx, w, sel, obj)
 	case *upstream.OrderSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_OrderSubmission(ctx, w, sel, obj)
+		return x.directObject_OrderSubmission(ctx, w, sel, obj)
 	case *upstream.OrderCancellation:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_OrderCancellation(ctx, w, sel, obj)
+		return x.directObject_OrderCancellation(ctx, w, sel, obj)
 	case *upstream.OrderAmendment:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_OrderAmendment(ctx, w, sel, obj)
+		return x.directObject_OrderAmendment(ctx, w, sel, obj)
 	case *upstream.OracleDataSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_OracleDataSubmission(ctx, w, sel, obj)
+		return x.directObject_OracleDataSubmission(ctx, w, sel, obj)
 	case *upstream.NodeVote:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NodeVote(ctx, w, sel, obj)
+		return x.directObject_NodeVote(ctx, w, sel, obj)
 	case *upstream.NodeSignature:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NodeSignature(ctx, w, sel, obj)
+		return x.directObject_NodeSignature(ctx, w, sel, obj)
 	case *upstream.LiquidityProvisionSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_LiquidityProvisionSubmission(ctx, w, sel, obj)
+		return x.directObject_LiquidityProvisionSubmission(ctx, w, sel, obj)
 	case *upstream.LiquidityProvisionCancellation:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_LiquidityProvisionCancellation(ctx, w, sel, obj)
+		return x.directObject_LiquidityProvisionCancellation(ctx, w, sel, obj)
 	case *upstream.LiquidityProvisionAmendment:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_LiquidityProvisionAmendment(ctx, w, sel, obj)
+		return x.directObject_LiquidityProvisionAmendment(ctx, w, sel, obj)
 	case *upstream.KeyRotateSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_KeyRotateSubmission(ctx, w, sel, obj)
+		return x.directObject_KeyRotateSubmission(ctx, w, sel, obj)
 	case *upstream.JoinTeam:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_JoinTeam(ctx, w, sel, obj)
+		return x.directObject_JoinTeam(ctx, w, sel, obj)
 	case *upstream.IssueSignatures:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_IssueSignatures(ctx, w, sel, obj)
+		return x.directObject_IssueSignatures(ctx, w, sel, obj)
 	case *upstream.EthereumKeyRotateSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_EthereumKeyRotateSubmission(ctx, w, sel, obj)
+		return x.directObject_EthereumKeyRotateSubmission(ctx, w, sel, obj)
 	case *upstream.DelegateSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_DelegateSubmission(ctx, w, sel, obj)
+		return x.directObject_DelegateSubmission(ctx, w, sel, obj)
 	case *upstream.CreateReferralSet:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_CreateReferralSet(ctx, w, sel, obj)
+		return x.directObject_CreateReferralSet(ctx, w, sel, obj)
 	case *upstream.ChainEvent:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_ChainEvent(ctx, w, sel, obj)
+		return x.directObject_ChainEvent(ctx, w, sel, obj)
 	case *upstream.CancelTransferFunds:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_CancelTransferFunds(ctx, w, sel, obj)
+		return x.directObject_CancelTransferFunds(ctx, w, sel, obj)
 	case *upstream.BatchProposalSubmission:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_BatchProposalSubmission(ctx, w, sel, obj)
+		return x.directObject_BatchProposalSubmission(ctx, w, sel, obj)
 	case *upstream.BatchMarketInstructions:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_BatchMarketInstructions(ctx, w, sel, obj)
+		return x.directObject_BatchMarketInstructions(ctx, w, sel, obj)
 	case *upstream.ApplyReferralCode:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_ApplyReferralCode(ctx, w, sel, obj)
+		return x.directObject_ApplyReferralCode(ctx, w, sel, obj)
 	case *upstream.AnnounceNode:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_AnnounceNode(ctx, w, sel, obj)
+		return x.directObject_AnnounceNode(ctx, w, sel, obj)
 	default:
 		if m, ok := obj.(graphql.Marshaler); ok {
 			m.MarshalGQL(&w.o.b)
@@ -8558,17 +8558,17 @@ func (x *fxState) fxo_Command(ctx context.Context, w *fxWalk, sel ast.SelectionS
 	}
 }
 
-func (x *fxState) fxo_Node(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj model.Node) bool {
+func (x *directState) directObject_Node(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj model.Node) bool {
 	switch obj := (obj).(type) {
 	case nil:
 		return false
 	case upstream.Asset:
-		return x.fxo_Asset(ctx, w, sel, &obj)
+		return x.directObject_Asset(ctx, w, sel, &obj)
 	case *upstream.Asset:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_Asset(ctx, w, sel, obj)
+		return x.directObject_Asset(ctx, w, sel, obj)
 	default:
 		if m, ok := obj.(graphql.Marshaler); ok {
 			m.MarshalGQL(&w.o.b)
@@ -8578,7 +8578,7 @@ func (x *fxState) fxo_Node(ctx context.Context, w *fxWalk, sel ast.SelectionSet,
 	}
 }
 
-func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj upstream.ProposalChangeKind) bool {
+func (x *directState) directObject_ProposalChangeKind(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj upstream.ProposalChangeKind) bool {
 	switch obj := (obj).(type) {
 	case nil:
 		return false
@@ -8586,72 +8586,72 @@ func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, w *fxWalk, sel ast
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateVolumeDiscountProgram(ctx, w, sel, obj)
+		return x.directObject_UpdateVolumeDiscountProgram(ctx, w, sel, obj)
 	case *upstream.UpdateSpotMarket:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateSpotMarket(ctx, w, sel, obj)
+		return x.directObject_UpdateSpotMarket(ctx, w, sel, obj)
 	case *upstream.UpdateReferralProgram:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateReferralProgram(ctx, w, sel, obj)
+		return x.directObject_UpdateReferralProgram(ctx, w, sel, obj)
 	case *upstream.UpdateNetworkParameter:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateNetworkParameter(ctx, w, sel, obj)
+		return x.directObject_UpdateNetworkParameter(ctx, w, sel, obj)
 	case *upstream.UpdateMarketState:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateMarketState(ctx, w, sel, obj)
+		return x.directObject_UpdateMarketState(ctx, w, sel, obj)
 	case *upstream.UpdateMarket:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateMarket(ctx, w, sel, obj)
+		return x.directObject_UpdateMarket(ctx, w, sel, obj)
 	case *upstream.UpdateAsset:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UpdateAsset(ctx, w, sel, obj)
+		return x.directObject_UpdateAsset(ctx, w, sel, obj)
 	case *upstream.UnknownProposalChange:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_UnknownProposalChange(ctx, w, sel, obj)
+		return x.directObject_UnknownProposalChange(ctx, w, sel, obj)
 	case *upstream.NewTransfer:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NewTransfer(ctx, w, sel, obj)
+		return x.directObject_NewTransfer(ctx, w, sel, obj)
 	case *upstream.NewSpotMarket:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NewSpotMarket(ctx, w, sel, obj)
+		return x.directObject_NewSpotMarket(ctx, w, sel, obj)
 	case *upstream.NewMarket:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NewMarket(ctx, w, sel, obj)
+		return x.directObject_NewMarket(ctx, w, sel, obj)
 	case *upstream.NewFreeform:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NewFreeform(ctx, w, sel, obj)
+		return x.directObject_NewFreeform(ctx, w, sel, obj)
 	case *upstream.NewAsset:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_NewAsset(ctx, w, sel, obj)
+		return x.directObject_NewAsset(ctx, w, sel, obj)
 	case *upstream.CancelTransfer:
 		if obj == nil {
 			return false
 		}
-		return x.fxo_CancelTransfer(ctx, w, sel, obj)
+		return x.directObject_CancelTransfer(ctx, w, sel, obj)
 	default:
 		if m, ok := obj.(graphql.Marshaler); ok {
 			m.MarshalGQL(&w.o.b)
@@ -8661,16 +8661,16 @@ func (x *fxState) fxo_ProposalChangeKind(ctx context.Context, w *fxWalk, sel ast
 	}
 }
 
-func (x *fxState) fxmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Asset) bool {
+func (x *directState) directmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Asset) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_Asset(ctx, w, sel, v)
+	return x.directObject_Asset(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []model.AssetEdge) bool {
+func (x *directState) directmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []model.AssetEdge) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8679,7 +8679,7 @@ func (x *fxState) fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgra
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_AssetEdge(ctx, w, sel, &v[i]) {
+		if !x.directObject_AssetEdge(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8688,7 +8688,7 @@ func (x *fxState) fxmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgra
 	return true
 }
 
-func (x *fxState) fxmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.BenefitTier) bool {
+func (x *directState) directmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.BenefitTier) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8697,7 +8697,7 @@ func (x *fxState) fxmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋu
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_BenefitTier(ctx, w, sel, &v[i]) {
+		if !x.directObject_BenefitTier(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8706,7 +8706,7 @@ func (x *fxState) fxmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋu
 	return true
 }
 
-func (x *fxState) fxmarshalNBoolean2bool(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v bool) bool {
+func (x *directState) directmarshalNBoolean2bool(ctx context.Context, w *directWalk, sel ast.SelectionSet, v bool) bool {
 	o := w.o
 	_ = o
 	_ = sel
@@ -8714,7 +8714,7 @@ func (x *fxState) fxmarshalNBoolean2bool(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Condition) bool {
+func (x *directState) directmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Condition) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8723,7 +8723,7 @@ func (x *fxState) fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋups
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_Condition(ctx, w, sel, &v[i]) {
+		if !x.directObject_Condition(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8732,7 +8732,7 @@ func (x *fxState) fxmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋups
 	return true
 }
 
-func (x *fxState) fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.DataSourceDefinition) bool {
+func (x *directState) directmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.DataSourceDefinition) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8741,7 +8741,7 @@ func (x *fxState) fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋga
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_DataSourceDefinition(ctx, w, sel, &v[i]) {
+		if !x.directObject_DataSourceDefinition(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8750,16 +8750,16 @@ func (x *fxState) fxmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋga
 	return true
 }
 
-func (x *fxState) fxmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Delegation) bool {
+func (x *directState) directmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Delegation) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_Delegation(ctx, w, sel, v)
+	return x.directObject_Delegation(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []model.DelegationEdge) bool {
+func (x *directState) directmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []model.DelegationEdge) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8768,7 +8768,7 @@ func (x *fxState) fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgateway�
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_DelegationEdge(ctx, w, sel, &v[i]) {
+		if !x.directObject_DelegationEdge(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8777,7 +8777,7 @@ func (x *fxState) fxmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgateway�
 	return true
 }
 
-func (x *fxState) fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Filter) bool {
+func (x *directState) directmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Filter) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8786,7 +8786,7 @@ func (x *fxState) fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_Filter(ctx, w, sel, &v[i]) {
+		if !x.directObject_Filter(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8795,7 +8795,7 @@ func (x *fxState) fxmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
-func (x *fxState) fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Float64) bool {
+func (x *directState) directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Float64) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -8806,16 +8806,16 @@ func (x *fxState) fxmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstream�
 	return true
 }
 
-func (x *fxState) fxmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.FundingPayment) bool {
+func (x *directState) directmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.FundingPayment) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_FundingPayment(ctx, w, sel, v)
+	return x.directObject_FundingPayment(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []model.FundingPaymentEdge) bool {
+func (x *directState) directmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []model.FundingPaymentEdge) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8824,7 +8824,7 @@ func (x *fxState) fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgate
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_FundingPaymentEdge(ctx, w, sel, &v[i]) {
+		if !x.directObject_FundingPaymentEdge(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8833,7 +8833,7 @@ func (x *fxState) fxmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgate
 	return true
 }
 
-func (x *fxState) fxmarshalNID2string(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v string) bool {
+func (x *directState) directmarshalNID2string(ctx context.Context, w *directWalk, sel ast.SelectionSet, v string) bool {
 	o := w.o
 	_ = o
 	_ = sel
@@ -8841,7 +8841,7 @@ func (x *fxState) fxmarshalNID2string(ctx context.Context, w *fxWalk, sel ast.Se
 	return true
 }
 
-func (x *fxState) fxmarshalNID2ᚕstringᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []string) bool {
+func (x *directState) directmarshalNID2ᚕstringᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []string) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8849,7 +8849,7 @@ func (x *fxState) fxmarshalNID2ᚕstringᚄ(ctx context.Context, w *fxWalk, sel 
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		if !x.fxmarshalNID2string(ctx, w, sel, v[i]) {
+		if !x.directmarshalNID2string(ctx, w, sel, v[i]) {
 			return false
 		}
 	}
@@ -8857,7 +8857,7 @@ func (x *fxState) fxmarshalNID2ᚕstringᚄ(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Int32) bool {
+func (x *directState) directmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Int32) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -8868,7 +8868,7 @@ func (x *fxState) fxmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐI
 	return true
 }
 
-func (x *fxState) fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Int64) bool {
+func (x *directState) directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Int64) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -8879,7 +8879,7 @@ func (x *fxState) fxmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstream�
 	return true
 }
 
-func (x *fxState) fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.InternalTimeTrigger) bool {
+func (x *directState) directmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.InternalTimeTrigger) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8888,7 +8888,7 @@ func (x *fxState) fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgat
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_InternalTimeTrigger(ctx, w, sel, &v[i]) {
+		if !x.directObject_InternalTimeTrigger(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8897,7 +8897,7 @@ func (x *fxState) fxmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgat
 	return true
 }
 
-func (x *fxState) fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.RawJSON) bool {
+func (x *directState) directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.RawJSON) bool {
 	o := w.o
 	_ = o
 	if v == nil {
@@ -8911,7 +8911,7 @@ func (x *fxState) fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐ
 	return true
 }
 
-func (x *fxState) fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.RawJSON) bool {
+func (x *directState) directmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.RawJSON) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8919,7 +8919,7 @@ func (x *fxState) fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstream
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		if !x.fxmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, sel, v[i]) {
+		if !x.directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, sel, v[i]) {
 			return false
 		}
 	}
@@ -8927,25 +8927,7 @@ func (x *fxState) fxmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstream
 	return true
 }
 
-func (x *fxState) fxmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.KeyValueBundle) bool {
-	o := w.o
-	_ = o
-	o.b.WriteByte('[')
-	for i := range v {
-		if i > 0 {
-			o.b.WriteByte(',')
-		}
-		w.pushIndex(i)
-		if !x.fxo_KeyValueBundle(ctx, w, sel, &v[i]) {
-			return false
-		}
-		w.pop()
-	}
-	o.b.WriteByte(']')
-	return true
-}
-
-func (x *fxState) fxmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Metadata) bool {
+func (x *directState) directmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.KeyValueBundle) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8954,7 +8936,7 @@ func (x *fxState) fxmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupst
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_Metadata(ctx, w, sel, &v[i]) {
+		if !x.directObject_KeyValueBundle(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8963,7 +8945,7 @@ func (x *fxState) fxmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupst
 	return true
 }
 
-func (x *fxState) fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Normaliser) bool {
+func (x *directState) directmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Metadata) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8972,7 +8954,7 @@ func (x *fxState) fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋup
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_Normaliser(ctx, w, sel, &v[i]) {
+		if !x.directObject_Metadata(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8981,7 +8963,7 @@ func (x *fxState) fxmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋup
 	return true
 }
 
-func (x *fxState) fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.OrderAmendment) bool {
+func (x *directState) directmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Normaliser) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -8990,7 +8972,7 @@ func (x *fxState) fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgateway�
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_OrderAmendment(ctx, w, sel, &v[i]) {
+		if !x.directObject_Normaliser(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -8999,7 +8981,7 @@ func (x *fxState) fxmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgateway�
 	return true
 }
 
-func (x *fxState) fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.OrderCancellation) bool {
+func (x *directState) directmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.OrderAmendment) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9008,7 +8990,7 @@ func (x *fxState) fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatew
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_OrderCancellation(ctx, w, sel, &v[i]) {
+		if !x.directObject_OrderAmendment(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9017,7 +8999,7 @@ func (x *fxState) fxmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatew
 	return true
 }
 
-func (x *fxState) fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.OrderSubmission) bool {
+func (x *directState) directmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.OrderCancellation) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9026,7 +9008,7 @@ func (x *fxState) fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgateway
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_OrderSubmission(ctx, w, sel, &v[i]) {
+		if !x.directObject_OrderCancellation(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9035,25 +9017,43 @@ func (x *fxState) fxmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgateway
 	return true
 }
 
-func (x *fxState) fxmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.PageInfo) bool {
+func (x *directState) directmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.OrderSubmission) bool {
+	o := w.o
+	_ = o
+	o.b.WriteByte('[')
+	for i := range v {
+		if i > 0 {
+			o.b.WriteByte(',')
+		}
+		w.pushIndex(i)
+		if !x.directObject_OrderSubmission(ctx, w, sel, &v[i]) {
+			return false
+		}
+		w.pop()
+	}
+	o.b.WriteByte(']')
+	return true
+}
+
+func (x *directState) directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *model.PageInfo) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_PageInfo(ctx, w, sel, v)
+	return x.directObject_PageInfo(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Party) bool {
+func (x *directState) directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Party) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_Party(ctx, w, sel, v)
+	return x.directObject_Party(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.PriceMonitoringTrigger) bool {
+func (x *directState) directmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.PriceMonitoringTrigger) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9062,7 +9062,7 @@ func (x *fxState) fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋ
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_PriceMonitoringTrigger(ctx, w, sel, &v[i]) {
+		if !x.directObject_PriceMonitoringTrigger(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9071,7 +9071,7 @@ func (x *fxState) fxmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋ
 	return true
 }
 
-func (x *fxState) fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.ProposalChange) bool {
+func (x *directState) directmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.ProposalChange) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9080,7 +9080,7 @@ func (x *fxState) fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgateway�
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_ProposalChange(ctx, w, sel, &v[i]) {
+		if !x.directObject_ProposalChange(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9089,7 +9089,7 @@ func (x *fxState) fxmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgateway�
 	return true
 }
 
-func (x *fxState) fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.RankTable) bool {
+func (x *directState) directmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.RankTable) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9098,7 +9098,7 @@ func (x *fxState) fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋups
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_RankTable(ctx, w, sel, &v[i]) {
+		if !x.directObject_RankTable(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9107,7 +9107,7 @@ func (x *fxState) fxmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋups
 	return true
 }
 
-func (x *fxState) fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.Signer) bool {
+func (x *directState) directmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Signer) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9116,7 +9116,7 @@ func (x *fxState) fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_Signer(ctx, w, sel, &v[i]) {
+		if !x.directObject_Signer(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9125,7 +9125,7 @@ func (x *fxState) fxmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
-func (x *fxState) fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.SpecBindingForCompositePrice) bool {
+func (x *directState) directmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.SpecBindingForCompositePrice) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9134,7 +9134,7 @@ func (x *fxState) fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtrade
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_SpecBindingForCompositePrice(ctx, w, sel, &v[i]) {
+		if !x.directObject_SpecBindingForCompositePrice(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9143,7 +9143,7 @@ func (x *fxState) fxmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtrade
 	return true
 }
 
-func (x *fxState) fxmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.StakingTier) bool {
+func (x *directState) directmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.StakingTier) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9152,7 +9152,7 @@ func (x *fxState) fxmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋu
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_StakingTier(ctx, w, sel, &v[i]) {
+		if !x.directObject_StakingTier(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9161,7 +9161,7 @@ func (x *fxState) fxmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋu
 	return true
 }
 
-func (x *fxState) fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.StopOrderCancellation) bool {
+func (x *directState) directmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.StopOrderCancellation) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9170,7 +9170,7 @@ func (x *fxState) fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋg
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_StopOrderCancellation(ctx, w, sel, &v[i]) {
+		if !x.directObject_StopOrderCancellation(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9179,7 +9179,7 @@ func (x *fxState) fxmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋg
 	return true
 }
 
-func (x *fxState) fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.StopOrdersSubmission) bool {
+func (x *directState) directmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.StopOrdersSubmission) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9188,7 +9188,7 @@ func (x *fxState) fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋga
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_StopOrdersSubmission(ctx, w, sel, &v[i]) {
+		if !x.directObject_StopOrdersSubmission(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9197,7 +9197,7 @@ func (x *fxState) fxmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋga
 	return true
 }
 
-func (x *fxState) fxmarshalNString2string(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v string) bool {
+func (x *directState) directmarshalNString2string(ctx context.Context, w *directWalk, sel ast.SelectionSet, v string) bool {
 	o := w.o
 	_ = o
 	_ = sel
@@ -9205,7 +9205,7 @@ func (x *fxState) fxmarshalNString2string(ctx context.Context, w *fxWalk, sel as
 	return true
 }
 
-func (x *fxState) fxmarshalNString2ᚕstringᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []string) bool {
+func (x *directState) directmarshalNString2ᚕstringᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []string) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9213,7 +9213,7 @@ func (x *fxState) fxmarshalNString2ᚕstringᚄ(ctx context.Context, w *fxWalk, 
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
-		if !x.fxmarshalNString2string(ctx, w, sel, v[i]) {
+		if !x.directmarshalNString2string(ctx, w, sel, v[i]) {
 			return false
 		}
 	}
@@ -9221,16 +9221,16 @@ func (x *fxState) fxmarshalNString2ᚕstringᚄ(ctx context.Context, w *fxWalk, 
 	return true
 }
 
-func (x *fxState) fxmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Transaction) bool {
+func (x *directState) directmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Transaction) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_Transaction(ctx, w, sel, v)
+	return x.directObject_Transaction(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []model.TransactionEdge) bool {
+func (x *directState) directmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []model.TransactionEdge) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9239,7 +9239,7 @@ func (x *fxState) fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgateway
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_TransactionEdge(ctx, w, sel, &v[i]) {
+		if !x.directObject_TransactionEdge(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9248,7 +9248,7 @@ func (x *fxState) fxmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgateway
 	return true
 }
 
-func (x *fxState) fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Uint64) bool {
+func (x *directState) directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Uint64) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9259,7 +9259,7 @@ func (x *fxState) fxmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstream�
 	return true
 }
 
-func (x *fxState) fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.UpdateMarginMode) bool {
+func (x *directState) directmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.UpdateMarginMode) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9268,7 +9268,7 @@ func (x *fxState) fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewa
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_UpdateMarginMode(ctx, w, sel, &v[i]) {
+		if !x.directObject_UpdateMarginMode(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9277,16 +9277,16 @@ func (x *fxState) fxmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewa
 	return true
 }
 
-func (x *fxState) fxmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ValidatorNode) bool {
+func (x *directState) directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ValidatorNode) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		return false
 	}
-	return x.fxo_ValidatorNode(ctx, w, sel, v)
+	return x.directObject_ValidatorNode(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.VectorValue) bool {
+func (x *directState) directmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.VectorValue) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9295,7 +9295,7 @@ func (x *fxState) fxmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋu
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_VectorValue(ctx, w, sel, &v[i]) {
+		if !x.directObject_VectorValue(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9304,7 +9304,7 @@ func (x *fxState) fxmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋu
 	return true
 }
 
-func (x *fxState) fxmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v []upstream.VolumeBenefitTier) bool {
+func (x *directState) directmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.VolumeBenefitTier) bool {
 	o := w.o
 	_ = o
 	o.b.WriteByte('[')
@@ -9313,7 +9313,7 @@ func (x *fxState) fxmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatew
 			o.b.WriteByte(',')
 		}
 		w.pushIndex(i)
-		if !x.fxo_VolumeBenefitTier(ctx, w, sel, &v[i]) {
+		if !x.directObject_VolumeBenefitTier(ctx, w, sel, &v[i]) {
 			return false
 		}
 		w.pop()
@@ -9322,7 +9322,7 @@ func (x *fxState) fxmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatew
 	return true
 }
 
-func (x *fxState) fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.AccountType) bool {
+func (x *directState) directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.AccountType) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9333,37 +9333,37 @@ func (x *fxState) fxmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupst
 	return true
 }
 
-func (x *fxState) fxmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Asset) bool {
+func (x *directState) directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Asset) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Asset(ctx, w, sel, v)
+	return x.directObject_Asset(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.AssetConnection) bool {
+func (x *directState) directmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *model.AssetConnection) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_AssetConnection(ctx, w, sel, v)
+	return x.directObject_AssetConnection(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.AssetDetails) bool {
+func (x *directState) directmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.AssetDetails) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_AssetDetails(ctx, w, sel, v)
+	return x.directObject_AssetDetails(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.AssetStatus) bool {
+func (x *directState) directmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.AssetStatus) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9374,17 +9374,17 @@ func (x *fxState) fxmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupst
 	return true
 }
 
-func (x *fxState) fxmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBatchProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BatchProposalTerms) bool {
+func (x *directState) directmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBatchProposalTerms(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.BatchProposalTerms) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_BatchProposalTerms(ctx, w, sel, v)
+	return x.directObject_BatchProposalTerms(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOBoolean2ᚖbool(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *bool) bool {
+func (x *directState) directmarshalOBoolean2ᚖbool(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *bool) bool {
 	o := w.o
 	_ = o
 	if v == nil {
@@ -9396,77 +9396,77 @@ func (x *fxState) fxmarshalOBoolean2ᚖbool(ctx context.Context, w *fxWalk, sel 
 	return true
 }
 
-func (x *fxState) fxmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAsset) bool {
+func (x *directState) directmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.BuiltinAsset) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_BuiltinAsset(ctx, w, sel, v)
+	return x.directObject_BuiltinAsset(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetDeposit) bool {
+func (x *directState) directmarshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetDeposit) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_BuiltinAssetDeposit(ctx, w, sel, v)
+	return x.directObject_BuiltinAssetDeposit(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetEvent) bool {
+func (x *directState) directmarshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetEvent) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_BuiltinAssetEvent(ctx, w, sel, v)
+	return x.directObject_BuiltinAssetEvent(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetWithdrawal) bool {
+func (x *directState) directmarshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.BuiltinAssetWithdrawal) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_BuiltinAssetWithdrawal(ctx, w, sel, v)
+	return x.directObject_BuiltinAssetWithdrawal(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.CancelTransferConfiguration) bool {
+func (x *directState) directmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.CancelTransferConfiguration) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_CancelTransferConfiguration(ctx, w, sel, v)
+	return x.directObject_CancelTransferConfiguration(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.CommandKind) bool {
+func (x *directState) directmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.CommandKind) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Command(ctx, w, sel, v)
+	return x.directObject_Command(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.CompositePriceConfiguration) bool {
+func (x *directState) directmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.CompositePriceConfiguration) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_CompositePriceConfiguration(ctx, w, sel, v)
+	return x.directObject_CompositePriceConfiguration(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.CompositePriceType) bool {
+func (x *directState) directmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceType(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.CompositePriceType) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9477,7 +9477,7 @@ func (x *fxState) fxmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgateway
 	return true
 }
 
-func (x *fxState) fxmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.ConditionOperator) bool {
+func (x *directState) directmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.ConditionOperator) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9488,107 +9488,107 @@ func (x *fxState) fxmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgateway�
 	return true
 }
 
-func (x *fxState) fxmarshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.CreateReferralSetTeam) bool {
+func (x *directState) directmarshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.CreateReferralSetTeam) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_CreateReferralSetTeam(ctx, w, sel, v)
+	return x.directObject_CreateReferralSetTeam(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinition) bool {
+func (x *directState) directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinition) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceDefinition(ctx, w, sel, v)
+	return x.directObject_DataSourceDefinition(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceDefinitionExternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionExternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinitionExternal) bool {
+func (x *directState) directmarshalODataSourceDefinitionExternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionExternal(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinitionExternal) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceDefinitionExternal(ctx, w, sel, v)
+	return x.directObject_DataSourceDefinitionExternal(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceDefinitionInternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionInternal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinitionInternal) bool {
+func (x *directState) directmarshalODataSourceDefinitionInternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionInternal(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.DataSourceDefinitionInternal) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceDefinitionInternal(ctx, w, sel, v)
+	return x.directObject_DataSourceDefinitionInternal(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecConfiguration) bool {
+func (x *directState) directmarshalODataSourceSpecConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecConfiguration) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecConfiguration(ctx, w, sel, v)
+	return x.directObject_DataSourceSpecConfiguration(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecConfigurationTime2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTime(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecConfigurationTime) bool {
+func (x *directState) directmarshalODataSourceSpecConfigurationTime2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTime(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecConfigurationTime) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecConfigurationTime(ctx, w, sel, v)
+	return x.directObject_DataSourceSpecConfigurationTime(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecConfigurationTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
+func (x *directState) directmarshalODataSourceSpecConfigurationTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecConfigurationTimeTrigger(ctx, w, sel, v)
+	return x.directObject_DataSourceSpecConfigurationTimeTrigger(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecToFutureBinding) bool {
+func (x *directState) directmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecToFutureBinding) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecToFutureBinding(ctx, w, sel, v)
+	return x.directObject_DataSourceSpecToFutureBinding(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecToPerpetualBinding) bool {
+func (x *directState) directmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.DataSourceSpecToPerpetualBinding) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DataSourceSpecToPerpetualBinding(ctx, w, sel, v)
+	return x.directObject_DataSourceSpecToPerpetualBinding(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.DelegationConnection) bool {
+func (x *directState) directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *model.DelegationConnection) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DelegationConnection(ctx, w, sel, v)
+	return x.directObject_DelegationConnection(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.DispatchMetric) bool {
+func (x *directState) directmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.DispatchMetric) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9599,17 +9599,17 @@ func (x *fxState) fxmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋu
 	return true
 }
 
-func (x *fxState) fxmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.DispatchStrategy) bool {
+func (x *directState) directmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.DispatchStrategy) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_DispatchStrategy(ctx, w, sel, v)
+	return x.directObject_DispatchStrategy(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDistributionStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.DistributionStrategy) bool {
+func (x *directState) directmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDistributionStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.DistributionStrategy) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9620,127 +9620,127 @@ func (x *fxState) fxmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatew
 	return true
 }
 
-func (x *fxState) fxmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20) bool {
+func (x *directState) directmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20(ctx, w, sel, v)
+	return x.directObject_ERC20(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20AssetDelist) bool {
+func (x *directState) directmarshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20AssetDelist) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20AssetDelist(ctx, w, sel, v)
+	return x.directObject_ERC20AssetDelist(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20AssetLimitsUpdated) bool {
+func (x *directState) directmarshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20AssetLimitsUpdated) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20AssetLimitsUpdated(ctx, w, sel, v)
+	return x.directObject_ERC20AssetLimitsUpdated(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20AssetList) bool {
+func (x *directState) directmarshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20AssetList) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20AssetList(ctx, w, sel, v)
+	return x.directObject_ERC20AssetList(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20Deposit) bool {
+func (x *directState) directmarshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20Deposit) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20Deposit(ctx, w, sel, v)
+	return x.directObject_ERC20Deposit(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20Event) bool {
+func (x *directState) directmarshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20Event) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20Event(ctx, w, sel, v)
+	return x.directObject_ERC20Event(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20MultiSigEvent) bool {
+func (x *directState) directmarshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20MultiSigEvent) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20MultiSigEvent(ctx, w, sel, v)
+	return x.directObject_ERC20MultiSigEvent(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20SignerAdded) bool {
+func (x *directState) directmarshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20SignerAdded) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20SignerAdded(ctx, w, sel, v)
+	return x.directObject_ERC20SignerAdded(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20SignerRemoved) bool {
+func (x *directState) directmarshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20SignerRemoved) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20SignerRemoved(ctx, w, sel, v)
+	return x.directObject_ERC20SignerRemoved(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20ThresholdSet) bool {
+func (x *directState) directmarshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20ThresholdSet) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20ThresholdSet(ctx, w, sel, v)
+	return x.directObject_ERC20ThresholdSet(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ERC20Withdrawal) bool {
+func (x *directState) directmarshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ERC20Withdrawal) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ERC20Withdrawal(ctx, w, sel, v)
+	return x.directObject_ERC20Withdrawal(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ETHAddress) bool {
+func (x *directState) directmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ETHAddress) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_ETHAddress(ctx, w, sel, v)
+	return x.directObject_ETHAddress(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.EntityScope) bool {
+func (x *directState) directmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.EntityScope) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9751,87 +9751,87 @@ func (x *fxState) fxmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupst
 	return true
 }
 
-func (x *fxState) fxmarshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Erc20WithdrawExt) bool {
+func (x *directState) directmarshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Erc20WithdrawExt) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Erc20WithdrawExt(ctx, w, sel, v)
+	return x.directObject_Erc20WithdrawExt(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthCallSpec) bool {
+func (x *directState) directmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.EthCallSpec) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_EthCallSpec(ctx, w, sel, v)
+	return x.directObject_EthCallSpec(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthCallTrigger) bool {
+func (x *directState) directmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.EthCallTrigger) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_EthCallTrigger(ctx, w, sel, v)
+	return x.directObject_EthCallTrigger(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthContractCallEvent) bool {
+func (x *directState) directmarshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.EthContractCallEvent) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_EthContractCallEvent(ctx, w, sel, v)
+	return x.directObject_EthContractCallEvent(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.EthTimeTrigger) bool {
+func (x *directState) directmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.EthTimeTrigger) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_EthTimeTrigger(ctx, w, sel, v)
+	return x.directObject_EthTimeTrigger(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.FundingPaymentConnection) bool {
+func (x *directState) directmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *model.FundingPaymentConnection) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_FundingPaymentConnection(ctx, w, sel, v)
+	return x.directObject_FundingPaymentConnection(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Future) bool {
+func (x *directState) directmarshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Future) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Future(ctx, w, sel, v)
+	return x.directObject_Future(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOGovernanceTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.GovernanceTransfer) bool {
+func (x *directState) directmarshalOGovernanceTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.GovernanceTransfer) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_GovernanceTransfer(ctx, w, sel, v)
+	return x.directObject_GovernanceTransfer(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransferType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.GovernanceTransferType) bool {
+func (x *directState) directmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransferType(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.GovernanceTransferType) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9842,7 +9842,7 @@ func (x *fxState) fxmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgat
 	return true
 }
 
-func (x *fxState) fxmarshalOID2ᚖstring(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *string) bool {
+func (x *directState) directmarshalOID2ᚖstring(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *string) bool {
 	o := w.o
 	_ = o
 	if v == nil {
@@ -9854,17 +9854,17 @@ func (x *fxState) fxmarshalOID2ᚖstring(ctx context.Context, w *fxWalk, sel ast
 	return true
 }
 
-func (x *fxState) fxmarshalOIcebergOpts2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIcebergOpts(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.IcebergOpts) bool {
+func (x *directState) directmarshalOIcebergOpts2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIcebergOpts(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.IcebergOpts) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_IcebergOpts(ctx, w, sel, v)
+	return x.directObject_IcebergOpts(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIndividualScope(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.IndividualScope) bool {
+func (x *directState) directmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIndividualScope(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.IndividualScope) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -9875,412 +9875,17 @@ func (x *fxState) fxmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋ
 	return true
 }
 
-func (x *fxState) fxmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Instrument) bool {
+func (x *directState) directmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Instrument) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Instrument(ctx, w, sel, v)
+	return x.directObject_Instrument(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.RawJSON) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LiquidationStrategy) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_LiquidationStrategy(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOLiquidityFeeMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeMethod(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.LiquidityFeeMethod) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LiquidityFeeSettings) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_LiquidityFeeSettings(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LiquidityMonitoringParameters) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_LiquidityMonitoringParameters(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOLogNormalModelParams2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalModelParams(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LogNormalModelParams) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_LogNormalModelParams(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.LogNormalRiskModel) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_LogNormalRiskModel(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarginMode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.MarginMode) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarketStateUpdateType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.MarketStateUpdateType) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.MatrixValue) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_MatrixValue(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.NetworkParameter) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_NetworkParameter(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalONewFutureMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewFutureMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.NewFutureMarketConfig) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_NewFutureMarketConfig(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalONewSpotMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewSpotMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.NewSpotMarketConfig) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_NewSpotMarketConfig(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v model.Node) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_Node(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.NodeSignatureKind) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.NodeVoteType) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.OneOffTransfer) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_OneOffTransfer(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.OracleSource) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.OrderSubmission) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_OrderSubmission(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOOrderType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.OrderType) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOPeggedOrder2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedOrder(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PeggedOrder) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_PeggedOrder(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.PeggedReference) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOPerpetual2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPerpetual(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Perpetual) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_Perpetual(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PriceMonitoringParameters) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_PriceMonitoringParameters(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOProofOfWork2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProofOfWork(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ProofOfWork) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_ProofOfWork(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOPropertyKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PropertyKey) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_PropertyKey(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOPropertyKeyType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKeyType(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.PropertyKeyType) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.ProposalChangeKind) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_ProposalChangeKind(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ProposalRationale) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_ProposalRationale(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ProposalTerms) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_ProposalTerms(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.PubKey) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_PubKey(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransfer(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.RecurringTransfer) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_RecurringTransfer(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.RecurringTransferFunds) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_RecurringTransferFunds(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ReferralProgramChanges) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_ReferralProgramChanges(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.ScalarValue) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_ScalarValue(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Side) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Signature) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_Signature(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SimpleRiskModel) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_SimpleRiskModel(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideSetting(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SizeOverrideSetting) bool {
+func (x *directState) directmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.RawJSON) bool {
 	o := w.o
 	_ = o
 	if v == nil {
@@ -10295,97 +9900,387 @@ func (x *fxState) fxmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgat
 	return true
 }
 
-func (x *fxState) fxmarshalOSizeOverrideValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SizeOverrideValue) bool {
+func (x *directState) directmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.LiquidationStrategy) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_SizeOverrideValue(ctx, w, sel, v)
+	return x.directObject_LiquidationStrategy(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SlaParameters) bool {
+func (x *directState) directmarshalOLiquidityFeeMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeMethod(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.LiquidityFeeMethod) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.LiquidityFeeSettings) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_SlaParameters(ctx, w, sel, v)
+	return x.directObject_LiquidityFeeSettings(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpot(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Spot) bool {
+func (x *directState) directmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.LiquidityMonitoringParameters) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_Spot(ctx, w, sel, v)
+	return x.directObject_LiquidityMonitoringParameters(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakeDeposited) bool {
+func (x *directState) directmarshalOLogNormalModelParams2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalModelParams(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.LogNormalModelParams) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_StakeDeposited(ctx, w, sel, v)
+	return x.directObject_LogNormalModelParams(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakeRemoved) bool {
+func (x *directState) directmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.LogNormalRiskModel) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_StakeRemoved(ctx, w, sel, v)
+	return x.directObject_LogNormalRiskModel(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakeTotalSupply) bool {
+func (x *directState) directmarshalOMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarginMode(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.MarginMode) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarketStateUpdateType(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.MarketStateUpdateType) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.MatrixValue) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_StakeTotalSupply(ctx, w, sel, v)
+	return x.directObject_MatrixValue(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StakingEvent) bool {
+func (x *directState) directmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.NetworkParameter) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_StakingEvent(ctx, w, sel, v)
+	return x.directObject_NetworkParameter(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StateValueProposal) bool {
+func (x *directState) directmarshalONewFutureMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewFutureMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.NewFutureMarketConfig) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_StateValueProposal(ctx, w, sel, v)
+	return x.directObject_NewFutureMarketConfig(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StateVarValue) bool {
+func (x *directState) directmarshalONewSpotMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewSpotMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.NewSpotMarketConfig) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_StateVarValue(ctx, w, sel, v)
+	return x.directObject_NewSpotMarketConfig(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StopOrderExpiryStrategy) bool {
+func (x *directState) directmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx context.Context, w *directWalk, sel ast.SelectionSet, v model.Node) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_Node(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.NodeSignatureKind) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.NodeVoteType) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.OneOffTransfer) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_OneOffTransfer(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.OracleSource) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.OrderSubmission) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_OrderSubmission(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOOrderType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderType(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.OrderType) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOPeggedOrder2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedOrder(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.PeggedOrder) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_PeggedOrder(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.PeggedReference) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOPerpetual2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPerpetual(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Perpetual) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_Perpetual(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.PriceMonitoringParameters) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_PriceMonitoringParameters(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOProofOfWork2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProofOfWork(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ProofOfWork) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_ProofOfWork(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOPropertyKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKey(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.PropertyKey) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_PropertyKey(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOPropertyKeyType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKeyType(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.PropertyKeyType) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.ProposalChangeKind) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_ProposalChangeKind(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ProposalRationale) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_ProposalRationale(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ProposalTerms) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_ProposalTerms(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.PubKey) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_PubKey(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.RecurringTransfer) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_RecurringTransfer(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.RecurringTransferFunds) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_RecurringTransferFunds(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ReferralProgramChanges) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_ReferralProgramChanges(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ScalarValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_ScalarValue(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Side) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Signature) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_Signature(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.SimpleRiskModel) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_SimpleRiskModel(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideSetting(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.SizeOverrideSetting) bool {
 	o := w.o
 	_ = o
 	if v == nil {
@@ -10400,17 +10295,122 @@ func (x *fxState) fxmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenet�
 	return true
 }
 
-func (x *fxState) fxmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.StopOrderSetup) bool {
+func (x *directState) directmarshalOSizeOverrideValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.SizeOverrideValue) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_StopOrderSetup(ctx, w, sel, v)
+	return x.directObject_SizeOverrideValue(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOString2ᚖstring(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *string) bool {
+func (x *directState) directmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.SlaParameters) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_SlaParameters(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpot(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Spot) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_Spot(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.StakeDeposited) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_StakeDeposited(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.StakeRemoved) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_StakeRemoved(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.StakeTotalSupply) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_StakeTotalSupply(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.StakingEvent) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_StakingEvent(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.StateValueProposal) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_StateValueProposal(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.StateVarValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_StateVarValue(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.StopOrderExpiryStrategy) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.StopOrderSetup) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_StopOrderSetup(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOString2ᚖstring(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *string) bool {
 	o := w.o
 	_ = o
 	if v == nil {
@@ -10422,27 +10422,27 @@ func (x *fxState) fxmarshalOString2ᚖstring(ctx context.Context, w *fxWalk, sel
 	return true
 }
 
-func (x *fxState) fxmarshalOSuccessorConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSuccessorConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.SuccessorConfiguration) bool {
+func (x *directState) directmarshalOSuccessorConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSuccessorConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.SuccessorConfiguration) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_SuccessorConfiguration(ctx, w, sel, v)
+	return x.directObject_SuccessorConfiguration(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.TargetStakeParameters) bool {
+func (x *directState) directmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.TargetStakeParameters) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_TargetStakeParameters(ctx, w, sel, v)
+	return x.directObject_TargetStakeParameters(ctx, w, sel, v)
 }
 
-func (x *fxState) fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.TimeInForce) bool {
+func (x *directState) directmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.TimeInForce) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -10453,7 +10453,7 @@ func (x *fxState) fxmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupst
 	return true
 }
 
-func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTime(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Time) bool {
+func (x *directState) directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTime(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Time) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -10464,7 +10464,7 @@ func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
-func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.UnixNanos) bool {
+func (x *directState) directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.UnixNanos) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -10475,7 +10475,7 @@ func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
-func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.UnixSeconds) bool {
+func (x *directState) directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.UnixSeconds) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -10486,22 +10486,7 @@ func (x *fxState) fxmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
-func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UnixNanos) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UnixSeconds) bool {
+func (x *directState) directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UnixNanos) bool {
 	o := w.o
 	_ = o
 	if v == nil {
@@ -10516,49 +10501,7 @@ func (x *fxState) fxmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋups
 	return true
 }
 
-func (x *fxState) fxmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Transaction) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_Transaction(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *model.TransactionConnection) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_TransactionConnection(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.TransactionVersion) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.Uint64) bool {
-	o := w.o
-	_ = o
-	mark := o.b.Len()
-	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
-		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, false)
-	}
-	return true
-}
-
-func (x *fxState) fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.Uint64) bool {
+func (x *directState) directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UnixSeconds) bool {
 	o := w.o
 	_ = o
 	if v == nil {
@@ -10573,7 +10516,27 @@ func (x *fxState) fxmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
-func (x *fxState) fxmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.UndelegateMethod) bool {
+func (x *directState) directmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Transaction) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_Transaction(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *model.TransactionConnection) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_TransactionConnection(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.TransactionVersion) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -10584,117 +10547,7 @@ func (x *fxState) fxmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgateway�
 	return true
 }
 
-func (x *fxState) fxmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateAssetConfiguration) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_UpdateAssetConfiguration(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOUpdateERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateERC20(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateERC20) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_UpdateERC20(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOUpdateFutureProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateFutureProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateFutureProduct) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_UpdateFutureProduct(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOUpdateInstrumentConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateInstrumentConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateInstrumentConfiguration) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_UpdateInstrumentConfiguration(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOUpdateMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketConfig(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateMarketConfig) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_UpdateMarketConfig(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOUpdateMarketStateConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketStateConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateMarketStateConfiguration) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_UpdateMarketStateConfiguration(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdatePerpetualProduct(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdatePerpetualProduct) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_UpdatePerpetualProduct(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateReferralSetTeam) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_UpdateReferralSetTeam(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.UpdateSpotMarketConfiguration) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_UpdateSpotMarketConfiguration(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.VectorValue) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_VectorValue(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) bool {
-	o := w.o
-	_ = o
-	if v == nil {
-		o.null()
-		return true
-	}
-	return x.fxo_VolumeDiscountProgramChanges(ctx, w, sel, v)
-}
-
-func (x *fxState) fxmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v upstream.VoteValue) bool {
+func (x *directState) directmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Uint64) bool {
 	o := w.o
 	_ = o
 	mark := o.b.Len()
@@ -10705,12 +10558,159 @@ func (x *fxState) fxmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstre
 	return true
 }
 
-func (x *fxState) fxmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v *upstream.WithdrawExt) bool {
+func (x *directState) directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Uint64) bool {
 	o := w.o
 	_ = o
 	if v == nil {
 		o.null()
 		return true
 	}
-	return x.fxo_WithdrawExt(ctx, w, sel, v)
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.UndelegateMethod) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UpdateAssetConfiguration) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_UpdateAssetConfiguration(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOUpdateERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateERC20(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UpdateERC20) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_UpdateERC20(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOUpdateFutureProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateFutureProduct(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UpdateFutureProduct) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_UpdateFutureProduct(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOUpdateInstrumentConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateInstrumentConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UpdateInstrumentConfiguration) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_UpdateInstrumentConfiguration(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOUpdateMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UpdateMarketConfig) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_UpdateMarketConfig(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOUpdateMarketStateConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketStateConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UpdateMarketStateConfiguration) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_UpdateMarketStateConfiguration(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdatePerpetualProduct(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UpdatePerpetualProduct) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_UpdatePerpetualProduct(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UpdateReferralSetTeam) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_UpdateReferralSetTeam(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.UpdateSpotMarketConfiguration) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_UpdateSpotMarketConfiguration(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.VectorValue) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_VectorValue(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.VolumeDiscountProgramChanges) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_VolumeDiscountProgramChanges(ctx, w, sel, v)
+}
+
+func (x *directState) directmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.VoteValue) bool {
+	o := w.o
+	_ = o
+	mark := o.b.Len()
+	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
+		o.b.Truncate(mark)
+		return x.fieldError(w, err, false, false)
+	}
+	return true
+}
+
+func (x *directState) directmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.WithdrawExt) bool {
+	o := w.o
+	_ = o
+	if v == nil {
+		o.null()
+		return true
+	}
+	return x.directObject_WithdrawExt(ctx, w, sel, v)
 }

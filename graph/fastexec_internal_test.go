@@ -17,7 +17,7 @@ func FuzzDirectStringMatchesGqlgen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		var want bytes.Buffer
 		graphql.MarshalString(s).MarshalGQL(&want)
-		var o fxOut
+		var o directOut
 		o.str(s)
 		if !bytes.Equal(o.b.Bytes(), want.Bytes()) {
 			t.Fatalf("%q: direct %q, gqlgen %q", s, o.b.Bytes(), want.Bytes())
@@ -28,9 +28,9 @@ func FuzzDirectStringMatchesGqlgen(f *testing.F) {
 // TestDirectScalarsMatchGqlgen: the writers the generator uses for
 // gqlgen's built-in scalars write what gqlgen's marshalers write.
 func TestDirectScalarsMatchGqlgen(t *testing.T) {
-	check := func(name string, direct func(o *fxOut), want graphql.Marshaler) {
+	check := func(name string, direct func(o *directOut), want graphql.Marshaler) {
 		t.Helper()
-		var o fxOut
+		var o directOut
 		direct(&o)
 		var w bytes.Buffer
 		want.MarshalGQL(&w)
@@ -39,23 +39,23 @@ func TestDirectScalarsMatchGqlgen(t *testing.T) {
 		}
 	}
 	for _, v := range []int64{0, 1, -1, 42, 1 << 31, -(1 << 31), 1<<63 - 1, -1 << 63} {
-		check("Int", func(o *fxOut) { o.int(v) }, graphql.MarshalInt64(v))
-		check("IntID", func(o *fxOut) { o.intQuoted(v) }, graphql.MarshalIntID(int(v)))
+		check("Int", func(o *directOut) { o.int(v) }, graphql.MarshalInt64(v))
+		check("IntID", func(o *directOut) { o.intQuoted(v) }, graphql.MarshalIntID(int(v)))
 	}
 	for _, v := range []bool{true, false} {
-		check("Boolean", func(o *fxOut) { o.bool(v) }, graphql.MarshalBoolean(v))
+		check("Boolean", func(o *directOut) { o.bool(v) }, graphql.MarshalBoolean(v))
 	}
 	for _, v := range []float64{0, 1, -1.5, 1e21, 1e-7, 123456789.125, 3.141592653589793} {
 		var want bytes.Buffer
 		if err := graphql.MarshalFloatContext(v).MarshalGQLContext(t.Context(), &want); err != nil {
 			t.Fatal(err)
 		}
-		var o fxOut
+		var o directOut
 		if err := o.float(v); err != nil || !bytes.Equal(o.b.Bytes(), want.Bytes()) {
 			t.Fatalf("Float %v: direct %q (%v), gqlgen %q", v, o.b.Bytes(), err, want.Bytes())
 		}
 	}
-	var o fxOut
+	var o directOut
 	if err := o.float(math.Inf(1)); err == nil {
 		t.Fatal("an infinite Float was written")
 	}

@@ -29,7 +29,7 @@ type Splice struct {
 }
 
 // escapedAppender appends a response's data, escaped for HTML as
-// json.Marshal would (fxData).
+// json.Marshal would (directData).
 type escapedAppender interface {
 	appendEscaped(dst []byte) []byte
 	size() int

@@ -115,21 +115,21 @@ func (g *gen) generate() (string, error) {
 
 // fn names the direct marshal function of t, asking for it to be written.
 func (g *gen) fn(t *config.TypeReference) string {
-	name := "fx" + t.MarshalFunc()
+	name := "direct" + t.MarshalFunc()
 	if !g.done[name] {
 		g.want[name] = t
 	}
 	return name
 }
 
-func objFn(name string) string { return "fxo_" + name }
+func objFn(name string) string { return "directObject_" + name }
 
 func (g *gen) object(o *codegen.Object) error {
 	recv := ""
 	if !o.Root {
 		recv = ", obj " + ref(o.Reference())
 	}
-	g.p("func (x *fxState) %s(ctx context.Context, w *fxWalk, sel ast.SelectionSet%s) bool {", objFn(o.Name), recv)
+	g.p("func (x *directState) %s(ctx context.Context, w *directWalk, sel ast.SelectionSet%s) bool {", objFn(o.Name), recv)
 	g.p("fields, ok := x.plan(w, sel, %s)", templates.LcFirst(o.Name)+"Implementors")
 	g.p("if !ok { return false }")
 	g.p("o := w.o")
@@ -189,7 +189,7 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 			w("if err != nil { return false }")
 			args = "args"
 		}
-		w("if !x.resolve(ctx, w, %q, %s, %t, func(ctx context.Context, fc *graphql.FieldContext, w *fxWalk) bool {", o.Name, args, nonNull)
+		w("if !x.resolve(ctx, w, %q, %s, %t, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {", o.Name, args, nonNull)
 		if len(f.Args) == 0 {
 			w("_ = fc")
 		}
@@ -244,7 +244,7 @@ func isStructObject(t *config.TypeReference) bool {
 }
 
 func (g *gen) iface(i *codegen.Interface) {
-	g.p("func (x *fxState) %s(ctx context.Context, w *fxWalk, sel ast.SelectionSet, obj %s) bool {", objFn(i.Name), ref(i.Type))
+	g.p("func (x *directState) %s(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj %s) bool {", objFn(i.Name), ref(i.Type))
 	g.p("switch obj := (obj).(type) {")
 	g.p("case nil:")
 	g.p("return false")
@@ -284,9 +284,9 @@ var builtin = map[string]string{
 // marshal writes the direct marshal function of one type reference,
 // mirroring gqlgen's type.gotpl case by case.
 func (g *gen) marshal(t *config.TypeReference) error {
-	name := "fx" + t.MarshalFunc()
+	name := "direct" + t.MarshalFunc()
 	nonNull := t.GQL.NonNull
-	g.p("func (x *fxState) %s(ctx context.Context, w *fxWalk, sel ast.SelectionSet, v %s) bool {", name, ref(t.GO))
+	g.p("func (x *directState) %s(ctx context.Context, w *directWalk, sel ast.SelectionSet, v %s) bool {", name, ref(t.GO))
 	g.p("o := w.o")
 	g.p("_ = o")
 	defer g.p("}\n")
