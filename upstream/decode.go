@@ -14,34 +14,21 @@ import (
 // UnmarshalJSON decodes (a one-of member, AnnounceNode) goes through
 // unmarshal.
 //
-// Why go-json: decoding the explorer's transactions dominated the gateway's
-// CPU (a profile of the heaviest query, BENCHMARKS.md "What changed in the
-// second round": about half of it in encoding/json, which validates the
-// whole input before decoding it, and validates each sub-document again on
-// every nested json.Unmarshal, so a command's one-of member was scanned
-// several times). With
-// github.com/goccy/go-json v0.12.0 (pure Go, MIT) for both the body and the
-// nested decodes, the sample service's pages of 50 and 1,000 transactions
-// decode about 4 times faster (BenchmarkDecodeSampleTransactions: 1.36 ms
-// to 0.30 ms, 27.6 ms to 7.1 ms; bench/heavy_test.go's page 3.05 ms to
-// 0.88 ms; sonic was slower here, 1.3 ms). The price is allocations: go-json
-// copies the bytes it hands to every UnmarshalJSON of a type outside the
-// standard library (a command object, each scalar and enum of the
-// package), about 10 more allocations per transaction.
+// It decodes with github.com/goccy/go-json, because decoding the
+// explorer's transactions dominated the gateway's CPU and go-json does it
+// several times faster than encoding/json (which validates every nested
+// document again); BenchmarkDecodeSampleTransactions measures it, and
+// BENCHMARKS.md has the figures. Its price is a few more allocations per
+// transaction.
 //
-// encoding/json stays the reference. go-json decodes as encoding/json does
-// (it says so, and TestDecoderMatchesEncodingJSON checks it on the sample
-// service's real bodies, one level of documents at a time: the bodies,
-// then the one-of members inside them, each decoded by gojson.Unmarshal
-// and by json.Unmarshal directly; nothing here switches decoders for
-// tests), but whenever it fails, with an error or a
-// panic, the same bytes are decoded again by encoding/json, whose result
-// and error are the ones returned. So every error is exactly what it was
-// before go-json: its type (*json.UnmarshalTypeError, *json.SyntaxError,
-// which callers and tests inspect), its text and its field path, since
-// go-json's error types are its own and its texts follow a newer
-// encoding/json. Errors are rare (a broken upstream), so decoding them
-// twice costs nothing that matters.
+// encoding/json stays the reference. go-json decodes as it does
+// (TestDecoderMatchesEncodingJSON checks it on the sample service's real
+// bodies, level by level), and whenever go-json fails, with an error or a
+// panic, encoding/json decodes the same bytes again and its result and
+// error are the ones returned: every error keeps encoding/json's types
+// (*json.UnmarshalTypeError, *json.SyntaxError), texts and field paths,
+// which callers and tests inspect. Errors are rare (a broken upstream), so
+// decoding them twice costs nothing that matters.
 
 // unmarshal decodes data into v, a non-nil pointer, as json.Unmarshal does.
 //
