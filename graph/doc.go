@@ -24,6 +24,8 @@
 //
 // # Adding a field end to end
 //
+// docs/recipes.md names every file a new field touches; in this package:
+//
 //  1. Wire: add the field to the Go type in package upstream (types_*.go),
 //     tagged with its wire JSON name (omitempty if the wire omits it when
 //     unset), with a decoding test in upstream/types_test.go if its

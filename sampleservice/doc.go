@@ -45,6 +45,9 @@
 //
 // # Adding a command kind
 //
+// docs/recipes.md names every file a new command kind touches; here and
+// in package upstream:
+//
 //  1. In package upstream: its type (types_commands*.go) with its IsCommand
 //     method, and its member in commandMembers (types_transactions.go). Its
 //     json tags give its wire form (omitempty on a field the wire omits when
