@@ -101,11 +101,3 @@ func openCursor(keys *CursorKeys, arg, cursor string, list cursorList) ([]byte, 
 	}
 	return payload, nil
 }
-
-// truncate shortens s for quoting in an error message.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

@@ -17,6 +17,8 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
 	"github.com/vektah/gqlparser/v2/validator/rules"
+
+	"github.com/tradenet/gateway/internal/clip"
 )
 
 // Trusted documents: a manifest of the operations the gateway's clients
@@ -171,10 +173,10 @@ func decodeApolloManifest(data []byte) ([]*persistedDocument, error) {
 		return nil, fmt.Errorf("an Apollo persisted query manifest that does not read: %v", err)
 	}
 	if manifest.Format != apolloManifestFormat {
-		return nil, fmt.Errorf("format %q: want %q (or Relay's format: an object mapping each id to its text)", truncate(manifest.Format, 64), apolloManifestFormat)
+		return nil, fmt.Errorf("format %q: want %q (or Relay's format: an object mapping each id to its text)", clip.Cut(manifest.Format, 64), apolloManifestFormat)
 	}
 	if manifest.Version != "1" {
-		return nil, fmt.Errorf("version %s of Apollo's persisted query manifest: the gateway reads version 1", truncate(manifest.Version.String(), 16))
+		return nil, fmt.Errorf("version %s of Apollo's persisted query manifest: the gateway reads version 1", clip.Cut(manifest.Version.String(), 16))
 	}
 	docs := make([]*persistedDocument, 0, len(manifest.Operations))
 	for i, raw := range manifest.Operations {
@@ -196,7 +198,7 @@ func decodeApolloManifest(data []byte) ([]*persistedDocument, error) {
 		switch op.Type {
 		case "query", "mutation", "subscription", "":
 		default:
-			return nil, fmt.Errorf("document %q: type %q: want query, mutation or subscription", *op.ID, truncate(op.Type, 32))
+			return nil, fmt.Errorf("document %q: type %q: want query, mutation or subscription", *op.ID, clip.Cut(op.Type, 32))
 		}
 		docs = append(docs, &persistedDocument{ID: *op.ID, Name: op.Name, Body: *op.Body})
 	}

@@ -3,11 +3,12 @@ package graph
 import (
 	"context"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/tradenet/gateway/internal/clip"
 )
 
 // Serving persisted documents (the manifest: documents.go) and refusing
@@ -148,12 +149,12 @@ func (d documentLookup) byID(ctx context.Context, params *graphql.RawParams, id 
 		return apqInput("send either a document's id (documentId or doc_id) or the persistedQuery extension, not both")
 	case d.docs == nil:
 		d.refuse(RefusedUnknownID)
-		return apqInput(fmt.Sprintf("unknown document id %q: this gateway has no persisted documents (PERSISTED_DOCUMENTS is unset); send the query's text", truncateID(id)))
+		return apqInput(fmt.Sprintf("unknown document id %q: this gateway has no persisted documents (PERSISTED_DOCUMENTS is unset); send the query's text", clip.ID(id)))
 	}
 	doc := d.docs.byDocumentID(id)
 	if doc == nil {
 		d.refuse(RefusedUnknownID)
-		return apqInput(fmt.Sprintf("unknown document id %q: the gateway's persisted-document manifest does not list it; a client built with a newer manifest than the gateway's needs the gateway deployed with that manifest", truncateID(id)))
+		return apqInput(fmt.Sprintf("unknown document id %q: the gateway's persisted-document manifest does not list it; a client built with a newer manifest than the gateway's needs the gateway deployed with that manifest", clip.ID(id)))
 	}
 	d.serve(ctx, params, doc)
 	return nil
@@ -220,17 +221,3 @@ func (documentPolicy) count(hook func(string), label string) {
 
 // trustedOnlyMessage refuses a document the manifest does not list.
 const trustedOnlyMessage = "only trusted documents are accepted: this gateway runs the operations of its persisted-document manifest, sent by id (documentId, doc_id, or extensions.persistedQuery.sha256Hash) or as their exact text; to add one, add the operation to the client, generate the manifest again (relay-compiler with persistConfig, or generate-persisted-query-manifest) and deploy the gateway with it"
-
-// truncateID shortens a client's id quoted in an error message (cut at a
-// character).
-func truncateID(id string) string {
-	const max = 64
-	if len(id) <= max {
-		return id
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(id[cut]) {
-		cut--
-	}
-	return id[:cut] + "…"
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/tradenet/gateway/internal/clip"
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/upstream"
 )
@@ -242,7 +243,7 @@ func requestErrorMessage(msg string) (string, bool) {
 		if i := strings.Index(cause, " body:"); i >= 0 {
 			cause = cause[:i]
 		}
-		return "the request body is not a GraphQL request in JSON (" + truncate(cause, 200) + "); send {\"query\": …, \"variables\": {…}}", true
+		return "the request body is not a GraphQL request in JSON (" + clip.Cut(cause, 200) + "); send {\"query\": …, \"variables\": {…}}", true
 	case strings.HasPrefix(msg, "could not read request body"):
 		return "could not read the request body", true
 	}

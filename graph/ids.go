@@ -3,6 +3,8 @@ package graph
 import (
 	"math"
 	"strconv"
+
+	"github.com/tradenet/gateway/internal/clip"
 )
 
 // The data service's ids (parties, nodes, markets, assets) are 64
@@ -27,7 +29,7 @@ func checkID(arg, kind string, id *string) error {
 		return nil
 	}
 	if !isHexID(*id) {
-		return badInput("%s: %q is not a %s id; %s ids are 64 hexadecimal characters", arg, truncate(*id, 80), kind, kind)
+		return badInput("%s: %q is not a %s id; %s ids are 64 hexadecimal characters", arg, clip.Cut(*id, 80), kind, kind)
 	}
 	return nil
 }
@@ -39,7 +41,7 @@ func checkEpoch(arg string, epoch *string) error {
 		return nil
 	}
 	if n, err := strconv.ParseUint(*epoch, 10, 64); err != nil || n > math.MaxInt64 {
-		return badInput("%s: %q is not an epoch; epochs are integers from 0 to %d such as \"42\"", arg, truncate(*epoch, 80), int64(math.MaxInt64))
+		return badInput("%s: %q is not an epoch; epochs are integers from 0 to %d such as \"42\"", arg, clip.Cut(*epoch, 80), int64(math.MaxInt64))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tradenet/gateway/graph/model"
+	"github.com/tradenet/gateway/internal/clip"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -100,7 +101,7 @@ func unknownTypeString(arg, name string) error {
 		valid = append(valid, strconv.Quote(s))
 	}
 	return badInput("%s: %q is not a transaction type%s; use `types` (enum TransactionType) or one of the explorer's type strings, matched exactly: %s",
-		arg, truncate(name, 80), hint, strings.Join(valid, ", "))
+		arg, clip.Cut(name, 80), hint, strings.Join(valid, ", "))
 }
 
 // typeStrings are the explorer's `type` strings of each TransactionType
@@ -159,7 +160,7 @@ var typeOfString = func() map[string]upstream.TransactionType {
 // request's lookups of the same hash in any case (requestUpstream).
 func (r *Resolver) transaction(ctx context.Context, hash string) (*upstream.Transaction, error) {
 	if !isHexID(hash) {
-		return nil, badInput("hash: %q is not a transaction hash; hashes are 64 hexadecimal characters", truncate(hash, 80))
+		return nil, badInput("hash: %q is not a transaction hash; hashes are 64 hexadecimal characters", clip.Cut(hash, 80))
 	}
 	tx, err := r.upstreamFor(ctx).GetTransaction(ctx, hash)
 	switch {

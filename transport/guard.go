@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/clip"
 )
 
 // guardRequest answers the requests that gqlgen's transports would
@@ -44,7 +45,7 @@ func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) htt
 			case !isWebSocketUpgrade(r):
 				refuse(w, r, http.StatusBadRequest, "the only protocol upgrade served is WebSocket (GET with Upgrade: websocket, subprotocol graphql-transport-ws); send queries with POST or GET")
 			case !subs.originAllowed(r):
-				refuse(w, r, http.StatusForbidden, fmt.Sprintf("WebSocket connections from origin %q are not allowed (the CORS allowed origins apply)", truncate(r.Header.Get("Origin"), 128)))
+				refuse(w, r, http.StatusForbidden, fmt.Sprintf("WebSocket connections from origin %q are not allowed (the CORS allowed origins apply)", clip.Cut(r.Header.Get("Origin"), 128)))
 			default:
 				next.ServeHTTP(w, r)
 			}
@@ -54,12 +55,12 @@ func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) htt
 			// A page of another origin cannot read a stream (CORS), but
 			// its request would still open one: a subscription held for
 			// nobody. Refused as WebSocket upgrades are.
-			refuse(w, r, http.StatusForbidden, fmt.Sprintf("streams from origin %q are not allowed (the CORS allowed origins apply)", truncate(r.Header.Get("Origin"), 128)))
+			refuse(w, r, http.StatusForbidden, fmt.Sprintf("streams from origin %q are not allowed (the CORS allowed origins apply)", clip.Cut(r.Header.Get("Origin"), 128)))
 			return
 		}
 		if r.Method == http.MethodGet || r.Method == http.MethodPost {
 			if accept := r.Header.Get("Accept"); negotiate(accept) == mediaNone && preferredStream(accept) == streamNone {
-				refuse(w, r, http.StatusNotAcceptable, fmt.Sprintf("the Accept header %q admits no type the gateway answers in: accept application/graphql-response+json or application/json", truncate(accept, 128)))
+				refuse(w, r, http.StatusNotAcceptable, fmt.Sprintf("the Accept header %q admits no type the gateway answers in: accept application/graphql-response+json or application/json", clip.Cut(accept, 128)))
 				return
 			}
 		}
@@ -72,7 +73,7 @@ func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) htt
 		case http.MethodPost:
 			mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mediaType != "application/json" {
-				refuse(w, r, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %q: send the request as application/json ({\"query\": …, \"variables\": {…}})", truncate(r.Header.Get("Content-Type"), 64)))
+				refuse(w, r, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %q: send the request as application/json ({\"query\": …, \"variables\": {…}})", clip.Cut(r.Header.Get("Content-Type"), 64)))
 				return
 			}
 			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -139,14 +140,6 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, message string) 
 		Extensions: map[string]any{"code": graph.CodeBadUserInput},
 	}}})
 	_, _ = w.Write(body)
-}
-
-// truncate shortens a client's value quoted in a message.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // readBody is a request body guardRequest has read: its bytes, for the

@@ -8,12 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	coderws "github.com/coder/websocket"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/clip"
 )
 
 // The WebSocket transport of /graphql: graphql-transport-ws, the protocol
@@ -369,7 +369,7 @@ func (s *wsSession) subscribe(id string, params *graphql.RawParams) {
 	s.mu.Lock()
 	if _, dup := s.ops[id]; dup {
 		s.mu.Unlock()
-		s.end(wsCloseSubscriberExists, "Subscriber for "+truncateID(id)+" already exists", false)
+		s.end(wsCloseSubscriberExists, "Subscriber for "+clip.ID(id)+" already exists", false)
 		return
 	}
 	op := &wsOp{id: id}
@@ -553,7 +553,7 @@ func parseWSMessage(data []byte) (m wsIncoming, problem string) {
 	case "connection_ack", "next", "error":
 		return m, fmt.Sprintf("Unexpected message of type %s received", m.typ)
 	}
-	return m, fmt.Sprintf(`Invalid message received: unknown "type" %q`, truncateID(m.typ))
+	return m, fmt.Sprintf(`Invalid message received: unknown "type" %q`, clip.ID(m.typ))
 }
 
 // parseSubscribePayload decodes a subscribe message's payload: an object
@@ -629,22 +629,5 @@ func closeReason(s string) string {
 	if len(s) <= maxCloseReason {
 		return s
 	}
-	cut := maxCloseReason - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// truncateID shortens a client's string quoted in a close reason.
-func truncateID(id string) string {
-	const max = 64
-	if len(id) <= max {
-		return id
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(id[cut]) {
-		cut--
-	}
-	return id[:cut] + "…"
+	return clip.Cut(s, maxCloseReason-len("…"))
 }
