@@ -301,45 +301,19 @@ const flightMaxRetry = 5 * time.Second
 
 // session is one subscription: it returns the error that ended it.
 func (h *flightHub) session(ctx context.Context, confirmed func()) error {
-	ps := h.s.client.Subscribe(ctx, h.channel)
-	defer ps.Close()
-	// A blocked read ends when ps closes, not when ctx ends.
-	defer context.AfterFunc(ctx, func() { _ = ps.Close() })()
-	pinged := false
-	for {
-		msg, err := ps.ReceiveTimeout(ctx, flightPing)
-		var netErr interface{ Timeout() bool }
-		switch {
-		case err != nil && errors.As(err, &netErr) && netErr.Timeout() && ctx.Err() == nil:
-			if pinged {
-				return fmt.Errorf("the upstream flights' channel did not answer a ping: %w", err)
-			}
-			if err := ps.Ping(ctx); err != nil {
-				return fmt.Errorf("ping the upstream flights' channel: %w", err)
-			}
-			pinged = true
-			continue
-		case err != nil:
-			return fmt.Errorf("receive from the upstream flights' channel: %w", err)
+	return listen(ctx, h.s.client, h.channel, "upstream flights' channel", flightPing, func() {
+		h.mu.Lock()
+		h.subscribed = true
+		h.mu.Unlock()
+		h.triedOnce.Do(func() { close(h.tried) })
+		confirmed()
+	}, func(payload string) {
+		if len(payload) <= maxFlightNotice {
+			h.mu.Lock()
+			h.wakeLocked(payload)
+			h.mu.Unlock()
 		}
-		pinged = false
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" && m.Channel == h.channel {
-				h.mu.Lock()
-				h.subscribed = true
-				h.mu.Unlock()
-				h.triedOnce.Do(func() { close(h.tried) })
-				confirmed()
-			}
-		case *redis.Message:
-			if len(m.Payload) <= maxFlightNotice {
-				h.mu.Lock()
-				h.wakeLocked(m.Payload)
-				h.mu.Unlock()
-			}
-		}
-	}
+	})
 }
 
 // tend renews this process's claims and wakes the waiters of claims gone

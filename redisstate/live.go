@@ -585,46 +585,18 @@ func (r *leaseRun) receive(ctx context.Context) {
 // two Retry periods counts as broken.
 func (r *leaseRun) session(ctx context.Context, confirmed func()) error {
 	c := r.c
-	ps := c.store.client.Subscribe(ctx, c.channel)
-	defer ps.Close()
-	// A blocked read ends when ps closes, not when ctx ends.
-	defer context.AfterFunc(ctx, func() { _ = ps.Close() })()
-	pinged := false
-	for {
-		msg, err := ps.ReceiveTimeout(ctx, c.retry)
-		var netErr interface{ Timeout() bool }
-		switch {
-		case err != nil && errors.As(err, &netErr) && netErr.Timeout() && ctx.Err() == nil:
-			if pinged {
-				return fmt.Errorf("the live channel's connection did not answer a ping: %w", err)
-			}
-			if err := ps.Ping(ctx); err != nil {
-				return fmt.Errorf("ping the live channel's connection: %w", err)
-			}
-			pinged = true
-			continue
-		case err != nil:
-			return fmt.Errorf("receive from the live channel: %w", err)
+	return listen(ctx, c.store.client, c.channel, "live channel", c.retry, func() {
+		r.recovered(&r.subErrSince)
+		r.mu.Lock()
+		r.subscribedSince = time.Now()
+		r.mu.Unlock()
+		c.subscribed.Store(true)
+		confirmed()
+		select {
+		case r.wake <- struct{}{}:
+		default:
 		}
-		pinged = false
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" && m.Channel == c.channel {
-				r.recovered(&r.subErrSince)
-				r.mu.Lock()
-				r.subscribedSince = time.Now()
-				r.mu.Unlock()
-				c.subscribed.Store(true)
-				confirmed()
-				select {
-				case r.wake <- struct{}{}:
-				default:
-				}
-			}
-		case *redis.Message:
-			r.handle(m.Payload)
-		}
-	}
+	}, r.handle)
 }
 
 // handle checks a message from the channel and delivers its payload, or
