@@ -1,7 +1,6 @@
 package live
 
 import (
-	"slices"
 	"testing"
 	"testing/synctest"
 
@@ -32,8 +31,7 @@ func forged(t *testing.T, prev upstream.TxCursor, positions ...upstream.TxCursor
 // transactions at those positions are delivered when they come.
 func TestCoordinatedBatchesPastTheExplorersHeadAreRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		_, a, z, sa, sz := fleet(t, c, Config{PageSize: 4, MaxBacklog: 5})
 		start := c.head()
 		fleetRun(c, 2)
@@ -67,11 +65,8 @@ func TestCoordinatedBatchesPastTheExplorersHeadAreRefused(t *testing.T) {
 		}
 		fleetRun(c, 3)
 		want := c.after(start, upstream.TransactionsParams{})
-		for name, s := range map[string]*Subscription[upstream.TxCursor]{"leader": sa, "follower": sz} {
-			if got := take(t, s, len(want)); !slices.Equal(got, want) {
-				t.Errorf("%s: %v\nwant %v", name, got, want)
-			}
-		}
+		expect(t, "leader", sa, want)
+		expect(t, "follower", sz, want)
 		synctest.Wait()
 		if extra, open := drain(sz); len(extra) > 0 || !open {
 			t.Errorf("follower: extra %v, open %v", extra, open)
@@ -90,15 +85,12 @@ func TestCoordinatedBatchesPastTheExplorersHeadAreRefused(t *testing.T) {
 // request; past it, one head read moves the reference to the head.
 func TestCoordinatedFollowerChecksThePollerOncePerAllowance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(1)
+		c := newChain(1, 1)
 		_, _, z, _, sz := fleet(t, c, Config{})
 		start := c.head()
 		fleetRun(c, unverifiedBlocks+5)
 		want := c.after(start, upstream.TransactionsParams{})
-		if got := take(t, sz, len(want)); !slices.Equal(got, want) {
-			t.Errorf("follower: %v\nwant %v", got, want)
-		}
+		expect(t, "follower", sz, want)
 		// The head read at the start, and one check past the allowance.
 		if n := z.view.requestCount(); n != 2 {
 			t.Errorf("the follower made %d explorer requests, want 2", n)

@@ -185,8 +185,7 @@ func fleetRun(c *chain, blocks int) {
 
 func TestCoordinatedOnePollerAndHandover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(3)
+		c := newChain(1, 3)
 		b := newBus()
 		a, z := newReplica(c, b, Config{PageSize: 4}), newReplica(c, b, Config{PageSize: 4})
 		defer a.feed.Close()
@@ -257,8 +256,7 @@ func fleet(t *testing.T, c *chain, cfg Config) (b *bus, a, z *replica, sa, sz *S
 
 func TestCoordinatedEchoAndLostPublish(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		b, a, z, sa, sz := fleet(t, c, Config{})
 		start := c.head()
 		fleetRun(c, 3)
@@ -280,11 +278,8 @@ func TestCoordinatedEchoAndLostPublish(t *testing.T) {
 		b.mu.Unlock()
 		fleetRun(c, 3)
 		want := c.after(start, upstream.TransactionsParams{})
-		for name, s := range map[string]*Subscription[upstream.TxCursor]{"leader": sa, "follower": sz} {
-			if got := take(t, s, len(want)); !slices.Equal(got, want) {
-				t.Errorf("%s: %v\nwant %v", name, got, want)
-			}
-		}
+		expect(t, "leader", sa, want)
+		expect(t, "follower", sz, want)
 		synctest.Wait()
 		for name, s := range map[string]*Subscription[upstream.TxCursor]{"leader": sa, "follower": sz} {
 			if extra, open := drain(s); len(extra) > 0 || !open {
@@ -305,8 +300,7 @@ func TestCoordinatedEchoAndLostPublish(t *testing.T) {
 
 func TestCoordinatedGapFill(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		b, _, z, sa, sz := fleet(t, c, Config{PageSize: 3, MaxBacklog: 20})
 		start := c.head()
 		b.setDeaf(z.m, true)
@@ -314,11 +308,8 @@ func TestCoordinatedGapFill(t *testing.T) {
 		b.setDeaf(z.m, false)
 		fleetRun(c, 3)
 		want := c.after(start, upstream.TransactionsParams{})
-		for name, s := range map[string]*Subscription[upstream.TxCursor]{"leader": sa, "follower": sz} {
-			if got := take(t, s, len(want)); !slices.Equal(got, want) {
-				t.Errorf("%s: %v\nwant %v", name, got, want)
-			}
-		}
+		expect(t, "leader", sa, want)
+		expect(t, "follower", sz, want)
 		if st := z.feed.Stats(); st.DroppedGap != 0 || st.Subscriptions != 1 {
 			t.Errorf("follower %+v", st)
 		}
@@ -327,8 +318,7 @@ func TestCoordinatedGapFill(t *testing.T) {
 
 func TestCoordinatedGapTooLarge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		b, _, z, sa, sz := fleet(t, c, Config{MaxBacklog: 5})
 		start := c.head()
 		b.setDeaf(z.m, true)
@@ -351,20 +341,15 @@ func TestCoordinatedGapTooLarge(t *testing.T) {
 		again := subscribe(t, z.feed, SubscribeOptions{After: &deafEnd})
 		fleetRun(c, 2)
 		want := c.after(deafEnd, upstream.TransactionsParams{})
-		if got := take(t, again, len(want)); !slices.Equal(got, want) {
-			t.Errorf("resubscribed: %v\nwant %v", got, want)
-		}
+		expect(t, "resubscribed", again, want)
 		want = c.after(start, upstream.TransactionsParams{})
-		if got := take(t, sa, len(want)); !slices.Equal(got, want) {
-			t.Errorf("leader: %v\nwant %v", got, want)
-		}
+		expect(t, "leader", sa, want)
 	})
 }
 
 func TestCoordinatedBadMessages(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		_, _, z, _, sz := fleet(t, c, Config{})
 		start := c.head()
 		for _, msg := range []string{"", "null", "{", `{"prev":"1.2.3"}`, `{"transactions":[]}`, `{"prev":"100.1","transactions":[{"block":"100","index":0}]}`, "\x00\xff"} {

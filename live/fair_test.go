@@ -99,11 +99,9 @@ func grow(t *testing.T, c *chain, s *Subscription[upstream.TxCursor], blocks, n 
 
 func TestResumeWithinHistoryMakesNoRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(3)
+		c := newChain(1, 3)
 		budget := &keyBudget{}
-		f := newTestFeed(c, Config{MaxBacklog: 20, Budget: budget}) // remembers 40
-		defer f.Close()
+		f := openFeed(t, c, Config{MaxBacklog: 20, Budget: budget}) // remembers 40
 		live := subscribe(t, f, SubscribeOptions{})
 		grow(t, c, live, 8, 4) // 32 remembered
 		filter := upstream.TransactionsParams{Parties: []string{"bb02"}}
@@ -141,10 +139,8 @@ func TestResumeWithinHistoryMakesNoRequest(t *testing.T) {
 
 func TestResumeProvedTooOldRefusedWithoutRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(3)
-		f := newTestFeed(c, Config{MaxBacklog: 5}) // remembers 10
-		defer f.Close()
+		c := newChain(1, 3)
+		f := openFeed(t, c, Config{MaxBacklog: 5}) // remembers 10
 		live := subscribe(t, f, SubscribeOptions{})
 		grow(t, c, live, 4, 4)
 		for _, from := range []upstream.TxCursor{{Block: 100, Index: 0}, {Block: 101, Index: 1}, {Block: 102, Index: 1}} {
@@ -164,13 +160,9 @@ func TestResumeProvedTooOldRefusedWithoutRequest(t *testing.T) {
 
 func TestResumeOlderThanHistoryReadsOnlyWhatPrecedesIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		for range 10 {
-			c.appendBlock(4)
-		}
+		c := newChain(10, 4)
 		budget := &keyBudget{}
-		f := newTestFeed(c, Config{MaxBacklog: 10, PageSize: 2, Budget: budget}) // remembers 20
-		defer f.Close()
+		f := openFeed(t, c, Config{MaxBacklog: 10, PageSize: 2, Budget: budget}) // remembers 20
 		live := subscribe(t, f, SubscribeOptions{})
 		grow(t, c, live, 6, 4) // 20 remembered of 24
 		filter := upstream.TransactionsParams{Submitter: "aa01"}
@@ -192,9 +184,7 @@ func TestResumeOlderThanHistoryReadsOnlyWhatPrecedesIt(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := c.after(from, filter)
-			if got := take(t, s, len(want)); !slices.Equal(got, want) {
-				t.Errorf("resumed: %v, want %v", got, want)
-			}
+			expect(t, "resumed", s, want)
 			for _, p := range after {
 				if older(historyFrom, p) {
 					t.Errorf("the catch-up read after %s, which the history holds (from %s)", p, historyFrom)
@@ -216,14 +206,10 @@ func TestResumeOlderThanHistoryReadsOnlyWhatPrecedesIt(t *testing.T) {
 
 func TestPollerGoesBeforeAFloodOfCatchUps(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		for range 100 {
-			c.appendBlock(10)
-		}
+		c := newChain(100, 10)
 		// 10 requests a second, as FairBudget shares it in the gateway.
 		budget := &keyBudget{inner: upstream.NewFairBudget(upstream.NewLocalBudget(10, 1), 10)}
-		f := newTestFeed(c, Config{Interval: 500 * time.Millisecond, MaxBacklog: 1000, PageSize: 5, History: 1, Budget: budget})
-		defer f.Close()
+		f := openFeed(t, c, Config{Interval: 500 * time.Millisecond, MaxBacklog: 1000, PageSize: 5, History: 1, Budget: budget})
 		honest, err := f.Subscribe(upstream.WithClient(t.Context(), "192.0.2.1"), SubscribeOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -272,10 +258,8 @@ func TestPollerGoesBeforeAFloodOfCatchUps(t *testing.T) {
 
 func TestSubscriptionsPerClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(3)
-		f := newTestFeed(c, Config{MaxSubscriptions: 30}) // 3 a client
-		defer f.Close()
+		c := newChain(1, 3)
+		f := openFeed(t, c, Config{MaxSubscriptions: 30}) // 3 a client
 		a := upstream.WithClient(t.Context(), "198.51.100.7")
 		var subs []*Subscription[upstream.TxCursor]
 		for range 3 {
@@ -320,12 +304,8 @@ func TestSubscriptionsPerClient(t *testing.T) {
 
 func TestCatchUpsOfAClientWaitTheirTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		for range 20 {
-			c.appendBlock(5)
-		}
-		f := newTestFeed(c, Config{PageSize: 10, MaxCatchUpsPerClient: 1})
-		defer f.Close()
+		c := newChain(20, 5)
+		f := openFeed(t, c, Config{PageSize: 10, MaxCatchUpsPerClient: 1})
 		subscribe(t, f, SubscribeOptions{})
 		// Each catch-up request takes a second.
 		var order []string
@@ -413,10 +393,8 @@ func TestHistoryHasNoHoles(t *testing.T) {
 
 func TestUpstreamCallsPerClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(3)
-		f := newTestFeed(c, Config{MaxCallsPerClient: 10})
-		defer f.Close()
+		c := newChain(1, 3)
+		f := openFeed(t, c, Config{MaxCallsPerClient: 10})
 		a := upstream.WithClient(t.Context(), "198.51.100.7")
 		first, err := f.Subscribe(a, SubscribeOptions{Calls: 6})
 		if err != nil {

@@ -41,10 +41,7 @@ func lower(p upstream.TransactionsParams) upstream.TransactionsParams {
 
 func TestExactlyOnceInChainOrderWithFilters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		for range 5 {
-			c.appendBlock(3)
-		}
+		c := newChain(5, 3)
 		var prepared atomic.Int64
 		f := New(Config{Explorer: c, Interval: time.Second, PageSize: 4, Logger: quiet}, func(tx *upstream.Transaction) upstream.TxCursor {
 			prepared.Add(1)
@@ -92,12 +89,8 @@ func TestExactlyOnceInChainOrderWithFilters(t *testing.T) {
 
 func TestResumeWhileBlocksArrive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		for range 30 {
-			c.appendBlock(3)
-		}
-		f := newTestFeed(c, Config{PageSize: 5})
-		defer f.Close()
+		c := newChain(30, 3)
+		f := openFeed(t, c, Config{PageSize: 5})
 		// A first subscriber starts the feed at the head.
 		first := subscribe(t, f, SubscribeOptions{})
 		start := c.head()
@@ -125,9 +118,7 @@ func TestResumeWhileBlocksArrive(t *testing.T) {
 		s := subscribe(t, f, SubscribeOptions{Filter: filter, After: &resume})
 		c.appendBlock(3)
 		want := c.after(resume, filter)
-		if got := take(t, s, len(want)); !slices.Equal(got, want) {
-			t.Errorf("resumed: %v\nwant %v", got, want)
-		}
+		expect(t, "resumed", s, want)
 		if got, want := take(t, first, len(c.after(start, upstream.TransactionsParams{}))), c.after(start, upstream.TransactionsParams{}); !slices.Equal(got, want) {
 			t.Errorf("live: %v\nwant %v", got, want)
 		}
@@ -143,10 +134,8 @@ func TestResumeWhileBlocksArrive(t *testing.T) {
 
 func TestResumeFromCursorAheadOfFeed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(3)
-		f := newTestFeed(c, Config{})
-		defer f.Close()
+		c := newChain(1, 3)
+		f := openFeed(t, c, Config{})
 		// A cursor the feed has not reached yet (another replica is
 		// ahead): nothing up to it is delivered.
 		ahead := upstream.TxCursor{Block: 101, Index: 1}
@@ -154,9 +143,7 @@ func TestResumeFromCursorAheadOfFeed(t *testing.T) {
 		c.appendBlock(3)
 		c.appendBlock(1)
 		want := c.after(ahead, upstream.TransactionsParams{})
-		if got := take(t, s, len(want)); !slices.Equal(got, want) {
-			t.Errorf("got %v, want %v", got, want)
-		}
+		expect(t, "resumed ahead", s, want)
 		if n := c.requestCount(); n > 3 {
 			t.Errorf("%d requests: a cursor ahead needs no catch-up", n)
 		}
@@ -165,12 +152,8 @@ func TestResumeFromCursorAheadOfFeed(t *testing.T) {
 
 func TestBacklogRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		for range 10 {
-			c.appendBlock(4)
-		}
-		f := newTestFeed(c, Config{MaxBacklog: 7, PageSize: 3})
-		defer f.Close()
+		c := newChain(10, 4)
+		f := openFeed(t, c, Config{MaxBacklog: 7, PageSize: 3})
 		from := upstream.TxCursor{Block: 100, Index: 3}
 		filter := upstream.TransactionsParams{Parties: []string{"aa01"}}
 		_, err := f.Subscribe(t.Context(), SubscribeOptions{After: &from, Filter: filter})
@@ -193,10 +176,8 @@ func TestBacklogRefused(t *testing.T) {
 
 func TestSlowSubscriberDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(1)
-		f := newTestFeed(c, Config{Buffer: 4})
-		defer f.Close()
+		c := newChain(1, 1)
+		f := openFeed(t, c, Config{Buffer: 4})
 		slow := subscribe(t, f, SubscribeOptions{})
 		fast := subscribe(t, f, SubscribeOptions{})
 		start := c.head()
@@ -228,10 +209,8 @@ func TestPollsDoNotGrowWithSubscribers(t *testing.T) {
 		var requests int
 		var stat uint64
 		synctest.Test(t, func(t *testing.T) {
-			c := &chain{}
-			c.appendBlock(2)
-			f := newTestFeed(c, Config{})
-			defer f.Close()
+			c := newChain(1, 2)
+			f := openFeed(t, c, Config{})
 			var subs []*Subscription[upstream.TxCursor]
 			for i := range n {
 				filter := testFilters[[]string{"all", "parties", "cmdTypes", "submitter"}[i%4]]
@@ -258,10 +237,8 @@ func TestPollsDoNotGrowWithSubscribers(t *testing.T) {
 
 func TestPollsOnDemandAndLingers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
-		f := newTestFeed(c, Config{Interval: time.Second, Linger: 5 * time.Second})
-		defer f.Close()
+		c := newChain(1, 2)
+		f := openFeed(t, c, Config{Interval: time.Second, Linger: 5 * time.Second})
 		time.Sleep(time.Minute)
 		if n := c.requestCount(); n != 0 || f.Stats().State != stateIdle {
 			t.Fatalf("%d requests, state %s before any subscription", n, f.Stats().State)
@@ -319,8 +296,7 @@ func TestPollsOnDemandAndLingers(t *testing.T) {
 
 func TestCloseEndsSubscriptionsCleanly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(3)
+		c := newChain(1, 3)
 		f := newTestFeed(c, Config{})
 		var subs []*Subscription[upstream.TxCursor]
 		for range 10 {
@@ -347,8 +323,7 @@ func TestCloseEndsSubscriptionsCleanly(t *testing.T) {
 
 func TestCloseConcurrentWithSubscribe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(3)
+		c := newChain(1, 3)
 		f := newTestFeed(c, Config{})
 		var wg sync.WaitGroup
 		for range 20 {
@@ -374,8 +349,7 @@ func TestCloseConcurrentWithSubscribe(t *testing.T) {
 func TestSubscriptionLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := &chain{}
-		f := newTestFeed(c, Config{MaxSubscriptions: 3})
-		defer f.Close()
+		f := openFeed(t, c, Config{MaxSubscriptions: 3})
 		var subs []*Subscription[upstream.TxCursor]
 		for range 3 {
 			subs = append(subs, subscribe(t, f, SubscribeOptions{}))
@@ -393,13 +367,9 @@ func TestSubscriptionLimit(t *testing.T) {
 
 func TestFailingExplorer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		c.fail(3) // the head read fails, and is retried
-		f := newTestFeed(c, Config{})
-		defer f.Close()
-		s := subscribe(t, f, SubscribeOptions{})
-		start := c.head()
+		f, s, start := started(t, c, Config{})
 		c.fail(6)
 		c.appendBlock(3)
 		time.Sleep(5 * time.Second)
@@ -410,9 +380,7 @@ func TestFailingExplorer(t *testing.T) {
 			t.Errorf("lag %s while failing", st.Lag)
 		}
 		want := c.after(start, upstream.TransactionsParams{})
-		if got := take(t, s, len(want)); !slices.Equal(got, want) {
-			t.Errorf("after recovery: %v, want %v", got, want)
-		}
+		expect(t, "after recovery", s, want)
 		time.Sleep(2 * time.Second)
 		if st := f.Stats(); st.State != statePolling || st.PollErrors != 9 || st.Lag > time.Second {
 			t.Errorf("recovered: %+v", st)
@@ -422,8 +390,7 @@ func TestFailingExplorer(t *testing.T) {
 
 func TestSubscribeWaitsForHead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		c.fail(1000)
 		f := newTestFeed(c, Config{})
 		// A deadline before HeadTimeout ends the wait (subscribe_test.go:
@@ -451,8 +418,7 @@ func TestSubscribeWaitsForHead(t *testing.T) {
 
 func TestSubscribeWithEndedContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newTestFeed(&chain{}, Config{})
-		defer f.Close()
+		f := openFeed(t, &chain{}, Config{})
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		if _, err := f.Subscribe(ctx, SubscribeOptions{}); !errors.Is(err, context.Canceled) {

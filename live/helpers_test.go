@@ -13,6 +13,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -59,6 +61,15 @@ func (c *chain) appendBlock(n int) upstream.TxCursor {
 		})
 	}
 	return c.headLocked()
+}
+
+// newChain is a chain of blocks blocks of n transactions each.
+func newChain(blocks, n int) *chain {
+	c := &chain{}
+	for range blocks {
+		c.appendBlock(n)
+	}
+	return c
 }
 
 func (c *chain) head() upstream.TxCursor {
@@ -166,13 +177,46 @@ func (c *chain) polls() int {
 // positions is the test feed's prepare: a transaction's position.
 func position(tx *upstream.Transaction) upstream.TxCursor { return tx.Position() }
 
-func newTestFeed(c *chain, cfg Config) *Feed[upstream.TxCursor] {
-	cfg.Explorer = c
+// newTestFeed is a feed on e (the fake chain, or an explorer built on
+// it), polling every second unless cfg says otherwise.
+func newTestFeed(e Explorer, cfg Config) *Feed[upstream.TxCursor] {
+	cfg.Explorer = e
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Second
 	}
 	cfg.Logger = quiet
 	return New(cfg, position)
+}
+
+// openFeed is newTestFeed, closed when t ends.
+func openFeed(t *testing.T, e Explorer, cfg Config) *Feed[upstream.TxCursor] {
+	f := newTestFeed(e, cfg)
+	t.Cleanup(f.Close)
+	return f
+}
+
+// testExplorer is the fake chain, or an explorer built on it.
+type testExplorer interface {
+	Explorer
+	head() upstream.TxCursor
+}
+
+// started starts a test feed on e with cfg, closed when t ends, with one
+// unfiltered subscription; it returns them and the chain's head then,
+// after which the subscription receives every transaction.
+func started(t *testing.T, e testExplorer, cfg Config) (*Feed[upstream.TxCursor], *Subscription[upstream.TxCursor], upstream.TxCursor) {
+	t.Helper()
+	f := openFeed(t, e, cfg)
+	return f, subscribe(t, f, SubscribeOptions{}), e.head()
+}
+
+// expect takes len(want) transactions from s and reports, as what, how
+// they differ from want.
+func expect(t *testing.T, what string, s *Subscription[upstream.TxCursor], want []upstream.TxCursor) {
+	t.Helper()
+	if got := take(t, s, len(want)); !slices.Equal(got, want) {
+		t.Errorf("%s (-want +got):\n%s", what, cmp.Diff(want, got))
+	}
 }
 
 func subscribe(t *testing.T, f *Feed[upstream.TxCursor], opts SubscribeOptions) *Subscription[upstream.TxCursor] {

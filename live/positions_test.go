@@ -49,15 +49,6 @@ func (h *hostile) ListTransactions(ctx context.Context, p upstream.TransactionsP
 	return page, nil
 }
 
-func newHostileFeed(h *hostile, cfg Config) *Feed[upstream.TxCursor] {
-	cfg.Explorer = h
-	if cfg.Interval == 0 {
-		cfg.Interval = time.Second
-	}
-	cfg.Logger = quiet
-	return New(cfg, position)
-}
-
 // appendAt adds a block of n transactions at height block (past the
 // chain's head), their hashes marked with salt, and returns the head.
 func appendAt(c *chain, block uint64, n int, salt string) upstream.TxCursor {
@@ -148,25 +139,18 @@ func TestOutOfRangePositionsAreRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := &hostile{chain: &chain{}}
-				h.appendBlock(3)
+				h := &hostile{chain: newChain(1, 3)}
 				// From the start (the feed's first head read included), newest
 				// first as the explorer answers: the lies on top.
 				h.set(func(p upstream.TransactionsParams, rows []upstream.Transaction) []upstream.Transaction {
 					return append(tc.lies(p), rows...)
 				})
-				f := newHostileFeed(h, Config{PageSize: tc.pageSize})
-				defer f.Close()
-				s := subscribe(t, f, SubscribeOptions{})
-				start := h.head()
+				f, s, start := started(t, h, Config{PageSize: tc.pageSize})
 				for i := range 12 {
 					h.appendBlock(1 + i%6)
 					time.Sleep(time.Second)
 				}
-				want := h.after(start, upstream.TransactionsParams{})
-				if got := take(t, s, len(want)); !slices.Equal(got, want) {
-					t.Errorf("delivered %v\nwant %v", got, want)
-				}
+				expect(t, "delivered", s, h.after(start, upstream.TransactionsParams{}))
 				quietAfter(t, s)
 				st := f.Stats()
 				if st.RefusedPositions == 0 || st.Head != h.head() || st.DeliveredAt != h.head() || st.State != statePolling || st.Lag > 2*time.Second {
@@ -195,13 +179,9 @@ func TestPagesInAnyOrderWithDuplicates(t *testing.T) {
 		for _, pageSize := range []int{100, 7} {
 			t.Run(fmt.Sprintf("%s/page %d", name, pageSize), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					h := &hostile{chain: &chain{}}
-					h.appendBlock(31)
-					f := newHostileFeed(h, Config{PageSize: pageSize})
-					defer f.Close()
-					s := subscribe(t, f, SubscribeOptions{})
+					h := &hostile{chain: newChain(1, 31)}
+					f, s, start := started(t, h, Config{PageSize: pageSize})
 					filtered := subscribe(t, f, SubscribeOptions{Filter: testFilters["combined"]})
-					start := h.head()
 					rnd := rand.New(rand.NewPCG(1, 2))
 					h.set(func(_ upstream.TransactionsParams, rows []upstream.Transaction) []upstream.Transaction {
 						return mangle(rows, rnd)
@@ -210,14 +190,8 @@ func TestPagesInAnyOrderWithDuplicates(t *testing.T) {
 						h.appendBlock(31 - 3*i)
 						time.Sleep(time.Second)
 					}
-					want := h.after(start, upstream.TransactionsParams{})
-					if got := take(t, s, len(want)); !slices.Equal(got, want) {
-						t.Errorf("delivered (-want +got):\n%s", cmp.Diff(want, got))
-					}
-					wantFiltered := h.after(start, testFilters["combined"])
-					if got := take(t, filtered, len(wantFiltered)); !slices.Equal(got, wantFiltered) {
-						t.Errorf("filtered (-want +got):\n%s", cmp.Diff(wantFiltered, got))
-					}
+					expect(t, "delivered", s, h.after(start, upstream.TransactionsParams{}))
+					expect(t, "filtered", filtered, h.after(start, testFilters["combined"]))
 					quietAfter(t, s)
 					if st := f.Stats(); st.RefusedPositions != 0 || st.DeliveredAt != h.head() {
 						t.Errorf("stats %+v", st)
@@ -234,12 +208,8 @@ func TestPagesInAnyOrderWithDuplicates(t *testing.T) {
 // fell further behind at every block.
 func TestShortPagesAreFollowedToTheHead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &hostile{chain: &chain{}}
-		h.appendBlock(2)
-		f := newHostileFeed(h, Config{})
-		defer f.Close()
-		s := subscribe(t, f, SubscribeOptions{})
-		start := h.head()
+		h := &hostile{chain: newChain(1, 2)}
+		f, s, start := started(t, h, Config{})
 		offset()
 		h.set(func(p upstream.TransactionsParams, rows []upstream.Transaction) []upstream.Transaction {
 			if p.After != nil {
@@ -268,12 +238,8 @@ func TestShortPagesAreFollowedToTheHead(t *testing.T) {
 // just past the bound is refused, and the feed goes on below it.
 func TestGapsWithinTheBoundAndPastIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &hostile{chain: &chain{}}
-		h.appendBlock(3)
-		f := newHostileFeed(h, Config{})
-		defer f.Close()
-		s := subscribe(t, f, SubscribeOptions{})
-		start := h.head()
+		h := &hostile{chain: newChain(1, 3)}
+		f, s, start := started(t, h, Config{})
 		offset()
 		next := func(gap uint64) upstream.TxCursor { return appendAt(h.chain, h.head().Block+gap, 2, "") }
 
@@ -324,14 +290,8 @@ func TestGapsWithinTheBoundAndPastIt(t *testing.T) {
 // every transaction is delivered once (none twice, none lost).
 func TestExplorerRolledBackThenReturns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &hostile{chain: &chain{}}
-		for range 20 {
-			h.appendBlock(2)
-		}
-		f := newHostileFeed(h, Config{})
-		defer f.Close()
-		s := subscribe(t, f, SubscribeOptions{})
-		start := h.head()
+		h := &hostile{chain: newChain(20, 2)}
+		f, s, start := started(t, h, Config{})
 		offset()
 		h.appendBlock(3)
 		time.Sleep(2 * time.Second)
@@ -356,10 +316,7 @@ func TestExplorerRolledBackThenReturns(t *testing.T) {
 		h.set(nil)
 		h.appendBlock(1)
 		time.Sleep(2 * time.Second)
-		want := h.after(start, upstream.TransactionsParams{})
-		if got := take(t, s, len(want)); !slices.Equal(got, want) {
-			t.Errorf("delivered (-want +got):\n%s", cmp.Diff(want, got))
-		}
+		expect(t, "delivered", s, h.after(start, upstream.TransactionsParams{}))
 		quietAfter(t, s)
 		if st := f.Stats(); st.Lag > 2*time.Second || st.Reanchors != 1 || st.DeliveredAt != h.head() {
 			t.Errorf("after the explorer returned: %+v", st)
@@ -373,14 +330,8 @@ func TestExplorerRolledBackThenReturns(t *testing.T) {
 // before included.
 func TestExplorerResetWithNewTransactions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &hostile{chain: &chain{}}
-		for range 10 {
-			h.appendBlock(2)
-		}
-		f := newHostileFeed(h, Config{})
-		defer f.Close()
-		s := subscribe(t, f, SubscribeOptions{})
-		start := h.head()
+		h := &hostile{chain: newChain(10, 2)}
+		f, s, start := started(t, h, Config{})
 		for range 10 {
 			h.appendBlock(2)
 		}
@@ -395,9 +346,7 @@ func TestExplorerResetWithNewTransactions(t *testing.T) {
 			time.Sleep(time.Second)
 		}
 		want := h.after(reset, upstream.TransactionsParams{})
-		if got := take(t, s, len(want)); !slices.Equal(got, want) {
-			t.Errorf("after the reset (-want +got):\n%s", cmp.Diff(want, got))
-		}
+		expect(t, "after the reset", s, want)
 		quietAfter(t, s)
 		if st := f.Stats(); st.Reanchors != 1 || st.DeliveredAt != h.head() || s.Err() != nil {
 			t.Errorf("stats %+v, err %v", st, s.Err())
@@ -411,12 +360,8 @@ func TestExplorerResetWithNewTransactions(t *testing.T) {
 // delivers what the chain brought meanwhile: nothing is lost.
 func TestPlausibleLieIsRecoveredFrom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &hostile{chain: &chain{}}
-		h.appendBlock(2)
-		f := newHostileFeed(h, Config{})
-		defer f.Close()
-		s := subscribe(t, f, SubscribeOptions{})
-		start := h.head()
+		h := &hostile{chain: newChain(1, 2)}
+		f, s, start := started(t, h, Config{})
 		offset()
 		h.appendBlock(2)
 		time.Sleep(2 * time.Second)
@@ -447,9 +392,7 @@ func TestPlausibleLieIsRecoveredFrom(t *testing.T) {
 		all := h.after(start, upstream.TransactionsParams{})
 		k := slices.Index(all, atLie) + 1
 		want := slices.Concat(all[:k], []upstream.TxCursor{lieAt}, all[k:])
-		if got := take(t, s, len(want)); !slices.Equal(got, want) {
-			t.Errorf("delivered (-want +got):\n%s", cmp.Diff(want, got))
-		}
+		expect(t, "delivered", s, want)
 		quietAfter(t, s)
 		if st := f.Stats(); st.Reanchors != 1 || st.DeliveredAt != h.head() || st.Lag > 2*time.Second {
 			t.Errorf("stats %+v", st)
@@ -463,12 +406,8 @@ func TestPlausibleLieIsRecoveredFrom(t *testing.T) {
 // answers again the feed catches up and the lag falls.
 func TestLagGrowsWhileTheFeedIsStuck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &hostile{chain: &chain{}}
-		h.appendBlock(2)
-		f := newHostileFeed(h, Config{})
-		defer f.Close()
-		s := subscribe(t, f, SubscribeOptions{})
-		start := h.head()
+		h := &hostile{chain: newChain(1, 2)}
+		f, s, start := started(t, h, Config{})
 		offset()
 		h.set(func(p upstream.TransactionsParams, rows []upstream.Transaction) []upstream.Transaction {
 			if p.After != nil {
@@ -493,10 +432,7 @@ func TestLagGrowsWhileTheFeedIsStuck(t *testing.T) {
 		}
 		h.set(nil)
 		time.Sleep(2 * time.Second)
-		want := h.after(start, upstream.TransactionsParams{})
-		if got := take(t, s, len(want)); !slices.Equal(got, want) {
-			t.Errorf("delivered (-want +got):\n%s", cmp.Diff(want, got))
-		}
+		expect(t, "delivered", s, h.after(start, upstream.TransactionsParams{}))
 		if st := f.Stats(); st.State != statePolling || st.Lag > 2*time.Second || st.DeliveredAt != h.head() {
 			t.Errorf("recovered: %+v", st)
 		}
@@ -508,10 +444,8 @@ func TestLagGrowsWhileTheFeedIsStuck(t *testing.T) {
 // that does not read is dropped, with what its buffer held.
 func TestLargeBlockDoesNotDropAFastReader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(1)
-		f := newTestFeed(c, Config{Buffer: 256})
-		defer f.Close()
+		c := newChain(1, 1)
+		f := openFeed(t, c, Config{Buffer: 256})
 		fast := subscribe(t, f, SubscribeOptions{})
 		slow := subscribe(t, f, SubscribeOptions{})
 		start := c.head()
@@ -538,8 +472,7 @@ func TestLargeBlockDoesNotDropAFastReader(t *testing.T) {
 // counted; the follower keeps delivering the leader's batches.
 func TestFleetBatchAtImplausiblePositionIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		_, _, z, sa, sz := fleet(t, c, Config{})
 		start := c.head()
 		fleetRun(c, 2)
@@ -556,11 +489,8 @@ func TestFleetBatchAtImplausiblePositionIsRefused(t *testing.T) {
 		}
 		fleetRun(c, 4)
 		want := c.after(start, upstream.TransactionsParams{})
-		for name, s := range map[string]*Subscription[upstream.TxCursor]{"leader": sa, "follower": sz} {
-			if got := take(t, s, len(want)); !slices.Equal(got, want) {
-				t.Errorf("%s: %v\nwant %v", name, got, want)
-			}
-		}
+		expect(t, "leader", sa, want)
+		expect(t, "follower", sz, want)
 		synctest.Wait()
 		if extra, open := drain(sz); len(extra) > 0 || !open {
 			t.Errorf("follower: more %v (open %v, %v)", extra, open, sz.Err())
@@ -577,8 +507,7 @@ func TestFleetBatchAtImplausiblePositionIsRefused(t *testing.T) {
 // fills what it skipped from the explorer.
 func TestFollowerMovesBackToTheFleet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		_, _, z, _, sz := fleet(t, c, Config{})
 		start := c.head()
 		fleetRun(c, 2)
@@ -619,12 +548,8 @@ func appendSpread(c *chain, n int, spread uint64) upstream.TxCursor {
 // speed, refusing nothing.
 func TestFastChainIsFollowed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
-		f := newTestFeed(c, Config{MaxBacklog: 5000})
-		defer f.Close()
-		s := subscribe(t, f, SubscribeOptions{})
-		start := c.head()
+		c := newChain(1, 2)
+		f, s, start := started(t, c, Config{MaxBacklog: 5000})
 		got := make(chan []upstream.TxCursor)
 		go func() { got <- take(t, s, 3000) }()
 		offset()
@@ -647,8 +572,7 @@ func TestFastChainIsFollowed(t *testing.T) {
 // the next batch, takes it, and fills what it missed.
 func TestFollowerChecksAFarBatchAgainstTheExplorer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := &chain{}
-		c.appendBlock(2)
+		c := newChain(1, 2)
 		b, _, z, _, sz := fleet(t, c, Config{MaxBacklog: 500})
 		start := c.head()
 		fast := func(seconds int) {

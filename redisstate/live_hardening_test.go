@@ -3,9 +3,7 @@ package redisstate_test
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/redisstate"
 	"github.com/tradenet/gateway/redisstate/redistest"
-	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -395,68 +392,12 @@ func TestLiveCoordinatorPollsForItselfWhileItHearsNoOne(t *testing.T) {
 func TestLiveFeedsRefuseForgedBatches(t *testing.T) {
 	checkLeaks(t)
 	url := redistest.Start(t)
-	sample, err := sampleservice.Start(sampleservice.Config{}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sample.Close()
-	transport := &http.Transport{}
-	defer transport.CloseIdleConnections()
-	client, err := upstream.New(upstream.Config{DataNodeURL: sample.URL, ExplorerURL: sample.URL + "/rest", HTTPClient: &http.Client{Transport: transport}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := client.ListTransactions(context.Background(), upstream.TransactionsParams{First: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tail := slices.Clone(page.Transactions)
-	slices.Reverse(tail)
-	chain := &growingChain{client: client, tail: tail}
-	chain.shown.Store(10)
-
-	type process struct {
-		name  string
-		coord *redisstate.LiveCoordinator
-		feed  *live.Feed[string]
-		sub   *live.Subscription[string]
-	}
-	quiet := slog.New(slog.DiscardHandler)
+	chain := sampleChain(t, 40, 10)
 	seen := func(tx *upstream.Transaction) string { return tx.Position().String() + " " + tx.Hash }
-	var procs []*process
-	for _, name := range []string{"a", "b"} {
-		p := &process{name: name}
-		p.coord = open(t, url, "", nil).LiveCoordinator(redisstate.LiveOptions{ID: name, Keys: testKeys, Logger: quiet})
-		p.feed = live.New(live.Config{Explorer: chain, Interval: 20 * time.Millisecond, Coordinator: p.coord, Logger: quiet}, seen)
-		defer p.feed.Close()
-		if p.sub, err = p.feed.Subscribe(context.Background(), live.SubscribeOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		procs = append(procs, p)
-	}
-	reveal := func(n int) {
-		t.Helper()
-		from := int(chain.shown.Add(int64(n))) - n
-		for _, p := range procs {
-			for i := range tail[from : from+n] {
-				want := seen(&tail[from+i])
-				select {
-				case got, ok := <-p.sub.C():
-					if !ok {
-						t.Fatalf("%s: the subscription ended: %v", p.name, p.sub.Err())
-					}
-					if got != want {
-						t.Fatalf("%s received %s, want %s", p.name, got, want)
-					}
-				case <-time.After(deadline):
-					t.Fatalf("%s did not receive %s", p.name, want)
-				}
-			}
-		}
-	}
-	reveal(5)
+	procs := startProcesses(t, url, chain, seen, "a", "b")
+	chain.reveal(t, 5, seen, procs...)
 
-	head, next := tail[chain.shown.Load()-1].Position(), tail[chain.shown.Load()].Position()
+	head, next := chain.tail[chain.shown.Load()-1].Position(), chain.tail[chain.shown.Load()].Position()
 	fake := func(pos upstream.TxCursor) upstream.Transaction {
 		return upstream.Transaction{Block: upstream.Uint64(pos.Block), Index: upstream.Int32(pos.Index), Hash: "FORGED", Submitter: "aa", Type: "Submit Order"}
 	}
@@ -478,7 +419,7 @@ func TestLiveFeedsRefuseForgedBatches(t *testing.T) {
 	_ = insider.Publish(context.Background(), encode(live.Batch{Prev: head, Transactions: []upstream.Transaction{fake(far)}}))
 	_ = insider.Publish(context.Background(), encode(live.Batch{Prev: upstream.TxCursor{Block: head.Block + 500}}))
 
-	reveal(10)
+	chain.reveal(t, 10, seen, procs...)
 	for _, p := range procs {
 		if st := p.coord.Stats(); st.Unauthentic != 2 {
 			t.Errorf("%s's coordinator: %+v, want 2 unauthentic messages", p.name, st)

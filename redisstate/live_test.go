@@ -546,6 +546,86 @@ func (c *countedExplorer) ListTransactions(ctx context.Context, p upstream.Trans
 	return c.Explorer.ListTransactions(ctx, p)
 }
 
+// sampleChain starts the sample data service and returns its n newest
+// transactions as a growingChain, the first shown of them shown.
+func sampleChain(t *testing.T, n, shown int) *growingChain {
+	t.Helper()
+	sample, err := sampleservice.Start(sampleservice.Config{}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sample.Close() })
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	client, err := upstream.New(upstream.Config{DataNodeURL: sample.URL, ExplorerURL: sample.URL + "/rest", HTTPClient: &http.Client{Transport: transport}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := client.ListTransactions(context.Background(), upstream.TransactionsParams{First: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := slices.Clone(page.Transactions)
+	slices.Reverse(tail)
+	chain := &growingChain{client: client, tail: tail}
+	chain.shown.Store(int64(shown))
+	return chain
+}
+
+// liveProcess is one process's live feed over the shared Redis, with
+// its explorer's requests counted and one subscription.
+type liveProcess struct {
+	name     string
+	explorer *countedExplorer
+	coord    *redisstate.LiveCoordinator
+	feed     *live.Feed[string]
+	sub      *live.Subscription[string]
+}
+
+// startProcesses starts a process of each name on url's Redis, polling
+// chain every 20ms, its feed preparing each transaction with seen; the
+// feeds are closed when t ends.
+func startProcesses(t *testing.T, url string, chain *growingChain, seen func(*upstream.Transaction) string, names ...string) []*liveProcess {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	var procs []*liveProcess
+	for _, name := range names {
+		p := &liveProcess{name: name, explorer: &countedExplorer{Explorer: chain}}
+		p.coord = open(t, url, "", nil).LiveCoordinator(redisstate.LiveOptions{ID: name, Keys: testKeys, Logger: quiet})
+		p.feed = live.New(live.Config{Explorer: p.explorer, Interval: 20 * time.Millisecond, Coordinator: p.coord, Logger: quiet}, seen)
+		t.Cleanup(p.feed.Close)
+		var err error
+		if p.sub, err = p.feed.Subscribe(context.Background(), live.SubscribeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, p)
+	}
+	return procs
+}
+
+// reveal shows the next n transactions and checks that the subscription
+// of each of procs receives them (as seen prepares them), in order.
+func (g *growingChain) reveal(t *testing.T, n int, seen func(*upstream.Transaction) string, procs ...*liveProcess) {
+	t.Helper()
+	from := int(g.shown.Add(int64(n))) - n
+	for _, p := range procs {
+		for i := range g.tail[from : from+n] {
+			want := seen(&g.tail[from+i])
+			select {
+			case got, ok := <-p.sub.C():
+				if !ok {
+					t.Fatalf("%s: the subscription ended: %v", p.name, p.sub.Err())
+				}
+				if got != want {
+					t.Fatalf("%s received %s, want %s", p.name, got, want)
+				}
+			case <-time.After(deadline):
+				t.Fatalf("%s did not receive %s", p.name, want)
+			}
+		}
+	}
+}
+
 // Two processes' live feeds sharing one Redis make one poller between
 // them: both receive every new transaction, in chain order, once, and
 // only the lease holder reads the explorer after the chain head; when it
@@ -553,66 +633,12 @@ func (c *countedExplorer) ListTransactions(ctx context.Context, p upstream.Trans
 func TestLiveFeedsOfTwoReplicasShareOnePoller(t *testing.T) {
 	checkLeaks(t)
 	url := redistest.Start(t)
-	sample, err := sampleservice.Start(sampleservice.Config{}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sample.Close()
-	transport := &http.Transport{}
-	defer transport.CloseIdleConnections()
-	client, err := upstream.New(upstream.Config{DataNodeURL: sample.URL, ExplorerURL: sample.URL + "/rest", HTTPClient: &http.Client{Transport: transport}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := client.ListTransactions(context.Background(), upstream.TransactionsParams{First: 60})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tail := slices.Clone(page.Transactions)
-	slices.Reverse(tail)
-	chain := &growingChain{client: client, tail: tail}
-	chain.shown.Store(20)
-
-	type process struct {
-		name     string
-		explorer *countedExplorer
-		coord    *redisstate.LiveCoordinator
-		feed     *live.Feed[string]
-		sub      *live.Subscription[string]
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	var procs []*process
-	for _, name := range []string{"a", "b"} {
-		p := &process{name: name, explorer: &countedExplorer{Explorer: chain}}
-		p.coord = open(t, url, "", nil).LiveCoordinator(redisstate.LiveOptions{ID: name, Keys: testKeys, Logger: quiet})
-		p.feed = live.New(live.Config{Explorer: p.explorer, Interval: 20 * time.Millisecond, Coordinator: p.coord, Logger: quiet},
-			func(tx *upstream.Transaction) string { return tx.Position().String() })
-		defer p.feed.Close()
-		if p.sub, err = p.feed.Subscribe(context.Background(), live.SubscribeOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		procs = append(procs, p)
-	}
-	// reveal shows the next n transactions and checks that every
-	// subscription in subs receives them, in order.
-	reveal := func(n int, subs ...*process) {
+	chain := sampleChain(t, 60, 20)
+	seen := func(tx *upstream.Transaction) string { return tx.Position().String() }
+	procs := startProcesses(t, url, chain, seen, "a", "b")
+	reveal := func(n int, procs ...*liveProcess) {
 		t.Helper()
-		from := int(chain.shown.Add(int64(n))) - n
-		for _, p := range subs {
-			for _, tx := range tail[from : from+n] {
-				select {
-				case got, ok := <-p.sub.C():
-					if !ok {
-						t.Fatalf("%s: the subscription ended: %v", p.name, p.sub.Err())
-					}
-					if want := tx.Position().String(); got != want {
-						t.Fatalf("%s received %s, want %s", p.name, got, want)
-					}
-				case <-time.After(deadline):
-					t.Fatalf("%s did not receive %s", p.name, tx.Position())
-				}
-			}
-		}
+		chain.reveal(t, n, seen, procs...)
 	}
 	reveal(10, procs...)
 	reveal(10, procs...)
