@@ -80,74 +80,54 @@ func NewMetrics() *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
 		registry: reg,
-		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_graphql_operations_total",
-			Help: "GraphQL operations answered, by operation name.",
-		}, []string{"operation"}),
-		operationSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "gateway_graphql_operation_duration_seconds",
-			Help:    "Time from reading a GraphQL request to having its response (the last part of a @defer response), by operation name; subscriptions are not in it (gateway_graphql_subscription_setup_duration_seconds).",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"operation"}),
-		operationUpstream: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "gateway_graphql_operation_upstream_requests",
-			Help:    "Upstream HTTP requests (data node and explorer, retries included) each GraphQL query sent, by operation name; answers from the upstream cache, or shared with a request in flight, send none. Subscriptions are not in it.",
-			Buckets: []float64{0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 450},
-		}, []string{"operation"}),
-		operationErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_graphql_errors_total",
-			Help: "Errors in GraphQL responses, by operation name and extensions.code.",
-		}, []string{"operation", "code"}),
-		upstreamRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_upstream_requests_total",
-			Help: "HTTP requests to the upstream services, by service, endpoint and status code (\"none\" when no response arrived).",
-		}, []string{"service", "endpoint", "code"}),
-		upstreamSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "gateway_upstream_request_duration_seconds",
-			Help:    "Duration of HTTP requests to the upstream services, body included, by service and endpoint.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"service", "endpoint"}),
-		assetCache: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_asset_cache_lookups_total",
-			Help: "Asset ids looked up in the shared asset cache, by result (hit or miss).",
-		}, []string{"result"}),
-		loaderBatch: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "gateway_loader_batch_size",
-			Help:    "Keys per batch dispatched by a per-request loader.",
-			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024},
-		}, []string{"loader"}),
-		loaderPrefetch: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_loader_prefetches_total",
-			Help: "Loader batches started as soon as their keys were known (the asset references of a page of transactions), before the fields that need them asked; each is also counted in gateway_loader_batch_size.",
-		}, []string{"loader"}),
-		breakerChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_upstream_breaker_transitions_total",
-			Help: "Circuit breaker state changes, by service and the state entered.",
-		}, []string{"service", "state"}),
-		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_redis_errors_total",
-			Help: "Failed Redis calls, by what they were for (apq, asset_cache, budget, live, upstream_cache); the gateway goes on without the shared state.",
-		}, []string{"use"}),
-		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_graphql_executions_total",
-			Help: "Queries executed, by executor: direct (the generated writers), or gqlgen (where the direct executor gave up: introspection, @defer, a null or error in a non-null position, a panic).",
-		}, []string{"executor"}),
-		compressed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_http_compressed_responses_total",
-			Help: "Responses sent compressed, by content coding (zstd or gzip; COMPRESSION_LEVEL, COMPRESSION_MIN_BYTES).",
-		}, []string{"encoding"}),
-		compressedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_http_compressed_response_bytes_total",
-			Help: "Bytes of the compressed responses' bodies, by content coding, before (stage=\"in\") and after (stage=\"out\") compression.",
-		}, []string{"encoding", "stage"}),
-		documentsServed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_persisted_documents_served_total",
-			Help: "Operations run from a persisted document, by where its text came from: manifest (the trusted documents of PERSISTED_DOCUMENTS, by documentId, doc_id or persistedQuery hash) or apq (a hash alone, found among the automatic persisted queries).",
-		}, []string{"source"}),
-		documentsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_documents_refused_total",
-			Help: "Documents refused, by reason: unknown_id (a documentId or doc_id the manifest does not list), untrusted (TRUSTED_DOCUMENTS_ONLY: a text not in the manifest), apq_registration (TRUSTED_DOCUMENTS_ONLY: an automatic persisted query's registration of a text not in the manifest).",
-		}, []string{"reason"}),
+		operations: counterVec("gateway_graphql_operations_total",
+			"GraphQL operations answered, by operation name.",
+			"operation"),
+		operationSeconds: histogramVec("gateway_graphql_operation_duration_seconds",
+			"Time from reading a GraphQL request to having its response (the last part of a @defer response), by operation name; subscriptions are not in it (gateway_graphql_subscription_setup_duration_seconds).",
+			[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}, "operation"),
+		operationUpstream: histogramVec("gateway_graphql_operation_upstream_requests",
+			"Upstream HTTP requests (data node and explorer, retries included) each GraphQL query sent, by operation name; answers from the upstream cache, or shared with a request in flight, send none. Subscriptions are not in it.",
+			[]float64{0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 450}, "operation"),
+		operationErrors: counterVec("gateway_graphql_errors_total",
+			"Errors in GraphQL responses, by operation name and extensions.code.",
+			"operation", "code"),
+		upstreamRequests: counterVec("gateway_upstream_requests_total",
+			"HTTP requests to the upstream services, by service, endpoint and status code (\"none\" when no response arrived).",
+			"service", "endpoint", "code"),
+		upstreamSeconds: histogramVec("gateway_upstream_request_duration_seconds",
+			"Duration of HTTP requests to the upstream services, body included, by service and endpoint.",
+			[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, "service", "endpoint"),
+		assetCache: counterVec("gateway_asset_cache_lookups_total",
+			"Asset ids looked up in the shared asset cache, by result (hit or miss).",
+			"result"),
+		loaderBatch: histogramVec("gateway_loader_batch_size",
+			"Keys per batch dispatched by a per-request loader.",
+			[]float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}, "loader"),
+		loaderPrefetch: counterVec("gateway_loader_prefetches_total",
+			"Loader batches started as soon as their keys were known (the asset references of a page of transactions), before the fields that need them asked; each is also counted in gateway_loader_batch_size.",
+			"loader"),
+		breakerChanges: counterVec("gateway_upstream_breaker_transitions_total",
+			"Circuit breaker state changes, by service and the state entered.",
+			"service", "state"),
+		redisErrors: counterVec("gateway_redis_errors_total",
+			"Failed Redis calls, by what they were for (apq, asset_cache, budget, live, upstream_cache); the gateway goes on without the shared state.",
+			"use"),
+		executions: counterVec("gateway_graphql_executions_total",
+			"Queries executed, by executor: direct (the generated writers), or gqlgen (where the direct executor gave up: introspection, @defer, a null or error in a non-null position, a panic).",
+			"executor"),
+		compressed: counterVec("gateway_http_compressed_responses_total",
+			"Responses sent compressed, by content coding (zstd or gzip; COMPRESSION_LEVEL, COMPRESSION_MIN_BYTES).",
+			"encoding"),
+		compressedBytes: counterVec("gateway_http_compressed_response_bytes_total",
+			"Bytes of the compressed responses' bodies, by content coding, before (stage=\"in\") and after (stage=\"out\") compression.",
+			"encoding", "stage"),
+		documentsServed: counterVec("gateway_persisted_documents_served_total",
+			"Operations run from a persisted document, by where its text came from: manifest (the trusted documents of PERSISTED_DOCUMENTS, by documentId, doc_id or persistedQuery hash) or apq (a hash alone, found among the automatic persisted queries).",
+			"source"),
+		documentsRefused: counterVec("gateway_documents_refused_total",
+			"Documents refused, by reason: unknown_id (a documentId or doc_id the manifest does not list), untrusted (TRUSTED_DOCUMENTS_ONLY: a text not in the manifest), apq_registration (TRUSTED_DOCUMENTS_ONLY: an automatic persisted query's registration of a text not in the manifest).",
+			"reason"),
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -185,6 +165,19 @@ func NewMetrics() *Metrics {
 	}
 	m.names = &nameSet{max: MaxOperationNames, idle: OperationNameIdle, seen: map[string]time.Time{}, evict: m.deleteOperation}
 	return m
+}
+
+// counterVec, gaugeVec and histogramVec make a metric with labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+func histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 }
 
 // deleteOperation removes an operation label's series.

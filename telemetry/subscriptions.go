@@ -50,22 +50,18 @@ type subscriptionMetrics struct {
 
 func newSubscriptionMetrics(reg prometheus.Registerer) subscriptionMetrics {
 	s := subscriptionMetrics{
-		started: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_graphql_subscriptions_started_total",
-			Help: "GraphQL subscriptions started, by transport (websocket, sse, multipart, http); those refused at set-up included (their codes are in gateway_graphql_errors_total). A surge is clients reconnecting.",
-		}, []string{"transport"}),
-		active: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "gateway_graphql_subscriptions_active",
-			Help: "GraphQL subscriptions open now, by transport.",
-		}, []string{"transport"}),
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_graphql_subscription_events_total",
-			Help: "Events (responses) sent to GraphQL subscriptions, by transport.",
-		}, []string{"transport"}),
-		eventErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_graphql_subscription_event_errors_total",
-			Help: "Errors in the events of GraphQL subscriptions, by extensions.code (a subscriber dropped for being too slow ends with one).",
-		}, []string{"code"}),
+		started: counterVec("gateway_graphql_subscriptions_started_total",
+			"GraphQL subscriptions started, by transport (websocket, sse, multipart, http); those refused at set-up included (their codes are in gateway_graphql_errors_total). A surge is clients reconnecting.",
+			"transport"),
+		active: gaugeVec("gateway_graphql_subscriptions_active",
+			"GraphQL subscriptions open now, by transport.",
+			"transport"),
+		events: counterVec("gateway_graphql_subscription_events_total",
+			"Events (responses) sent to GraphQL subscriptions, by transport.",
+			"transport"),
+		eventErrors: counterVec("gateway_graphql_subscription_event_errors_total",
+			"Errors in the events of GraphQL subscriptions, by extensions.code (a subscriber dropped for being too slow ends with one).",
+			"code"),
 		setup: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "gateway_graphql_subscription_setup_duration_seconds",
 			Help:    "Time from reading a GraphQL subscription to having it set up (the catch-up from a resumed cursor included); the queries' latency is in gateway_graphql_operation_duration_seconds.",

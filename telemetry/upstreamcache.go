@@ -26,26 +26,21 @@ var (
 
 func newUpstreamCacheMetrics(reg *prometheus.Registry) upstreamCacheMetrics {
 	m := upstreamCacheMetrics{
-		hits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_upstream_cache_hits_total",
-			Help: "Upstream requests answered from the cache of upstream answers, by endpoint, the answer's kind (recent, until_next_block, immutable) and tier (process: this replica's memory; redis: shared by the replicas; fleet: another replica's fetch of the same answer, waited for instead of asking the upstream, then read from redis).",
-		}, []string{"endpoint", "kind", "tier"}),
-		misses: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_upstream_cache_misses_total",
-			Help: "Upstream requests the cache could not answer (they asked the service, or joined an identical request in flight), by endpoint and the kind of the answer they got (none: an error).",
-		}, []string{"endpoint", "kind"}),
-		invalidations: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_upstream_cache_invalidations_total",
-			Help: "Cached answers dropped because the explorer's head moved past the block they were true at (a new block), by endpoint and kind.",
-		}, []string{"endpoint", "kind"}),
-		kept: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_upstream_cache_kept_total",
-			Help: "Cached explorer lists kept across a new block none of whose transactions they list (the live feed told the cache every one), by endpoint and kind.",
-		}, []string{"endpoint", "kind"}),
-		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_upstream_cache_evictions_total",
-			Help: "Cached answers dropped, least recently used first, to keep the cache within UPSTREAM_CACHE_BYTES, by endpoint and kind.",
-		}, []string{"endpoint", "kind"}),
+		hits: counterVec("gateway_upstream_cache_hits_total",
+			"Upstream requests answered from the cache of upstream answers, by endpoint, the answer's kind (recent, until_next_block, immutable) and tier (process: this replica's memory; redis: shared by the replicas; fleet: another replica's fetch of the same answer, waited for instead of asking the upstream, then read from redis).",
+			"endpoint", "kind", "tier"),
+		misses: counterVec("gateway_upstream_cache_misses_total",
+			"Upstream requests the cache could not answer (they asked the service, or joined an identical request in flight), by endpoint and the kind of the answer they got (none: an error).",
+			"endpoint", "kind"),
+		invalidations: counterVec("gateway_upstream_cache_invalidations_total",
+			"Cached answers dropped because the explorer's head moved past the block they were true at (a new block), by endpoint and kind.",
+			"endpoint", "kind"),
+		kept: counterVec("gateway_upstream_cache_kept_total",
+			"Cached explorer lists kept across a new block none of whose transactions they list (the live feed told the cache every one), by endpoint and kind.",
+			"endpoint", "kind"),
+		evictions: counterVec("gateway_upstream_cache_evictions_total",
+			"Cached answers dropped, least recently used first, to keep the cache within UPSTREAM_CACHE_BYTES, by endpoint and kind.",
+			"endpoint", "kind"),
 	}
 	reg.MustRegister(m.hits, m.misses, m.invalidations, m.kept, m.evictions)
 	for _, e := range upstreamCacheEndpoints {
