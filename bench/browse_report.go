@@ -14,19 +14,9 @@ type browseGroup []browseResult
 // browseGroups groups the steps of every run, in order: by replicas,
 // configuration and people.
 func browseGroups(results []browseResult) []browseGroup {
-	var out []browseGroup
-	index := map[string]int{}
-	for _, r := range results {
-		key := fmt.Sprintf("%d|%s|%s|%d", r.Replicas, r.Config, strings.Join(r.Settings, " "), r.People)
-		i, ok := index[key]
-		if !ok {
-			i = len(out)
-			index[key] = i
-			out = append(out, nil)
-		}
-		out[i] = append(out[i], r)
-	}
-	return out
+	return groupBy[browseGroup](results, func(r browseResult) string {
+		return fmt.Sprintf("%d|%s|%s|%d", r.Replicas, r.Config, strings.Join(r.Settings, " "), r.People)
+	})
 }
 
 // median of f over the runs.

@@ -818,19 +818,9 @@ func micros(d time.Duration) string {
 
 // liveGroups groups the live cells of every run, in order.
 func liveGroups(results []liveResult) [][]liveResult {
-	var out [][]liveResult
-	index := map[string]int{}
-	for _, r := range results {
-		key := fmt.Sprintf("%s|%d|%d|%v", r.Interval, r.Connections, r.PerConnection, r.Filtered)
-		i, ok := index[key]
-		if !ok {
-			i = len(out)
-			index[key] = i
-			out = append(out, nil)
-		}
-		out[i] = append(out[i], r)
-	}
-	return out
+	return groupBy[[]liveResult](results, func(r liveResult) string {
+		return fmt.Sprintf("%s|%d|%d|%v", r.Interval, r.Connections, r.PerConnection, r.Filtered)
+	})
 }
 
 // liveBaseline is the cell r is compared with: one unfiltered subscriber

@@ -28,21 +28,33 @@ type group struct {
 	cells []cell
 }
 
-func (r *report) groups(section string) []group {
-	var out []group
+// groupBy groups items by key, the groups in the order of their first
+// item, each in the items' order: a cell's or a step's measures over the
+// runs.
+func groupBy[S ~[]T, T any](items []T, key func(T) string) []S {
+	var out []S
 	index := map[string]int{}
-	for _, c := range r.cells {
-		if c.Section != section {
-			continue
-		}
-		key := fmt.Sprintf("%s|%s|%d|%v|%s", c.Name, c.Load, c.Scale, c.Cached, c.Coding)
-		i, ok := index[key]
+	for _, item := range items {
+		k := key(item)
+		i, ok := index[k]
 		if !ok {
 			i = len(out)
-			index[key] = i
-			out = append(out, group{key: key})
+			index[k] = i
+			out = append(out, nil)
 		}
-		out[i].cells = append(out[i].cells, c)
+		out[i] = append(out[i], item)
+	}
+	return out
+}
+
+func (r *report) groups(section string) []group {
+	key := func(c cell) string {
+		return fmt.Sprintf("%s|%s|%d|%v|%s", c.Name, c.Load, c.Scale, c.Cached, c.Coding)
+	}
+	inSection := slices.DeleteFunc(slices.Clone(r.cells), func(c cell) bool { return c.Section != section })
+	var out []group
+	for _, cells := range groupBy[[]cell](inSection, key) {
+		out = append(out, group{key: key(cells[0]), cells: cells})
 	}
 	return out
 }

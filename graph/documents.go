@@ -125,7 +125,7 @@ func ParsePersistedDocuments(data []byte, paging PagingConfig) (*PersistedDocume
 		}
 		sum := sha256.Sum256([]byte(d.Body))
 		hash := hex.EncodeToString(sum[:])
-		if isSHA256Hex(strings.ToLower(d.ID)) && strings.ToLower(d.ID) != hash {
+		if isLowerHex64(strings.ToLower(d.ID)) && strings.ToLower(d.ID) != hash {
 			return nil, fmt.Errorf("document %q: its id is a SHA-256 but not its text's (%s): the manifest was edited after it was generated; generate it again", d.ID, hash)
 		}
 		if err := validateDocument(schema, check, d.Body); err != nil {
@@ -254,19 +254,6 @@ func validateDocument(schema *ast.Schema, rules *rules.Rules, text string) error
 		return fmt.Errorf("does not validate against the schema: %v", errs[0])
 	}
 	return nil
-}
-
-// isSHA256Hex reports 64 lowercase hex digits.
-func isSHA256Hex(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // normalizedDocument is text with its ignored tokens (whitespace, commas,

@@ -91,18 +91,6 @@ func appendPackedID(b []byte, id string) []byte {
 	return append(b, id...)
 }
 
-func isLowerHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // decodeFundingCursor reads a funding-payment cursor.
 func decodeFundingCursor(keys *CursorKeys, arg, cursor string) (fundingCursor, error) {
 	body, err := openCursor(keys, arg, cursor, listFundingPayments)

@@ -23,6 +23,20 @@ func isHexID(s string) bool {
 	return true
 }
 
+// isLowerHex64 reports 64 lowercase hexadecimal characters: an id as the
+// data service writes it, a SHA-256 hash as a persisted document's id.
+func isLowerHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // checkID validates an optional id argument.
 func checkID(arg, kind string, id *string) error {
 	if id == nil {
