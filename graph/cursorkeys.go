@@ -5,11 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"errors"
-	"fmt"
 	"hash"
-	"strings"
 	"sync"
+
+	"github.com/tradenet/gateway/internal/keytext"
 )
 
 // CursorKeys sign the gateway's cursors and verify the cursors clients
@@ -36,17 +35,14 @@ const cursorKeyDomain = "tradenet-gateway cursor MAC v3\x00"
 // NewCursorKeys reads the CURSOR_KEY setting: one key, or several
 // separated by commas (the first signs). Errors never quote a key.
 func NewCursorKeys(setting string) (*CursorKeys, error) {
+	texts, err := keytext.Split(setting, "cursor key", MinCursorKeyLength)
+	if err != nil {
+		return nil, err
+	}
 	var k CursorKeys
-	for i, text := range strings.Split(setting, ",") {
-		text = strings.TrimSpace(text)
-		if len(text) < MinCursorKeyLength {
-			return nil, fmt.Errorf("cursor key %d of the list is %d characters long: want at least %d (e.g. openssl rand -hex 32)", i+1, len(text), MinCursorKeyLength)
-		}
+	for _, text := range texts {
 		sum := sha256.Sum256([]byte(cursorKeyDomain + text))
 		k.keys = append(k.keys, newCursorMAC(sum[:]))
-	}
-	if len(k.keys) == 0 {
-		return nil, errors.New("no cursor key")
 	}
 	return &k, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tradenet/gateway/internal/ctxwait"
+	"github.com/tradenet/gateway/internal/keytext"
 	"github.com/tradenet/gateway/live"
 )
 
@@ -262,12 +263,12 @@ const batchKeyLabel = "tradenet-gateway live batch key v1"
 // The gateway passes LIVE_BATCH_KEY, or CURSOR_KEY when that is unset.
 // Errors never quote a key.
 func NewBatchKeys(setting string) (*BatchKeys, error) {
+	texts, err := keytext.Split(setting, "key", MinBatchKeyLength)
+	if err != nil {
+		return nil, err
+	}
 	var k BatchKeys
-	for i, text := range strings.Split(setting, ",") {
-		text = strings.TrimSpace(text)
-		if len(text) < MinBatchKeyLength {
-			return nil, fmt.Errorf("key %d of the list is %d characters long: want at least %d (e.g. openssl rand -hex 32)", i+1, len(text), MinBatchKeyLength)
-		}
+	for _, text := range texts {
 		mac := hmac.New(sha256.New, []byte(text))
 		mac.Write([]byte(batchKeyLabel))
 		k.keys = append(k.keys, mac.Sum(nil))
