@@ -375,12 +375,7 @@ func (s *eventStreams) operation(w http.ResponseWriter, r *http.Request, exec gr
 	}()
 	op, fail := startOperation(octx, exec, params)
 	if fail != nil {
-		status := http.StatusBadRequest
-		if media == mediaJSON && !fail.NotGraphQL {
-			status = http.StatusOK
-		}
-		w.WriteHeader(status)
-		_, _ = w.Write(fail.JSON())
+		fail.write(w, media)
 		return
 	}
 	if r.Method == http.MethodGet && op.Kind() == ast.Mutation {

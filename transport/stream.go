@@ -56,6 +56,17 @@ func (f *requestFailure) JSON() []byte {
 	return body
 }
 
+// write answers the failure as a JSON response: 200 to a client that
+// accepts application/json (media) for a GraphQL request, else 400.
+func (f *requestFailure) write(w http.ResponseWriter, media mediaType) {
+	status := http.StatusBadRequest
+	if media == mediaJSON && !f.NotGraphQL {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(f.JSON())
+}
+
 // startOperation parses, validates and dispatches one operation under
 // ctx (which it derives the operation's context from). It refuses what no
 // transport can run: @defer in a subscription (the incremental delivery

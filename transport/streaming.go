@@ -95,12 +95,7 @@ func (t streamTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql
 // JSON (or the request was not GraphQL at all), else in the stream.
 func (t streamTransport) fail(w http.ResponseWriter, r *http.Request, kind streamKind, media mediaType, fail *requestFailure) {
 	if media != mediaNone || fail.NotGraphQL {
-		status := http.StatusBadRequest
-		if media == mediaJSON && !fail.NotGraphQL {
-			status = http.StatusOK
-		}
-		w.WriteHeader(status)
-		_, _ = w.Write(fail.JSON())
+		fail.write(w, media)
 		return
 	}
 	sw := startStreamResponse(w, kind, t.cfg, mediaParam(r.Header.Get("Accept"), contentTypeMultipart, "subscriptionSpec") != "")
