@@ -26,28 +26,27 @@ func gql(t *testing.T, m gqlMarshaler) (string, error) {
 	return buf.String(), err
 }
 
-func TestInt64(t *testing.T) {
-	tests := []struct {
-		wire    string
-		want    Int64
-		wantGQL string
-	}{
-		{`"-5"`, -5, `"-5"`},
-		{`-5`, -5, `"-5"`},
-		{`"0"`, 0, `"0"`},
-		{`"9223372036854775807"`, 9223372036854775807, `"9223372036854775807"`},
-		{`"-9223372036854775808"`, -9223372036854775808, `"-9223372036854775808"`},
-		{`5234298756345283401`, 5234298756345283401, `"5234298756345283401"`},
-		{`null`, 0, `"0"`},
-	}
+// integerCase is an integer scalar's wire form, the value it decodes to,
+// and how the value is written (for GraphQL and in JSON alike).
+type integerCase[T any] struct {
+	wire    string
+	want    T
+	wantGQL string
+}
+
+// testInteger decodes each case's wire form and writes the value back.
+func testInteger[T interface {
+	comparable
+	gqlMarshaler
+}](t *testing.T, tests []integerCase[T]) {
 	for _, tt := range tests {
 		t.Run(tt.wire, func(t *testing.T) {
-			var got Int64
+			var got T
 			if err := json.Unmarshal([]byte(tt.wire), &got); err != nil {
 				t.Fatalf("Unmarshal: %v", err)
 			}
 			if got != tt.want {
-				t.Errorf("got %d, want %d", got, tt.want)
+				t.Errorf("got %v, want %v", got, tt.want)
 			}
 			out, err := gql(t, got)
 			if err != nil || out != tt.wantGQL {
@@ -60,33 +59,26 @@ func TestInt64(t *testing.T) {
 	}
 }
 
+func TestInt64(t *testing.T) {
+	testInteger(t, []integerCase[Int64]{
+		{`"-5"`, -5, `"-5"`},
+		{`-5`, -5, `"-5"`},
+		{`"0"`, 0, `"0"`},
+		{`"9223372036854775807"`, 9223372036854775807, `"9223372036854775807"`},
+		{`"-9223372036854775808"`, -9223372036854775808, `"-9223372036854775808"`},
+		{`5234298756345283401`, 5234298756345283401, `"5234298756345283401"`},
+		{`null`, 0, `"0"`},
+	})
+}
+
 func TestUint64(t *testing.T) {
-	tests := []struct {
-		wire    string
-		want    Uint64
-		wantGQL string
-	}{
+	testInteger(t, []integerCase[Uint64]{
 		{`"18446744073709551615"`, 18446744073709551615, `"18446744073709551615"`},
 		{`18446744073709551615`, 18446744073709551615, `"18446744073709551615"`},
 		{`"34514203"`, 34514203, `"34514203"`},
 		{`0`, 0, `"0"`},
 		{`null`, 0, `"0"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.wire, func(t *testing.T) {
-			var got Uint64
-			if err := json.Unmarshal([]byte(tt.wire), &got); err != nil {
-				t.Fatalf("Unmarshal: %v", err)
-			}
-			if got != tt.want {
-				t.Errorf("got %d, want %d", got, tt.want)
-			}
-			out, err := gql(t, got)
-			if err != nil || out != tt.wantGQL {
-				t.Errorf("MarshalGQLContext = %s, %v; want %s", out, err, tt.wantGQL)
-			}
-		})
-	}
+	})
 }
 
 func TestIntegerDecodeErrors(t *testing.T) {
