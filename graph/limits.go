@@ -12,6 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/tradenet/gateway/internal/defaults"
 )
 
 // Limits bound what one GraphQL request may ask for. A request over a
@@ -111,27 +113,13 @@ func DefaultLimits() Limits {
 // withDefaults fills zero fields from DefaultLimits.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = d.MaxDepth
-	}
-	if l.MaxCost <= 0 {
-		l.MaxCost = d.MaxCost
-	}
-	if l.MaxTokens <= 0 {
-		l.MaxTokens = d.MaxTokens
-	}
-	if l.MaxAliases <= 0 {
-		l.MaxAliases = d.MaxAliases
-	}
-	if l.MaxBodyBytes <= 0 {
-		l.MaxBodyBytes = d.MaxBodyBytes
-	}
-	if l.MaxUpstreamCalls <= 0 {
-		l.MaxUpstreamCalls = d.MaxUpstreamCalls
-	}
-	if l.MaxCallsPerEvent <= 0 {
-		l.MaxCallsPerEvent = d.MaxCallsPerEvent
-	}
+	l.MaxDepth = defaults.Positive(l.MaxDepth, d.MaxDepth)
+	l.MaxCost = defaults.Positive(l.MaxCost, d.MaxCost)
+	l.MaxTokens = defaults.Positive(l.MaxTokens, d.MaxTokens)
+	l.MaxAliases = defaults.Positive(l.MaxAliases, d.MaxAliases)
+	l.MaxBodyBytes = defaults.Positive(l.MaxBodyBytes, d.MaxBodyBytes)
+	l.MaxUpstreamCalls = defaults.Positive(l.MaxUpstreamCalls, d.MaxUpstreamCalls)
+	l.MaxCallsPerEvent = defaults.Positive(l.MaxCallsPerEvent, d.MaxCallsPerEvent)
 	return l
 }
 

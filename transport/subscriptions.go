@@ -7,6 +7,8 @@ import (
 	"time"
 
 	coderws "github.com/coder/websocket"
+
+	"github.com/tradenet/gateway/internal/defaults"
 )
 
 // The configuration the streaming transports of /graphql share
@@ -62,21 +64,11 @@ var DefaultSubscriptions = SubscriptionConfig{
 }
 
 func (c SubscriptionConfig) withDefaults() SubscriptionConfig {
-	if c.MaxPerConnection <= 0 {
-		c.MaxPerConnection = DefaultSubscriptions.MaxPerConnection
-	}
-	if c.MaxConnectionsPerClient <= 0 {
-		c.MaxConnectionsPerClient = DefaultSubscriptions.MaxConnectionsPerClient
-	}
-	if c.InitTimeout <= 0 {
-		c.InitTimeout = DefaultSubscriptions.InitTimeout
-	}
-	if c.KeepAlive <= 0 {
-		c.KeepAlive = DefaultSubscriptions.KeepAlive
-	}
-	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = DefaultSubscriptions.WriteTimeout
-	}
+	c.MaxPerConnection = defaults.Positive(c.MaxPerConnection, DefaultSubscriptions.MaxPerConnection)
+	c.MaxConnectionsPerClient = defaults.Positive(c.MaxConnectionsPerClient, DefaultSubscriptions.MaxConnectionsPerClient)
+	c.InitTimeout = defaults.Positive(c.InitTimeout, DefaultSubscriptions.InitTimeout)
+	c.KeepAlive = defaults.Positive(c.KeepAlive, DefaultSubscriptions.KeepAlive)
+	c.WriteTimeout = defaults.Positive(c.WriteTimeout, DefaultSubscriptions.WriteTimeout)
 	return c
 }
 
