@@ -6,11 +6,12 @@ package main
 // with CORS is in compression_test.go.)
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/tradenet/gateway/internal/testutil"
 )
 
 // TestCORSOrigins covers the CORS contract case by case: preflight and
@@ -40,12 +41,7 @@ func TestCORSOrigins(t *testing.T) {
 		req.Header.Set("Origin", origin)
 		req.Header.Set("Content-Type", contentType)
 		req.Header.Set("Cookie", "session=1")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		resp, b := testutil.Do(t, req)
 		return resp, string(b)
 	}
 	check := func(t *testing.T, what string, resp *http.Response, w want) {

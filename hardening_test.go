@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/tradenet/gateway/internal/testutil"
 )
 
 func TestHardeningSettings(t *testing.T) {
@@ -68,12 +70,7 @@ func TestRequestBodyLimitWithoutContentLength(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", io.MultiReader(strings.NewReader(big)))
 	req.Header.Set("Content-Type", "application/json")
 	req.ContentLength = -1 // chunked: the limit is met while reading
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := testutil.Do(t, req)
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "BAD_USER_INPUT") || !strings.Contains(string(body), "2048") {
 		t.Fatalf("chunked oversized body = %d %s", resp.StatusCode, body)
 	}

@@ -125,19 +125,7 @@ func startGateway(t *testing.T, args ...string) (url string, logs *testutil.Lock
 
 func get(t *testing.T, url string, header map[string]string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := testutil.Get(t, url, header)
 	return resp, string(body)
 }
 

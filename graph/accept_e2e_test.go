@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/transport"
 )
 
@@ -140,15 +140,7 @@ func acceptRequest(t *testing.T, base, method, accept string, params map[string]
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, raw := testutil.Do(t, req)
 	var body struct {
 		Data   *json.RawMessage `json:"data"`
 		Errors []gqlError       `json:"errors"`

@@ -19,6 +19,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/testutil"
 )
 
 // Trusted documents (documents.go, documents_serve.go) over real
@@ -136,12 +137,7 @@ func docRequest(t *testing.T, base, method string, body map[string]any) (int, gq
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	resp, raw := testutil.Do(t, req)
 	var out gqlResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s: status %d, not GraphQL JSON: %s", method, resp.StatusCode, raw)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
@@ -106,23 +107,7 @@ func getQuery(t *testing.T, base, query string, header map[string]string) (*http
 
 func getParams(t *testing.T, base string, params url.Values, header map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, base+"?"+params.Encode(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, body
+	return testutil.Get(t, base+"?"+params.Encode(), header)
 }
 
 const (

@@ -21,6 +21,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/transport"
 )
 
@@ -94,15 +95,7 @@ func sseSend(t *testing.T, method, target string, header http.Header, body []byt
 		req.Body, req.ContentLength = nil, 0
 	}
 	sseCopyHeader(req.Header, header)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s: read the body: %v", method, err)
-	}
+	resp, raw := testutil.Do(t, req)
 	return sseResult{status: resp.StatusCode, header: resp.Header, body: raw}
 }
 

@@ -3,7 +3,6 @@ package transport_test
 import (
 	"bufio"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/tradenet/gateway/graph"
+	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/transport"
 )
 
@@ -52,15 +52,7 @@ func do(t *testing.T, method, target, accept, contentType, body string, header h
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := testutil.Do(t, req)
 	return resp, string(b)
 }
 

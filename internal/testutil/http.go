@@ -32,6 +32,35 @@ func RawDo(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	return resp, body
 }
 
+// Do sends req with http.DefaultClient (which asks for gzip and undoes
+// it, as a browser does) and returns the response and its body.
+func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read %s: %v", req.URL, err)
+	}
+	return resp, body
+}
+
+// Get sends a GET of url with the headers given, with Do.
+func Get(t testing.TB, url string, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	return Do(t, req)
+}
+
 // Decompress undoes a content coding, "gzip" or "zstd", failing the test
 // if b is not a whole stream of it.
 func Decompress(t testing.TB, coding string, b []byte) []byte {
