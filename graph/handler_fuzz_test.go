@@ -22,13 +22,9 @@ var knownCodes = map[string]bool{
 	"RATE_LIMITED": true, "QUERY_TOO_COMPLEX": true, "INTERNAL": true,
 }
 
-// FuzzHandler sends the whole GraphQL handler, over the sample service,
-// arbitrary methods, content types, URL queries and bodies. Whatever it
-// gets, it answers in bounded time with a GraphQL JSON body whose every
-// error carries a known code, never INTERNAL, and never panics. The seed
-// corpus (f.Add and testdata/fuzz/FuzzHandler) runs with go test;
-// go test -fuzz=FuzzHandler ./graph explores further.
-func FuzzHandler(f *testing.F) {
+// fuzzHandler is the whole GraphQL handler, introspection on, over the
+// shared sample service, with limits.
+func fuzzHandler(f *testing.F, limits graph.Limits) http.Handler {
 	sample, err := sharedSample()
 	if err != nil {
 		f.Fatal(err)
@@ -37,12 +33,22 @@ func FuzzHandler(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
+	return transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream:       client,
 		Introspection:  true,
 		RequestTimeout: 10 * time.Second,
-		Limits:         graph.Limits{MaxBodyBytes: 64 << 10},
+		Limits:         limits,
 	}), transport.Config{})
+}
+
+// FuzzHandler sends the whole GraphQL handler, over the sample service,
+// arbitrary methods, content types, URL queries and bodies. Whatever it
+// gets, it answers in bounded time with a GraphQL JSON body whose every
+// error carries a known code, never INTERNAL, and never panics. The seed
+// corpus (f.Add and testdata/fuzz/FuzzHandler) runs with go test;
+// go test -fuzz=FuzzHandler ./graph explores further.
+func FuzzHandler(f *testing.F) {
+	h := fuzzHandler(f, graph.Limits{MaxBodyBytes: 64 << 10})
 
 	post := func(query string, vars any) []byte {
 		b, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
@@ -148,15 +154,7 @@ func FuzzHandler(f *testing.F) {
 // and the resolvers (FuzzHandler mostly meets the transport's checks).
 // The same invariants hold: a GraphQL body, known codes, never INTERNAL.
 func FuzzGraphQLQuery(f *testing.F) {
-	sample, err := sharedSample()
-	if err != nil {
-		f.Fatal(err)
-	}
-	client, err := upstream.New(upstream.Config{DataNodeURL: sample.URL, ExplorerURL: sample.URL})
-	if err != nil {
-		f.Fatal(err)
-	}
-	h := transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{Upstream: client, Introspection: true, RequestTimeout: 10 * time.Second}), transport.Config{})
+	h := fuzzHandler(f, graph.Limits{})
 	party := strings.Repeat("a1", 32)
 	for _, seed := range []struct{ query, vars string }{
 		{`{ assets(first: 2) { edges { cursor node { id status details { name decimals } } } pageInfo { hasNextPage endCursor } } }`, ``},

@@ -39,6 +39,24 @@ func (l *intList) paging() keyedPaging[int, int] {
 	}
 }
 
+// gather adds a page's rows to those a walk has seen, in list order: after
+// them walking forward, before them walking backward.
+func gather(all, rows []int, backward bool) []int {
+	if backward {
+		return append(slices.Clone(rows), all...)
+	}
+	return append(all, rows...)
+}
+
+// ahead is a page's info in a walk's direction: more rows ahead of the
+// page, and others behind it.
+func ahead(backward, hasNext, hasPrev bool) (more, other bool) {
+	if backward {
+		return hasPrev, hasNext
+	}
+	return hasNext, hasPrev
+}
+
 // walk pages through l in one direction and returns the rows in
 // traversal order, checking page info at every step.
 func walkKeyed(t *testing.T, l *intList, backward bool, size int) []int {
@@ -64,13 +82,8 @@ func walkKeyed(t *testing.T, l *intList, backward bool, size int) []int {
 		if len(rows) != len(pos) {
 			t.Fatalf("step %d: %d rows, %d positions", step, len(rows), len(pos))
 		}
-		more, other := hasNext, hasPrev
-		if backward {
-			more, other = hasPrev, hasNext
-			all = append(slices.Clone(rows), all...)
-		} else {
-			all = append(all, rows...)
-		}
+		all = gather(all, rows, backward)
+		more, other := ahead(backward, hasNext, hasPrev)
 		if other != (cur != nil) {
 			t.Fatalf("step %d: page info behind the cursor = %v, want %v", step, other, cur != nil)
 		}
@@ -229,13 +242,8 @@ func walkExplorer(t *testing.T, l *txList, backward, knowsOldest bool, size int)
 				t.Fatalf("page not newest first: %v", rows)
 			}
 		}
-		more, other := hasNext, hasPrev
-		if backward {
-			more, other = hasPrev, hasNext
-			all = append(slices.Clone(rows), all...)
-		} else {
-			all = append(all, rows...)
-		}
+		all = gather(all, rows, backward)
+		more, other := ahead(backward, hasNext, hasPrev)
 		if other != (cur != nil) {
 			t.Fatalf("step %d: page info behind the cursor = %v", step, other)
 		}
