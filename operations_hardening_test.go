@@ -294,25 +294,17 @@ func TestClientTraceparentDoesNotForceSampling(t *testing.T) {
 			u := startUpstream(t, sampleservice.Config{}, nil)
 			g := startOpsGateway(t, u.args("-otel-endpoint", rcv.URL, "-trace-sample-ratio", tc.ratio)...)
 			for range 5 {
-				r := postGraphQL(t, g.URL, query(`query Traced { assets(first: 1) { edges { cursor } } }`, nil),
-					map[string]string{"traceparent": "00-" + tc.trace + "-" + clientSpan + "-01"})
-				if len(r.Errors) > 0 {
-					t.Fatalf("Traced: %+v", r.Errors)
-				}
+				tracedQuery(t, g.URL, `query Traced { assets(first: 1) { edges { cursor } } }`, tc.trace, clientSpan)
 			}
-			if err := g.stop(); err != nil { // flushes the spans
-				t.Fatal(err)
-			}
-			rcv.mu.Lock()
-			defer rcv.mu.Unlock()
+			spans, _ := rcv.flushed(t, g)
 			if !tc.recorded {
-				if len(rcv.spans) > 0 {
-					t.Fatalf("TRACE_SAMPLE_RATIO=%s, yet %d spans recorded: %v", tc.ratio, len(rcv.spans), names(rcv.spans))
+				if len(spans) > 0 {
+					t.Fatalf("TRACE_SAMPLE_RATIO=%s, yet %d spans recorded: %v", tc.ratio, len(spans), names(spans))
 				}
 				return
 			}
 			ops := 0
-			for _, s := range rcv.spans {
+			for _, s := range spans {
 				if hex.EncodeToString(s.GetTraceId()) != tc.trace {
 					t.Errorf("span %s in trace %x, want the client's %s", s.GetName(), s.GetTraceId(), tc.trace)
 				}
@@ -324,7 +316,7 @@ func TestClientTraceparentDoesNotForceSampling(t *testing.T) {
 				}
 			}
 			if ops != 5 {
-				t.Errorf("%d operation spans, want 5; spans: %v", ops, names(rcv.spans))
+				t.Errorf("%d operation spans, want 5; spans: %v", ops, names(spans))
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +77,29 @@ func startOTLPReceiver(t *testing.T) *otlpReceiver {
 	return rcv
 }
 
+// tracedQuery posts the query q to base as a request continuing the
+// client's trace and span (a sampled traceparent), and fails t on any
+// error.
+func tracedQuery(t *testing.T, base, q, trace, span string) {
+	t.Helper()
+	r := postGraphQL(t, base, query(q, nil), map[string]string{"traceparent": "00-" + trace + "-" + span + "-01"})
+	if len(r.Errors) > 0 {
+		t.Fatalf("Traced: %+v", r.Errors)
+	}
+}
+
+// flushed stops g, which flushes its spans, and returns what rcv received:
+// the spans and the service names.
+func (rcv *otlpReceiver) flushed(t *testing.T, g *opsGateway) ([]*tracepb.Span, []string) {
+	t.Helper()
+	if err := g.stop(); err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	return slices.Clone(rcv.spans), slices.Clone(rcv.services)
+}
+
 // With OTEL_EXPORTER_OTLP_ENDPOINT set, a traced request gives a span for
 // its operation, child of the client's traceparent, and a client span per
 // upstream request, child of the operation's; the upstream receives the
@@ -88,27 +112,19 @@ func TestTracingExportsLinkedSpansOverOTLP(t *testing.T) {
 	g := startOpsGateway(t, u.args("-otel-endpoint", rcv.URL, "-otel-service-name", "gateway-under-test", "-upstream-cache-bytes", "0")...)
 
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	r := postGraphQL(t, g.URL, query(`query Traced { assets(first: 2) { edges { cursor } } transactions(first: 1) { edges { cursor } } }`, nil),
-		map[string]string{"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"})
-	if len(r.Errors) > 0 {
-		t.Fatalf("Traced: %+v", r.Errors)
-	}
-	if err := g.stop(); err != nil { // flushes the spans
-		t.Fatal(err)
-	}
+	tracedQuery(t, g.URL, `query Traced { assets(first: 2) { edges { cursor } } transactions(first: 1) { edges { cursor } } }`, clientTrace, clientSpan)
 
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	if len(rcv.services) == 0 || rcv.services[0] != "gateway-under-test" {
-		t.Errorf("service names %v", rcv.services)
+	spans, services := rcv.flushed(t, g)
+	if len(services) == 0 || services[0] != "gateway-under-test" {
+		t.Errorf("service names %v", services)
 	}
 	byName := map[string][]*tracepb.Span{}
-	for _, s := range rcv.spans {
+	for _, s := range spans {
 		byName[s.GetName()] = append(byName[s.GetName()], s)
 	}
 	ops := byName["query Traced"]
 	if len(ops) != 1 {
-		t.Fatalf("%d operation spans; spans: %v", len(ops), names(rcv.spans))
+		t.Fatalf("%d operation spans; spans: %v", len(ops), names(spans))
 	}
 	op := ops[0]
 	if hex.EncodeToString(op.GetTraceId()) != clientTrace || hex.EncodeToString(op.GetParentSpanId()) != clientSpan {
@@ -118,12 +134,12 @@ func TestTracingExportsLinkedSpansOverOTLP(t *testing.T) {
 		t.Errorf("operation span kind %v", op.GetKind())
 	}
 	for _, name := range []string{"GET data-node assets", "GET explorer transactions"} {
-		spans := byName[name]
-		if len(spans) == 0 {
-			t.Errorf("no %q span; spans: %v", name, names(rcv.spans))
+		named := byName[name]
+		if len(named) == 0 {
+			t.Errorf("no %q span; spans: %v", name, names(spans))
 			continue
 		}
-		for _, s := range spans {
+		for _, s := range named {
 			if !bytes.Equal(s.GetTraceId(), op.GetTraceId()) || !bytes.Equal(s.GetParentSpanId(), op.GetSpanId()) {
 				t.Errorf("%s: trace %x parent %x, want trace %x parent %x (the operation)", name, s.GetTraceId(), s.GetParentSpanId(), op.GetTraceId(), op.GetSpanId())
 			}
@@ -134,7 +150,7 @@ func TestTracingExportsLinkedSpansOverOTLP(t *testing.T) {
 	}
 	// The upstream received each request's span as its traceparent.
 	upstreamSpans := map[string]bool{}
-	for _, s := range rcv.spans {
+	for _, s := range spans {
 		if s.GetKind() == tracepb.Span_SPAN_KIND_CLIENT {
 			upstreamSpans["00-"+clientTrace+"-"+hex.EncodeToString(s.GetSpanId())+"-01"] = true
 		}
