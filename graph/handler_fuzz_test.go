@@ -22,6 +22,15 @@ var knownCodes = map[string]bool{
 	"RATE_LIMITED": true, "QUERY_TOO_COMPLEX": true, "INTERNAL": true,
 }
 
+// fuzzResponse is a GraphQL response as the fuzz targets check it.
+type fuzzResponse struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+}
+
 // fuzzHandler is the whole GraphQL handler, introspection on, over the
 // shared sample service, with limits.
 func fuzzHandler(f *testing.F, limits graph.Limits) http.Handler {
@@ -127,13 +136,7 @@ func FuzzHandler(f *testing.F) {
 		if rec.Code >= 500 {
 			t.Fatalf("status %d for %s %q %q %q: %s", rec.Code, method, contentType, rawQuery, body, rec.Body)
 		}
-		var out struct {
-			Data   json.RawMessage `json:"data"`
-			Errors []struct {
-				Message    string         `json:"message"`
-				Extensions map[string]any `json:"extensions"`
-			} `json:"errors"`
-		}
+		var out fuzzResponse
 		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 			t.Fatalf("status %d: not a GraphQL JSON body (%v) for %s %q %q %q: %.300s", rec.Code, err, method, contentType, rawQuery, body, rec.Body)
 		}
@@ -200,13 +203,7 @@ func FuzzGraphQLQuery(f *testing.F) {
 		case <-time.After(40 * time.Second):
 			t.Fatalf("no answer in 40s to %q %q", query, vars)
 		}
-		var out struct {
-			Data   json.RawMessage `json:"data"`
-			Errors []struct {
-				Message    string         `json:"message"`
-				Extensions map[string]any `json:"extensions"`
-			} `json:"errors"`
-		}
+		var out fuzzResponse
 		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code >= 500 {
 			t.Fatalf("status %d, body %.300s (%v) for %q %q", rec.Code, rec.Body, err, query, vars)
 		}

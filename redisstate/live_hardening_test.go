@@ -13,7 +13,6 @@ import (
 	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/redisstate"
-	"github.com/tradenet/gateway/redisstate/redistest"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -57,8 +56,7 @@ func (r *replica) expectNext(t *testing.T, want string) {
 // is read: a plain batch, one signed with another key, a genuine one
 // altered. Each is counted; the log has one line for them all.
 func TestLiveCoordinatorDropsUnsignedAndForeignMessages(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	f := newFleet()
 	var logs [2]testutil.LockedBuffer
 	var reps [2]*replica
@@ -98,8 +96,7 @@ func TestLiveCoordinatorDropsUnsignedAndForeignMessages(t *testing.T) {
 
 // Keys rotate: the first key signs, every key verifies.
 func TestLiveCoordinatorAcceptsRotatedKeys(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	f := newFleet()
 	const k1, k2 = "the first key of thirty-two characters", "the second key of thirty-two characters"
 	start := func(name, keys string) *replica {
@@ -144,8 +141,7 @@ func TestLiveCoordinatorAcceptsRotatedKeys(t *testing.T) {
 // A message over MaxMessageBytes is dropped as go-redis hands it over:
 // nothing of it is copied, verified or decoded.
 func TestLiveCoordinatorDropsOversizedMessagesUnread(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	f := newFleet()
 	// A Retry (the subscription's read timeout) long enough for the
 	// message to be read whole on a loaded machine: a read cut short
@@ -185,8 +181,7 @@ func TestLiveCoordinatorDropsOversizedMessagesUnread(t *testing.T) {
 // An authentic message is delivered once: a replay, and a message sent
 // more than MaxClockSkew from this clock, are dropped.
 func TestLiveCoordinatorDropsReplayedAndStaleMessages(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	f := newFleet()
 	r := startReplica(t, f, open(t, url, "", nil), "a", time.Hour, 100*time.Millisecond)
 	connected(t, r, r)
@@ -230,8 +225,7 @@ func TestLiveCoordinatorTakesOverALeaseNoReplicaHolds(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			checkLeaks(t)
-			url := redistest.Start(t)
+			url := startRedis(t)
 			const ttl = time.Second
 			f, a, b, leader, _ := startPair(t, url, nil, ttl)
 			if err := spoil(context.Background(), rawClient(t, url)); err != nil {
@@ -272,8 +266,7 @@ func TestLiveCoordinatorTakesOverALeaseNoReplicaHolds(t *testing.T) {
 // is replaced: a replica whose poller does not publish, and a lease set
 // by someone else with an expiry and renewed.
 func TestLiveCoordinatorReplacesASilentHolder(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	f := newFleet()
 	const ttl = 600 * time.Millisecond
 	mute := startReplicaWith(t, f, open(t, url, "", nil), redisstate.LiveOptions{ID: "mute", LeaseTTL: ttl, Keys: testKeys}, false)
@@ -317,8 +310,7 @@ func TestLiveCoordinatorReplacesASilentHolder(t *testing.T) {
 // lease (its holder may sign with another key): someone who can write to
 // Redis can make replicas poll for themselves, not stop their feeds.
 func TestLiveCoordinatorPollsForItselfWhileItHearsNoOne(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	f := newFleet()
 	const ttl = 600 * time.Millisecond
 	b := startReplica(t, f, open(t, url, "", nil), "b", ttl, 0)
@@ -390,8 +382,7 @@ func TestLiveCoordinatorPollsForItselfWhileItHearsNoOne(t *testing.T) {
 // next position, and signed batches reaching past the explorer's head,
 // are refused; the real transactions follow, each once.
 func TestLiveFeedsRefuseForgedBatches(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	chain := sampleChain(t, 40, 10)
 	seen := func(tx *upstream.Transaction) string { return tx.Position().String() + " " + tx.Hash }
 	procs := startProcesses(t, url, chain, seen, "a", "b")

@@ -36,6 +36,14 @@ func checkLeaks(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 }
 
+// startRedis starts a Redis of t's own and checks that no goroutine
+// started during t outlives it (checkLeaks).
+func startRedis(t *testing.T) string {
+	t.Helper()
+	checkLeaks(t)
+	return redistest.Start(t)
+}
+
 // fleet records which replicas run lead: events in the order they happen,
 // and the most that ran at once.
 type fleet struct {
@@ -251,8 +259,7 @@ func startPair(t *testing.T, url string, onError func(string, error), ttl time.D
 }
 
 func TestLiveCoordinatorOneReplicaPollsAndEveryReplicaReceives(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	f, a, b, leader, follower := startPair(t, url, nil, 600*time.Millisecond)
 	if !leader.c.Holding() || follower.c.Holding() {
 		t.Fatalf("Holding: leader %v, follower %v", leader.c.Holding(), follower.c.Holding())
@@ -294,8 +301,7 @@ func TestLiveCoordinatorOneReplicaPollsAndEveryReplicaReceives(t *testing.T) {
 // takes it at its next try (without waiting for the lease to expire: its
 // TTL is an hour).
 func TestLiveCoordinatorLeaseMovesWhenItsHolderStops(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	f := newFleet()
 	a := startReplica(t, f, open(t, url, "", nil), "a", time.Hour, 100*time.Millisecond)
 	if e := f.next(t, "a leads", started("")); e.replica != "a" {
@@ -325,8 +331,7 @@ func TestLiveCoordinatorLeaseMovesWhenItsHolderStops(t *testing.T) {
 // A holder that dies without releasing the lease (its connection closed:
 // it can neither renew nor release) loses it when it expires.
 func TestLiveCoordinatorLeaseIsTakenOverFromADeadHolder(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	f := newFleet()
 	const ttl = 300 * time.Millisecond
 	a := startReplica(t, f, open(t, url, "", nil), "a", ttl, 0)
@@ -470,8 +475,7 @@ func TestLiveCoordinatorPollsLocallyWhileRedisIsDown(t *testing.T) {
 }
 
 func TestLiveCoordinatorRefusesBadOptions(t *testing.T) {
-	checkLeaks(t)
-	store := open(t, redistest.Start(t), "", nil)
+	store := open(t, startRedis(t), "", nil)
 	lead, deliver := func(context.Context) {}, func([]byte) {}
 	for _, opts := range []redisstate.LiveOptions{
 		{LeaseTTL: time.Second, Retry: time.Second},
@@ -631,8 +635,7 @@ func (g *growingChain) reveal(t *testing.T, n int, seen func(*upstream.Transacti
 // only the lease holder reads the explorer after the chain head; when it
 // stops, the other polls.
 func TestLiveFeedsOfTwoReplicasShareOnePoller(t *testing.T) {
-	checkLeaks(t)
-	url := redistest.Start(t)
+	url := startRedis(t)
 	chain := sampleChain(t, 60, 20)
 	seen := func(tx *upstream.Transaction) string { return tx.Position().String() }
 	procs := startProcesses(t, url, chain, seen, "a", "b")

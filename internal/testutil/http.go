@@ -20,23 +20,19 @@ var RawClient = &http.Client{Transport: &http.Transport{DisableCompression: true
 // sent.
 func RawDo(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := RawClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read %s: %v", req.URL, err)
-	}
-	return resp, body
+	return do(t, RawClient, req)
 }
 
 // Do sends req with http.DefaultClient (which asks for gzip and undoes
 // it, as a browser does) and returns the response and its body.
 func Do(t testing.TB, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	return do(t, http.DefaultClient, req)
+}
+
+func do(t testing.TB, client *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
