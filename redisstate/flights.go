@@ -319,16 +319,7 @@ func (h *flightHub) session(ctx context.Context, confirmed func()) error {
 // tend renews this process's claims and wakes the waiters of claims gone
 // without news, every flightTick, until ctx ends.
 func (h *flightHub) tend(ctx context.Context) {
-	t := time.NewTicker(flightTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		h.tendOnce(ctx)
-	}
+	ctxwait.Every(ctx, flightTick, func() { h.tendOnce(ctx) })
 }
 
 func (h *flightHub) tendOnce(ctx context.Context) {

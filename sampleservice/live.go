@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tradenet/gateway/internal/ctxwait"
 )
 
 // BlocksConfig makes the service produce new blocks over time.
@@ -263,18 +265,9 @@ func (s *Service) Transactions() TransactionSource { return s.txs.Load().src }
 
 // produceBlocks appends a block every interval until ctx is done.
 func (s *Service) produceBlocks(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			// New refused a hand-made dataset with an interval, so this
-			// cannot fail.
-			s.AppendBlock()
-		}
-	}
+	// New refused a hand-made dataset with an interval, so AppendBlock
+	// cannot fail.
+	ctxwait.Every(ctx, interval, func() { _, _ = s.AppendBlock() })
 }
 
 // appendedBlock is the control route's answer.

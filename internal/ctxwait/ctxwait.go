@@ -1,5 +1,6 @@
-// Package ctxwait holds the waits the rate budgets make (upstream's
-// in-process one, redisstate's shared one): bounded by a context.
+// Package ctxwait holds waits bounded by a context: those the rate budgets
+// make (upstream's in-process one, redisstate's shared one), and the
+// periodic work of background loops (Every).
 package ctxwait
 
 import (
@@ -22,5 +23,19 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// Every calls f every d (the first time d from now) until ctx ends.
+func Every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
 	}
 }

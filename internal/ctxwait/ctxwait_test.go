@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -29,4 +30,16 @@ func TestSleep(t *testing.T) {
 	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Fatalf("an ended context: %v", err)
 	}
+}
+
+func TestEveryCallsUntilTheContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 3500*time.Millisecond)
+		defer cancel()
+		calls := 0
+		Every(ctx, time.Second, func() { calls++ })
+		if calls != 3 {
+			t.Errorf("%d calls in 3.5 intervals, want 3", calls)
+		}
+	})
 }

@@ -45,12 +45,25 @@ func start(t testing.TB, bin string) (string, error) {
 		return "", err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	stop, err := launch(bin, addr, t.TempDir())
+	if err != nil {
+		return "", err
+	}
+	t.Cleanup(stop)
+	return addr, nil
+}
+
+// launch runs redis-server (bin) on addr (a loopback address), without
+// persistence, its files in dir, and waits until it answers PING; stop
+// kills it and returns once it has exited.
+func launch(bin, addr, dir string) (stop func(), err error) {
+	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(bin,
-		"--port", strconv.Itoa(port),
+		"--port", port,
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
-		"--dir", t.TempDir(),
+		"--dir", dir,
 		"--daemonize", "no",
 		"--loglevel", "warning",
 	)
@@ -58,33 +71,31 @@ func start(t testing.TB, bin string) (string, error) {
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("run %s: %w", bin, err)
+		return nil, fmt.Errorf("run %s: %w", bin, err)
 	}
 	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	stop := func() {
+	stop = func() {
 		_ = cmd.Process.Kill()
 		<-exited
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if err := Ping(addr); err == nil {
-			break
+			return stop, nil
 		} else if time.Now().After(deadline) {
 			stop()
-			return "", fmt.Errorf("redis-server on %s did not answer PING: %v; its output: %s", addr, err, out.String())
+			return nil, fmt.Errorf("redis-server on %s did not answer PING: %v; its output: %s", addr, err, out.String())
 		}
 		select {
 		case <-exited:
-			return "", fmt.Errorf("redis-server on %s exited: %s", addr, out.String())
+			return nil, fmt.Errorf("redis-server on %s exited: %s", addr, out.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Cleanup(stop)
-	return addr, nil
 }
 
 // Ping sends PING in the Redis protocol to addr and expects +PONG (the
@@ -176,34 +187,9 @@ func (s *Server) Restart() {
 
 // run starts redis-server on s.addr and waits until it answers.
 func (s *Server) run() error {
-	_, port, _ := net.SplitHostPort(s.addr)
-	cmd := exec.Command(s.bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--daemonize", "no", "--loglevel", "warning")
-	var out testutil.LockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("run %s: %w", s.bin, err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	stop := func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for Ping(s.addr) != nil {
-		if time.Now().After(deadline) {
-			stop()
-			return fmt.Errorf("redis-server on %s did not answer PING; its output: %s", s.addr, out.String())
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("redis-server on %s exited: %s", s.addr, out.String())
-		case <-time.After(20 * time.Millisecond):
-		}
+	stop, err := launch(s.bin, s.addr, s.dir)
+	if err != nil {
+		return err
 	}
 	s.stop = stop
 	return nil
