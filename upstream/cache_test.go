@@ -363,27 +363,26 @@ func TestTheNewestPageWithoutAPollerLastsHeadTTL(t *testing.T) {
 			}
 			return last()
 		}
+		// lastsHeadTTL checks that the page is served from the cache for
+		// HeadTTL after since, and asked again then.
+		lastsHeadTTL := func(since string) {
+			t.Helper()
+			time.Sleep(999 * time.Millisecond)
+			if a := get(); !a.Cached {
+				t.Fatalf("999ms after %s: %+v, want cached", since, a)
+			}
+			time.Sleep(time.Millisecond)
+			if a := get(); a.Cached {
+				t.Fatalf("HeadTTL after %s: %+v, want asked again", since, a)
+			}
+		}
 		get()
-		time.Sleep(999 * time.Millisecond)
-		if a := get(); !a.Cached {
-			t.Fatalf("at 999ms: %+v, want cached", a)
-		}
-		time.Sleep(time.Millisecond)
-		if a := get(); a.Cached {
-			t.Fatalf("at HeadTTL: %+v, want asked again", a)
-		}
+		lastsHeadTTL("it was asked")
 		// A poll 800ms later finds the same head: the page (asked at 1s)
 		// is served until 1.8s + HeadTTL.
 		time.Sleep(800 * time.Millisecond)
 		poll(t, c)
-		time.Sleep(999 * time.Millisecond)
-		if a := get(); !a.Cached {
-			t.Fatalf("999ms after a poll confirmed the head: %+v, want cached", a)
-		}
-		time.Sleep(time.Millisecond)
-		if a := get(); a.Cached {
-			t.Fatalf("HeadTTL after the poll: %+v, want asked again", a)
-		}
+		lastsHeadTTL("a poll confirmed the head")
 	})
 }
 
