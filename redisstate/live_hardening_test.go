@@ -37,6 +37,17 @@ func rawClient(t *testing.T, url string) *redis.Client {
 	return c
 }
 
+// loneReplica starts a Redis of the test's own and one replica on it,
+// "a", holding its lease for an hour and trying every retry, which hears
+// itself; it returns the Redis's URL, the replica and a raw client.
+func loneReplica(t *testing.T, retry time.Duration) (string, *replica, *redis.Client) {
+	t.Helper()
+	url := startRedis(t)
+	r := startReplica(t, newFleet(), open(t, url, "", nil), "a", time.Hour, retry)
+	connected(t, r, r)
+	return url, r, rawClient(t, url)
+}
+
 func publishRaw(t *testing.T, c *redis.Client, msg any) {
 	t.Helper()
 	if err := c.Publish(context.Background(), liveChannel, msg).Err(); err != nil {
@@ -141,15 +152,11 @@ func TestLiveCoordinatorAcceptsRotatedKeys(t *testing.T) {
 // A message over MaxMessageBytes is dropped as go-redis hands it over:
 // nothing of it is copied, verified or decoded.
 func TestLiveCoordinatorDropsOversizedMessagesUnread(t *testing.T) {
-	url := startRedis(t)
-	f := newFleet()
 	// A Retry (the subscription's read timeout) long enough for the
 	// message to be read whole on a loaded machine: a read cut short
 	// leaves the connection amid the message, and the session starts
 	// again (missing what is published meanwhile).
-	r := startReplica(t, f, open(t, url, "", nil), "a", time.Hour, 10*time.Second)
-	connected(t, r, r)
-	raw := rawClient(t, url)
+	_, r, raw := loneReplica(t, 10*time.Second)
 	const size = 12 << 20 // under Redis's default pubsub output buffer limit (32 MB)
 	big := strings.Repeat("x", size)
 
@@ -181,11 +188,7 @@ func TestLiveCoordinatorDropsOversizedMessagesUnread(t *testing.T) {
 // An authentic message is delivered once: a replay, and a message sent
 // more than MaxClockSkew from this clock, are dropped.
 func TestLiveCoordinatorDropsReplayedAndStaleMessages(t *testing.T) {
-	url := startRedis(t)
-	f := newFleet()
-	r := startReplica(t, f, open(t, url, "", nil), "a", time.Hour, 100*time.Millisecond)
-	connected(t, r, r)
-	raw := rawClient(t, url)
+	url, r, raw := loneReplica(t, 100*time.Millisecond)
 	signer := open(t, url, "", nil).LiveCoordinator(redisstate.LiveOptions{ID: "signer", Keys: testKeys})
 	now := time.Now()
 	one := redisstate.SealForTest(signer, []byte("one"), 5, now)
