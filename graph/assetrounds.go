@@ -53,16 +53,9 @@ type assetWait struct {
 
 var errBatchShort = errors.New("the asset batch returned fewer results than ids")
 
-type assetRoundsKey struct{}
+func withRounds(ctx context.Context, r *assetRounds) context.Context { return withValue(ctx, r) }
 
-func withRounds(ctx context.Context, r *assetRounds) context.Context {
-	return context.WithValue(ctx, assetRoundsKey{}, r)
-}
-
-func roundsFor(ctx context.Context) *assetRounds {
-	r, _ := ctx.Value(assetRoundsKey{}).(*assetRounds)
-	return r
-}
+func roundsFor(ctx context.Context) *assetRounds { return valueOf[assetRounds](ctx) }
 
 // newTimedRounds makes the rounds of gqlgen's executor.
 func newTimedRounds(l *Loaders) *assetRounds {

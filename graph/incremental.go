@@ -200,16 +200,11 @@ func (d *deferredFields) delivered(path ast.Path, data []byte) {
 	}
 }
 
-type deferredFieldsKey struct{}
-
 func withDeferredFields(ctx context.Context, d *deferredFields) context.Context {
-	return context.WithValue(ctx, deferredFieldsKey{}, d)
+	return withValue(ctx, d)
 }
 
-func deferredFieldsFor(ctx context.Context) *deferredFields {
-	d, _ := ctx.Value(deferredFieldsKey{}).(*deferredFields)
-	return d
-}
+func deferredFieldsFor(ctx context.Context) *deferredFields { return valueOf[deferredFields](ctx) }
 
 func (d *deferredFields) add(path ast.Path, aliases []string) {
 	if len(aliases) == 0 {

@@ -274,12 +274,7 @@ func (op *liveOperation) takeError() error {
 	return err
 }
 
-type liveOperationKey struct{}
-
-func liveOperationFor(ctx context.Context) *liveOperation {
-	op, _ := ctx.Value(liveOperationKey{}).(*liveOperation)
-	return op
-}
+func liveOperationFor(ctx context.Context) *liveOperation { return valueOf[liveOperation](ctx) }
 
 // streamingOperations are the executor's interceptors of operations on the
 // streaming transports and of subscriptions:
@@ -307,7 +302,7 @@ func (s streamingOperations) operations(ctx context.Context, next graphql.Operat
 		ctx = withRequestState(ctx, s.newState())
 	}
 	if opCtx.Operation != nil && opCtx.Operation.Operation == ast.Subscription {
-		return next(context.WithValue(ctx, liveOperationKey{}, &liveOperation{}))
+		return next(withValue(ctx, &liveOperation{}))
 	}
 	if d := streamTimeoutFor(ctx); d > 0 {
 		ctx, cancel := context.WithTimeout(ctx, d)
@@ -360,7 +355,7 @@ func (s streamingOperations) responses(ctx context.Context, next graphql.Respons
 // maxSubscriptions subscriptions at once (past it, a subscription is
 // RATE_LIMITED).
 func WithConnection(ctx context.Context, maxSubscriptions int) context.Context {
-	return context.WithValue(ctx, wsConnKey{}, &wsConn{max: maxSubscriptions})
+	return withValue(ctx, &wsConn{max: maxSubscriptions})
 }
 
 // wsConn is one connection's state (WithConnection), in the context of its
@@ -371,12 +366,7 @@ type wsConn struct {
 	n   int // subscriptions open
 }
 
-type wsConnKey struct{}
-
-func wsConnFor(ctx context.Context) *wsConn {
-	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
-	return c
-}
+func wsConnFor(ctx context.Context) *wsConn { return valueOf[wsConn](ctx) }
 
 // acquire counts a subscription of the connection until ctx (the
 // operation's) ends; false when the connection holds max already.

@@ -281,12 +281,10 @@ type requestState struct {
 	answers *answerLog
 }
 
-type requestStateKey struct{}
-
 // withRequestState returns ctx carrying s, and s's answer log as the
 // recorder of the upstream answers returned under it.
 func withRequestState(ctx context.Context, s *requestState) context.Context {
-	ctx = context.WithValue(ctx, requestStateKey{}, s)
+	ctx = withValue(ctx, s)
 	if s != nil && s.answers != nil {
 		ctx = upstream.WithAnswers(ctx, s.answers.record)
 	}
@@ -294,8 +292,7 @@ func withRequestState(ctx context.Context, s *requestState) context.Context {
 }
 
 func stateFor(ctx context.Context) *requestState {
-	s, _ := ctx.Value(requestStateKey{}).(*requestState)
-	return s
+	return valueOf[requestState](ctx)
 }
 
 // lookupAsset looks an asset up through the request's loader: an unknown

@@ -21,18 +21,16 @@ type panicLog struct {
 
 func newPanicLog(l *slog.Logger) *panicLog { return &panicLog{logger: l} }
 
-type panicLogKey struct{}
-
 // withPanicLog puts the executor's panic log in the context of each request
 // (resolvers, loaders, transports).
 func withPanicLog(ctx context.Context, l *panicLog) context.Context {
-	return context.WithValue(ctx, panicLogKey{}, l)
+	return withValue(ctx, l)
 }
 
 var defaultPanicLog = newPanicLog(nil)
 
 func panicLogFor(ctx context.Context) *panicLog {
-	if l, _ := ctx.Value(panicLogKey{}).(*panicLog); l != nil {
+	if l := valueOf[panicLog](ctx); l != nil {
 		return l
 	}
 	return defaultPanicLog

@@ -35,19 +35,16 @@ type escapedAppender interface {
 	size() int
 }
 
-type spliceKey struct{}
-
 // WithSplice returns ctx carrying a new, empty Splice, and the Splice: the
 // direct executor hands the data of the operation run under ctx to it.
 func WithSplice(ctx context.Context) (context.Context, *Splice) {
 	s := &Splice{}
-	return context.WithValue(ctx, spliceKey{}, s), s
+	return withValue(ctx, s), s
 }
 
 // spliceFor is the request's splice, or nil when its transport set none.
 func spliceFor(ctx context.Context) *Splice {
-	s, _ := ctx.Value(spliceKey{}).(*Splice)
-	return s
+	return valueOf[Splice](ctx)
 }
 
 // Pending reports data waiting to be written.
