@@ -10,25 +10,21 @@ import (
 
 // listAssets serves Query.assets.
 func (r *Resolver) listAssets(ctx context.Context, args pageArgs, newestFirst *bool) (*model.AssetConnection, error) {
-	req, err := r.pagingFor(ctx).resolve(args)
+	edges, info, err := dataNodeConnection(ctx, r, listAssets, args, newestFirst,
+		func(p upstream.Pagination) (*upstream.AssetPage, error) {
+			pg, err := r.upstreamFor(ctx).ListAssets(ctx, upstream.AssetsParams{Pagination: p})
+			if err != nil {
+				return nil, fmt.Errorf("list assets: %w", err)
+			}
+			return pg, nil
+		},
+		func(cursor string, row *upstream.Asset) model.AssetEdge {
+			return model.AssetEdge{Cursor: cursor, Node: row}
+		})
 	if err != nil {
 		return nil, err
 	}
-	p, err := dataNodePagination(r.Cursors, req, listAssets, newestFirst)
-	if err != nil {
-		return nil, err
-	}
-	pg, err := r.upstreamFor(ctx).ListAssets(ctx, upstream.AssetsParams{Pagination: p})
-	if err != nil {
-		return nil, fmt.Errorf("list assets: %w", err)
-	}
-	recordFreshness(ctx, pg.Freshness)
-	rows := dataNodePage(r.Cursors, req, listAssets, pg)
-	conn := &model.AssetConnection{Edges: make([]model.AssetEdge, len(rows.Rows)), PageInfo: pageInfo(rows.Cursors, rows.HasNextPage, rows.HasPreviousPage)}
-	for i, row := range rows.Rows {
-		conn.Edges[i] = model.AssetEdge{Cursor: rows.Cursors[i], Node: row}
-	}
-	return conn, nil
+	return &model.AssetConnection{Edges: edges, PageInfo: info}, nil
 }
 
 // asset serves Query.asset: null with NOT_FOUND when the id is unknown.

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"strings"
 
 	"github.com/tradenet/gateway/graph/model"
@@ -15,6 +16,34 @@ func pageInfo(cursors []string, hasNext, hasPrev bool) *model.PageInfo {
 		info.EndCursor = &cursors[len(cursors)-1]
 	}
 	return info
+}
+
+// dataNodeConnection serves a data node list (assets, delegations) as a
+// connection's edges and page info: args resolved into the data node's
+// paging for list, the page fetched, its freshness recorded, and each row
+// made an edge with its cursor.
+func dataNodeConnection[T, E any](ctx context.Context, r *Resolver, list cursorList, args pageArgs, newestFirst *bool,
+	fetch func(upstream.Pagination) (*upstream.Page[T], error), edge func(cursor string, row *T) E,
+) ([]E, *model.PageInfo, error) {
+	req, err := r.pagingFor(ctx).resolve(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := dataNodePagination(r.Cursors, req, list, newestFirst)
+	if err != nil {
+		return nil, nil, err
+	}
+	pg, err := fetch(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	recordFreshness(ctx, pg.Freshness)
+	rows := dataNodePage(r.Cursors, req, list, pg)
+	edges := make([]E, len(rows.Rows))
+	for i, row := range rows.Rows {
+		edges[i] = edge(rows.Cursors[i], row)
+	}
+	return edges, pageInfo(rows.Cursors, rows.HasNextPage, rows.HasPreviousPage), nil
 }
 
 // dataNodeCursor wraps a data-node cursor: those work (except on funding

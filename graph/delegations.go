@@ -26,25 +26,21 @@ func (r *Resolver) listDelegations(ctx context.Context, f delegationFilter, args
 	if err := checkEpoch("epochId", f.EpochID); err != nil {
 		return nil, err
 	}
-	req, err := r.pagingFor(ctx).resolve(args)
+	edges, info, err := dataNodeConnection(ctx, r, listDelegations, args, newestFirst,
+		func(p upstream.Pagination) (*upstream.DelegationPage, error) {
+			pg, err := r.upstreamFor(ctx).ListDelegations(ctx, upstream.DelegationsParams{
+				PartyID: deref(f.PartyID), NodeID: deref(f.NodeID), EpochID: deref(f.EpochID), Pagination: p,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("list delegations: %w", err)
+			}
+			return pg, nil
+		},
+		func(cursor string, row *upstream.Delegation) model.DelegationEdge {
+			return model.DelegationEdge{Cursor: cursor, Node: row}
+		})
 	if err != nil {
 		return nil, err
 	}
-	p, err := dataNodePagination(r.Cursors, req, listDelegations, newestFirst)
-	if err != nil {
-		return nil, err
-	}
-	pg, err := r.upstreamFor(ctx).ListDelegations(ctx, upstream.DelegationsParams{
-		PartyID: deref(f.PartyID), NodeID: deref(f.NodeID), EpochID: deref(f.EpochID), Pagination: p,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list delegations: %w", err)
-	}
-	recordFreshness(ctx, pg.Freshness)
-	rows := dataNodePage(r.Cursors, req, listDelegations, pg)
-	conn := &model.DelegationConnection{Edges: make([]model.DelegationEdge, len(rows.Rows)), PageInfo: pageInfo(rows.Cursors, rows.HasNextPage, rows.HasPreviousPage)}
-	for i, row := range rows.Rows {
-		conn.Edges[i] = model.DelegationEdge{Cursor: rows.Cursors[i], Node: row}
-	}
-	return conn, nil
+	return &model.DelegationConnection{Edges: edges, PageInfo: info}, nil
 }
