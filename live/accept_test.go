@@ -32,8 +32,7 @@ func forged(t *testing.T, prev upstream.TxCursor, positions ...upstream.TxCursor
 func TestCoordinatedBatchesPastTheExplorersHeadAreRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 2)
-		_, a, z, sa, sz := fleet(t, c, Config{PageSize: 4, MaxBacklog: 5})
-		start := c.head()
+		_, a, z, sa, sz, start := fleet(t, c, Config{PageSize: 4, MaxBacklog: 5})
 		fleetRun(c, 2)
 		synctest.Wait()
 		head := c.head()
@@ -64,13 +63,7 @@ func TestCoordinatedBatchesPastTheExplorersHeadAreRefused(t *testing.T) {
 			t.Errorf("the follower made %d explorer requests for the forged batches, want 3 (two head reads, a gap fill)", n)
 		}
 		fleetRun(c, 3)
-		want := c.after(start, upstream.TransactionsParams{})
-		expect(t, "leader", sa, want)
-		expect(t, "follower", sz, want)
-		synctest.Wait()
-		if extra, open := drain(sz); len(extra) > 0 || !open {
-			t.Errorf("follower: extra %v, open %v", extra, open)
-		}
+		fleetDelivered(t, c, start, sa, sz)
 		st := z.feed.Stats()
 		if st.BadMessages != 4 || st.DroppedGap != 0 || st.Subscriptions != 1 || st.DeliveredAt != c.head() {
 			t.Errorf("follower %+v, want 4 bad messages, no gap, at %s", st, c.head())
@@ -86,8 +79,7 @@ func TestCoordinatedBatchesPastTheExplorersHeadAreRefused(t *testing.T) {
 func TestCoordinatedFollowerChecksThePollerOncePerAllowance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 1)
-		_, _, z, _, sz := fleet(t, c, Config{})
-		start := c.head()
+		_, _, z, _, sz, start := fleet(t, c, Config{})
 		fleetRun(c, unverifiedBlocks+5)
 		want := c.after(start, upstream.TransactionsParams{})
 		expect(t, "follower", sz, want)

@@ -244,21 +244,35 @@ func TestCoordinatedOnePollerAndHandover(t *testing.T) {
 	})
 }
 
-// fleet starts two replicas with a leads; subs on both, at the head.
-func fleet(t *testing.T, c *chain, cfg Config) (b *bus, a, z *replica, sa, sz *Subscription[upstream.TxCursor]) {
+// fleet starts two replicas with a leads; subs on both, at the head,
+// which it returns as start.
+func fleet(t *testing.T, c *chain, cfg Config) (b *bus, a, z *replica, sa, sz *Subscription[upstream.TxCursor], start upstream.TxCursor) {
 	b = newBus()
 	a, z = newReplica(c, b, cfg), newReplica(c, b, cfg)
 	t.Cleanup(a.feed.Close)
 	t.Cleanup(z.feed.Close)
 	b.setLeaders(a.m)
-	return b, a, z, subscribe(t, a.feed, SubscribeOptions{}), subscribe(t, z.feed, SubscribeOptions{})
+	return b, a, z, subscribe(t, a.feed, SubscribeOptions{}), subscribe(t, z.feed, SubscribeOptions{}), c.head()
+}
+
+// fleetDelivered checks that the leader's and the follower's
+// subscriptions received every transaction of c after start, in order,
+// and that the follower, once the fleet is quiet, holds nothing more.
+func fleetDelivered(t *testing.T, c *chain, start upstream.TxCursor, sa, sz *Subscription[upstream.TxCursor]) {
+	t.Helper()
+	want := c.after(start, upstream.TransactionsParams{})
+	expect(t, "leader", sa, want)
+	expect(t, "follower", sz, want)
+	synctest.Wait()
+	if extra, open := drain(sz); len(extra) > 0 || !open {
+		t.Errorf("follower: more %v (open %v, %v)", extra, open, sz.Err())
+	}
 }
 
 func TestCoordinatedEchoAndLostPublish(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 2)
-		b, a, z, sa, sz := fleet(t, c, Config{})
-		start := c.head()
+		b, a, z, sa, sz, start := fleet(t, c, Config{})
 		fleetRun(c, 3)
 		// Publish fails after the message went out: the leader delivers
 		// the batch itself, then receives its echo.
@@ -301,8 +315,7 @@ func TestCoordinatedEchoAndLostPublish(t *testing.T) {
 func TestCoordinatedGapFill(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 2)
-		b, _, z, sa, sz := fleet(t, c, Config{PageSize: 3, MaxBacklog: 20})
-		start := c.head()
+		b, _, z, sa, sz, start := fleet(t, c, Config{PageSize: 3, MaxBacklog: 20})
 		b.setDeaf(z.m, true)
 		fleetRun(c, 5) // 10 transactions the follower does not hear of
 		b.setDeaf(z.m, false)
@@ -319,8 +332,7 @@ func TestCoordinatedGapFill(t *testing.T) {
 func TestCoordinatedGapTooLarge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 2)
-		b, _, z, sa, sz := fleet(t, c, Config{MaxBacklog: 5})
-		start := c.head()
+		b, _, z, sa, sz, start := fleet(t, c, Config{MaxBacklog: 5})
 		b.setDeaf(z.m, true)
 		fleetRun(c, 6)
 		deafEnd := c.head()
@@ -350,8 +362,7 @@ func TestCoordinatedGapTooLarge(t *testing.T) {
 func TestCoordinatedBadMessages(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 2)
-		_, _, z, _, sz := fleet(t, c, Config{})
-		start := c.head()
+		_, _, z, _, sz, start := fleet(t, c, Config{})
 		for _, msg := range []string{"", "null", "{", `{"prev":"1.2.3"}`, `{"transactions":[]}`, `{"prev":"100.1","transactions":[{"block":"100","index":0}]}`, "\x00\xff"} {
 			z.m.send([]byte(msg))
 		}

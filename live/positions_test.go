@@ -473,8 +473,7 @@ func TestLargeBlockDoesNotDropAFastReader(t *testing.T) {
 func TestFleetBatchAtImplausiblePositionIsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 2)
-		_, _, z, sa, sz := fleet(t, c, Config{})
-		start := c.head()
+		_, _, z, sa, sz, start := fleet(t, c, Config{})
 		fleetRun(c, 2)
 		head := c.head()
 		for _, b := range []Batch{
@@ -488,13 +487,7 @@ func TestFleetBatchAtImplausiblePositionIsRefused(t *testing.T) {
 			z.m.send(msg)
 		}
 		fleetRun(c, 4)
-		want := c.after(start, upstream.TransactionsParams{})
-		expect(t, "leader", sa, want)
-		expect(t, "follower", sz, want)
-		synctest.Wait()
-		if extra, open := drain(sz); len(extra) > 0 || !open {
-			t.Errorf("follower: more %v (open %v, %v)", extra, open, sz.Err())
-		}
+		fleetDelivered(t, c, start, sa, sz)
 		if st := z.feed.Stats(); st.RefusedPositions != 2 || st.DroppedGap != 0 || st.DeliveredAt != c.head() || st.Head != c.head() {
 			t.Errorf("follower %+v", st)
 		}
@@ -508,8 +501,7 @@ func TestFleetBatchAtImplausiblePositionIsRefused(t *testing.T) {
 func TestFollowerMovesBackToTheFleet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 2)
-		_, _, z, _, sz := fleet(t, c, Config{})
-		start := c.head()
+		_, _, z, _, sz, start := fleet(t, c, Config{})
 		fleetRun(c, 2)
 		synctest.Wait()
 		real := c.head()
@@ -573,8 +565,7 @@ func TestFastChainIsFollowed(t *testing.T) {
 func TestFollowerChecksAFarBatchAgainstTheExplorer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 2)
-		b, _, z, _, sz := fleet(t, c, Config{MaxBacklog: 500})
-		start := c.head()
+		b, _, z, _, sz, start := fleet(t, c, Config{MaxBacklog: 500})
 		fast := func(seconds int) {
 			for range seconds {
 				appendSpread(c, 20, 1000)
