@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,6 +47,32 @@ func loneReplica(t *testing.T, retry time.Duration) (string, *replica, *redis.Cl
 	r := startReplica(t, newFleet(), open(t, url, "", nil), "a", time.Hour, retry)
 	connected(t, r, r)
 	return url, r, rawClient(t, url)
+}
+
+// intrude is someone who sets the lease to "x", with an expiry, at once
+// and every d, doing also what more says, until stop or the end of t.
+func intrude(t *testing.T, raw *redis.Client, d time.Duration, more func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			_ = raw.Set(ctx, liveLease, "x", time.Minute).Err()
+			if more != nil {
+				more(ctx)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
+	return stop
 }
 
 func publishRaw(t *testing.T, c *redis.Client, msg any) {
@@ -285,23 +312,7 @@ func TestLiveCoordinatorReplacesASilentHolder(t *testing.T) {
 	}
 
 	// Someone sets the lease, with an expiry, and keeps it set.
-	raw := rawClient(t, url)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(ttl / 2)
-		defer tick.Stop()
-		for {
-			_ = raw.Set(ctx, liveLease, "x", time.Minute).Err()
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	defer func() { cancel(); <-done }()
+	intrude(t, rawClient(t, url), ttl/2, nil)
 	f.next(t, "b loses the lease", stopped("b"))
 	e := f.next(t, "a replica takes it over", started(""))
 	t.Logf("%s took the lease over", e.replica)
@@ -322,23 +333,7 @@ func TestLiveCoordinatorPollsForItselfWhileItHearsNoOne(t *testing.T) {
 
 	// Someone takes the lease and sends garbage on the channel.
 	raw := rawClient(t, url)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(ttl / 6)
-		defer tick.Stop()
-		for {
-			_ = raw.Set(ctx, liveLease, "x", time.Minute).Err()
-			_ = raw.Publish(ctx, liveChannel, "garbage").Err()
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	defer func() { cancel(); <-done }()
+	stopIntruder := intrude(t, raw, ttl/6, func(ctx context.Context) { _ = raw.Publish(ctx, liveChannel, "garbage").Err() })
 	f.next(t, "b loses the lease", stopped("b"))
 	f.next(t, "b polls for itself", started("b"))
 	if b.c.Holding() || b.holder(t) != "x" || b.c.Stats().Takeovers != 0 {
@@ -367,8 +362,7 @@ func TestLiveCoordinatorPollsForItselfWhileItHearsNoOne(t *testing.T) {
 	// A replica takes the lease (it names a, which takes it over): b hears
 	// a's heartbeats and stops polling.
 	a := startReplica(t, f, open(t, url, "", nil), "a", ttl, 0)
-	cancel()
-	<-done
+	stopIntruder()
 	if err := raw.Set(context.Background(), liveLease, "a", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
