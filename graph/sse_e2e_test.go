@@ -694,9 +694,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make(chan string, 8)
 			for w := range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					tr := &http.Transport{}
 					defer tr.CloseIdleConnections()
 					client := &http.Client{Transport: tr, Timeout: streamDeadline}
@@ -714,7 +712,7 @@ func TestEventStreamSingleConnection(t *testing.T) {
 							return
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			close(errs)

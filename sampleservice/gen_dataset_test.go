@@ -130,9 +130,7 @@ func TestAppendJSONConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)
 	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(w), 7))
 			var buf []byte
 			for _, i := range r.Perm(n)[:n/2] {
@@ -143,7 +141,7 @@ func TestAppendJSONConcurrent(t *testing.T) {
 				}
 				_ = src.Meta(i)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
