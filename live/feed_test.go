@@ -177,12 +177,7 @@ func TestBacklogRefused(t *testing.T) {
 func TestSlowSubscriberDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 1)
-		f := openFeed(t, c, Config{Buffer: 4})
-		slow := subscribe(t, f, SubscribeOptions{})
-		fast := subscribe(t, f, SubscribeOptions{})
-		start := c.head()
-		fastGot := make(chan []upstream.TxCursor)
-		go func() { fastGot <- take(t, fast, 10) }()
+		f, fast, slow, fastGot, start := fastAndSlow(t, c, 4, 10)
 		for range 5 {
 			c.appendBlock(2)
 			time.Sleep(time.Second)

@@ -210,6 +210,19 @@ func started(t *testing.T, e testExplorer, cfg Config) (*Feed[upstream.TxCursor]
 	return f, subscribe(t, f, SubscribeOptions{}), e.head()
 }
 
+// fastAndSlow starts a test feed on c with Buffer buffer and two
+// subscriptions from the head, returned as start: fast, which a goroutine
+// reads until it has taken n transactions, then sent on fastGot; and
+// slow, which nothing reads.
+func fastAndSlow(t *testing.T, c *chain, buffer, n int) (f *Feed[upstream.TxCursor], fast, slow *Subscription[upstream.TxCursor], fastGot <-chan []upstream.TxCursor, start upstream.TxCursor) {
+	t.Helper()
+	f = openFeed(t, c, Config{Buffer: buffer})
+	fast, slow = subscribe(t, f, SubscribeOptions{}), subscribe(t, f, SubscribeOptions{})
+	got := make(chan []upstream.TxCursor)
+	go func() { got <- take(t, fast, n) }()
+	return f, fast, slow, got, c.head()
+}
+
 // expect takes len(want) transactions from s and reports, as what, how
 // they differ from want.
 func expect(t *testing.T, what string, s *Subscription[upstream.TxCursor], want []upstream.TxCursor) {

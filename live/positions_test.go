@@ -445,12 +445,7 @@ func TestLagGrowsWhileTheFeedIsStuck(t *testing.T) {
 func TestLargeBlockDoesNotDropAFastReader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newChain(1, 1)
-		f := openFeed(t, c, Config{Buffer: 256})
-		fast := subscribe(t, f, SubscribeOptions{})
-		slow := subscribe(t, f, SubscribeOptions{})
-		start := c.head()
-		fastGot := make(chan []upstream.TxCursor)
-		go func() { fastGot <- take(t, fast, 2000) }()
+		f, fast, slow, fastGot, start := fastAndSlow(t, c, 256, 2000)
 		c.appendBlock(1000)
 		time.Sleep(5 * time.Second)
 		c.appendBlock(1000)
