@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -501,6 +502,32 @@ func TestDataNodeAnswersAgeFromTheirRequestNotTheWaitForTheBudget(t *testing.T) 
 			t.Fatalf("999ms after an answer that waited 5s for the budget: %d requests, answer %+v; want it from the cache", n, last())
 		}
 	})
+}
+
+// A request that missed the cache just before an identical flight stored
+// its answer and ended is served that answer: it sends no request of its
+// own.
+func TestMissJustBeforeAFlightEndedIsServedItsAnswer(t *testing.T) {
+	srv := startSample(t)
+	c, _ := cachingClient(t, srv, CacheConfig{MaxAge: time.Minute})
+	// Between the first request's miss and its flight, another request
+	// fetches the same answer whole (its flight stored and forgotten).
+	var done atomic.Bool
+	testAfterCacheMiss = func() {
+		if done.CompareAndSwap(false, true) {
+			if _, err := c.ListAssets(context.Background(), AssetsParams{}); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(func() { testAfterCacheMiss = nil })
+	ctx, last := recording(context.Background())
+	if _, err := c.ListAssets(ctx, AssetsParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Requests(EndpointAssets); n != 1 || !last().Cached {
+		t.Fatalf("%d data-node requests, answer %+v; want 1 request, the second served the first's answer", n, last())
+	}
 }
 
 // MaxAge 0 serves no data-node answer from the cache.

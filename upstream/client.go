@@ -472,6 +472,9 @@ func get[B any, PB interface {
 			}
 		}
 	}
+	if testAfterCacheMiss != nil {
+		testAfterCacheMiss()
+	}
 	key := target
 	if cache == nil {
 		// A request that bypasses the cache never joins one that may be
@@ -488,6 +491,14 @@ func get[B any, PB interface {
 			defer cancel()
 		}
 		if cache != nil {
+			// A caller that missed the cache just before an identical
+			// flight stored its answer and ended starts this flight:
+			// that answer serves it.
+			if e, ok := cache.lookup(target, c.head.view(), time.Now()); ok {
+				if _, ok := e.body.(PB); ok {
+					return flightResult{body: e.body, fresh: e.fresh, at: e.fetched, kind: e.kind, cached: true, local: true}, nil
+				}
+			}
 			if res, ok := sharedAnswer[B, PB](ctx, c, r, target); ok {
 				return res, nil
 			}
@@ -505,6 +516,8 @@ func get[B any, PB interface {
 	}
 	body, _ := res.body.(PB)
 	switch {
+	case res.local:
+		cache.event(r.endpoint, res.kind, CacheHit)
 	case res.fleet:
 		cache.event(r.endpoint, res.kind, CacheFleetHit)
 	case res.cached:
@@ -515,6 +528,10 @@ func get[B any, PB interface {
 	RecordAnswer(ctx, Answer{Service: r.service, Endpoint: r.endpoint, Freshness: res.fresh, Kind: res.kind, FetchedAt: res.at, Cached: res.cached})
 	return (*B)(body), res.fresh, nil
 }
+
+// testAfterCacheMiss, set by tests only, runs between a request's miss in
+// this process's cache and its flight.
+var testAfterCacheMiss func()
 
 // fetch asks the service for target, judges the answer, learns what it
 // shows of the explorer's head, and keeps it in the cache (this process's

@@ -34,8 +34,10 @@ type flightResult struct {
 	at    time.Time // when the answer arrived (a cached one: when it first did)
 	kind  CacheKind
 	// cached: served from the cache's shared tier; fleet: after waiting
-	// for another replica to fetch it (fleet.go).
-	cached, fleet bool
+	// for another replica to fetch it (fleet.go); local: from this
+	// process's cache, stored by a flight that ended just before this one
+	// started (cached is set too).
+	cached, fleet, local bool
 }
 
 // do runs fn for key, or joins the run in flight.
