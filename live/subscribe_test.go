@@ -70,12 +70,16 @@ func TestSubscribeGivesUpOnTheHead(t *testing.T) {
 
 // A head that arrives before HeadTimeout, after failures, starts the
 // subscription (the retries of a transient failure fit in the bound).
+// The retries wait Interval, 1.5×, 2.25×, 3.375× Interval, each ±50 % at
+// random (the backoff's randomization): four of them at most 12.2 s at
+// the default 1 s, past HeadTimeout in about 1 run in 12, so the feed
+// polls every half second here (at most 6.1 s).
 func TestSubscribeWaitsOutTransientFailures(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := &chain{}
 		c.appendBlock(2)
 		c.fail(4)
-		f := newTestFeed(c, Config{})
+		f := newTestFeed(c, Config{Interval: 500 * time.Millisecond})
 		defer f.Close()
 		start := time.Now()
 		s, err := f.Subscribe(t.Context(), SubscribeOptions{})
