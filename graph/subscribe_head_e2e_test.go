@@ -24,11 +24,10 @@ import (
 // down. The queries, over the same explorer, fail as usual meanwhile.
 
 // downExplorerGateway serves a gateway with a live feed whose explorer
-// (and upstream) is explorerURL.
-func downExplorerGateway(t *testing.T, explorerURL string) *testGateway {
+// (and upstream) is explorerURL, reached through tr (the caller checks
+// for leaks: noLeaks).
+func downExplorerGateway(t *testing.T, tr *http.Transport, explorerURL string) *testGateway {
 	t.Helper()
-	tr := &http.Transport{}
-	noLeaks(t, tr)
 	client, err := upstream.New(upstream.Config{
 		DataNodeURL: explorerURL, ExplorerURL: explorerURL, HTTPClient: &http.Client{Transport: tr},
 		Retry: upstream.RetryConfig{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond},
@@ -86,10 +85,27 @@ func checkNoHead(t *testing.T, payload []byte, elapsed time.Duration, explorer s
 	t.Logf("error after %s: %s", elapsed.Round(time.Millisecond), payload)
 }
 
+// Over Server-Sent Events with the explorer's port closed, and over
+// WebSocket with the explorer answering 503. Each waits out
+// live.HeadTimeout (10 s), so the two wait together; the leak check is
+// the parent's, once both are done.
+func TestSubscriptionWithExplorerDown(t *testing.T) {
+	sseTransport, wsTransport := &http.Transport{}, &http.Transport{}
+	noLeaks(t, sseTransport, wsTransport)
+	t.Run("SSE", func(t *testing.T) {
+		t.Parallel()
+		subscriptionWithExplorerDownSSE(t, sseTransport)
+	})
+	t.Run("WebSocket", func(t *testing.T) {
+		t.Parallel()
+		subscriptionWithExplorerDownWebSocket(t, wsTransport)
+	})
+}
+
 // Over Server-Sent Events, the explorer's port closed.
-func TestSubscriptionWithExplorerDownSSE(t *testing.T) {
+func subscriptionWithExplorerDownSSE(t *testing.T, tr *http.Transport) {
 	addr := closedPort(t)
-	g := downExplorerGateway(t, "http://"+addr)
+	g := downExplorerGateway(t, tr, "http://"+addr)
 	start := time.Now()
 	s := subscribeSSE(t, g.URL, `subscription { transactions { cursor node { hash } } }`, nil)
 	name, data := s.mustEvent()
@@ -104,12 +120,12 @@ func TestSubscriptionWithExplorerDownSSE(t *testing.T) {
 }
 
 // Over WebSocket, the explorer answering 503.
-func TestSubscriptionWithExplorerDownWebSocket(t *testing.T) {
+func subscriptionWithExplorerDownWebSocket(t *testing.T, tr *http.Transport) {
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "<html>maintenance, proxy 10.1.2.3</html>", http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(down.Close)
-	g := downExplorerGateway(t, down.URL)
+	g := downExplorerGateway(t, tr, down.URL)
 	ws := connectWS(t, g.URL)
 	start := time.Now()
 	ws.subscribe("1", `subscription { transactions { cursor } }`, nil)
