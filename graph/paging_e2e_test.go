@@ -262,6 +262,7 @@ var fundingWalk = listWalk{
 }
 
 func TestWalkFundingPaymentsDespiteBrokenCursors(t *testing.T) {
+	t.Parallel() // CPU: a sample of its own for each defect setting
 	for _, defect := range []bool{true, false} {
 		t.Run(fmt.Sprintf("defect=%v", defect), func(t *testing.T) {
 			defects := sampleservice.DefaultDefects()
@@ -416,7 +417,10 @@ func TestWalkTransactions(t *testing.T) {
 // command and change kind, mixed) forwards and backwards with every field
 // of the schema selected (fullSelection): the rows come in the dataset's
 // order with exact page info, and each equals its wire record (compareTx).
+// Under -short it walks forwards only (every row still compared; the
+// backward walk is paging, which TestWalkTransactions checks both ways).
 func TestWalkTransactionsEveryField(t *testing.T) {
+	t.Parallel() // CPU: reads the shared sample, counts none of its requests
 	g := newGateway(t, nil, gatewayOptions{Handler: graph.HandlerConfig{Limits: fullSelectionLimits}})
 	ds := g.Sample.Service.Dataset()
 	src := ds.Transactions
@@ -453,6 +457,12 @@ func TestWalkTransactionsEveryField(t *testing.T) {
 				t.Fatal("20 rows differ; stopping")
 			}
 		},
+	}
+	if testing.Short() {
+		if got := w.walk(t, g, false, 1000); !slices.Equal(got, all) {
+			t.Fatalf("walked %d rows, want %d; first difference at %d", len(got), len(all), firstDifference(got, all))
+		}
+		return
 	}
 	checkWalks(t, g, w, all, 1000)
 }
