@@ -23,6 +23,15 @@ import (
 // then completes: it used to wait, silent, as long as the explorer was
 // down. The queries, over the same explorer, fail as usual meanwhile.
 
+// headTimeout is the feed's bound on the wait for the head: the default,
+// live.HeadTimeout (10 s), or 1 s under -short.
+func headTimeout() time.Duration {
+	if testing.Short() {
+		return time.Second
+	}
+	return live.HeadTimeout
+}
+
 // downExplorerGateway serves a gateway with a live feed whose explorer
 // (and upstream) is explorerURL, reached through tr (the caller checks
 // for leaks: noLeaks).
@@ -38,7 +47,7 @@ func downExplorerGateway(t *testing.T, tr *http.Transport, explorerURL string) *
 	keys := graph.CursorKeysForTest()
 	logs := &testutil.LockedBuffer{}
 	feed := graph.NewLiveFeed(live.Config{Explorer: client, Interval: 20 * time.Millisecond, Linger: time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, keys)
+		HeadTimeout: headTimeout(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, keys)
 	srv := httptest.NewServer(graph.NewHandler(graph.HandlerConfig{
 		Upstream: client, CursorKeys: keys, Live: feed,
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
@@ -79,16 +88,16 @@ func checkNoHead(t *testing.T, payload []byte, elapsed time.Duration, explorer s
 	if strings.Contains(string(payload), explorer) || strings.Contains(string(payload), "127.0.0.1") {
 		t.Errorf("the error names the explorer's address: %s", payload)
 	}
-	if elapsed > live.HeadTimeout+5*time.Second {
-		t.Errorf("the error came after %s; the bound is %s", elapsed, live.HeadTimeout)
+	if elapsed > headTimeout()+5*time.Second {
+		t.Errorf("the error came after %s; the bound is %s", elapsed, headTimeout())
 	}
 	t.Logf("error after %s: %s", elapsed.Round(time.Millisecond), payload)
 }
 
 // Over Server-Sent Events with the explorer's port closed, and over
-// WebSocket with the explorer answering 503. Each waits out
-// live.HeadTimeout (10 s), so the two wait together; the leak check is
-// the parent's, once both are done.
+// WebSocket with the explorer answering 503. Each waits out the head
+// timeout (headTimeout), so the two wait together; the leak check is the
+// parent's, once both are done.
 func TestSubscriptionWithExplorerDown(t *testing.T) {
 	sseTransport, wsTransport := &http.Transport{}, &http.Transport{}
 	noLeaks(t, sseTransport, wsTransport)

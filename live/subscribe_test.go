@@ -68,6 +68,24 @@ func TestSubscribeGivesUpOnTheHead(t *testing.T) {
 	})
 }
 
+// Config.HeadTimeout replaces HeadTimeout.
+func TestSubscribeGivesUpOnTheHeadAtTheConfiguredTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &chain{}
+		c.appendBlock(2)
+		c.fail(1_000_000)
+		f := newTestFeed(c, Config{HeadTimeout: 3 * time.Second})
+		defer f.Close()
+		start := time.Now()
+		if _, err := f.Subscribe(t.Context(), SubscribeOptions{}); !errors.Is(err, ErrNoHead) {
+			t.Fatalf("Subscribe with the explorer down: %v", err)
+		}
+		if waited := time.Since(start); waited != 3*time.Second {
+			t.Errorf("Subscribe returned after %s, want the configured 3s", waited)
+		}
+	})
+}
+
 // A head that arrives before HeadTimeout, after failures, starts the
 // subscription (the retries of a transient failure fit in the bound).
 // The retries wait Interval, 1.5×, 2.25×, 3.375× Interval, each ±50 % at
