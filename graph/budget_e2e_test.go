@@ -139,6 +139,7 @@ func TestBanStopsCallsAndAnswersRateLimited(t *testing.T) {
 // The load lasts 20 s, 2 s under -short: the burst is spent in the first
 // second either way, and the data node bans after 10 429s in a row.
 func TestLoadStaysInsideTheRateBudget(t *testing.T) {
+	t.Parallel() // a sample of its own; its checks hold at any speed
 	sample := startSample(t, sampleservice.Config{
 		Defects:   sampleservice.DefaultDefects(),
 		RateLimit: sampleservice.RateLimitConfig{Enabled: true}, // 20/s, burst 100, ban after 10 429s in a row

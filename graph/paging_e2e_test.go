@@ -342,7 +342,8 @@ func TestFundingPaymentsBeyondTheUpstreamsReachAreRefused(t *testing.T) {
 }
 
 func TestWalkTransactions(t *testing.T) {
-	g := newGateway(t, nil, gatewayOptions{})
+	t.Parallel() // CPU: a sample of its own, whose requests it counts
+	g := newGateway(t, startSample(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}), gatewayOptions{})
 	ds := g.Sample.Service.Dataset()
 	src := ds.Transactions
 	var all []string
