@@ -54,8 +54,17 @@ func TestSubscribeGivesUpOnTheHead(t *testing.T) {
 			}
 		}
 
-		// The explorer is back: a subscription starts at the head.
+		// The explorer is back: a subscription starts at the head, once
+		// the poller the refused ones kept lingering has stopped (fake
+		// time). Subscribed at once, it waited for that poller's next
+		// retry, which after 12 s of failures may come later than
+		// HeadTimeout (the backoff's interval is ±50 % at random): it
+		// failed about 1 run in 60.
 		c.fail(0)
+		time.Sleep(f.feed.cfg.Linger + time.Second)
+		if st := f.Stats(); st.State != stateIdle {
+			t.Errorf("the poller goes on without subscribers: %+v", st)
+		}
 		s, err := f.Subscribe(t.Context(), SubscribeOptions{})
 		if err != nil {
 			t.Fatalf("Subscribe after recovery: %v", err)
