@@ -534,6 +534,7 @@ func deref[T any](p *T) any {
 }
 
 func TestOperationsConfigRejectsBadValues(t *testing.T) {
+	t.Parallel() // mostly the Redis client's dial retries
 	cases := map[string]struct {
 		args []string
 		want string

@@ -30,6 +30,7 @@ var newConnClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: t
 // served (the shutdown delay), then new connections are refused while the
 // request in flight goes on, and it completes; serve returns cleanly.
 func TestGracefulShutdownFailsReadinessThenDrains(t *testing.T) {
+	t.Parallel() // waits out its 2 s shutdown delay
 	u := startUpstream(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}, holdFunding)
 	g := startOpsGateway(t, u.args("-shutdown-delay", "2s", "-shutdown-timeout", "30s")...)
 	if resp, body := get(t, g.URL+"/readyz", nil); resp.StatusCode != 200 {

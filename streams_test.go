@@ -20,6 +20,7 @@ import (
 // coming past both, through the whole middleware chain, then delivers a
 // transaction appended after them.
 func TestEventStreamOutlivesTheServerTimeouts(t *testing.T) {
+	t.Parallel() // a second of keep-alives for each kind of stream
 	for _, c := range []struct{ accept, keepAlive string }{
 		{"text/event-stream", ":"},
 		{`multipart/mixed;subscriptionSpec="1.0", application/json`, "{}"},

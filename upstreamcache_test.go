@@ -265,6 +265,7 @@ func TestTheNewestPageFollowsNewBlocks(t *testing.T) {
 // upstream; the failures are counted. Before, an answer one replica
 // fetched was served to the other from Redis.
 func TestTheGatewayAnswersWhenRedisIsLost(t *testing.T) {
+	t.Parallel() // mostly the Redis client's dial retries; a Redis and a data node of its own
 	server := redistest.StartServer(t)
 	u := startUpstream(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}, nil)
 	args := u.args("-cursor-key", cursorKeyA, "-redis-url", server.URL())

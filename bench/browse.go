@@ -816,7 +816,8 @@ type browseParams struct {
 }
 
 // browseStepParams are what the options ask, or the smoke run's few
-// seconds with a handful of people, one gateway and two replicas.
+// seconds with a handful of people, one gateway and two replicas (or the
+// replicas -replicas gives: the short test runs two alone).
 func browseStepParams(o *options) browseParams {
 	p := browseParams{
 		people: o.people, replicas: o.replicas,
@@ -824,7 +825,10 @@ func browseStepParams(o *options) browseParams {
 		think: o.think, mix: o.browseMix, zipf: o.browseZipf, maxViews: o.browseMaxViews, get: o.browseGet,
 	}
 	if o.smoke {
-		p.people, p.replicas = []int{4}, []int{1, 2}
+		p.people = []int{4}
+		if !o.replicasGiven {
+			p.replicas = []int{1, 2}
+		}
 		p.warmup, p.window, p.drain = time.Second, 2*time.Second, 15*time.Second
 		p.think = 500 * time.Millisecond
 	}

@@ -378,16 +378,25 @@ func TestBrowseOptions(t *testing.T) {
 	if o, _ := parseOptions([]string{"-smoke"}, nil); len(browseStepParams(o).people) != 1 || !slices.Equal(browseStepParams(o).replicas, []int{1, 2}) {
 		t.Errorf("smoke steps %+v", browseStepParams(o))
 	}
+	if o, _ := parseOptions([]string{"-smoke", "-replicas", "2"}, nil); !slices.Equal(browseStepParams(o).replicas, []int{2}) {
+		t.Errorf("smoke steps with -replicas 2: %+v", browseStepParams(o))
+	}
 }
 
 // TestBrowseSmoke runs the browse section as the smoke run does: the
 // gateway binary built from this repository, alone and as two replicas
 // over a Redis, the sample service with the data node's limits, a handful
 // of people; every page served (runBrowse fails otherwise), the upstream
-// counted, and nothing left running.
+// counted, and nothing left running. Under -short, two replicas only (half
+// its 16 s): the Redis they share and each gateway's own path are still
+// run; the full suite and scripts/check-bench-smoke.sh run both steps.
 func TestBrowseSmoke(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	o, err := parseOptions([]string{"-smoke", "-sections", "browse", "-baseline-env", "ASSET_CACHE_SIZE=0"}, nil)
+	args, steps := []string{"-smoke", "-sections", "browse", "-baseline-env", "ASSET_CACHE_SIZE=0"}, 4
+	if testing.Short() {
+		args, steps = append(args, "-replicas", "2"), 2
+	}
+	o, err := parseOptions(args, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,8 +406,8 @@ func TestBrowseSmoke(t *testing.T) {
 	if err := runBrowse(ctx, o, rep, t.Logf); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.browse) != 4 {
-		t.Fatalf("%d steps, want 4 (1 and 2 replicas, each as configured and the baseline)", len(rep.browse))
+	if len(rep.browse) != steps {
+		t.Fatalf("%d steps, want %d (1 and 2 replicas, or 2 alone under -short, each as configured and the baseline)", len(rep.browse), steps)
 	}
 	for _, r := range rep.browse {
 		if r.Served == 0 || r.Explorer == 0 || r.P95 <= 0 || r.P95 == notServed || r.GatewayCPU < 0 {

@@ -75,6 +75,7 @@ type options struct {
 	// The browse section (browse.go).
 	people                                    []int
 	replicas                                  []int
+	replicasGiven                             bool // -replicas was given: the smoke run keeps it
 	browseWarmup, browseDuration, browseDrain time.Duration
 	think                                     time.Duration
 	browseMix                                 pageMix
@@ -149,6 +150,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if o.replicas, err = parseCounts(*replicasFlag, 1, 8); err != nil {
 		return nil, fmt.Errorf("-replicas: %w", err)
 	}
+	fs.Visit(func(f *flag.Flag) { o.replicasGiven = o.replicasGiven || f.Name == "replicas" })
 	if o.browseMix, err = parseMix(*mixFlag); err != nil {
 		return nil, fmt.Errorf("-browse-mix: %w", err)
 	}

@@ -101,6 +101,7 @@ func TestCachedAndCoalescedResultsServeWhileTheBudgetIsSpent(t *testing.T) {
 }
 
 func TestBanStopsCallsAndAnswersRateLimited(t *testing.T) {
+	t.Parallel() // waits out the pause after a 429; a sample of its own
 	// A data node that allows 2 requests, then bans at the first 429.
 	sample := startSample(t, sampleservice.Config{RateLimit: sampleservice.RateLimitConfig{
 		Enabled: true, Rate: 0.01, Burst: 2, BanAfter: 1, BanDuration: time.Hour,
@@ -135,7 +136,10 @@ func TestBanStopsCallsAndAnswersRateLimited(t *testing.T) {
 // The data node bans an address that keeps calling while rate limited:
 // under a load far above its limit, the gateway's budget keeps it from
 // ever doing so, and every request ends with data or a clear error.
+// The load lasts 20 s, 2 s under -short: the burst is spent in the first
+// second either way, and the data node bans after 10 429s in a row.
 func TestLoadStaysInsideTheRateBudget(t *testing.T) {
+	t.Parallel() // a sample of its own; its checks hold at any speed
 	sample := startSample(t, sampleservice.Config{
 		Defects:   sampleservice.DefaultDefects(),
 		RateLimit: sampleservice.RateLimitConfig{Enabled: true}, // 20/s, burst 100, ban after 10 429s in a row
@@ -149,7 +153,10 @@ func TestLoadStaysInsideTheRateBudget(t *testing.T) {
 	cmdTypes := []string{"Batch Market Instructions", "Batch Proposal", "Register New Node", "Apply Referral Code", "Submit Order"}
 
 	const clients = 200
-	const duration = 20 * time.Second
+	duration := 20 * time.Second
+	if testing.Short() {
+		duration = 2 * time.Second
+	}
 	var (
 		total, ok, limited, unavailable, partial atomic.Int64
 		mu                                       sync.Mutex

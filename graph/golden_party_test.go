@@ -81,6 +81,7 @@ func partyCommandCases() []goldenCase {
 // one-of member and optional key of these kinds, so that the comparison
 // covers them.
 func TestPartyCommandsMatchWire(t *testing.T) {
+	t.Parallel() // CPU: reads the shared sample, counts none of its requests
 	gw := newGateway(t, nil, gatewayOptions{})
 	ds := gw.Sample.Service.Dataset()
 	fragments := loadFragments(t)

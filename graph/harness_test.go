@@ -74,6 +74,18 @@ func newGatewayWith(t *testing.T, upstreamURL string, opts gatewayOptions) *test
 	if opts.Client.ExplorerURL == "" {
 		opts.Client.ExplorerURL = upstreamURL
 	}
+	if opts.Client.HTTPClient == nil {
+		// The upstream client's own default (upstream.newTransport), whose
+		// connections are closed when the test ends: a connection it dials
+		// for a request that another, freed meanwhile, serves comes up
+		// after the request, and (under load) during the next test, whose
+		// leak check (noLeaks) then waited for it, 8 s at times. Closed,
+		// the transport closes such a late one as it comes up.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 64
+		opts.Client.HTTPClient = &http.Client{Transport: tr}
+		t.Cleanup(tr.CloseIdleConnections)
+	}
 	client, err := upstream.New(opts.Client)
 	if err != nil {
 		t.Fatal(err)

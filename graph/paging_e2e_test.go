@@ -263,6 +263,13 @@ var fundingWalk = listWalk{
 }
 
 func TestWalkFundingPaymentsDespiteBrokenCursors(t *testing.T) {
+	t.Parallel() // CPU: a sample of its own for each defect setting
+	// Pages of one row are four fifths of its time: under -short the
+	// walks start at pages of 7.
+	sizes := []int{1, 7, 50, 1000}
+	if testing.Short() {
+		sizes = sizes[1:]
+	}
 	for _, defect := range []bool{true, false} {
 		t.Run(fmt.Sprintf("defect=%v", defect), func(t *testing.T) {
 			defects := sampleservice.DefaultDefects()
@@ -284,7 +291,7 @@ func TestWalkFundingPaymentsDespiteBrokenCursors(t *testing.T) {
 			}
 			w := fundingWalk
 			w.Vars = map[string]any{"party": party}
-			checkWalks(t, g, w, want, 1, 7, 50, 1000)
+			checkWalks(t, g, w, want, sizes...)
 
 			market := rows[0].MarketID
 			var inMarket []string
@@ -342,7 +349,8 @@ func TestFundingPaymentsBeyondTheUpstreamsReachAreRefused(t *testing.T) {
 }
 
 func TestWalkTransactions(t *testing.T) {
-	g := newGateway(t, nil, gatewayOptions{})
+	t.Parallel() // CPU: a sample of its own, whose requests it counts
+	g := newGateway(t, startSample(t, sampleservice.Config{Defects: sampleservice.DefaultDefects()}), gatewayOptions{})
 	ds := g.Sample.Service.Dataset()
 	src := ds.Transactions
 	var all []string
@@ -417,7 +425,10 @@ func TestWalkTransactions(t *testing.T) {
 // command and change kind, mixed) forwards and backwards with every field
 // of the schema selected (fullSelection): the rows come in the dataset's
 // order with exact page info, and each equals its wire record (compareTx).
+// Under -short it walks forwards only (every row still compared; the
+// backward walk is paging, which TestWalkTransactions checks both ways).
 func TestWalkTransactionsEveryField(t *testing.T) {
+	t.Parallel() // CPU: reads the shared sample, counts none of its requests
 	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Limits: fullSelectionLimits}})
 	ds := g.Sample.Service.Dataset()
 	src := ds.Transactions
@@ -454,6 +465,12 @@ func TestWalkTransactionsEveryField(t *testing.T) {
 				t.Fatal("20 rows differ; stopping")
 			}
 		},
+	}
+	if testing.Short() {
+		if got := w.walk(t, g, false, 1000); !slices.Equal(got, all) {
+			t.Fatalf("walked %d rows, want %d; first difference at %d", len(got), len(all), firstDifference(got, all))
+		}
+		return
 	}
 	checkWalks(t, g, w, all, 1000)
 }

@@ -24,12 +24,20 @@ import (
 // then completes: it used to wait, silent, as long as the explorer was
 // down. The queries, over the same explorer, fail as usual meanwhile.
 
+// headTimeout is the feed's bound on the wait for the head: the default,
+// live.HeadTimeout (10 s), or 1 s under -short.
+func headTimeout() time.Duration {
+	if testing.Short() {
+		return time.Second
+	}
+	return live.HeadTimeout
+}
+
 // downExplorerGateway serves a gateway with a live feed whose explorer
-// (and upstream) is explorerURL.
-func downExplorerGateway(t *testing.T, explorerURL string) *testGateway {
+// (and upstream) is explorerURL, reached through tr (the caller checks
+// for leaks: noLeaks).
+func downExplorerGateway(t *testing.T, tr *http.Transport, explorerURL string) *testGateway {
 	t.Helper()
-	tr := &http.Transport{}
-	noLeaks(t, tr)
 	client, err := upstream.New(upstream.Config{
 		DataNodeURL: explorerURL, ExplorerURL: explorerURL, HTTPClient: &http.Client{Transport: tr},
 		Retry: upstream.RetryConfig{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond},
@@ -40,7 +48,7 @@ func downExplorerGateway(t *testing.T, explorerURL string) *testGateway {
 	keys := graph.CursorKeysForTest()
 	logs := &testutil.LockedBuffer{}
 	feed := graph.NewLiveFeed(live.Config{Explorer: client, Interval: 20 * time.Millisecond, Linger: time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, keys)
+		HeadTimeout: headTimeout(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, keys)
 	srv := httptest.NewServer(transport.NewHandler(graph.NewExecutor(graph.ExecutorConfig{
 		Upstream:   client,
 		CursorKeys: keys,
@@ -83,16 +91,33 @@ func checkNoHead(t *testing.T, payload []byte, elapsed time.Duration, explorer s
 	if strings.Contains(string(payload), explorer) || strings.Contains(string(payload), "127.0.0.1") {
 		t.Errorf("the error names the explorer's address: %s", payload)
 	}
-	if elapsed > live.HeadTimeout+5*time.Second {
-		t.Errorf("the error came after %s; the bound is %s", elapsed, live.HeadTimeout)
+	if elapsed > headTimeout()+5*time.Second {
+		t.Errorf("the error came after %s; the bound is %s", elapsed, headTimeout())
 	}
 	t.Logf("error after %s: %s", elapsed.Round(time.Millisecond), payload)
 }
 
+// Over Server-Sent Events with the explorer's port closed, and over
+// WebSocket with the explorer answering 503. Each waits out the head
+// timeout (headTimeout), so the two wait together; the leak check is the
+// parent's, once both are done.
+func TestSubscriptionWithExplorerDown(t *testing.T) {
+	sseTransport, wsTransport := &http.Transport{}, &http.Transport{}
+	noLeaks(t, sseTransport, wsTransport)
+	t.Run("SSE", func(t *testing.T) {
+		t.Parallel()
+		subscriptionWithExplorerDownSSE(t, sseTransport)
+	})
+	t.Run("WebSocket", func(t *testing.T) {
+		t.Parallel()
+		subscriptionWithExplorerDownWebSocket(t, wsTransport)
+	})
+}
+
 // Over Server-Sent Events, the explorer's port closed.
-func TestSubscriptionWithExplorerDownSSE(t *testing.T) {
+func subscriptionWithExplorerDownSSE(t *testing.T, tr *http.Transport) {
 	addr := closedPort(t)
-	g := downExplorerGateway(t, "http://"+addr)
+	g := downExplorerGateway(t, tr, "http://"+addr)
 	start := time.Now()
 	s := subscribeSSE(t, g.URL, `subscription { transactions { cursor node { hash } } }`, nil)
 	name, data := s.mustEvent()
@@ -107,12 +132,12 @@ func TestSubscriptionWithExplorerDownSSE(t *testing.T) {
 }
 
 // Over WebSocket, the explorer answering 503.
-func TestSubscriptionWithExplorerDownWebSocket(t *testing.T) {
+func subscriptionWithExplorerDownWebSocket(t *testing.T, tr *http.Transport) {
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "<html>maintenance, proxy 10.1.2.3</html>", http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(down.Close)
-	g := downExplorerGateway(t, down.URL)
+	g := downExplorerGateway(t, tr, down.URL)
 	ws := connectWS(t, g.URL)
 	start := time.Now()
 	ws.subscribe("1", `subscription { transactions { cursor } }`, nil)

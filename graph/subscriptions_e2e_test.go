@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -376,8 +377,17 @@ func TestSubscriptionSlowConsumer(t *testing.T) {
 	// this one, the slow one has been offered all 40 before it.
 	marker := g.appendTxs(t, 1)
 	checkHashes(t, "fast, then", fast.collect(map[string]int{"f": 1})["f"], marker)
-	<-g.Gate.held // the slow subscriptions' first events wait at the gate
+	// The slow subscriptions' first events wait at the gate, on one
+	// request, which the two share (the same selection of the same
+	// transaction: liveshare.go); what was offered behind them waits in
+	// their overflows until the feed drops them (after slowAfter, a
+	// second), and only then is the gate opened. (It waited for a second
+	// held request: the held one's retry, after the upstream's deadline,
+	// 10 s, which only happened to be longer than slowAfter.)
 	<-g.Gate.held
+	waitFor(t, func() bool { return g.Live.Stats().DroppedSlow == 2 }, func() string {
+		return fmt.Sprintf("the feed did not drop the slow subscriptions: %+v", g.Live.Stats())
+	})
 	g.Gate.release()
 
 	// Over WebSocket: the events, then a last next with the error, then

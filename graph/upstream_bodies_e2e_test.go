@@ -133,6 +133,7 @@ func TestUpstreamErrorBodyIsLoggedClipped(t *testing.T) {
 // Failures to connect and time-outs name no address, for either service
 // (upstream.UnavailableError's text, which holds the URL, is never shown).
 func TestUnavailableUpstreamNamesNoAddress(t *testing.T) {
+	t.Parallel() // waits for time-outs; upstreams of its own
 	// A port nothing listens on.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -133,6 +133,10 @@ type Config struct {
 	// Linger is how long polling (or the coordinator) keeps running after
 	// the last subscription ends; default 2×Interval.
 	Linger time.Duration
+	// HeadTimeout bounds how long Subscribe waits for the chain head;
+	// default HeadTimeout, which the gateway's error message names (tests
+	// shorten it).
+	HeadTimeout time.Duration
 	// Coordinator, if not nil, shares one poller among processes.
 	Coordinator Coordinator
 	// Logger receives poll failures and lease changes; default

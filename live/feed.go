@@ -48,6 +48,9 @@ func (c Config) withDefaults() Config {
 	if c.Linger <= 0 {
 		c.Linger = 2 * c.Interval
 	}
+	if c.HeadTimeout <= 0 {
+		c.HeadTimeout = HeadTimeout
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

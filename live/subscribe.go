@@ -18,7 +18,7 @@ import (
 // (the client sees UPSTREAM_UNAVAILABLE and may subscribe again), instead
 // of waiting as long as the explorer is down. Ten seconds covers a few
 // retries of a transient failure (the first ones come after Interval,
-// 1.5×Interval, …).
+// 1.5×Interval, …). Config.HeadTimeout overrides it.
 const HeadTimeout = 10 * time.Second
 
 // ErrNoHead is wrapped in the *upstream.UnavailableError Subscribe returns
@@ -171,14 +171,14 @@ func (f *feed[T]) registerLocked(ctx context.Context, s *subscriber[T]) {
 }
 
 // awaitHead waits until ready (the feed knows the chain head), at most
-// HeadTimeout.
+// Config.HeadTimeout.
 func (f *feed[T]) awaitHead(ctx context.Context, ready <-chan struct{}) error {
 	select {
 	case <-ready:
 		return nil
 	default:
 	}
-	timer := time.NewTimer(HeadTimeout)
+	timer := time.NewTimer(f.cfg.HeadTimeout)
 	defer timer.Stop()
 	select {
 	case <-ready:

@@ -29,6 +29,7 @@ func open(t *testing.T, url, prefix string, onError func(string, error)) *rediss
 }
 
 func TestOpenRefusesABadURLOrADeadServer(t *testing.T) {
+	t.Parallel() // the Redis client's dial retries
 	for _, url := range []string{"http://127.0.0.1:6379", "redis://127.0.0.1:1/0"} {
 		if _, err := redisstate.Open(context.Background(), redisstate.Options{URL: url}); err == nil {
 			t.Errorf("Open(%q) succeeded", url)
