@@ -66,17 +66,7 @@ func TestReadyzFailsWhileTheLiveFeedIsStuck(t *testing.T) {
 	defer func() { cancel(); <-appended }()
 
 	// A subscriber, over SSE; its stream is read (and dropped) until the end.
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/graphql",
-		strings.NewReader(`{"query":"subscription { transactions { cursor } }"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postSSE(t, ctx, g.URL, `{"query":"subscription { transactions { cursor } }"}`)
 	defer resp.Body.Close()
 	events := make(chan string, 1000)
 	go func() {

@@ -234,21 +234,7 @@ func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
 // the given labels (a subset match), or -1 when there is none. Histograms
 // give their sample count.
 func metricValue(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	f := families[name]
-	if f == nil {
-		return -1
-	}
-next:
-	for _, m := range f.Metric {
-		got := map[string]string{}
-		for _, l := range m.Label {
-			got[l.GetName()] = l.GetValue()
-		}
-		for k, v := range labels {
-			if got[k] != v {
-				continue next
-			}
-		}
+	for _, m := range metricSeries(families, name, labels) {
 		switch {
 		case m.Counter != nil:
 			return m.Counter.GetValue()
@@ -261,6 +247,29 @@ next:
 		}
 	}
 	return -1
+}
+
+// metricSeries are the series of name whose labels include labels.
+func metricSeries(families map[string]*dto.MetricFamily, name string, labels map[string]string) []*dto.Metric {
+	f := families[name]
+	if f == nil {
+		return nil
+	}
+	var out []*dto.Metric
+next:
+	for _, m := range f.Metric {
+		got := map[string]string{}
+		for _, l := range m.Label {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range labels {
+			if got[k] != v {
+				continue next
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // TestMetricsCountPrefetches: an asset round started as soon as a page of

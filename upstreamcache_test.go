@@ -11,7 +11,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/tradenet/gateway/redisstate/redistest"
 	"github.com/tradenet/gateway/sampleservice"
@@ -31,22 +30,8 @@ const (
 
 // sumMetric adds up the series of name whose labels include labels.
 func sumMetric(families map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	f := families[name]
-	if f == nil {
-		return 0
-	}
 	sum := 0.0
-next:
-	for _, m := range f.Metric {
-		got := map[string]string{}
-		for _, l := range m.Label {
-			got[l.GetName()] = l.GetValue()
-		}
-		for k, v := range labels {
-			if got[k] != v {
-				continue next
-			}
-		}
+	for _, m := range metricSeries(families, name, labels) {
 		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 	}
 	return sum
@@ -158,12 +143,10 @@ func TestHistoryIsServedFromTheUpstreamCache(t *testing.T) {
 	}
 }
 
-// subscribe opens a subscription to the transactions after cursor over
-// SSE on base, and returns the data lines it receives.
-func subscribe(t *testing.T, base, cursor string) <-chan string {
+// postSSE POSTs the GraphQL request body to base's /graphql asking for an
+// SSE stream, and returns the response (its stream ends with ctx).
+func postSSE(t *testing.T, ctx context.Context, base, body string) *http.Response {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	body := `{"query":"subscription($after: String) { transactions(after: $after) { node { hash } } }","variables":{"after":"` + cursor + `"}}`
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/graphql", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -172,9 +155,18 @@ func subscribe(t *testing.T, base, cursor string) <-chan string {
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// subscribe opens a subscription to the transactions after cursor over
+// SSE on base, and returns the data lines it receives.
+func subscribe(t *testing.T, base, cursor string) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	resp := postSSE(t, ctx, base, `{"query":"subscription($after: String) { transactions(after: $after) { node { hash } } }","variables":{"after":"`+cursor+`"}}`)
 	events := make(chan string, 1000)
 	done := make(chan struct{})
 	go func() {
@@ -342,20 +334,8 @@ func TestUpstreamCacheSettings(t *testing.T) {
 		t.Fatalf("no warning that the cache is not shared without a key:\n%s", keyless.logs.String())
 	}
 	history(t, keyless.URL, edgeCursor(newestEdges(t, keyless.URL)[4]))
-	rdb := redisClient(t, redisURL)
+	rdb := redistest.Client(t, redisURL)
 	if keys, err := rdb.Keys(context.Background(), "gateway:upstream:*").Result(); err != nil || len(keys) != 0 {
 		t.Fatalf("Redis holds upstream cache keys %v (%v) though no replica could verify them", keys, err)
 	}
-}
-
-// redisClient is a client of url's Redis, closed when t ends.
-func redisClient(t *testing.T, url string) *redis.Client {
-	t.Helper()
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }

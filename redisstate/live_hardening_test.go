@@ -14,6 +14,7 @@ import (
 	"github.com/tradenet/gateway/internal/testutil"
 	"github.com/tradenet/gateway/live"
 	"github.com/tradenet/gateway/redisstate"
+	"github.com/tradenet/gateway/redisstate/redistest"
 	"github.com/tradenet/gateway/upstream"
 )
 
@@ -27,16 +28,7 @@ const (
 )
 
 // rawClient is the attacker's connection to the Redis at url.
-func rawClient(t *testing.T, url string) *redis.Client {
-	t.Helper()
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+func rawClient(t *testing.T, url string) *redis.Client { return redistest.Client(t, url) }
 
 // loneReplica starts a Redis of the test's own and one replica on it,
 // "a", holding its lease for an hour and trying every retry, which hears

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tradenet/gateway/internal/testutil"
 )
 
@@ -193,4 +195,17 @@ func (s *Server) run() error {
 	}
 	s.stop = stop
 	return nil
+}
+
+// Client is a client of the Redis at url (redis://…), closed when t ends:
+// for tests that read or write Redis's keys themselves.
+func Client(t testing.TB, url string) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
