@@ -107,15 +107,24 @@ func TestFaultLatencyBeyondTheRequestDeadline(t *testing.T) {
 	g, _ := faultGateway(t, func(o *gatewayOptions) {
 		o.Executor.RequestTimeout = time.Second // the upstream timeout stays 10s
 	})
-	g.Sample.Service.SetFault(sampleservice.EndpointAssets, sampleservice.Fault{Latency: 10 * time.Second})
-	g.Sample.Service.ResetCounters()
-	e := expectFault(t, g.query(t, twoLists, nil), "assets", "UPSTREAM_UNAVAILABLE", "transactions")
-	if !strings.Contains(e.Message, "deadline") {
-		t.Fatalf("message %q", e.Message)
-	}
 	// No retry after the request's deadline.
+	assetsFaultOnce(t, g, sampleservice.Fault{Latency: 10 * time.Second}, "UPSTREAM_UNAVAILABLE", "deadline")
+}
+
+// assetsFaultOnce answers the asset list with fault and checks that the
+// query's assets field fails with code, a message containing message, and
+// the transactions beside it stay; and that the data node was asked once
+// (no retry).
+func assetsFaultOnce(t *testing.T, g *testGateway, fault sampleservice.Fault, code, message string) {
+	t.Helper()
+	g.Sample.Service.SetFault(sampleservice.EndpointAssets, fault)
+	g.Sample.Service.ResetCounters()
+	e := expectFault(t, g.query(t, twoLists, nil), "assets", code, "transactions")
+	if !strings.Contains(e.Message, message) {
+		t.Fatalf("message %q, want it to say %q", e.Message, message)
+	}
 	if n := g.Sample.Service.Requests(sampleservice.EndpointAssets); n != 1 {
-		t.Fatalf("%d asset requests, want 1", n)
+		t.Fatalf("%d asset requests, want 1 (no retry)", n)
 	}
 }
 
@@ -158,15 +167,8 @@ func TestFaultMalformedAndTruncatedBodies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, _ := faultGateway(t, nil)
-			g.Sample.Service.SetFault(sampleservice.EndpointAssets, tc.fault)
-			g.Sample.Service.ResetCounters()
-			e := expectFault(t, g.query(t, twoLists, nil), "assets", "UPSTREAM_ERROR", "transactions")
-			if !strings.Contains(e.Message, "could not read") {
-				t.Fatalf("message %q", e.Message)
-			}
-			if n := g.Sample.Service.Requests(sampleservice.EndpointAssets); n != 1 {
-				t.Fatalf("%d asset requests, want 1 (an unreadable body is not retried)", n)
-			}
+			// An unreadable body is not retried.
+			assetsFaultOnce(t, g, tc.fault, "UPSTREAM_ERROR", "could not read")
 		})
 	}
 }
