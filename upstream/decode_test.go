@@ -160,10 +160,16 @@ func normalizeJSON(t *testing.T, b []byte) any {
 	return walk(v)
 }
 
-func TestDecodeCommands(t *testing.T) {
+// fixtureTransactions decodes the explorer page in testdata/name.
+func fixtureTransactions(t *testing.T, name string) []Transaction {
+	t.Helper()
 	var body transactionsBody
-	readFixture(t, "transactions_commands.json", &body)
-	txs := *body.Transactions
+	readFixture(t, name, &body)
+	return *body.Transactions
+}
+
+func TestDecodeCommands(t *testing.T) {
+	txs := fixtureTransactions(t, "transactions_commands.json")
 
 	var kinds []string
 	for _, tx := range txs {
@@ -247,9 +253,7 @@ func TestDecodeCommands(t *testing.T) {
 }
 
 func TestDecodeProposalChanges(t *testing.T) {
-	var body transactionsBody
-	readFixture(t, "transactions_proposals.json", &body)
-	txs := *body.Transactions
+	txs := fixtureTransactions(t, "transactions_proposals.json")
 
 	var kinds []string
 	for _, tx := range txs {
