@@ -49,6 +49,16 @@ func (r *grantLog) State(ctx context.Context) (BudgetState, error) {
 	return r.Budget.(BudgetReporter).State(ctx)
 }
 
+// noErrors fails t at the first non-nil error of errs.
+func noErrors(t *testing.T, errs []error) {
+	t.Helper()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // queue starts n callers of client, one after the other (each queued
 // before the next starts), and returns their errors once all have
 // returned.
@@ -72,11 +82,7 @@ func TestFairBudgetServesALightClientBetweenAHeavyClientsCalls(t *testing.T) {
 		synctest.Wait()
 		before := len(inner.granted())
 		light := queue(ctx, b, "light", 1)
-		for _, err := range append(heavy(), light()...) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		noErrors(t, append(heavy(), light()...))
 		order := inner.granted()
 		at := slices.Index(order, "light-0")
 		// The turn being taken when it came, one heavy call, then it.
@@ -100,11 +106,7 @@ func TestFairBudgetTakesClientsInTurn(t *testing.T) {
 		a := queue(ctx, b, "a", 4)
 		bb := queue(ctx, b, "b", 2)
 		c := queue(ctx, b, "c", 2)
-		for _, err := range slices.Concat(a(), bb(), c()) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		noErrors(t, slices.Concat(a(), bb(), c()))
 		// a-0 took the burst and a-1 the free turn; then one each, in
 		// the order the clients came.
 		want := []string{"a-0", "a-1", "a-2", "b-0", "c-0", "a-3", "b-1", "c-1"}
@@ -140,11 +142,7 @@ func TestFairBudgetWaiterThatGivesUpLeavesTheQueue(t *testing.T) {
 		if s, _ := b.State(ctx); s.Waiting != 1 || s.WaitingClients != 1 {
 			t.Fatalf("state %+v after 3 gave up, want 1 caller of 1 client waiting", s)
 		}
-		for _, err := range append(first(), last()...) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		noErrors(t, append(first(), last()...))
 		// The callers that gave up reserved nothing: the last one came
 		// one interval after the first.
 		if took := time.Since(start); took != 200*time.Millisecond {
@@ -210,11 +208,7 @@ func TestFairBudgetRefusesAtOnceWhenTheTurnComesTooLate(t *testing.T) {
 		if took := time.Since(start); took != 3*time.Second {
 			t.Fatalf("light call waited %v", took)
 		}
-		for _, err := range heavy() {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		noErrors(t, heavy())
 	})
 }
 

@@ -54,11 +54,7 @@ func TestFairBudgetServesPriorityBeforeEveryClient(t *testing.T) {
 			t.Fatalf("the priority callers waited %v, want at most 3 intervals", took)
 		}
 		for _, f := range flood {
-			for _, err := range f() {
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
+			noErrors(t, f())
 		}
 		// Rate unchanged: 92 grants at 10/s after the burst of 1.
 		if took := time.Since(start.Add(-250 * time.Millisecond)); took < 9*time.Second {
@@ -83,11 +79,7 @@ func TestFairBudgetPriorityCallerThatGivesUpLeavesTheQueue(t *testing.T) {
 		if err := gaveUp(); !errors.Is(err, context.Canceled) {
 			t.Fatalf("priority caller that gave up: %v", err)
 		}
-		for _, err := range append(holder(), client()...) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		noErrors(t, append(holder(), client()...))
 		if got := inner.granted(); !slices.Equal(got, []string{"", "a-0", "b-0"}) {
 			t.Fatalf("grants %v", got)
 		}
@@ -117,11 +109,7 @@ func TestFairBudgetPriorityRefusedAtOnceWhenTooLate(t *testing.T) {
 		if err := b.Wait(deadline); !errors.As(err, &be) || time.Since(start) != 0 {
 			t.Fatalf("priority call past its deadline: %v after %v, want a *BudgetError at once", err, time.Since(start))
 		}
-		for _, err := range append(append(holder(), first()), clients()...) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		noErrors(t, append(append(holder(), first()), clients()...))
 	})
 }
 
@@ -145,11 +133,7 @@ func TestFairBudgetPriorityTakesTheReserveAtOnce(t *testing.T) {
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
-		for _, err := range flood() {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		noErrors(t, flood())
 		// The rate holds: 210 grants, 60 of the burst, the rest at 15/s.
 		if took, least := time.Since(start), time.Duration(float64(210-60)/15*float64(time.Second)); took < least {
 			t.Fatalf("210 grants in %v, want at least %v", took, least)
