@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -69,21 +68,7 @@ func TestReadyzFailsWhileTheLiveFeedIsStuck(t *testing.T) {
 	resp := postSSE(t, ctx, g.URL, `{"query":"subscription { transactions { cursor } }"}`)
 	defer resp.Body.Close()
 	events := make(chan string, 1000)
-	go func() {
-		r := bufio.NewReader(resp.Body)
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			if strings.HasPrefix(line, "data:") {
-				select {
-				case events <- line:
-				default:
-				}
-			}
-		}
-	}()
+	go sseDataLines(resp.Body, events)
 	select {
 	case <-events: // the feed delivers
 	case <-time.After(30 * time.Second):

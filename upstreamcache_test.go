@@ -160,6 +160,24 @@ func postSSE(t *testing.T, ctx context.Context, base, body string) *http.Respons
 	return resp
 }
 
+// sseDataLines sends the data lines of the SSE stream r to events until
+// the stream ends, dropping those events has no room for.
+func sseDataLines(r io.Reader, events chan<- string) {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		if strings.HasPrefix(line, "data:") {
+			select {
+			case events <- line:
+			default:
+			}
+		}
+	}
+}
+
 // subscribe opens a subscription to the transactions after cursor over
 // SSE on base, and returns the data lines it receives.
 func subscribe(t *testing.T, base, cursor string) <-chan string {
@@ -171,16 +189,7 @@ func subscribe(t *testing.T, base, cursor string) <-chan string {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r := bufio.NewReader(resp.Body)
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			if strings.HasPrefix(line, "data:") {
-				events <- line
-			}
-		}
+		sseDataLines(resp.Body, events)
 	}()
 	t.Cleanup(func() {
 		cancel()

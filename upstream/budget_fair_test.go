@@ -49,6 +49,18 @@ func (r *grantLog) State(ctx context.Context) (BudgetState, error) {
 	return r.Budget.(BudgetReporter).State(ctx)
 }
 
+// spentFairBudget is a FairBudget of 10 calls a second over a logged
+// local budget with a burst of 1, which a first call has spent.
+func spentFairBudget(t *testing.T) (*grantLog, *FairBudget) {
+	t.Helper()
+	inner := &grantLog{Budget: NewLocalBudget(10, 1)}
+	b := NewFairBudget(inner, 10)
+	if err := b.Wait(context.Background()); err != nil { // the burst
+		t.Fatal(err)
+	}
+	return inner, b
+}
+
 // noErrors fails t at the first non-nil error of errs.
 func noErrors(t *testing.T, errs []error) {
 	t.Helper()
@@ -118,12 +130,8 @@ func TestFairBudgetTakesClientsInTurn(t *testing.T) {
 
 func TestFairBudgetWaiterThatGivesUpLeavesTheQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		inner := &grantLog{Budget: NewLocalBudget(10, 1)}
-		b := NewFairBudget(inner, 10)
+		inner, b := spentFairBudget(t)
 		ctx := context.Background()
-		if err := b.Wait(ctx); err != nil { // the burst
-			t.Fatal(err)
-		}
 		start := time.Now()
 		first := queue(ctx, b, "a", 1) // holds the turn, sleeping for its slot
 		cancelled, cancel := context.WithCancel(ctx)

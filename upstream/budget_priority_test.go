@@ -65,12 +65,8 @@ func TestFairBudgetServesPriorityBeforeEveryClient(t *testing.T) {
 
 func TestFairBudgetPriorityCallerThatGivesUpLeavesTheQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		inner := &grantLog{Budget: NewLocalBudget(10, 1)}
-		b := NewFairBudget(inner, 10)
+		inner, b := spentFairBudget(t)
 		ctx := context.Background()
-		if err := b.Wait(ctx); err != nil { // the burst
-			t.Fatal(err)
-		}
 		holder := queue(ctx, b, "a", 1) // holds the turn
 		cancelled, cancel := context.WithCancel(ctx)
 		gaveUp := urgent(cancelled, b, 0)
