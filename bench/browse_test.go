@@ -160,6 +160,13 @@ func TestPageMix(t *testing.T) {
 // testCatalog is the catalog of the default sample dataset.
 func testCatalog(t *testing.T) *catalog {
 	t.Helper()
+	_, cat := testDatasetCatalog(t)
+	return cat
+}
+
+// testDatasetCatalog is the default sample dataset and its catalog.
+func testDatasetCatalog(t *testing.T) (*sampleservice.Dataset, *catalog) {
+	t.Helper()
 	ds, err := sampleservice.Generate(sampleservice.DatasetOptions{Seed: 1, Scale: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -168,20 +175,13 @@ func testCatalog(t *testing.T) *catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cat
+	return ds, cat
 }
 
 // TestCatalog: transactions and blocks newest first, every validator and
 // party of the dataset listed once, the busiest first.
 func TestCatalog(t *testing.T) {
-	ds, err := sampleservice.Generate(sampleservice.DatasetOptions{Seed: 1, Scale: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := newCatalog(ds, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds, cat := testDatasetCatalog(t)
 	txs := ds.Transactions
 	if want := txs.(sampleservice.TxHasher).Hash(txs.Len() - 1); cat.hashes[0] != want || len(cat.hashes) != txs.Len() {
 		t.Errorf("hashes: first %s of %d, want the newest %s of %d", cat.hashes[0], len(cat.hashes), want, txs.Len())
