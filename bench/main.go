@@ -83,6 +83,7 @@ type options struct {
 	browseMaxViews                            int
 	gatewayEnv, baselineEnv                   settingsList
 	gatewayBin                                string
+	tailcallBin                               string
 	browseGet                                 bool
 
 	cpuProfile, memProfile string
@@ -91,7 +92,7 @@ type options struct {
 	profileQuery           string
 }
 
-var allSections = []string{"headline", "compression", "distance", "pagesize", "concurrency", "dataset", "coalescing", "live", "browse"}
+var allSections = []string{"headline", "compression", "distance", "pagesize", "concurrency", "dataset", "coalescing", "live", "browse", "cost"}
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -122,6 +123,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.Var(&o.baselineEnv, "baseline-env", "browse section: run every step a second time with this setting KEY=VALUE added (repeat for several), the baseline of the ratios; e.g. the gateway's cache off")
 	fs.BoolVar(&o.browseGet, "browse-get", false, "browse section: people send their queries as GET requests and keep a browser cache each (Cache-Control, ETag and If-None-Match, as a browser does); by default POST, which no cache keeps")
 	fs.StringVar(&o.gatewayBin, "gateway-bin", "", "browse section: the gateway binary to run (default: go build of this repository's gateway)")
+	fs.StringVar(&o.tailcallBin, "tailcall-bin", "", "cost section: the Tailcall binary to run (default: what scripts/install-tailcall.sh installs from npm)")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
 	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
 	fs.StringVar(&o.jsonOut, "json", "", "also write every measurement (each run's cells and bursts) as JSON to this file")
@@ -286,6 +288,8 @@ func runSection(ctx context.Context, o *options, section string, small, large *e
 		return runLive(ctx, o, rep, logf)
 	case "browse":
 		return runBrowse(ctx, o, rep, logf)
+	case "cost":
+		return runCost(ctx, o, small, rep, logf)
 	}
 	party, _ := busiestParty(small.sample.Service.Dataset())
 	l := load{concurrency: 1, duration: o.duration, maxRequests: o.maxRequests}

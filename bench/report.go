@@ -19,6 +19,7 @@ type report struct {
 	coalescing []coalescingResult
 	live       []liveResult
 	browse     []browseResult
+	cost       []costCell
 	took       time.Duration
 }
 
@@ -179,6 +180,7 @@ func (r *report) write(w io.Writer) error {
 	}
 	writeLive(p, r.live)
 	writeBrowse(p, r.browse)
+	writeCost(p, r.cost)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
