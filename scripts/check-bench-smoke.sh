@@ -7,14 +7,17 @@
 # once among 100 concurrent identical queries, or a live subscriber that misses, repeats or
 # reorders a transaction, or a browsing person's page view that is not served whole (the
 # gateway binary alone and as two replicas over a Redis, each step also with the asset cache
-# off, the baseline of the ratios). Takes about half a minute; timings are not checked.
+# off, the baseline of the ratios), or a cost-section query on which the gateway binary or
+# Tailcall (installed from npm by scripts/install-tailcall.sh) returns other rows than the
+# direct call. Takes about a minute; timings are not checked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-go run ./bench -smoke -baseline-env ASSET_CACHE_SIZE=0 -out "$out/report.md" -json "$out/cells.json"
+tailcall="$(scripts/install-tailcall.sh)"
+go run ./bench -smoke -baseline-env ASSET_CACHE_SIZE=0 -tailcall-bin "$tailcall" -out "$out/report.md" -json "$out/cells.json"
 
 # The report holds every section and the four queries of the headline.
 for want in '## Headline' '## Growth with page size' '## Growth with concurrency' \
@@ -22,7 +25,10 @@ for want in '## Headline' '## Growth with page size' '## Growth with concurrency
   '| transactions-50 |' '| assets-100 |' '| party-50 |' '| delegations-1000 |' \
   '| transactions-1000 |' '| delegations-10 |' 'concurrency 16' '| 200 |' \
   '## Browse: people on one upstream budget' '| 2 | as configured (defaults) | 4 |' \
-  'As configured ÷ baseline (`ASSET_CACHE_SIZE=0`)' 'Most people served with p95 ≤ 1 s'; do
+  'As configured ÷ baseline (`ASSET_CACHE_SIZE=0`)' 'Most people served with p95 ≤ 1 s' \
+  '## Cost in proportion to what is asked' '| every-field-50 |' '| hashes-50 |' '| one-kind-50 |' \
+  '| party-page |' '### Throughput, 16 connections' '### CPU per request at saturation, 8 connections' \
+  '### The data node 20ms away'; do
   if ! grep -qF -- "$want" "$out/report.md"; then
     echo "bench smoke: the report lacks \"$want\":" >&2
     cat "$out/report.md" >&2
