@@ -100,7 +100,7 @@ func TestCostMeasuresEachProcess(t *testing.T) {
 	defer cancel()
 	self := os.Getpid()
 	run := &costRun{env: e, gatewayURL: e.uncached.url, tailcallURL: e.cached.url, gatewayPID: self, tailcallPID: self}
-	q := costQueries("")[1] // hashes-50
+	q := costQueries("")[1]                       // hashes-50
 	q.tailcallDoc, q.tailcallVars = q.doc, q.vars // the second gateway serves the gateway's query
 	c, err := run.measure(ctx, q, load{concurrency: 2, duration: time.Minute, maxRequests: 200}, 2, false)
 	if err != nil {
