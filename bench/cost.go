@@ -452,6 +452,7 @@ func runCost(ctx context.Context, o *options, small *env, rep *report, logf func
 	loads := []load{
 		{concurrency: costConnections, duration: o.duration, maxRequests: o.maxRequests},
 		{concurrency: costCPUConnections, duration: o.duration, maxRequests: o.maxRequests},
+		{concurrency: 1, duration: o.duration, maxRequests: o.maxRequests},
 		{concurrency: costConnections, duration: o.duration, maxRequests: o.maxRequests, upstreamLatency: costLatency},
 	}
 	for _, q := range costQueries(party) {
@@ -732,6 +733,7 @@ func writeCost(p func(string, ...any), cells []costCell) {
 	p("Each query on the three paths in alternating rounds. The gateway is this repository's binary and Tailcall %s, each its own process, both over the sample service (fast mode); the gateway with `UPSTREAM_CACHE_BYTES=0 ASSET_CACHE_SIZE=0 COMPRESSION_LEVEL=0`. CPU per request is the gateway's or Tailcall's process alone (/proc/PID/stat), the load generator and the sample service not counted.\n\n", tailcallVersion)
 	load16 := load{concurrency: costConnections}.String()
 	load8 := load{concurrency: costCPUConnections}.String()
+	load1 := load{concurrency: 1}.String()
 	loadFar := load{concurrency: costConnections, upstreamLatency: costLatency}.String()
 	p("### Throughput, %d connections (req/s)\n\n", costConnections)
 	p("| Query | Rows | Direct REST | Gateway | Tailcall | Gateway ÷ Tailcall | Gateway ÷ direct |\n|---|---:|---:|---:|---:|---:|---:|\n")
@@ -740,15 +742,27 @@ func writeCost(p func(string, ...any), cells []costCell) {
 			ratioText(g, func(c costCell) float64 { return c.Paths[costGateway].Throughput / c.Paths[costTailcall].Throughput }),
 			ratioText(g, func(c costCell) float64 { return c.Paths[costGateway].Throughput / c.Paths[costDirect].Throughput }))
 	}
-	p("\n### CPU per request at saturation, %d connections: each gateway's process alone\n\n", costCPUConnections)
-	p("| Query | Gateway CPU/req | Tailcall CPU/req | Gateway ÷ Tailcall | Gateway req/s | Tailcall req/s | Upstream requests per request (gateway / Tailcall / direct) |\n|---|---:|---:|---:|---:|---:|---|\n")
+	p("\n### CPU per request: each gateway's process alone, at saturation (%d connections) and one request at a time\n\n", costCPUConnections)
+	p("At %d connections, identical requests in flight together share one upstream request (the gateway coalesces them and decodes the answer once; Tailcall's `dedupe`): the last column says how many upstream requests a request made. At 1 connection every request does its whole work.\n\n", costCPUConnections)
+	p("| Query | Gateway CPU/req, %[1]d conns | Tailcall CPU/req, %[1]d conns | Gateway ÷ Tailcall | Gateway CPU/req, 1 conn | Tailcall CPU/req, 1 conn | Gateway ÷ Tailcall, 1 conn | Gateway req/s, %[1]d conns | Tailcall req/s, %[1]d conns | Upstream requests per request, %[1]d conns (gateway / Tailcall / direct) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n", costCPUConnections)
+	one := map[string][]costCell{}
+	for _, g := range byLoad(load1) {
+		one[g[0].Name] = g
+	}
+	cpu := func(p costPath) func(c costCell) time.Duration {
+		return func(c costCell) time.Duration { return c.Paths[p].ProcessCPUPerRequest }
+	}
+	cpuRatio := func(c costCell) float64 {
+		return ratio(c.Paths[costGateway].ProcessCPUPerRequest, c.Paths[costTailcall].ProcessCPUPerRequest)
+	}
 	for _, g := range byLoad(load8) {
-		p("| %s | %s | %s | %s | %.0f | %.0f | %.2f / %.2f / %.2f |\n", g[0].Name,
-			dur(g, func(c costCell) time.Duration { return c.Paths[costGateway].ProcessCPUPerRequest }),
-			dur(g, func(c costCell) time.Duration { return c.Paths[costTailcall].ProcessCPUPerRequest }),
-			ratioText(g, func(c costCell) float64 {
-				return ratio(c.Paths[costGateway].ProcessCPUPerRequest, c.Paths[costTailcall].ProcessCPUPerRequest)
-			}),
+		g1 := one[g[0].Name]
+		single := "— | — | —"
+		if len(g1) > 0 {
+			single = dur(g1, cpu(costGateway)) + " | " + dur(g1, cpu(costTailcall)) + " | " + ratioText(g1, cpuRatio)
+		}
+		p("| %s | %s | %s | %s | %s | %.0f | %.0f | %.2f / %.2f / %.2f |\n", g[0].Name,
+			dur(g, cpu(costGateway)), dur(g, cpu(costTailcall)), ratioText(g, cpuRatio), single,
 			med(g, tput(costGateway)), med(g, tput(costTailcall)),
 			med(g, func(c costCell) float64 { return c.Paths[costGateway].UpstreamPerRequest }),
 			med(g, func(c costCell) float64 { return c.Paths[costTailcall].UpstreamPerRequest }),

@@ -27,7 +27,7 @@ for want in '## Headline' '## Growth with page size' '## Growth with concurrency
   '## Browse: people on one upstream budget' '| 2 | as configured (defaults) | 4 |' \
   'As configured ÷ baseline (`ASSET_CACHE_SIZE=0`)' 'Most people served with p95 ≤ 1 s' \
   '## Cost in proportion to what is asked' '| every-field-50 |' '| hashes-50 |' '| one-kind-50 |' \
-  '| party-page |' '### Throughput, 16 connections' '### CPU per request at saturation, 8 connections' \
+  '| party-page |' '### Throughput, 16 connections' '### CPU per request: each gateway'\''s process alone' \
   '### The data node 20ms away'; do
   if ! grep -qF -- "$want" "$out/report.md"; then
     echo "bench smoke: the report lacks \"$want\":" >&2
