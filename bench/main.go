@@ -14,6 +14,12 @@
 // browsing an explorer through the gateway binary, on the data node's
 // real rate limit, to count the people one upstream budget serves.
 //
+// The cost section (cost.go) puts the gateway binary, Tailcall (a Rust
+// GraphQL gateway, installed by scripts/install-tailcall.sh) and the
+// direct call side by side on a page with every field of every kind and on
+// three narrow queries: throughput, each gateway process's CPU time per
+// request, and latency with the data node at a distance.
+//
 // Usage:
 //
 //	go run ./bench                      # every section, markdown on stdout
@@ -21,6 +27,7 @@
 //	go run ./bench -smoke               # a few seconds: every query checked, tiny cells
 //	go run ./bench -cpuprofile cpu.out -memprofile mem.out   # profile the heaviest query
 //	go run ./bench -sections browse -people 50,200 -baseline-env UPSTREAM_CACHE_BYTES=0
+//	go run ./bench -sections cost -runs 3 -tailcall-bin "$(scripts/install-tailcall.sh)"
 //
 // BENCHMARKS.md explains the sections and holds results.
 package main
