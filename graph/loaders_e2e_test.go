@@ -78,7 +78,9 @@ func TestPageAssetsAreOneBatch(t *testing.T) {
 	onlyUpdates := `query($types: [String!]) { transactions(first: 50, cmdTypes: $types) { edges { node { command { ... on BatchProposalSubmission { terms { changes { change {
       ... on UpdateAsset { asset { id status } }
     } } } } } } } } }`
-	withOn := func(q string) string { return strings.Replace(q, "query($types: [String!])", "query($types: [String!], $on: Boolean!)", 1) }
+	withOn := func(q string) string {
+		return strings.Replace(q, "query($types: [String!])", "query($types: [String!], $on: Boolean!)", 1)
+	}
 	for _, tc := range []struct {
 		name  string
 		query string

@@ -377,4 +377,3 @@ func buildRefPlan(t reflect.Type, plans map[reflect.Type]*refPlan) *refPlan {
 	}
 	return p
 }
-
