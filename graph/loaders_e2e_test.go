@@ -121,6 +121,43 @@ func TestPageAssetsAreOneBatch(t *testing.T) {
 	}
 }
 
+// TestPageBatchCostsOneRound: the batch a page of transactions makes for
+// its references costs what one round of the loader does (a listing, or
+// single lookups for a few ids), sent at once though LOADER_WAIT is an
+// hour, and the row fields then cost nothing more.
+func TestPageBatchCostsOneRound(t *testing.T) {
+	sample := startSample(t, sampleservice.Config{})
+	ds := sample.Service.Dataset()
+	cfg := graph.DefaultLoaderConfig
+	cfg.Wait = time.Hour
+	cfg.AssetCacheSize = 0
+	g := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Loaders: cfg}})
+
+	refs := map[string]bool{}
+	for _, raw := range proposalPage(ds) {
+		assetReferences(raw, refs)
+	}
+	sample.Service.ResetCounters()
+	resp := g.queryWithin(t, proposalAssetsQuery, map[string]any{"types": []string{"Batch Proposal"}},
+		"the query waited for LOADER_WAIT (an hour): the page's batch was not sent at once")
+	for _, e := range resp.Errors {
+		if e.code() != "NOT_FOUND" {
+			t.Fatalf("unexpected error %+v", e)
+		}
+	}
+	if resolved := strings.Count(string(resp.Data), `"details":{`); resolved == 0 {
+		t.Fatalf("no asset resolved: %.500s", resp.Data)
+	}
+	got := requests(sample)
+	wantAssets := int64(1)
+	if len(refs) <= graph.DefaultLoaderConfig.FewAssets {
+		wantAssets = int64(len(refs))
+	}
+	if got[sampleservice.EndpointTransactions] != 1 || got[sampleservice.EndpointAssets] != wantAssets {
+		t.Fatalf("upstream requests = %v for %d distinct assets; want 1 explorer request and %d asset requests (one round)", got, len(refs), wantAssets)
+	}
+}
+
 // TestReferencesOutsidePagesWaitForABatch: references outside a page (a
 // single transaction's, a list's under another list) make no batch of
 // their list's; they are looked up through the loader's wait, together.
