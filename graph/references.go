@@ -70,6 +70,8 @@ func selectsBeyondID(fragments ast.FragmentDefinitionList, sel ast.SelectionSet)
 	return selectsBeyond(fragments, sel, map[string]bool{})
 }
 
+// selectsBeyond is selectsBeyondID, seen holding the fragments already
+// looked at.
 func selectsBeyond(fragments ast.FragmentDefinitionList, sel ast.SelectionSet, seen map[string]bool) bool {
 	for _, s := range sel {
 		switch s := s.(type) {
@@ -113,6 +115,7 @@ type assetRef struct {
 // refSet is a set of assetRefs indexes.
 type refSet uint64
 
+// has reports whether the set holds assetRefs[i].
 func (s refSet) has(i int) bool { return s&(1<<i) != 0 }
 
 // The asset references a page of transactions batches. A list of
@@ -178,6 +181,7 @@ func walkListRefs(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[
 	return w.refs
 }
 
+// fragmentUse is a fragment spread in one context: under a list or not.
 type fragmentUse struct {
 	name      string
 	underList bool
@@ -321,6 +325,8 @@ type refPlan struct {
 	children []int       // fields that may hold references (structs)
 }
 
+// refTarget is a reference field of a type: its index in the struct, and
+// its reference's in assetRefs.
 type refTarget struct{ index, ref int }
 
 var refPlans sync.Map // reflect.Type → *refPlan
