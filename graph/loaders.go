@@ -51,6 +51,13 @@ const maxAssetPages = 40
 //     list resolver knows as soon as the page is decoded: one batch of the
 //     page's distinct ids, sent at once (see loadPage), whose thunks the
 //     row fields then find in the request's cache.
+//
+// Where the dataloader does not serve as it is: it has no way to send a
+// batch now (no flush), hence a loader per page batch; two loaders
+// sharing a cache need a lock of ours (mu); and its thunks take no
+// context, so a field cannot stop waiting for its batch on its own: the
+// batch's upstream calls run under the context of the request that made
+// it, and end with it.
 type Loaders struct {
 	batcher *assetBatcher
 	// batch is the batch function of every asset batch.
