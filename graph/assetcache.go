@@ -124,8 +124,9 @@ type Hooks struct {
 	// loader dispatches ("assets" is the only loader today).
 	LoaderBatch func(loader string, size int)
 	// LoaderPrefetch is called with the number of keys of every batch a
-	// loader starts before the fields that need them ask (prefetch.go);
-	// that batch is also a LoaderBatch.
+	// list of transactions starts for its page's asset references, before
+	// the fields that need them ask (Loaders.loadPage); that batch is also
+	// a LoaderBatch.
 	LoaderPrefetch func(loader string, size int)
 	// Execution is called once per query with the executor that answered
 	// it: "direct" (fastexec.go) or "gqlgen" (the direct executor gave up,

@@ -11,7 +11,7 @@ import (
 )
 
 // assetRefs are the schema's asset references, in the order of their
-// refSet bits (graph/prefetch.go).
+// refSet bits (graph/references.go).
 var assetRefs = []assetRef{
 	{reflect.TypeFor[upstream.BuiltinAssetDeposit](), "VegaAssetID", "BuiltinAssetDeposit", "asset"},
 	{reflect.TypeFor[upstream.BuiltinAssetWithdrawal](), "VegaAssetID", "BuiltinAssetWithdrawal", "asset"},

@@ -42,7 +42,7 @@
 //     whose wire field, named like it or like it plus "Id", or so with
 //     the prefix "vega" (vegaAssetId), is the asset's string id) needs
 //     nothing more: internal/assetrefs forces its
-//     resolver, writes its body and adds it to the prefetch's table
+//     resolver, writes its body and adds it to the table of references
 //     (assetrefs_gen.go). A new enum needs nothing more either: its Go type
 //     is generated into upstream/enums_gen.go (internal/enumgen). If the
 //     field is another reference to resolve, or its Go shape differs,

@@ -123,12 +123,6 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 	if introspects(x, opCtx.Operation.SelectionSet) {
 		return nil, false // gqlgen's executor answers, no resolver run twice
 	}
-	if s := stateFor(ctx); s != nil && s.loaders != nil {
-		x.rounds = newCountedRounds(ctx, s.loaders)
-		x.rounds.selected = x.plans.assetRefs(opCtx)
-		ctx = withRounds(ctx, x.rounds)
-		defer x.rounds.wait()
-	}
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, newInputUnmarshalers)
 	ctx = graphql.WithFieldContext(ctx, x.rootFC)
 	root := getFxBuffer()
@@ -138,7 +132,6 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 				x.giveUp()
 			}
 		}()
-		defer x.leave()
 		w := &directWalk{o: root, path: make([]directFrame, 0, 16)}
 		if !x.directObject_Query(ctx, w, opCtx.Operation.SelectionSet) {
 			x.giveUp()
@@ -190,7 +183,6 @@ type directState struct {
 	rootFC *graphql.FieldContext
 	wg     sync.WaitGroup
 	failed atomic.Bool
-	rounds *assetRounds // nil without loaders (tests of the executor alone)
 
 	plans *directPlans
 
@@ -205,20 +197,6 @@ type directError struct {
 }
 
 func (x *directState) giveUp() { x.failed.Store(true) }
-
-// enter and leave count the execution's running goroutines for the asset
-// rounds (assetrounds.go).
-func (x *directState) enter() {
-	if x.rounds != nil {
-		x.rounds.enter()
-	}
-}
-
-func (x *directState) leave() {
-	if x.rounds != nil {
-		x.rounds.leave()
-	}
-}
 
 // directKey identifies a selection set (the same slice for every row of a page)
 // on a concrete type: by addresses, so that looking a plan up hashes three
@@ -295,9 +273,6 @@ type directPlans struct {
 	// executions.
 	m  atomic.Pointer[map[directKey]directPlan]
 	mu sync.Mutex
-
-	refsOnce sync.Once
-	refs     refSet // the asset references the operation selects
 }
 
 // store adds the plan of k, unless another execution added one first, and
@@ -323,17 +298,6 @@ func ptrMap(m *map[directKey]directPlan) map[directKey]directPlan {
 		return nil
 	}
 	return *m
-}
-
-// assetRefs returns the asset references the operation selects, for the
-// prefetch (prefetch.go): none for plans made per request, whose
-// selections carry directives.
-func (p *directPlans) assetRefs(opCtx *graphql.OperationContext) refSet {
-	if p.doc == nil {
-		return 0
-	}
-	p.refsOnce.Do(func() { p.refs = selectedAssetRefs(p.doc, opCtx.Operation) })
-	return p.refs
 }
 
 // sharedPlans keeps the plans of the operations recently executed, by
@@ -484,10 +448,8 @@ func (x *directState) resolve(ctx context.Context, w *directWalk, object string,
 	u := getFxBuffer()
 	w.o.holes = append(w.o.holes, directHole{at: w.o.b.Len(), out: u})
 	x.wg.Add(1)
-	x.enter()
 	go func() {
 		defer x.wg.Done()
-		defer x.leave()
 		defer func() {
 			if r := recover(); r != nil {
 				x.giveUp()

@@ -7,16 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/graph"
-	"github.com/tradenet/gateway/sampleservice"
 )
 
 // executions counts the queries each executor answered.
@@ -232,45 +229,6 @@ func mapsEqual(a, b map[string]int) bool {
 		}
 	}
 	return true
-}
-
-// TestDirectExecutorDispatchesAssetRoundsWhenIdle: under the direct
-// executor a round of asset lookups starts as soon as every goroutine of
-// the query is done or waiting for an asset, not after LOADER_WAIT. With
-// LOADER_WAIT at an hour the query still answers (within the test's
-// deadline), and with the same single round as the dataloader would make.
-func TestDirectExecutorDispatchesAssetRoundsWhenIdle(t *testing.T) {
-	sample := startSample(t, sampleservice.Config{})
-	ds := sample.Service.Dataset()
-	cfg := graph.DefaultLoaderConfig
-	cfg.Wait = time.Hour
-	cfg.AssetCacheSize = 0
-	g := newGateway(t, sample, gatewayOptions{Executor: graph.ExecutorConfig{Loaders: cfg}})
-
-	refs := map[string]bool{}
-	for _, raw := range proposalPage(ds) {
-		assetReferences(raw, refs)
-	}
-	sample.Service.ResetCounters()
-	resp := g.queryWithin(t, proposalAssetsQuery, map[string]any{"types": []string{"Batch Proposal"}},
-		"the query waited for LOADER_WAIT (an hour): the round was not dispatched when the query went idle")
-	for _, e := range resp.Errors {
-		if e.code() != "NOT_FOUND" {
-			t.Fatalf("unexpected error %+v", e)
-		}
-	}
-	resolved := strings.Count(string(resp.Data), `"details":{`)
-	if resolved == 0 {
-		t.Fatalf("no asset resolved: %.500s", resp.Data)
-	}
-	got := requests(sample)
-	wantAssets := int64(1)
-	if len(refs) <= graph.DefaultLoaderConfig.FewAssets {
-		wantAssets = int64(len(refs))
-	}
-	if got[sampleservice.EndpointTransactions] != 1 || got[sampleservice.EndpointAssets] != wantAssets {
-		t.Fatalf("upstream requests = %v for %d distinct assets; want 1 explorer request and %d asset requests (one round)", got, len(refs), wantAssets)
-	}
 }
 
 // TestDirectPOSTWritesWhatJSONMarshalWould: the spliced response is byte

@@ -242,7 +242,7 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 	if err != nil {
 		return nil, err
 	}
-	prefetchAssets(roundsFor(ctx), rows)
+	batchPageAssets(ctx, rows)
 	cursors := make([]string, len(rows))
 	conn := &model.TransactionConnection{Edges: make([]model.TransactionEdge, len(rows))}
 	for i := range rows {

@@ -4,8 +4,9 @@
 //   - the forced resolvers (gqlgen.yml lists none: MutateConfig sets them);
 //   - the resolvers' bodies, one line each through the request's loader
 //     (Implement, called by gqlgen's resolver generator);
-//   - the table of references the prefetch and the upstream-call bound
-//     walk (graph/assetrefs_gen.go: graph/prefetch.go, graph/limits.go).
+//   - the table of references a page's asset batch and the upstream-call
+//     bound walk (graph/assetrefs_gen.go: graph/references.go,
+//     graph/limits.go).
 //
 // An asset reference is the schema's rule for references (shared design,
 // "Schema conventions"): a field of type Asset, without arguments, on an
@@ -157,7 +158,7 @@ func (p *Plugin) GenerateCode(data *codegen.Data) error {
 func (p *Plugin) table() string {
 	var b strings.Builder
 	b.WriteString("// assetRefs are the schema's asset references, in the order of their\n")
-	b.WriteString("// refSet bits (graph/prefetch.go).\n")
+	b.WriteString("// refSet bits (graph/references.go).\n")
 	b.WriteString("var assetRefs = []assetRef{\n")
 	for _, r := range p.refs {
 		fmt.Fprintf(&b, "\t{reflect.TypeFor[%s](), %q, %q, %q},\n", templates.CurrentImports.LookupType(r.GoType), r.GoField, r.Object, r.Field)

@@ -10,12 +10,12 @@ import (
 	"github.com/tradenet/gateway/upstream"
 )
 
-// TestAssetRefsCoverTheSchema: the prefetch's table names every field
+// TestAssetRefsCoverTheSchema: the table of references names every field
 // whose resolver turns an object's id into an asset (the methods of the
 // generated resolver interfaces returning *upstream.Asset; Query's take
 // an argument, not a reference), each once, each an Asset field of the
 // schema and a string field of its Go type, so that a new reference
-// field cannot miss the prefetch silently.
+// field cannot miss a page's batch silently.
 func TestAssetRefsCoverTheSchema(t *testing.T) {
 	schema := NewExecutableSchema(Config{}).Schema()
 	inTable := map[[2]string]int{}
@@ -49,7 +49,7 @@ func TestAssetRefsCoverTheSchema(t *testing.T) {
 			resolved++
 			field := strings.ToLower(m.Name[:1]) + m.Name[1:]
 			if n := inTable[[2]string{object.Name, field}]; n != 1 {
-				t.Errorf("%s.%s resolves an asset and is in the prefetch table %d times, want once", object.Name, field, n)
+				t.Errorf("%s.%s resolves an asset and is in the table of references %d times, want once", object.Name, field, n)
 			}
 		}
 	}
@@ -102,10 +102,12 @@ func TestAssetRefsOfWalksEveryHolder(t *testing.T) {
 	}
 }
 
-// TestSelectedAssetRefs: the references an operation selects, through
-// fields, inline fragments and fragment spreads; none unless it has
-// exactly one list of transactions executed once.
-func TestSelectedAssetRefs(t *testing.T) {
+// TestListRefs: the references each list of transactions batches for its
+// page: those selected under the list's own field, through fields, inline
+// fragments and fragment spreads, @skip and @include evaluated with the
+// variables; none for a list under another list, and none for references
+// selected outside the lists.
+func TestListRefs(t *testing.T) {
 	schema := NewExecutableSchema(Config{}).Schema()
 	index := map[string]int{}
 	for i, r := range assetRefs {
@@ -118,33 +120,59 @@ func TestSelectedAssetRefs(t *testing.T) {
 		}
 		return s
 	}
+	party := `party(id: "` + strings.Repeat("a", 64) + `")`
 	const updates = `command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id status } } } } } } }`
+	const spots = `command { ... on BatchProposalSubmission { terms { changes { change { ... on NewSpotMarket { changes { instrument { spot { baseAsset { status } } } } } } } } } }`
 	for _, tc := range []struct {
 		name, query string
-		want        refSet
+		vars        map[string]any
+		want        map[string]refSet // by the list's alias
+		variable    bool
 	}{
-		{"one list", `{ transactions { edges { node { ` + updates + ` } } } }`, set("UpdateAsset.asset")},
-		{"a party's list", `{ party(id: "` + strings.Repeat("a", 64) + `") { transactions { edges { node { ` + updates + ` } } } } }`, set("UpdateAsset.asset")},
-		{"through fragments", `query { transactions { ...Page } }
+		{name: "one list", query: `{ transactions { edges { node { ` + updates + ` } } } }`,
+			want: map[string]refSet{"transactions": set("UpdateAsset.asset")}},
+		{name: "a party's list", query: `{ ` + party + ` { transactions { edges { node { ` + updates + ` } } } } }`,
+			want: map[string]refSet{"transactions": set("UpdateAsset.asset")}},
+		{name: "through fragments", query: `query { transactions { ...Page } }
 			fragment Page on TransactionConnection { edges { node { command { ...Proposal } } } }
 			fragment Proposal on BatchProposalSubmission { terms { changes { change {
 				... on NewMarket { changes { instrument { future { settlementAsset { id status } } perpetual { settlementAsset { id status } } } } }
 				... on NewSpotMarket { changes { instrument { spot { quoteAsset { id status } } } } }
-			} } } }`, set("Future.settlementAsset", "Perpetual.settlementAsset", "Spot.quoteAsset")},
-		{"no reference", `{ transactions { edges { node { hash } } } }`, 0},
-		{"no list", `{ asset(id: "x") { id } }`, 0},
-		{"two lists", `{ a: transactions { edges { node { ` + updates + ` } } } b: transactions { edges { cursor } } }`, 0},
-		{"a fragment with a list, spread twice", `query { ...Txs party(id: "` + strings.Repeat("a", 64) + `") { ...PartyTxs } }
+			} } } }`, want: map[string]refSet{"transactions": set("Future.settlementAsset", "Perpetual.settlementAsset", "Spot.quoteAsset")}},
+		{name: "no reference", query: `{ transactions { edges { node { hash } } } }`, want: map[string]refSet{"transactions": 0}},
+		{name: "the id alone", query: `{ transactions { edges { node { command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset { id } } } } } } } } } } }`,
+			want: map[string]refSet{"transactions": 0}},
+		{name: "no list", query: `{ asset(id: "x") { id } }`, want: map[string]refSet{}},
+		{name: "two lists, each its own", query: `{ a: transactions { edges { node { ` + updates + ` } } } b: transactions { edges { node { ` + spots + ` } } } }`,
+			want: map[string]refSet{"a": set("UpdateAsset.asset"), "b": set("Spot.baseAsset")}},
+		{name: "references outside the list are not its", query: `{ transaction(hash: "` + strings.Repeat("a", 64) + `") { ` + updates + ` } transactions { edges { node { hash } } } }`,
+			want: map[string]refSet{"transactions": 0}},
+		{name: "a list inside a list", query: `{ delegations { edges { node { party { transactions { edges { node { ` + updates + ` } } } } } } } }`,
+			want: map[string]refSet{}},
+		{name: "a fragment with a list, spread under a list and outside", query: `query { ...Txs delegations { edges { node { party { ...PartyTxs } } } } ` + party + ` { ...PartyTxs } }
 			fragment Txs on Query { transactions { edges { node { ` + updates + ` } } } }
-			fragment PartyTxs on Party { transactions { edges { cursor } } }`, 0},
-		{"a list inside a list", `{ delegations { edges { node { party { transactions { edges { node { ` + updates + ` } } } } } } } }`, 0},
+			fragment PartyTxs on Party { transactions { edges { node { ` + spots + ` } } } }`,
+			want: map[string]refSet{"transactions": set("UpdateAsset.asset")}},
+		{name: "skipped by a variable", query: `query($s: Boolean!) { transactions { edges { node { command { ... on BatchProposalSubmission { terms { changes { change {
+				... on UpdateAsset { asset @skip(if: $s) { status } } ... on NewSpotMarket @include(if: $s) { changes { instrument { spot { baseAsset { status } } } } } } } } } } } } } }`,
+			vars: map[string]any{"s": true}, want: map[string]refSet{"transactions": set("Spot.baseAsset")}, variable: true},
+		{name: "included by a variable", query: `query($s: Boolean!) { transactions { edges { node { command { ... on BatchProposalSubmission { terms { changes { change {
+				... on UpdateAsset { asset @skip(if: $s) { status } } ... on NewSpotMarket @include(if: $s) { changes { instrument { spot { baseAsset { status } } } } } } } } } } } } } }`,
+			vars: map[string]any{"s": false}, want: map[string]refSet{"transactions": set("UpdateAsset.asset")}, variable: true},
+		{name: "a literal directive", query: `{ transactions { edges { node { command { ... on BatchProposalSubmission { terms { changes { change { ... on UpdateAsset { asset @include(if: false) { status } } } } } } } } } } }`,
+			want: map[string]refSet{"transactions": 0}},
 	} {
 		doc, err := gqlparser.LoadQuery(schema, tc.query)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if got := selectedAssetRefs(doc, doc.Operations[0]); got != tc.want {
-			t.Errorf("%s: refs %b, want %b", tc.name, got, tc.want)
+		refs := walkListRefs(doc, doc.Operations[0], tc.vars)
+		got := map[string]refSet{}
+		for f, s := range refs.fields {
+			got[f.Alias] = s
+		}
+		if !reflect.DeepEqual(got, tc.want) || refs.variable != tc.variable {
+			t.Errorf("%s: refs %v (depending on variables: %v), want %v (%v)", tc.name, got, refs.variable, tc.want, tc.variable)
 		}
 	}
 }
