@@ -254,7 +254,8 @@ func assetRefs(rows []upstream.Transaction) []string {
 		}
 	}
 	for i := range rows {
-		bp, ok := rows[i].Command.Kind.(*upstream.BatchProposalSubmission)
+		command, _ := rows[i].Command.Decode() // decoded as read (upstream/command_lazy.go)
+		bp, ok := command.Kind.(*upstream.BatchProposalSubmission)
 		if !ok || bp.Terms == nil {
 			continue
 		}

@@ -198,9 +198,10 @@ func gatewayDelegationItem(n map[string]any) string {
 // the size of its lists, proposal change kinds, and the assets its
 // references resolve to.
 func directTransactionItem(t *upstream.Transaction, assets map[string]*upstream.Asset) string {
-	head := fmt.Sprintf("%d.%d %s %s nonce=%d", t.Block, t.Index, t.Hash, t.Type, t.Command.Nonce)
+	command, _ := t.Command.Decode() // decoded as read (upstream/command_lazy.go)
+	head := fmt.Sprintf("%d.%d %s %s nonce=%d", t.Block, t.Index, t.Hash, t.Type, command.Nonce)
 	var cmd string
-	switch k := t.Command.Kind.(type) {
+	switch k := command.Kind.(type) {
 	case *upstream.AnnounceNode:
 		cmd = "AnnounceNode " + k.ID + " " + k.Name + " " + k.NetPubKey
 	case *upstream.ApplyReferralCode:

@@ -238,13 +238,20 @@ func prefetchAssets(r *assetRounds, rows []upstream.Transaction) {
 	}
 	var ids []string
 	seen := map[string]bool{}
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
 	for i := range rows {
-		assetRefsOf(reflect.ValueOf(&rows[i]), r.selected, func(id string) {
-			if !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		})
+		assetRefsOf(reflect.ValueOf(&rows[i]), r.selected, add)
+		// The command is decoded as far as the operation reads it
+		// (commanduse.go), which the walk does not see into: its member,
+		// decoded where the operation reads its fields, is walked here.
+		if member, err := rows[i].CommandMember(); err == nil {
+			assetRefsOf(reflect.ValueOf(member), r.selected, add)
+		}
 	}
 	r.prefetch(ids)
 }

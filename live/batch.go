@@ -63,8 +63,22 @@ func decodeBatch(msg []byte) (b Batch, err error) {
 		}
 		last = pos
 	}
+	if err := decodeCommands(w.Transactions); err != nil {
+		return Batch{}, fmt.Errorf("decode live batch: %w", err)
+	}
 	b.Transactions = w.Transactions
 	return b, nil
+}
+
+// decodeCommands decodes every command of txs in full, once: the upstream
+// client decodes a page's commands only as far as an operation reads them
+// (upstream/command_lazy.go), but the feed's transactions go to every
+// subscription, whatever each reads, so the feed reads them all, as the
+// client's whole decoding of a page did, and a command that does not
+// decode fails the request that brought it (a poll, a catch-up, a batch)
+// as it did.
+func decodeCommands(txs []upstream.Transaction) error {
+	return upstream.DecodeCommands(txs, upstream.EndpointTransactions)
 }
 
 // older reports whether position a is before b on the chain.

@@ -255,6 +255,9 @@ func (f *feed[T]) listFor(ctx context.Context, key string, p upstream.Transactio
 	if err != nil {
 		return nil, err
 	}
+	if err := decodeCommands(page.Transactions); err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
 	return page.Transactions, nil
 }
 

@@ -219,6 +219,9 @@ func (f *feed[T]) list(ctx context.Context, p upstream.TransactionsParams) ([]up
 	if err != nil {
 		return nil, err
 	}
+	if err := decodeCommands(page.Transactions); err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
 	f.mu.Lock()
 	for i := range page.Transactions {
 		if tx := &page.Transactions[i]; tx.Index >= 0 && older(f.explorerHead, tx.Position()) {

@@ -173,7 +173,7 @@ func TestDecoderMatchesEncodingJSON(t *testing.T) {
 			}
 			if txs, ok := got.(*transactionsBody); ok {
 				for _, tx := range *txs.Transactions {
-					kinds[fmt.Sprintf("%T", tx.Command.Kind)]++
+					kinds[fmt.Sprintf("%T", kindOf(t, tx))]++
 				}
 			}
 		})
@@ -230,8 +230,25 @@ func TestDecoderMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// readCommands reads every command of a decoded page, as an operation
+// reading them all does (commands are decoded as read: command_lazy.go),
+// and returns the first one's error as decoding the body whole gave it:
+// the Err of PrepareCommands's *DecodeError.
+func readCommands(b *transactionsBody) error {
+	if b.Transactions == nil {
+		return nil
+	}
+	err := DecodeCommands(*b.Transactions, EndpointTransactions)
+	var de *DecodeError
+	if errors.As(err, &de) {
+		return de.Err
+	}
+	return err
+}
+
 // garbageBodies are bodies of the transactions list that are not valid,
-// with the error encoding/json gives them (a fragment of it).
+// with the error encoding/json gives them (a fragment of it); a body
+// whose only fault is in a command gives it when its commands are read.
 var garbageBodies = []struct {
 	name, body, wantErr string
 }{
@@ -271,9 +288,14 @@ func TestDecoderGarbage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var want, got transactionsBody
 			var wantErr error
-			wantErr = decodeStdTop([]byte(tt.body), &want)
+			if wantErr = decodeStdTop([]byte(tt.body), &want); wantErr == nil {
+				wantErr = readCommands(&want)
+			}
 			before := fallbacks.Load()
 			gotErr := decodeBody([]byte(tt.body), &got)
+			if gotErr == nil {
+				gotErr = readCommands(&got)
+			}
 			if tt.wantErr == "" {
 				if wantErr != nil {
 					t.Errorf("encoding/json: %v", wantErr)
@@ -304,7 +326,10 @@ func TestClientGarbageIsDecodeError(t *testing.T) {
 		}
 		t.Run(tt.name, func(t *testing.T) {
 			c := setup(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tt.body) })
-			_, err := c.ListTransactions(context.Background(), TransactionsParams{})
+			page, err := c.ListTransactions(context.Background(), TransactionsParams{})
+			if err == nil {
+				err = DecodeCommands(page.Transactions, EndpointTransactions)
+			}
 			var de *DecodeError
 			if !errors.As(err, &de) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("error %v (%T), want a *DecodeError containing %q", err, err, tt.wantErr)

@@ -29,8 +29,9 @@ func (f *FundingPayment) PartyRef() *Party { return &Party{ID: f.PartyID} }
 func (t *Transaction) SubmitterRef() *Party { return &Party{ID: t.Submitter} }
 
 // CommandMember is the command's one-of member (GraphQL
-// Transaction.command).
-func (t *Transaction) CommandMember() CommandKind { return t.Command.Kind }
+// Transaction.command): decoded, or only its type where the operation
+// reads nothing else of it (TxCommand.Member).
+func (t *Transaction) CommandMember() (CommandKind, error) { return t.Command.Member() }
 
 // NodeRef is the announced node (GraphQL AnnounceNode.node).
 func (a *AnnounceNode) NodeRef() *ValidatorNode { return &ValidatorNode{ID: a.ID} }

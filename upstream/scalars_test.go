@@ -114,12 +114,16 @@ func TestIntegerDecodeErrors(t *testing.T) {
 	}
 }
 
-// A malformed value deep in a record names the whole path to its field.
+// A malformed value deep in a record names the whole path to its field,
+// a command's when the command is read.
 func TestDecodeErrorNamesField(t *testing.T) {
 	body := `{"transactions":[{"block":"1","command":{"nonce":"1","batchMarketInstructions":
 		{"submissions":[{"marketId":"m","size":"1.5"}]}}}]}`
 	var got transactionsBody
 	err := json.Unmarshal([]byte(body), &got)
+	if err == nil {
+		err = readCommands(&got)
+	}
 	want := "transactions.command.batchMarketInstructions.submissions.size of type upstream.Uint64"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error = %v, want it to contain %q", err, want)
@@ -127,7 +131,9 @@ func TestDecodeErrorNamesField(t *testing.T) {
 
 	body = `{"transactions":[{"command":{"batchProposalSubmission":{"terms":{"changes":[
 		{"enactmentTimestamp":"1","newMarket":{"changes":{"decimalPlaces":"x"}}}]}}}}]}`
-	err = json.Unmarshal([]byte(body), &got)
+	if err = json.Unmarshal([]byte(body), &got); err == nil {
+		err = readCommands(&got)
+	}
 	want = "transactions.command.batchProposalSubmission.terms.changes.newMarket.changes.decimalPlaces of type upstream.Uint64"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error = %v, want it to contain %q", err, want)

@@ -18,8 +18,10 @@ type Transaction struct {
 	// Code is the execution result code, 0 for success.
 	Code Int64 `json:"code"`
 	// Error is set only when Code is not 0.
-	Error     *string            `json:"error,omitempty"`
-	Command   Command            `json:"command"`
+	Error *string `json:"error,omitempty"`
+	// Command is the transaction's command, kept as the explorer sent it
+	// and decoded as far as it is read (command_lazy.go).
+	Command   TxCommand          `json:"command"`
 	Signature *Signature         `json:"signature"`
 	CreatedAt Time               `json:"createdAt"`
 	Version   TransactionVersion `json:"version"`
@@ -33,12 +35,20 @@ func (t *Transaction) Position() TxCursor {
 }
 
 // CommandNonce is the nonce of the transaction's command (GraphQL
-// Transaction.commandNonce).
-func (t *Transaction) CommandNonce() Uint64 { return t.Command.Nonce }
+// Transaction.commandNonce), 0 for a null command. It reads the command's
+// head only (command_lazy.go); the error is the head's decoding error.
+func (t *Transaction) CommandNonce() (Uint64, error) {
+	h := t.Command.head()
+	return h.nonce, h.err
+}
 
 // CommandBlockHeight is the block height the command was built against
-// (GraphQL Transaction.commandBlockHeight).
-func (t *Transaction) CommandBlockHeight() Uint64 { return t.Command.BlockHeight }
+// (GraphQL Transaction.commandBlockHeight), 0 for a null command. It
+// reads the command's head only.
+func (t *Transaction) CommandBlockHeight() (Uint64, error) {
+	h := t.Command.head()
+	return h.blockHeight, h.err
+}
 
 // Signature is a cryptographic signature.
 type Signature struct {
@@ -150,9 +160,23 @@ func (c *Command) UnmarshalJSON(b []byte) error {
 // unmarshalGeneral decodes any command object: every key scanned, the
 // member chosen among them (oneOf.consider).
 func (c *Command) unmarshalGeneral(b []byte) error {
-	var cmd Command
-	var member choice
-	err := eachMember(b, reflect.TypeFor[Command](), func(key, value []byte) error {
+	cmd, member, err := scanCommand(b)
+	if err != nil {
+		return err
+	}
+	if cmd.Kind, err = commandMembers.decode(b, member); err != nil {
+		return err
+	}
+	*c = cmd
+	return nil
+}
+
+// scanCommand scans the command object b: every key, nonce and
+// blockHeight decoded, the member chosen among the others
+// (oneOf.consider) but not decoded. It is the first half of
+// unmarshalGeneral, and all a command's head needs (command_lazy.go).
+func scanCommand(b []byte) (cmd Command, member choice, err error) {
+	err = eachMember(b, reflect.TypeFor[Command](), func(key, value []byte) error {
 		switch string(key) {
 		case "nonce":
 			return inField("nonce", cmd.Nonce.UnmarshalJSON(value))
@@ -162,14 +186,7 @@ func (c *Command) unmarshalGeneral(b []byte) error {
 		commandMembers.consider(&member, key, value)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if cmd.Kind, err = commandMembers.decode(b, member); err != nil {
-		return err
-	}
-	*c = cmd
-	return nil
+	return cmd, member, err
 }
 
 // decodePlain decodes nonce or blockHeight, the fields beside the member
