@@ -254,8 +254,7 @@ func assetRefs(rows []upstream.Transaction) []string {
 		}
 	}
 	for i := range rows {
-		command, _ := rows[i].Command.Decode() // decoded as read (upstream/command_lazy.go)
-		bp, ok := command.Kind.(*upstream.BatchProposalSubmission)
+		bp, ok := rows[i].Command.Kind.(*upstream.BatchProposalSubmission)
 		if !ok || bp.Terms == nil {
 			continue
 		}

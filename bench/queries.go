@@ -198,10 +198,9 @@ func gatewayDelegationItem(n map[string]any) string {
 // the size of its lists, proposal change kinds, and the assets its
 // references resolve to.
 func directTransactionItem(t *upstream.Transaction, assets map[string]*upstream.Asset) string {
-	command, _ := t.Command.Decode() // decoded as read (upstream/command_lazy.go)
-	head := fmt.Sprintf("%d.%d %s %s nonce=%d", t.Block, t.Index, t.Hash, t.Type, command.Nonce)
+	head := fmt.Sprintf("%d.%d %s %s nonce=%d", t.Block, t.Index, t.Hash, t.Type, t.Command.Nonce)
 	var cmd string
-	switch k := command.Kind.(type) {
+	switch k := t.Command.Kind.(type) {
 	case *upstream.AnnounceNode:
 		cmd = "AnnounceNode " + k.ID + " " + k.Name + " " + k.NetPubKey
 	case *upstream.ApplyReferralCode:

@@ -63,9 +63,6 @@ func decodeBatch(msg []byte) (b Batch, err error) {
 		}
 		last = pos
 	}
-	if err := decodeCommands(w.Transactions); err != nil {
-		return Batch{}, fmt.Errorf("decode live batch: %w", err)
-	}
 	b.Transactions = w.Transactions
 	return b, nil
 }
@@ -75,8 +72,8 @@ func decodeBatch(msg []byte) (b Batch, err error) {
 // (upstream/command_lazy.go), but the feed's transactions go to every
 // subscription, whatever each reads, so the feed reads them all, as the
 // client's whole decoding of a page did, and a command that does not
-// decode fails the request that brought it (a poll, a catch-up, a batch)
-// as it did.
+// decode fails the request that brought it (a poll, a catch-up) as it did.
+// (A batch's transactions are decoded whole with their own type.)
 func decodeCommands(txs []upstream.Transaction) error {
 	return upstream.DecodeCommands(txs, upstream.EndpointTransactions)
 }

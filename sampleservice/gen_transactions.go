@@ -260,19 +260,17 @@ func (g *generator) transaction(r *rand.Rand, pos int, row txRow, sp *specialSpe
 	if chance(r, 1, 20) {
 		tx.Version = upstream.TransactionVersionV2
 	}
-	var cmd upstream.Command
-	cmd.Nonce = upstream.Uint64(r.Uint64())
-	cmd.BlockHeight = upstream.Uint64(block - 1 - uint64(r.IntN(3)))
+	tx.Command.Nonce = upstream.Uint64(r.Uint64())
+	tx.Command.BlockHeight = upstream.Uint64(block - 1 - uint64(r.IntN(3)))
 
 	if sp != nil {
-		cmd.Kind = sp.build(c)
+		tx.Command.Kind = sp.build(c)
 		if sp.version != "" {
 			tx.Version = upstream.TransactionVersion(sp.version)
 		}
 	} else {
-		cmd.Kind = c.buildCommand(row.kind)
+		tx.Command.Kind = c.buildCommand(row.kind)
 	}
-	tx.Command = upstream.CommandOf(cmd)
 	if code := row.result(); code != 0 {
 		tx.Error = ptr(c.errorText(row.kind, code))
 	}

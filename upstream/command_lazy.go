@@ -14,9 +14,11 @@ import (
 // member's structs, most of the cost of decoding a page of transactions;
 // yet many operations read none of it (a page of hashes), or only the
 // type of its member (`command { __typename }`), or the members of a few
-// kinds. So a page is decoded without its commands: each command's JSON
-// is kept as the explorer sent it (TxCommand), and decoded when it is
-// first read, once per transaction object, in two steps:
+// kinds. So the client decodes a page (pageBody, lookupBody) into
+// wireTransactions, whose command is a TxCommand: its JSON, kept as the
+// explorer sent it; the rows become Transactions holding it in
+// LazyCommand, and it is decoded when it is first read, once per
+// transaction object, in two steps:
 //
 //   - its head: nonce, blockHeight and the name of its member, by one scan
 //     of the command's keys that skips the member's value (scanCommand);
@@ -42,6 +44,33 @@ import (
 //
 // A TxCommand without a use (a row no resolver prepared) decodes in full
 // when read, and reports a decoding error at the field that read it.
+//
+// Transaction.Command stays the typed command, decoded whole wherever a
+// Transaction is decoded with its own type (encoding/json, the live
+// feed's batches, the tests' reference) or built (the sample service).
+
+// wireTransaction is a transaction as the client decodes it: Transaction's
+// wire fields, its command kept undecoded.
+type wireTransaction struct {
+	Block     Uint64             `json:"block"`
+	Index     Int32              `json:"index"`
+	Hash      string             `json:"hash"`
+	Submitter string             `json:"submitter"`
+	Type      string             `json:"type"`
+	Code      Int64              `json:"code"`
+	Error     *string            `json:"error,omitempty"`
+	Command   TxCommand          `json:"command"`
+	Signature *Signature         `json:"signature"`
+	CreatedAt Time               `json:"createdAt"`
+	Version   TransactionVersion `json:"version"`
+	Pow       *ProofOfWork       `json:"pow"`
+}
+
+// transaction is w as a Transaction, its command in LazyCommand.
+func (w *wireTransaction) transaction() Transaction {
+	return Transaction{Block: w.Block, Index: w.Index, Hash: w.Hash, Submitter: w.Submitter, Type: w.Type, Code: w.Code,
+		Error: w.Error, Signature: w.Signature, CreatedAt: w.CreatedAt, Version: w.Version, Pow: w.Pow, LazyCommand: w.Command}
+}
 
 // TxCommand is a transaction's command: its JSON as the explorer sent it,
 // decoded as far as it is read. The zero TxCommand is a null command.
@@ -78,9 +107,8 @@ type decodedCommand struct {
 	err error
 }
 
-// CommandOf is cmd as a transaction's command, decoded already (the
-// sample service builds its transactions so). The zero Command is a null
-// command.
+// CommandOf is cmd as a TxCommand, decoded already. The zero Command is a
+// null command.
 func CommandOf(cmd Command) TxCommand {
 	if cmd == (Command{}) {
 		return TxCommand{}
@@ -288,6 +316,25 @@ func CommandTypes() []string {
 	return types
 }
 
+// Types lists the member types whose fields u reads, sorted; "*" stands
+// for every member.
+func (u *CommandUse) Types() []string {
+	if u.all {
+		return []string{"*"}
+	}
+	var types []string
+	for typ, name := range commandTypeNames {
+		if u.members[name] {
+			types = append(types, typ)
+		}
+	}
+	if u.unknown {
+		types = append(types, "UnknownCommand")
+	}
+	slices.Sort(types)
+	return types
+}
+
 // reads reports whether u reads the fields of the member h names.
 func (u *CommandUse) reads(h *commandHead) bool {
 	switch {
@@ -300,7 +347,7 @@ func (u *CommandUse) reads(h *commandHead) bool {
 	}
 }
 
-// PrepareCommands decodes, of each row's command, what use reads: the
+// PrepareCommands decodes, of each row's lazy command, what use reads: the
 // head, and the member in full where use reads its fields; it returns
 // copies of the rows that carry use (Member), or, for the first command
 // that fails, the error decoding the page whole gave before: a
@@ -314,7 +361,7 @@ func PrepareCommands(rows []Transaction, use *CommandUse, endpoint Endpoint) ([]
 	}
 	out := slices.Clone(rows)
 	for i := range out {
-		c := &out[i].Command
+		c := &out[i].LazyCommand
 		c.use = use
 		if err := c.prepare(); err != nil {
 			return nil, commandError(endpoint, err)
@@ -323,12 +370,12 @@ func PrepareCommands(rows []Transaction, use *CommandUse, endpoint Endpoint) ([]
 	return out, nil
 }
 
-// DecodeCommands decodes every row's command in full, in place, with the
-// error PrepareCommands gives. The live feed uses it: its transactions go
+// DecodeCommands decodes every row's lazy command in full, in place, with
+// the error PrepareCommands gives. The live feed uses it: its transactions go
 // to every subscription, whatever each reads.
 func DecodeCommands(rows []Transaction, endpoint Endpoint) error {
 	for i := range rows {
-		if c := rows[i].Command; c.cell != nil {
+		if c := rows[i].LazyCommand; c.cell != nil {
 			if d := c.cell.decoded(); d.err != nil {
 				return commandError(endpoint, d.err)
 			}

@@ -12,88 +12,39 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
-
-// kindOf is tx's command member, decoded in full; the test fails if it
-// does not decode.
-func kindOf(tb testing.TB, tx Transaction) CommandKind {
-	tb.Helper()
-	cmd, err := tx.Command.Decode()
-	if err != nil {
-		tb.Fatalf("transaction %s: command: %v", tx.Hash, err)
-	}
-	return cmd.Kind
-}
 
 // decodeWhole decodes a page of transactions as the client did before
 // commands were decoded as read: every command in full, by
 // Command.UnmarshalJSON, while the page is decoded (the reference of the
-// lazy path). Its rows are returned with their commands built from the
-// typed ones (CommandOf). The local type is named Transaction so that
-// encoding/json's errors name it as they name the real one.
+// lazy path).
 func decodeWhole(body []byte) ([]Transaction, error) {
-	rows, err := decodeWholeRows(body)
-	if rows == nil {
+	var page transactionsBody
+	if err := decodeBody(body, &page); err != nil || page.Transactions == nil {
 		return nil, err
 	}
-	out := make([]Transaction, len(rows))
-	for i, r := range rows {
-		out[i] = Transaction(r)
-	}
-	return out, err
+	return *page.Transactions, nil
 }
 
-// decodeWholeRows is decodeWhole, its rows as transactionRows.
-func decodeWholeRows(body []byte) ([]transactionRow, error) {
-	type Transaction struct {
-		Block     Uint64             `json:"block"`
-		Index     Int32              `json:"index"`
-		Hash      string             `json:"hash"`
-		Submitter string             `json:"submitter"`
-		Type      string             `json:"type"`
-		Code      Int64              `json:"code"`
-		Error     *string            `json:"error,omitempty"`
-		Command   Command            `json:"command"`
-		Signature *Signature         `json:"signature"`
-		CreatedAt Time               `json:"createdAt"`
-		Version   TransactionVersion `json:"version"`
-		Pow       *ProofOfWork       `json:"pow"`
-	}
-	var page struct {
-		Transactions *[]Transaction `json:"transactions"`
-	}
+// decodeLazy decodes a page of transactions as the client does.
+func decodeLazy(body []byte) ([]Transaction, error) {
+	var page pageBody
 	if err := decodeBody(body, &page); err != nil {
 		return nil, err
 	}
-	if page.Transactions == nil {
-		return nil, nil
-	}
-	rows := []transactionRow{}
-	for _, w := range *page.Transactions {
-		rows = append(rows, transactionRow{w.Block, w.Index, w.Hash, w.Submitter, w.Type, w.Code, w.Error, CommandOf(w.Command),
-			w.Signature, w.CreatedAt, w.Version, w.Pow})
-	}
-	return rows, nil
+	return page.rows, nil
 }
 
-// transactionRow has Transaction's fields, so that decodeWholeRows, whose
-// local type shadows the name, can build one (and a field added to
-// Transaction and not here does not compile).
-type transactionRow struct {
-	Block     Uint64
-	Index     Int32
-	Hash      string
-	Submitter string
-	Type      string
-	Code      Int64
-	Error     *string
-	Command   TxCommand
-	Signature *Signature
-	CreatedAt Time
-	Version   TransactionVersion
-	Pow       *ProofOfWork
+// whole is tx with its command decoded whole in Command, as the reference
+// decodes it.
+func whole(tb testing.TB, tx Transaction) Transaction {
+	tb.Helper()
+	cmd, err := tx.DecodedCommand()
+	if err != nil {
+		tb.Fatalf("transaction %s: command: %v", tx.Hash, err)
+	}
+	tx.Command, tx.LazyCommand = cmd, TxCommand{}
+	return tx
 }
 
 // checkLazyMatchesWhole fails unless body, decoded lazily and then every
@@ -104,11 +55,9 @@ type transactionRow struct {
 func checkLazyMatchesWhole(t *testing.T, name string, body []byte) {
 	t.Helper()
 	want, wantErr := decodeWhole(body)
-	var page transactionsBody
-	err := decodeBody(body, &page)
-	var got []Transaction
-	if err == nil && page.Transactions != nil {
-		got, err = PrepareCommands(*page.Transactions, EveryCommand, EndpointTransactions)
+	got, err := decodeLazy(body)
+	if err == nil && got != nil {
+		got, err = PrepareCommands(got, EveryCommand, EndpointTransactions)
 		var de *DecodeError
 		if err != nil && (!errors.As(err, &de) || de.Service != ServiceExplorer || de.Endpoint != EndpointTransactions) {
 			t.Fatalf("%s: PrepareCommands: %v, want a *DecodeError of the explorer's transactions", name, err)
@@ -129,15 +78,19 @@ func checkLazyMatchesWhole(t *testing.T, name string, body []byte) {
 			t.Fatalf("%s: lazy type error %+v, whole decode's %+v", name, te, wantTE)
 		}
 	default:
-		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b Float64) bool { return sameDecoded(a, b) })); diff != "" {
-			t.Fatalf("%s: (-whole +lazy)\n%s", name, diff)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d transactions, whole decode's %d", name, len(got), len(want))
 		}
 		for i := range got {
-			wantCmd, _ := want[i].Command.Decode()
-			gotCmd, _ := got[i].Command.Decode()
-			if !sameDecoded(wantCmd, gotCmd) {
-				t.Fatalf("%s: transaction %d: command %#v, whole decode's %#v", name, i, gotCmd, wantCmd)
+			if !sameDecoded(whole(t, got[i]), want[i]) {
+				t.Fatalf("%s: transaction %d: %#v, whole decode's %#v", name, i, whole(t, got[i]), want[i])
 			}
+			gotJSON, gotErr := json.Marshal(got[i])
+			wantJSON, wantErr := json.Marshal(want[i])
+			if string(gotJSON) != string(wantJSON) || gotErr != nil || wantErr != nil {
+				t.Fatalf("%s: transaction %d marshals to %s (%v), whole decode's to %s (%v)", name, i, gotJSON, gotErr, wantJSON, wantErr)
+			}
+			wantCmd := want[i].Command
 			member, err := got[i].CommandMember()
 			if err != nil || !sameDecoded(member, wantCmd.Kind) {
 				t.Fatalf("%s: transaction %d: CommandMember %#v, %v, want %#v", name, i, member, err, wantCmd.Kind)
@@ -234,6 +187,9 @@ func TestLazyDecodeMatchesWholeDecode(t *testing.T) {
 	for _, s := range lazyCommandSeeds {
 		checkLazyMatchesWhole(t, s, pageOf([]byte(s)))
 	}
+	for _, g := range garbageBodies {
+		checkLazyMatchesWhole(t, g.name, []byte(g.body))
+	}
 	// The first failing command is the one reported, as the whole decode
 	// reports the first error in the body.
 	two := `{"transactions":[{"block":"7","index":1,"command":{"joinTeam":{"id":5}}},{"block":"7","index":0,"command":{"nonce":"x","joinTeam":{}}}]}`
@@ -257,11 +213,11 @@ func lazyPage(t *testing.T) []Transaction {
 	t.Helper()
 	for _, s := range loadSampleBodies(t) {
 		if s.name == "transactions/all" {
-			var page transactionsBody
-			if err := decodeBody(s.body, &page); err != nil {
+			rows, err := decodeLazy(s.body)
+			if err != nil {
 				t.Fatal(err)
 			}
-			return (*page.Transactions)[:200]
+			return rows[:200]
 		}
 	}
 	t.Fatal("no transactions/all body")
@@ -270,7 +226,7 @@ func lazyPage(t *testing.T) []Transaction {
 
 // fullyDecoded reports whether tx's command has been decoded in full.
 func fullyDecoded(tx Transaction) bool {
-	return tx.Command.cell != nil && tx.Command.cell.full.Load() != nil
+	return tx.LazyCommand.cell != nil && tx.LazyCommand.cell.full.Load() != nil
 }
 
 // A page decodes no command; PrepareCommands decodes, of each, what its
@@ -279,7 +235,7 @@ func fullyDecoded(tx Transaction) bool {
 func TestCommandsDecodedAsRead(t *testing.T) {
 	rows := lazyPage(t)
 	for _, tx := range rows {
-		if fullyDecoded(tx) || tx.Command.cell != nil && tx.Command.cell.head.Load() != nil {
+		if tx.LazyCommand.cell == nil || fullyDecoded(tx) || tx.LazyCommand.cell.head.Load() != nil {
 			t.Fatalf("transaction %s: command decoded with the page", tx.Hash)
 		}
 	}
@@ -302,7 +258,7 @@ func TestCommandsDecodedAsRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantCmd, err := rows[i].Command.Decode() // decodes rows[i] in full: only after the checks of tx
+		wantCmd, err := rows[i].DecodedCommand() // decodes rows[i] in full: only after the checks of tx
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,11 +294,10 @@ func TestBrokenCommandFailsOnlyWhereRead(t *testing.T) {
 	body := []byte(`{"transactions":[` +
 		`{"block":"7","index":1,"hash":"AB","command":{"nonce":"1","orderSubmission":{"size":"many"}}},` +
 		`{"block":"7","index":0,"hash":"CD","command":{"nonce":"2","joinTeam":{"id":"t"}}}]}`)
-	var page transactionsBody
-	if err := decodeBody(body, &page); err != nil {
+	rows, err := decodeLazy(body)
+	if err != nil {
 		t.Fatalf("the page does not decode: %v", err)
 	}
-	rows := *page.Transactions
 	if _, err := PrepareCommands(rows, nil, EndpointTransactions); err != nil {
 		t.Fatalf("hashes only: %v", err)
 	}
@@ -350,6 +305,9 @@ func TestBrokenCommandFailsOnlyWhereRead(t *testing.T) {
 	got, err := PrepareCommands(rows, joinTeam, EndpointTransactions)
 	if err != nil {
 		t.Fatalf("join team read: %v", err)
+	}
+	if _, err := decodeWhole(body); err == nil {
+		t.Fatal("the whole decode accepts the broken command")
 	}
 	if m, err := got[0].CommandMember(); err != nil || m != commandShells["orderSubmission"] {
 		t.Fatalf("the unread broken member: %#v, %v, want its shell", m, err)
@@ -408,7 +366,7 @@ func TestCommandsDecodedOnceUnderConcurrency(t *testing.T) {
 					t.Error(err)
 				}
 				members[r] = append(members[r], m)
-				if _, err := tx.Command.MarshalJSON(); err != nil {
+				if _, err := tx.MarshalJSON(); err != nil {
 					t.Error(err)
 				}
 			}
@@ -416,7 +374,7 @@ func TestCommandsDecodedOnceUnderConcurrency(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range rows {
-		want, err := rows[i].Command.Decode()
+		want, err := rows[i].DecodedCommand()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func TestDecodeSpecTransaction(t *testing.T) {
 	want := Transaction{
 		Block: 34514203, Index: 2, Hash: "7F72…6409", Submitter: "3b6c…a2b3",
 		Type: "Batch Market Instructions", Code: 0,
-		Command: CommandOf(Command{
+		Command: Command{
 			Nonce: 5234298756345283401, BlockHeight: 34514201,
 			Kind: &BatchMarketInstructions{
 				Cancellations: []OrderCancellation{{OrderID: "", MarketID: "e63a…4d13"}},
@@ -70,7 +70,7 @@ func TestDecodeSpecTransaction(t *testing.T) {
 				StopOrdersSubmission:   []StopOrdersSubmission{},
 				UpdateMarginMode:       []UpdateMarginMode{},
 			},
-		}),
+		},
 		Signature: &Signature{Value: "9a1f…", Algo: "vega/ed25519", Version: 1},
 		CreatedAt: Time{time.Date(2024, 3, 14, 12, 0, 2, 0, time.UTC)},
 		Version:   TransactionVersionV3,
@@ -175,7 +175,7 @@ func TestDecodeCommands(t *testing.T) {
 
 	var kinds []string
 	for _, tx := range txs {
-		switch k := kindOf(t, tx).(type) {
+		switch k := tx.Command.Kind.(type) {
 		case nil:
 			kinds = append(kinds, "nil")
 		case *UnknownCommand:
@@ -199,12 +199,12 @@ func TestDecodeCommands(t *testing.T) {
 		NetSignature:      &Signature{Value: "5a5a", Algo: "vega/ed25519", Version: 1},
 		SubmitterAddress:  "0xfeed",
 	}
-	if diff := cmp.Diff(wantVega, kindOf(t, txs[0])); diff != "" {
+	if diff := cmp.Diff(wantVega, txs[0].Command.Kind); diff != "" {
 		t.Errorf("announceNode with vega* fields (-want +got)\n%s", diff)
 	}
 	wantNet := &AnnounceNode{ID: "c8d9e0", NetPubKey: "a1b2c3", Name: "Node Two", NetPubKeyIndex: 7,
 		NetSignature: &Signature{Value: "6b6b", Algo: "vega/ed25519", Version: 1}}
-	if diff := cmp.Diff(wantNet, kindOf(t, txs[1])); diff != "" {
+	if diff := cmp.Diff(wantNet, txs[1].Command.Kind); diff != "" {
 		t.Errorf("announceNode with net* fields (-want +got)\n%s", diff)
 	}
 
@@ -212,10 +212,10 @@ func TestDecodeCommands(t *testing.T) {
 	// pretty-printing; a command without a member keeps the whole object.
 	wantOrder := &OrderSubmission{MarketID: "e63a37edae8b74f1e5ebc6fd55dd5f2e8c7f5b3b0c1d2e3f4a5b6c7d8e9f4d13",
 		Price: "2650000", Size: 100, Side: SideBuy, TimeInForce: TimeInForceGTC, Type: OrderTypeLimit, PostOnly: true}
-	if diff := cmp.Diff(wantOrder, kindOf(t, txs[5])); diff != "" {
+	if diff := cmp.Diff(wantOrder, txs[5].Command.Kind); diff != "" {
 		t.Errorf("orderSubmission (-want +got)\n%s", diff)
 	}
-	if diff := cmp.Diff(&UnknownCommand{Name: "", Raw: RawJSON(`{}`)}, kindOf(t, txs[8])); diff != "" {
+	if diff := cmp.Diff(&UnknownCommand{Name: "", Raw: RawJSON(`{}`)}, txs[8].Command.Kind); diff != "" {
 		t.Errorf("command without member (-want +got)\n%s", diff)
 	}
 	if txs[6].Error == nil || *txs[6].Error != "insufficient funds" || txs[6].Code != 70 {
@@ -226,7 +226,7 @@ func TestDecodeCommands(t *testing.T) {
 	}
 
 	// Optional fields: omitted (nil) versus sent.
-	bmi := kindOf(t, txs[3]).(*BatchMarketInstructions)
+	bmi := txs[3].Command.Kind.(*BatchMarketInstructions)
 	if a := bmi.Amendments[0]; a.Size != nil || a.ExpiresAt != nil || a.Price == nil {
 		t.Errorf("amendment 0 optionals: size %v, expiresAt %v, price %v", a.Size, a.ExpiresAt, a.Price)
 	}
@@ -259,7 +259,7 @@ func TestDecodeProposalChanges(t *testing.T) {
 
 	var kinds []string
 	for _, tx := range txs {
-		for _, c := range kindOf(t, tx).(*BatchProposalSubmission).Terms.Changes {
+		for _, c := range tx.Command.Kind.(*BatchProposalSubmission).Terms.Changes {
 			switch k := c.Change.(type) {
 			case *UnknownProposalChange:
 				kinds = append(kinds, "unknown:"+k.Name)
@@ -276,7 +276,7 @@ func TestDecodeProposalChanges(t *testing.T) {
 		t.Fatalf("change kinds (-want +got)\n%s", diff)
 	}
 
-	first := kindOf(t, txs[0]).(*BatchProposalSubmission)
+	first := txs[0].Command.Kind.(*BatchProposalSubmission)
 	if diff := cmp.Diff(&ProposalRationale{Title: "Q1 markets", Description: "Adds the **Q1** markets.\nSee the forum."}, first.Rationale); diff != "" {
 		t.Errorf("rationale (-want +got)\n%s", diff)
 	}
@@ -342,7 +342,7 @@ func TestDecodeProposalChanges(t *testing.T) {
 		t.Errorf("update perpetual instrument: %+v", i)
 	}
 
-	misc := kindOf(t, txs[1]).(*BatchProposalSubmission).Terms.Changes
+	misc := txs[1].Command.Kind.(*BatchProposalSubmission).Terms.Changes
 	recurring := misc[0].Change.(*NewTransfer).Changes
 	if recurring.Recurring == nil || recurring.OneOff != nil || *recurring.Recurring.EndEpoch != 200 {
 		t.Errorf("recurring transfer: %+v", recurring)
@@ -392,7 +392,7 @@ func TestDecodeEdgeCases(t *testing.T) {
 	want := []Transaction{
 		{
 			Block: 34514300, Index: 1, Hash: "AA01", Submitter: "3b6c", Type: "Batch Proposal",
-			Command: CommandOf(Command{Nonce: 17, BlockHeight: 34514299, Kind: &BatchProposalSubmission{
+			Command: Command{Nonce: 17, BlockHeight: 34514299, Kind: &BatchProposalSubmission{
 				Reference: "edge",
 				Terms: &BatchProposalTerms{ClosingTimestamp: 1735603200, Changes: []ProposalChange{
 					{Change: &NewMarket{Changes: &NewFutureMarketConfig{
@@ -412,20 +412,20 @@ func TestDecodeEdgeCases(t *testing.T) {
 					{EnactmentTimestamp: 1735689603, Change: &UpdateMarketState{}},
 					{},
 				}},
-			}}),
+			}},
 			Version: "5",
 		},
 		{
 			Block: 34514299, Index: 0, Hash: "AA00", Submitter: "3b6c", Type: "Batch Market Instructions",
 			Code: 71, Error: ptr("margin check failed"),
-			Command: CommandOf(Command{Nonce: 10454318557551928637, BlockHeight: 2, Kind: &BatchMarketInstructions{
+			Command: Command{Nonce: 10454318557551928637, BlockHeight: 2, Kind: &BatchMarketInstructions{
 				Submissions: []OrderSubmission{{
 					MarketID: "e63a", Price: "1", Size: 18446744073709551615, Side: "SIDE_SIDEWAYS",
 					TimeInForce: "7", Type: OrderTypeLimit,
 				}},
 				Cancellations:        []OrderCancellation{{}},
 				StopOrdersSubmission: []StopOrdersSubmission{{FallsBelow: &StopOrderSetup{TrailingPercentOffset: ptr("0.1")}}},
-			}}),
+			}},
 			Signature: &Signature{Value: "ff", Algo: "vega/ed25519", Version: 2},
 			CreatedAt: Time{time.Date(2024, 3, 14, 12, 0, 2, 500_000_000, time.UTC)},
 			Version:   TransactionVersionV2,

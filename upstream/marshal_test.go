@@ -100,7 +100,7 @@ func TestWireEncoding(t *testing.T) {
 			`{"vegaPubKey":"k","ethereumAddress":"","chainPubKey":"","infoUrl":"","country":"","id":"","name":"","avatarUrl":"","vegaPubKeyIndex":2,"fromEpoch":"9","ethereumSignature":{"value":"","algo":"","version":0},"vegaSignature":null,"submitterAddress":""}`},
 		{"key rotation: the key index a number", KeyRotateSubmission{NewPubKeyIndex: 3, TargetBlock: 10}, `{"newPubKeyIndex":3,"targetBlock":"10","newPubKey":"","currentPubKeyHash":""}`},
 		{"transaction: the cursor, the code and the signature's version numbers, no error when it succeeded",
-			Transaction{Block: 34514203, Index: 2, Hash: "7F", Submitter: "3b", Type: "Join Team", Command: CommandOf(Command{Nonce: 1, BlockHeight: 34514201, Kind: &JoinTeam{ID: "t"}}),
+			Transaction{Block: 34514203, Index: 2, Hash: "7F", Submitter: "3b", Type: "Join Team", Command: Command{Nonce: 1, BlockHeight: 34514201, Kind: &JoinTeam{ID: "t"}},
 				Signature: &Signature{Value: "9a", Algo: "vega/ed25519", Version: 1}, CreatedAt: Time{time.Date(2024, 3, 14, 12, 0, 2, 0, time.UTC)}, Version: TransactionVersionV3},
 			`{"block":"34514203","index":2,"hash":"7F","submitter":"3b","type":"Join Team","code":0,"cursor":"34514203.2",
 			  "command":{"nonce":"1","blockHeight":"34514201","joinTeam":{"id":"t"}},"signature":{"value":"9a","algo":"vega/ed25519","version":1},
@@ -157,19 +157,19 @@ func TestWireEncodingOrder(t *testing.T) {
 func TestWireEncodingRoundTrips(t *testing.T) {
 	tx := Transaction{
 		Block: 34514203, Index: 2, Hash: "7F", Submitter: "3b", Type: "Register New Node", Code: 70, Error: ptr("internal error"),
-		Command: CommandOf(Command{Nonce: math.MaxUint64, BlockHeight: 34514201, Kind: &AnnounceNode{
+		Command: Command{Nonce: math.MaxUint64, BlockHeight: 34514201, Kind: &AnnounceNode{
 			NetPubKey: "k", NetPubKeyIndex: 4294967295, FromEpoch: 9, EthereumSignature: &Signature{Value: "e", Algo: "eth", Version: 1}, NetSignature: &Signature{Value: "v", Version: 1},
-		}}),
+		}},
 		Signature: &Signature{Value: "9a", Algo: "vega/ed25519", Version: 1},
 		CreatedAt: Time{time.Date(2024, 3, 14, 12, 0, 2, 0, time.UTC)}, Version: TransactionVersionV2,
 	}
-	proposal := Transaction{Command: CommandOf(Command{Nonce: 1, Kind: &BatchProposalSubmission{
+	proposal := Transaction{Command: Command{Nonce: 1, Kind: &BatchProposalSubmission{
 		Terms: &BatchProposalTerms{ClosingTimestamp: 5, Changes: []ProposalChange{
 			{EnactmentTimestamp: 6, Change: &NewTransfer{Changes: &GovernanceTransfer{DestinationType: AccountType("41"), Recurring: &RecurringTransfer{
 				StartEpoch: 3, DispatchStrategy: &DispatchStrategy{Metric: DispatchMetric("23"), RankTable: []RankTable{{StartRank: 2147483648, ShareRatio: 1}}}}}}},
 			{EnactmentTimestamp: 0, Change: &NewFreeform{}},
 		}},
-	}})}
+	}}}
 	for _, want := range []Transaction{tx, proposal} {
 		b, err := json.Marshal(want)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // decodeCommand decodes one command object as the client does, inside a
-// page of transactions, for an operation reading every command.
+// page of transactions.
 func decodeCommand(t *testing.T, command string) (CommandKind, error) {
 	t.Helper()
 	var body struct {
@@ -18,11 +18,7 @@ func decodeCommand(t *testing.T, command string) (CommandKind, error) {
 	if err := unmarshal([]byte(`{"transactions":[{"command":`+command+`}]}`), &body); err != nil {
 		return nil, err
 	}
-	rows, err := PrepareCommands(body.Transactions, EveryCommand, EndpointTransactions)
-	if err != nil {
-		return nil, err
-	}
-	return rows[0].CommandMember()
+	return body.Transactions[0].Command.Kind, nil
 }
 
 // validatorCommandCases are wire commands of the validator and oracle

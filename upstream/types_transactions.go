@@ -19,13 +19,31 @@ type Transaction struct {
 	Code Int64 `json:"code"`
 	// Error is set only when Code is not 0.
 	Error *string `json:"error,omitempty"`
-	// Command is the transaction's command, kept as the explorer sent it
-	// and decoded as far as it is read (command_lazy.go).
-	Command   TxCommand          `json:"command"`
+	// Command is the transaction's command decoded whole, as encoding/json
+	// decodes a Transaction (the reference decoding) and as the sample
+	// service builds one. The client's pages leave it zero and hold the
+	// command in LazyCommand instead, decoded as far as it is read
+	// (command_lazy.go): read a transaction's command through
+	// DecodedCommand, CommandMember, CommandNonce or CommandBlockHeight,
+	// which take it from whichever holds it.
+	Command   Command            `json:"command"`
 	Signature *Signature         `json:"signature"`
 	CreatedAt Time               `json:"createdAt"`
 	Version   TransactionVersion `json:"version"`
 	Pow       *ProofOfWork       `json:"pow"`
+	// LazyCommand is the command of a transaction of the client's pages:
+	// its JSON, decoded as far as it is read; the zero TxCommand
+	// elsewhere.
+	LazyCommand TxCommand `json:"-"`
+}
+
+// DecodedCommand is the transaction's command decoded whole: Command, or
+// LazyCommand decoded (once; the error is the reference decoder's).
+func (t *Transaction) DecodedCommand() (Command, error) {
+	if t.LazyCommand.cell == nil {
+		return t.Command, nil
+	}
+	return t.LazyCommand.Decode()
 }
 
 // Position returns the transaction's place in the chain, which is also its
@@ -35,18 +53,24 @@ func (t *Transaction) Position() TxCursor {
 }
 
 // CommandNonce is the nonce of the transaction's command (GraphQL
-// Transaction.commandNonce), 0 for a null command. It reads the command's
-// head only (command_lazy.go); the error is the head's decoding error.
+// Transaction.commandNonce), 0 for a null command. Of a lazy command it
+// reads the head only (command_lazy.go); the error is the head's.
 func (t *Transaction) CommandNonce() (Uint64, error) {
-	h := t.Command.head()
+	if t.LazyCommand.cell == nil {
+		return t.Command.Nonce, nil
+	}
+	h := t.LazyCommand.head()
 	return h.nonce, h.err
 }
 
 // CommandBlockHeight is the block height the command was built against
-// (GraphQL Transaction.commandBlockHeight), 0 for a null command. It
-// reads the command's head only.
+// (GraphQL Transaction.commandBlockHeight), 0 for a null command; of a
+// lazy command it reads the head only.
 func (t *Transaction) CommandBlockHeight() (Uint64, error) {
-	h := t.Command.head()
+	if t.LazyCommand.cell == nil {
+		return t.Command.BlockHeight, nil
+	}
+	h := t.LazyCommand.head()
 	return h.blockHeight, h.err
 }
 
