@@ -255,10 +255,11 @@ func (f *feed[T]) listFor(ctx context.Context, key string, p upstream.Transactio
 	if err != nil {
 		return nil, err
 	}
-	if err := decodeCommands(page.Transactions); err != nil {
+	rows, err := decodeCommands(page.Transactions)
+	if err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
-	return page.Transactions, nil
+	return rows, nil
 }
 
 // remember records tx, the transaction fanned out after prev, in the

@@ -45,8 +45,13 @@ func allTransactions(t testing.TB, c *upstream.Client) []upstream.Transaction {
 		if len(page.Transactions) == 0 {
 			return all
 		}
-		slices.Reverse(page.Transactions)
-		all = append(all, page.Transactions...)
+		// As the feed reads them: every command decoded whole.
+		rows, err := decodeCommands(page.Transactions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Reverse(rows)
+		all = append(all, rows...)
 		p = upstream.TransactionsParams{First: 1000, After: ptr(all[len(all)-1].Position())}
 	}
 }

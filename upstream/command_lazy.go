@@ -370,18 +370,22 @@ func PrepareCommands(rows []Transaction, use *CommandUse, endpoint Endpoint) ([]
 	return out, nil
 }
 
-// DecodeCommands decodes every row's lazy command in full, in place, with
-// the error PrepareCommands gives. The live feed uses it: its transactions go
-// to every subscription, whatever each reads.
-func DecodeCommands(rows []Transaction, endpoint Endpoint) error {
-	for i := range rows {
-		if c := rows[i].LazyCommand; c.cell != nil {
-			if d := c.cell.decoded(); d.err != nil {
-				return commandError(endpoint, d.err)
+// WholeCommands returns copies of rows whose lazy commands are decoded
+// whole into Command (LazyCommand left zero), as decoding the page whole
+// gave them, or the error PrepareCommands gives. The live feed uses it:
+// its transactions go to every subscription, whatever each reads.
+func WholeCommands(rows []Transaction, endpoint Endpoint) ([]Transaction, error) {
+	out := slices.Clone(rows)
+	for i := range out {
+		if c := out[i].LazyCommand; c.cell != nil {
+			d := c.cell.decoded()
+			if d.err != nil {
+				return nil, commandError(endpoint, d.err)
 			}
+			out[i].Command, out[i].LazyCommand = d.cmd, TxCommand{}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // prepare decodes what c's use reads of it, returning the decoder's error.

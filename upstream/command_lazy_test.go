@@ -329,8 +329,12 @@ func TestBrokenCommandFailsOnlyWhereRead(t *testing.T) {
 	if _, err := rows[0].CommandMember(); !errors.As(err, &de) {
 		t.Fatalf("unprepared member: %v, want a *DecodeError", err)
 	}
-	if err := DecodeCommands(rows, EndpointTransactions); !errors.As(err, &de) {
-		t.Fatalf("DecodeCommands: %v, want a *DecodeError", err)
+	if _, err := WholeCommands(rows, EndpointTransactions); !errors.As(err, &de) {
+		t.Fatalf("WholeCommands: %v, want a *DecodeError", err)
+	}
+	whole, err := WholeCommands(rows[1:], EndpointTransactions)
+	if err != nil || whole[0].LazyCommand != (TxCommand{}) || whole[0].Command.Kind.(*JoinTeam).ID != "t" || rows[1].LazyCommand.cell == nil {
+		t.Fatalf("WholeCommands of a good row: %+v, %v", whole, err)
 	}
 	if _, err := NewCommandUse([]string{"Transaction"}); err == nil {
 		t.Fatal("NewCommandUse accepted a type outside the union")

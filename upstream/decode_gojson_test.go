@@ -308,7 +308,7 @@ func TestClientGarbageIsDecodeError(t *testing.T) {
 			if err == nil {
 				// A fault in a command is found where the command is read
 				// (command_lazy.go).
-				err = DecodeCommands(page.Transactions, EndpointTransactions)
+				_, err = WholeCommands(page.Transactions, EndpointTransactions)
 			}
 			var de *DecodeError
 			if !errors.As(err, &de) || !strings.Contains(err.Error(), tt.wantErr) {
@@ -453,6 +453,32 @@ func BenchmarkDecodeSampleTransactions(b *testing.B) {
 					dec.decode(s.body, &out)
 				})
 				b.ReportMetric(allocs/float64(n), "allocs/tx")
+			})
+		}
+		// As the client decodes the page: commands kept undecoded
+		// (command_lazy.go), then, for an operation reading every one of
+		// them, decoded.
+		for _, read := range []struct {
+			name string
+			use  *CommandUse
+		}{{"client", nil}, {"client+every-command", EveryCommand}} {
+			b.Run(fmt.Sprintf("%d/%s", n, read.name), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(s.body)))
+				decode := func() {
+					var out pageBody
+					if err := decodeBody(s.body, &out); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := PrepareCommands(out.rows, read.use, EndpointTransactions); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for b.Loop() {
+					decode()
+				}
+				b.StopTimer()
+				b.ReportMetric(testing.AllocsPerRun(3, decode)/float64(n), "allocs/tx")
 			})
 		}
 	}
