@@ -58,8 +58,13 @@ type wireTransaction struct {
 	Submitter string             `json:"submitter"`
 	Type      string             `json:"type"`
 	Code      Int64              `json:"code"`
-	Error     *string            `json:"error,omitempty"`
-	Command   TxCommand          `json:"command"`
+	Error *string `json:"error,omitempty"`
+	// Command is the command's JSON: a json.RawMessage, which go-json
+	// hands over without a copy of its own (the message copies it once).
+	// A duplicated "command" key keeps its last value, a null one
+	// included, where Command.UnmarshalJSON ignores a later null; the
+	// explorer writes each key once.
+	Command   json.RawMessage    `json:"command"`
 	Signature *Signature         `json:"signature"`
 	CreatedAt Time               `json:"createdAt"`
 	Version   TransactionVersion `json:"version"`
@@ -68,8 +73,12 @@ type wireTransaction struct {
 
 // transaction is w as a Transaction, its command in LazyCommand.
 func (w *wireTransaction) transaction() Transaction {
-	return Transaction{Block: w.Block, Index: w.Index, Hash: w.Hash, Submitter: w.Submitter, Type: w.Type, Code: w.Code,
-		Error: w.Error, Signature: w.Signature, CreatedAt: w.CreatedAt, Version: w.Version, Pow: w.Pow, LazyCommand: w.Command}
+	tx := Transaction{Block: w.Block, Index: w.Index, Hash: w.Hash, Submitter: w.Submitter, Type: w.Type, Code: w.Code,
+		Error: w.Error, Signature: w.Signature, CreatedAt: w.CreatedAt, Version: w.Version, Pow: w.Pow}
+	if len(w.Command) > 0 && !isNull(w.Command) {
+		tx.LazyCommand.cell = &commandCell{raw: w.Command}
+	}
+	return tx
 }
 
 // TxCommand is a transaction's command: its JSON as the explorer sent it,
@@ -278,7 +287,8 @@ var EveryCommand = &CommandUse{all: true}
 // NewCommandUse is the use reading the fields of the members whose
 // GraphQL types (which are their Go types' names) are listed, and the
 // heads of all commands. A name that is no member of the union Command is
-// an error.
+// an error. A use listing every member is EveryCommand, which decodes
+// each command whole without scanning its head first.
 func NewCommandUse(types []string) (*CommandUse, error) {
 	u := &CommandUse{members: map[string]bool{}}
 	for _, t := range types {
@@ -291,6 +301,9 @@ func NewCommandUse(types []string) (*CommandUse, error) {
 			return nil, fmt.Errorf("%s is not a member of the union Command", t)
 		}
 		u.members[name] = true
+	}
+	if u.unknown && len(u.members) == len(commandTypeNames) {
+		return EveryCommand, nil
 	}
 	return u, nil
 }

@@ -339,6 +339,9 @@ func TestBrokenCommandFailsOnlyWhereRead(t *testing.T) {
 	if _, err := NewCommandUse([]string{"Transaction"}); err == nil {
 		t.Fatal("NewCommandUse accepted a type outside the union")
 	}
+	if u, err := NewCommandUse(CommandTypes()); u != EveryCommand || err != nil {
+		t.Fatalf("every member listed: %v, %v; want EveryCommand", u.Types(), err)
+	}
 }
 
 // Decoded pages are shared by concurrent requests: each command is
