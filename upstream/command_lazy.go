@@ -366,10 +366,22 @@ func (u *CommandUse) reads(h *commandHead) bool {
 // that fails, the error decoding the page whole gave before: a
 // *DecodeError of the explorer's endpoint (EndpointTransactions for a
 // list, EndpointTransaction for a lookup), its Err encoding/json's error
-// as the whole body's decoding reported it. A nil use reads nothing: rows
-// are returned as they are.
+// as the whole body's decoding reported it. A nil use reads nothing, and
+// EveryCommand what a row without a use reads: rows are returned as they
+// are.
 func PrepareCommands(rows []Transaction, use *CommandUse, endpoint Endpoint) ([]Transaction, error) {
 	if use == nil {
+		return rows, nil
+	}
+	if use == EveryCommand {
+		// A row without a use reads its command whole: no copies needed.
+		for i := range rows {
+			if c := rows[i].LazyCommand; c.cell != nil {
+				if d := c.cell.decoded(); d.err != nil {
+					return nil, commandError(endpoint, d.err)
+				}
+			}
+		}
 		return rows, nil
 	}
 	out := slices.Clone(rows)
