@@ -52,13 +52,13 @@ import (
 // wireTransaction is a transaction as the client decodes it: Transaction's
 // wire fields, its command kept undecoded.
 type wireTransaction struct {
-	Block     Uint64             `json:"block"`
-	Index     Int32              `json:"index"`
-	Hash      string             `json:"hash"`
-	Submitter string             `json:"submitter"`
-	Type      string             `json:"type"`
-	Code      Int64              `json:"code"`
-	Error *string `json:"error,omitempty"`
+	Block     Uint64  `json:"block"`
+	Index     Int32   `json:"index"`
+	Hash      string  `json:"hash"`
+	Submitter string  `json:"submitter"`
+	Type      string  `json:"type"`
+	Code      Int64   `json:"code"`
+	Error     *string `json:"error,omitempty"`
 	// Command is the command's JSON: a json.RawMessage, which go-json
 	// hands over without a copy of its own (the message copies it once).
 	// A duplicated "command" key keeps its last value, a null one
