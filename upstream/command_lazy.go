@@ -15,10 +15,10 @@ import (
 // yet many operations read none of it (a page of hashes), or only the
 // type of its member (`command { __typename }`), or the members of a few
 // kinds. So the client decodes a page (pageBody, lookupBody) into
-// wireTransactions, whose command is a TxCommand: its JSON, kept as the
-// explorer sent it; the rows become Transactions holding it in
-// LazyCommand, and it is decoded when it is first read, once per
-// transaction object, in two steps:
+// wireTransactions, whose command is its JSON, kept as the explorer sent
+// it (validated by the page's decoding, not parsed); the rows become
+// Transactions holding it in LazyCommand (a TxCommand), and it is decoded
+// when it is first read, once per transaction object, in two steps:
 //
 //   - its head: nonce, blockHeight and the name of its member, by one scan
 //     of the command's keys that skips the member's value (scanCommand);
