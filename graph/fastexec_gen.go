@@ -6760,19 +6760,34 @@ func (x *directState) directObject_Transaction(ctx context.Context, w *directWal
 			}
 		case "commandNonce":
 			{
-				if !x.directmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.CommandNonce()) {
+				v, err := obj.CommandNonce()
+				if err != nil {
+					if !x.fieldError(w, err, true, false) {
+						return false
+					}
+				} else if !x.directmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
 		case "commandBlockHeight":
 			{
-				if !x.directmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.CommandBlockHeight()) {
+				v, err := obj.CommandBlockHeight()
+				if err != nil {
+					if !x.fieldError(w, err, true, false) {
+						return false
+					}
+				} else if !x.directmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, v) {
 					return false
 				}
 			}
 		case "command":
 			{
-				if !x.directmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx, w, f.Selections, obj.CommandMember()) {
+				v, err := obj.CommandMember()
+				if err != nil {
+					if !x.fieldError(w, err, true, false) {
+						return false
+					}
+				} else if !x.directmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx, w, f.Selections, v) {
 					return false
 				}
 			}

@@ -23241,7 +23241,7 @@ func (ec *executionContext) _Transaction_commandNonce(ctx context.Context, field
 			return ec.fieldContext_Transaction_commandNonce(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CommandNonce(), nil
+			return obj.CommandNonce()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
@@ -23264,7 +23264,7 @@ func (ec *executionContext) _Transaction_commandBlockHeight(ctx context.Context,
 			return ec.fieldContext_Transaction_commandBlockHeight(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CommandBlockHeight(), nil
+			return obj.CommandBlockHeight()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v upstream.Uint64) graphql.Marshaler {
@@ -23287,7 +23287,7 @@ func (ec *executionContext) _Transaction_command(ctx context.Context, field grap
 			return ec.fieldContext_Transaction_command(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CommandMember(), nil
+			return obj.CommandMember()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v upstream.CommandKind) graphql.Marshaler {

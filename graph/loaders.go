@@ -433,13 +433,20 @@ func batchPageAssets(ctx context.Context, rows []upstream.Transaction) {
 	}
 	var ids []string
 	seen := map[string]bool{}
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
 	for i := range rows {
-		assetRefsOf(reflect.ValueOf(&rows[i]), refs, func(id string) {
-			if !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		})
+		assetRefsOf(reflect.ValueOf(&rows[i]), refs, add)
+		// The command is decoded as far as the operation reads it
+		// (commanduse.go), which the walk does not see into: its member,
+		// decoded where the operation reads its fields, is walked here.
+		if member, err := rows[i].CommandMember(); err == nil {
+			assetRefsOf(reflect.ValueOf(member), refs, add)
+		}
 	}
 	s.loaders.loadPage(ctx, ids)
 }

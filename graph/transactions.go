@@ -172,7 +172,12 @@ func (r *Resolver) transaction(ctx context.Context, hash string) (*upstream.Tran
 	case err != nil:
 		return nil, fmt.Errorf("transaction %s: %w", hash, err)
 	}
-	return tx, nil
+	// The command, as far as the operation reads it (commanduse.go).
+	rows, err := commandsFor(ctx, []upstream.Transaction{*tx}, upstream.EndpointTransaction)
+	if err != nil {
+		return nil, fmt.Errorf("transaction %s: get transaction %s: %w", hash, strings.ToUpper(hash), err)
+	}
+	return &rows[0], nil
 }
 
 // txCursor is the gateway's transaction cursor: the row's place in the
@@ -241,6 +246,10 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 	rows, hasNext, hasPrev, err := paging.page(ctx, req.Backward, from, req.Size)
 	if err != nil {
 		return nil, err
+	}
+	// The commands, as far as the operation reads them (commanduse.go).
+	if rows, err = commandsFor(ctx, rows, upstream.EndpointTransactions); err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
 	}
 	batchPageAssets(ctx, rows)
 	cursors := make([]string, len(rows))

@@ -67,6 +67,18 @@ func decodeBatch(msg []byte) (b Batch, err error) {
 	return b, nil
 }
 
+// decodeCommands returns copies of txs with every command decoded whole,
+// as the client's whole decoding of a page gave them. The client decodes
+// a page's commands only as far as an operation reads them
+// (upstream/command_lazy.go), but the feed's transactions go to every
+// subscription, whatever each reads; so the feed decodes them all, and a
+// command that does not decode fails the request that brought it (a
+// poll, a catch-up) as it did. (A batch's transactions are decoded whole
+// with their own type.)
+func decodeCommands(txs []upstream.Transaction) ([]upstream.Transaction, error) {
+	return upstream.WholeCommands(txs, upstream.EndpointTransactions)
+}
+
 // older reports whether position a is before b on the chain.
 func older(a, b upstream.TxCursor) bool {
 	return a.Block < b.Block || a.Block == b.Block && a.Index < b.Index

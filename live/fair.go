@@ -255,7 +255,11 @@ func (f *feed[T]) listFor(ctx context.Context, key string, p upstream.Transactio
 	if err != nil {
 		return nil, err
 	}
-	return page.Transactions, nil
+	rows, err := decodeCommands(page.Transactions)
+	if err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
+	return rows, nil
 }
 
 // remember records tx, the transaction fanned out after prev, in the

@@ -219,14 +219,18 @@ func (f *feed[T]) list(ctx context.Context, p upstream.TransactionsParams) ([]up
 	if err != nil {
 		return nil, err
 	}
+	rows, err := decodeCommands(page.Transactions)
+	if err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
 	f.mu.Lock()
-	for i := range page.Transactions {
-		if tx := &page.Transactions[i]; tx.Index >= 0 && older(f.explorerHead, tx.Position()) {
+	for i := range rows {
+		if tx := &rows[i]; tx.Index >= 0 && older(f.explorerHead, tx.Position()) {
 			f.explorerHead = tx.Position()
 		}
 	}
 	f.mu.Unlock()
-	return page.Transactions, nil
+	return rows, nil
 }
 
 // unverifiedBlocks is how far past the explorer head this process has

@@ -45,8 +45,13 @@ func allTransactions(t testing.TB, c *upstream.Client) []upstream.Transaction {
 		if len(page.Transactions) == 0 {
 			return all
 		}
-		slices.Reverse(page.Transactions)
-		all = append(all, page.Transactions...)
+		// As the feed reads them: every command decoded whole.
+		rows, err := decodeCommands(page.Transactions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Reverse(rows)
+		all = append(all, rows...)
 		p = upstream.TransactionsParams{First: 1000, After: ptr(all[len(all)-1].Position())}
 	}
 }
@@ -181,5 +186,46 @@ func TestResumeOverSampleService(t *testing.T) {
 	_, err = f.Subscribe(t.Context(), SubscribeOptions{After: &upstream.TxCursor{}})
 	if be, ok := errors.AsType[*BacklogError](err); !ok || be.Max != 5000 {
 		t.Errorf("resumed from the start: %v", err)
+	}
+}
+
+// The feed's transactions carry their commands decoded whole, for every
+// subscription whatever it reads (decodeCommands), though the client
+// decodes a page's commands only as they are read.
+func TestFeedDeliversWholeCommands(t *testing.T) {
+	c, _ := sampleExplorer(t)
+	page, err := c.ListTransactions(t.Context(), upstream.TransactionsParams{First: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Transactions[0].LazyCommand == (upstream.TxCommand{}) {
+		t.Fatal("the client's page holds no lazy command")
+	}
+	type delivered struct {
+		pos   upstream.TxCursor
+		whole bool
+	}
+	f := New(Config{Explorer: c, PageSize: 50, MaxBacklog: 5000, Logger: quiet}, func(tx *upstream.Transaction) delivered {
+		return delivered{tx.Position(), tx.LazyCommand == (upstream.TxCommand{}) && tx.Command.Kind != nil}
+	})
+	defer f.Close()
+	from := page.Transactions[len(page.Transactions)-1].Position()
+	s, err := f.Subscribe(t.Context(), SubscribeOptions{After: &from})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for range len(page.Transactions) - 1 {
+		select {
+		case d, ok := <-s.C():
+			if !ok {
+				t.Fatalf("subscription ended: %v", s.Err())
+			}
+			if !d.whole {
+				t.Fatalf("transaction %s delivered without its command decoded whole", d.pos)
+			}
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		}
 	}
 }

@@ -328,15 +328,15 @@ func (c *Client) ListTransactions(ctx context.Context, p TransactionsParams) (*T
 	if f := NewTxFilter(p); !f.empty() {
 		r.filter = &f
 	}
-	body, _, err := get[transactionsBody](ctx, c, r, p.query(), func(b *transactionsBody, head uint64) judgement {
-		rows := *b.Transactions
+	body, _, err := get[pageBody](ctx, c, r, p.query(), func(b *pageBody, head uint64) judgement {
+		rows := b.rows
 		kind, atHead := transactionsKind(p, rows, head)
 		return judgement{kind: kind, atHead: atHead, seen: newestPosition(rows), exact: p.namesHead()}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
-	return &TransactionPage{Transactions: *body.Transactions}, nil
+	return &TransactionPage{Transactions: body.rows}, nil
 }
 
 // GetTransaction returns the transaction with the given hash (hex, any
@@ -355,10 +355,10 @@ func (c *Client) GetTransaction(ctx context.Context, hash string) (*Transaction,
 	hash = strings.ToUpper(hash)
 	r := c.transaction
 	r.url += "/" + hash
-	body, _, err := get[transactionBody](ctx, c, r, nil, func(b *transactionBody, _ uint64) judgement {
+	body, _, err := get[lookupBody](ctx, c, r, nil, func(b *lookupBody, _ uint64) judgement {
 		// Found by hash: that transaction, for ever. (Not found is an
 		// error, never kept.)
-		return judgement{kind: CacheImmutable, seen: b.Transaction.Position()}
+		return judgement{kind: CacheImmutable, seen: b.tx.Position()}
 	})
 	var e *Error
 	switch {
@@ -369,7 +369,7 @@ func (c *Client) GetTransaction(ctx context.Context, hash string) (*Transaction,
 	case err != nil:
 		return nil, fmt.Errorf("get transaction %s: %w", hash, err)
 	}
-	return body.Transaction, nil
+	return body.tx, nil
 }
 
 // maxHashLength bounds a hash GetTransaction sends (real ones are 64 hex
@@ -402,12 +402,22 @@ type (
 	delegationsBody struct {
 		Delegations *DelegationPage `json:"delegations"`
 	}
+	// transactionsBody is the list of transactions decoded whole, each
+	// command with it (the reference of the tests); the client decodes
+	// pageBody.
 	transactionsBody struct {
 		Transactions *[]Transaction `json:"transactions"`
 	}
-	// transactionBody is the lookup's {"transaction": {…}}.
-	transactionBody struct {
-		Transaction *Transaction `json:"transaction"`
+	// pageBody is the list of transactions as the client decodes it: its
+	// rows hold their commands undecoded (command_lazy.go).
+	pageBody struct {
+		Wire *[]wireTransaction `json:"transactions"`
+		rows []Transaction
+	}
+	// lookupBody is the lookup's {"transaction": {…}}, decoded as pageBody.
+	lookupBody struct {
+		Wire *wireTransaction `json:"transaction"`
+		tx   *Transaction
 	}
 	listBody interface{ hasList() bool }
 )
@@ -416,7 +426,27 @@ func (b *assetsBody) hasList() bool          { return b.Assets != nil }
 func (b *fundingPaymentsBody) hasList() bool { return b.FundingPayments != nil }
 func (b *delegationsBody) hasList() bool     { return b.Delegations != nil }
 func (b *transactionsBody) hasList() bool    { return b.Transactions != nil }
-func (b *transactionBody) hasList() bool     { return b.Transaction != nil }
+func (b *pageBody) hasList() bool            { return b.rows != nil }
+func (b *lookupBody) hasList() bool          { return b.tx != nil }
+
+// decoded turns the wire rows into Transactions (decodeBody).
+func (b *pageBody) decoded() {
+	if b.Wire != nil {
+		b.rows = make([]Transaction, len(*b.Wire))
+		for i := range *b.Wire {
+			b.rows[i] = (*b.Wire)[i].transaction()
+		}
+		b.Wire = nil
+	}
+}
+
+// decoded turns the wire row into a Transaction (decodeBody).
+func (b *lookupBody) decoded() {
+	if b.Wire != nil {
+		tx := b.Wire.transaction()
+		b.tx, b.Wire = &tx, nil
+	}
+}
 
 // judgement is a route's reading of a fresh answer, given the head block
 // known when it was asked (0: unknown): its kind, the head block it is

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync/atomic"
@@ -75,14 +76,53 @@ func fastUnmarshal(data []byte, v any) (err error) {
 // check that valid input never needs it.
 var fallbacks atomic.Int64
 
-// decodeBody decodes an upstream body into out. A panic anywhere in the
-// decoding, including in a custom UnmarshalJSON of the package, is an
-// error (which the client reports as a *DecodeError), never a crash.
+// decodeBody decodes an upstream body into out, then, if out has a
+// decoded method, calls it (a page of transactions turns its wire rows
+// into Transactions: command_lazy.go). A panic anywhere in the decoding,
+// including in a custom UnmarshalJSON of the package, is an error (which
+// the client reports as a *DecodeError), never a crash.
 func decodeBody(data []byte, out any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the decoder failed on the body: %v", r)
 		}
 	}()
-	return unmarshal(data, out)
+	if err := unmarshal(data, out); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			namedAsWhole(te)
+		}
+		return err
+	}
+	if d, ok := out.(interface{ decoded() }); ok {
+		d.decoded()
+	}
+	return nil
 }
+
+// namedAsWhole names, in a type error from decoding a page of
+// transactions as the client does (pageBody, lookupBody: command_lazy.go),
+// the types that decoding the page whole (transactionsBody, Transaction)
+// decodes into, so that its text is the one it was.
+func namedAsWhole(te *json.UnmarshalTypeError) {
+	if name, ok := wholeStructs[te.Struct]; ok {
+		te.Struct = name
+	}
+	if t, ok := wholeTypes[te.Type]; ok {
+		te.Type = t
+	}
+}
+
+var (
+	wholeStructs = map[string]string{
+		reflect.TypeFor[wireTransaction]().Name(): reflect.TypeFor[Transaction]().Name(),
+		reflect.TypeFor[pageBody]().Name():        reflect.TypeFor[transactionsBody]().Name(),
+		reflect.TypeFor[lookupBody]().Name():      "transactionBody",
+	}
+	wholeTypes = map[reflect.Type]reflect.Type{
+		reflect.TypeFor[wireTransaction]():    reflect.TypeFor[Transaction](),
+		reflect.TypeFor[*wireTransaction]():   reflect.TypeFor[*Transaction](),
+		reflect.TypeFor[[]wireTransaction]():  reflect.TypeFor[[]Transaction](),
+		reflect.TypeFor[*[]wireTransaction](): reflect.TypeFor[*[]Transaction](),
+	}
+)

@@ -304,7 +304,12 @@ func TestClientGarbageIsDecodeError(t *testing.T) {
 		}
 		t.Run(tt.name, func(t *testing.T) {
 			c := setup(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tt.body) })
-			_, err := c.ListTransactions(context.Background(), TransactionsParams{})
+			page, err := c.ListTransactions(context.Background(), TransactionsParams{})
+			if err == nil {
+				// A fault in a command is found where the command is read
+				// (command_lazy.go).
+				_, err = WholeCommands(page.Transactions, EndpointTransactions)
+			}
 			var de *DecodeError
 			if !errors.As(err, &de) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("error %v (%T), want a *DecodeError containing %q", err, err, tt.wantErr)
@@ -448,6 +453,32 @@ func BenchmarkDecodeSampleTransactions(b *testing.B) {
 					dec.decode(s.body, &out)
 				})
 				b.ReportMetric(allocs/float64(n), "allocs/tx")
+			})
+		}
+		// As the client decodes the page: commands kept undecoded
+		// (command_lazy.go), then, for an operation reading every one of
+		// them, decoded.
+		for _, read := range []struct {
+			name string
+			use  *CommandUse
+		}{{"client", nil}, {"client+every-command", EveryCommand}} {
+			b.Run(fmt.Sprintf("%d/%s", n, read.name), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(s.body)))
+				decode := func() {
+					var out pageBody
+					if err := decodeBody(s.body, &out); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := PrepareCommands(out.rows, read.use, EndpointTransactions); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for b.Loop() {
+					decode()
+				}
+				b.StopTimer()
+				b.ReportMetric(testing.AllocsPerRun(3, decode)/float64(n), "allocs/tx")
 			})
 		}
 	}

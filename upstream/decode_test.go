@@ -79,8 +79,10 @@ func TestDecodeSpecTransaction(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
-	if got.Position() != (TxCursor{Block: 34514203, Index: 2}) || got.CommandNonce() != 5234298756345283401 || got.CommandBlockHeight() != 34514201 {
-		t.Errorf("Position/CommandNonce/CommandBlockHeight = %v, %d, %d", got.Position(), got.CommandNonce(), got.CommandBlockHeight())
+	nonce, nonceErr := got.CommandNonce()
+	height, heightErr := got.CommandBlockHeight()
+	if got.Position() != (TxCursor{Block: 34514203, Index: 2}) || nonce != 5234298756345283401 || height != 34514201 || nonceErr != nil || heightErr != nil {
+		t.Errorf("Position/CommandNonce/CommandBlockHeight = %v, %d (%v), %d (%v)", got.Position(), nonce, nonceErr, height, heightErr)
 	}
 }
 

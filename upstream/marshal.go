@@ -91,7 +91,11 @@ func (t Transaction) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	command, err := t.Command.MarshalJSON()
+	marshalCommand := t.Command.MarshalJSON
+	if t.LazyCommand.cell != nil {
+		marshalCommand = t.LazyCommand.MarshalJSON
+	}
+	command, err := marshalCommand()
 	if err != nil {
 		return nil, err
 	}

@@ -29,8 +29,14 @@ func (f *FundingPayment) PartyRef() *Party { return &Party{ID: f.PartyID} }
 func (t *Transaction) SubmitterRef() *Party { return &Party{ID: t.Submitter} }
 
 // CommandMember is the command's one-of member (GraphQL
-// Transaction.command).
-func (t *Transaction) CommandMember() CommandKind { return t.Command.Kind }
+// Transaction.command): decoded, or, of a lazy command, only its type
+// where the operation reads nothing else of it (TxCommand.Member).
+func (t *Transaction) CommandMember() (CommandKind, error) {
+	if t.LazyCommand.cell == nil {
+		return t.Command.Kind, nil
+	}
+	return t.LazyCommand.Member()
+}
 
 // NodeRef is the announced node (GraphQL AnnounceNode.node).
 func (a *AnnounceNode) NodeRef() *ValidatorNode { return &ValidatorNode{ID: a.ID} }

@@ -18,12 +18,32 @@ type Transaction struct {
 	// Code is the execution result code, 0 for success.
 	Code Int64 `json:"code"`
 	// Error is set only when Code is not 0.
-	Error     *string            `json:"error,omitempty"`
+	Error *string `json:"error,omitempty"`
+	// Command is the transaction's command decoded whole, as encoding/json
+	// decodes a Transaction (the reference decoding) and as the sample
+	// service builds one. The client's pages leave it zero and hold the
+	// command in LazyCommand instead, decoded as far as it is read
+	// (command_lazy.go): read a transaction's command through
+	// DecodedCommand, CommandMember, CommandNonce or CommandBlockHeight,
+	// which take it from whichever holds it.
 	Command   Command            `json:"command"`
 	Signature *Signature         `json:"signature"`
 	CreatedAt Time               `json:"createdAt"`
 	Version   TransactionVersion `json:"version"`
 	Pow       *ProofOfWork       `json:"pow"`
+	// LazyCommand is the command of a transaction of the client's pages:
+	// its JSON, decoded as far as it is read; the zero TxCommand
+	// elsewhere.
+	LazyCommand TxCommand `json:"-"`
+}
+
+// DecodedCommand is the transaction's command decoded whole: Command, or
+// LazyCommand decoded (once; the error is the reference decoder's).
+func (t *Transaction) DecodedCommand() (Command, error) {
+	if t.LazyCommand.cell == nil {
+		return t.Command, nil
+	}
+	return t.LazyCommand.Decode()
 }
 
 // Position returns the transaction's place in the chain, which is also its
@@ -33,12 +53,26 @@ func (t *Transaction) Position() TxCursor {
 }
 
 // CommandNonce is the nonce of the transaction's command (GraphQL
-// Transaction.commandNonce).
-func (t *Transaction) CommandNonce() Uint64 { return t.Command.Nonce }
+// Transaction.commandNonce), 0 for a null command. Of a lazy command it
+// reads the head only (command_lazy.go); the error is the head's.
+func (t *Transaction) CommandNonce() (Uint64, error) {
+	if t.LazyCommand.cell == nil {
+		return t.Command.Nonce, nil
+	}
+	h := t.LazyCommand.head()
+	return h.nonce, h.err
+}
 
 // CommandBlockHeight is the block height the command was built against
-// (GraphQL Transaction.commandBlockHeight).
-func (t *Transaction) CommandBlockHeight() Uint64 { return t.Command.BlockHeight }
+// (GraphQL Transaction.commandBlockHeight), 0 for a null command; of a
+// lazy command it reads the head only.
+func (t *Transaction) CommandBlockHeight() (Uint64, error) {
+	if t.LazyCommand.cell == nil {
+		return t.Command.BlockHeight, nil
+	}
+	h := t.LazyCommand.head()
+	return h.blockHeight, h.err
+}
 
 // Signature is a cryptographic signature.
 type Signature struct {
@@ -150,9 +184,23 @@ func (c *Command) UnmarshalJSON(b []byte) error {
 // unmarshalGeneral decodes any command object: every key scanned, the
 // member chosen among them (oneOf.consider).
 func (c *Command) unmarshalGeneral(b []byte) error {
-	var cmd Command
-	var member choice
-	err := eachMember(b, reflect.TypeFor[Command](), func(key, value []byte) error {
+	cmd, member, err := scanCommand(b)
+	if err != nil {
+		return err
+	}
+	if cmd.Kind, err = commandMembers.decode(b, member); err != nil {
+		return err
+	}
+	*c = cmd
+	return nil
+}
+
+// scanCommand scans the command object b: every key, nonce and
+// blockHeight decoded, the member chosen among the others
+// (oneOf.consider) but not decoded. It is the first half of
+// unmarshalGeneral, and all a command's head needs (command_lazy.go).
+func scanCommand(b []byte) (cmd Command, member choice, err error) {
+	err = eachMember(b, reflect.TypeFor[Command](), func(key, value []byte) error {
 		switch string(key) {
 		case "nonce":
 			return inField("nonce", cmd.Nonce.UnmarshalJSON(value))
@@ -162,14 +210,7 @@ func (c *Command) unmarshalGeneral(b []byte) error {
 		commandMembers.consider(&member, key, value)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if cmd.Kind, err = commandMembers.decode(b, member); err != nil {
-		return err
-	}
-	*c = cmd
-	return nil
+	return cmd, member, err
 }
 
 // decodePlain decodes nonce or blockHeight, the fields beside the member
