@@ -26,19 +26,34 @@ import (
 // write each value into the response as they read it, and run only resolver
 // fields concurrently, one goroutine each, as gqlgen does.
 //
-// It answers a query exactly as gqlgen would or not at all: wherever its
-// answer could differ (a null or an error in a non-null position, which
-// gqlgen propagates to the parent; introspection; @defer; a panic outside
-// a resolver; a field it was not generated for) it gives up, keeps none of
-// its output or errors, and gqlgen's executor answers the request (a panic
-// in a resolver is handled as gqlgen handles it: an INTERNAL error at the
-// field). Upstream calls made before giving up are not repeated: the
-// request's memo keeps them. TestDirectExecutorMatchesGqlgen compares the
-// two executors on every golden query and on queries written for the
-// corners.
+// One path: the executor of an operation is chosen once, before it starts
+// (fastSchema.Exec), and the one chosen answers it whole. A query runs on
+// the direct executor, which handles errors and nulls itself: an error or
+// a null in a non-null position is recorded once, at its path, and the
+// output is rolled back to where the nearest nullable ancestor started (a
+// field, a list element, the buffer of a resolver field run concurrently,
+// the data), which becomes null; a panic is an INTERNAL error at its field.
+// gqlgen's executor runs, alone, only what the direct one does not do and
+// is not worth its upkeep there:
+//
+//   - introspection (__schema, __type): the playground's docs pane, a few
+//     requests a session, against the schema's static types;
+//   - operations that select a field the generator writes no code for
+//     (directUnsupported; none in today's schema);
+//   - queries with an active @defer (incremental.go), and subscriptions,
+//     whose events are small objects (one transaction each) written as
+//     they come: the direct executor's gain is on large pages;
+//   - every operation of an executor built with GqlgenExecutor, or with an
+//     extension that intercepts fields (which gqlgen's executor calls
+//     around each field, and the direct one does not): known when the
+//     executor is built.
+//
+// TestDirectExecutorMatchesGqlgen compares the two executors on every
+// golden query and on queries written for the corners (errors and nulls in
+// non-null positions, panics, non-finite floats among them).
 
 // fastSchema is gqlgen's executable schema with Exec answered by the
-// direct executor when it can.
+// direct executor, or by gqlgen's for the operations listed above.
 type fastSchema struct {
 	*executableSchema
 	observe func(executor string)
@@ -73,7 +88,8 @@ func (s observedSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	return s.executableSchema.Exec(ctx)
 }
 
-// Exec implements graphql.ExecutableSchema.
+// Exec implements graphql.ExecutableSchema: it chooses the executor of the
+// operation, once, before anything runs.
 func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	if h, ok := s.execStreaming(ctx); ok {
 		if op := graphql.GetOperationContext(ctx).Operation; op.Operation == ast.Query {
@@ -85,43 +101,35 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	if opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query {
 		return s.executableSchema.Exec(ctx)
 	}
+	plans := plansFor(opCtx)
+	if plans.gqlgenOnly(opCtx, s.Schema()) {
+		s.observe("gqlgen")
+		return s.executableSchema.Exec(ctx)
+	}
+	s.observe("direct")
 	done := false
-	// gqlgen's handler, once the direct executor gave up: it answers the
-	// later calls too (the incremental parts of @defer).
-	var gqlgen graphql.ResponseHandler
 	return func(rctx context.Context) *graphql.Response {
-		if gqlgen != nil {
-			return gqlgen(rctx)
-		}
 		if done {
 			return nil
 		}
 		done = true
-		if data, ok := runDirect(rctx, opCtx, s.executableSchema); ok {
-			s.observe("direct")
-			if sp := spliceFor(rctx); sp != nil {
-				sp.data = data
-				return &graphql.Response{Data: SpliceMarker}
-			}
-			return &graphql.Response{Data: data.bytes()}
+		data := runDirect(rctx, opCtx, s.executableSchema, plans)
+		if sp := spliceFor(rctx); sp != nil {
+			sp.data = data
+			return &graphql.Response{Data: SpliceMarker}
 		}
-		s.observe("gqlgen")
-		gqlgen = s.executableSchema.Exec(ctx)
-		return gqlgen(rctx)
+		return &graphql.Response{Data: data.bytes()}
 	}
 }
 
-// runDirect executes the operation; ok false means it gave up and nothing
-// was recorded.
-func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema) (data *directData, ok bool) {
+// runDirect executes the operation on the direct executor: the data, its
+// errors recorded in the operation's context.
+func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema, plans *directPlans) *directData {
 	x := &directState{
 		opCtx:  opCtx,
 		ec:     newExecutionContext(opCtx, es, nil),
-		plans:  plansFor(opCtx),
+		plans:  plans,
 		rootFC: &graphql.FieldContext{Object: "Query"},
-	}
-	if introspects(x, opCtx.Operation.SelectionSet) {
-		return nil, false // gqlgen's executor answers, no resolver run twice
 	}
 	if s := stateFor(ctx); s != nil && s.loaders != nil {
 		x.rounds = newCountedRounds(ctx, s.loaders)
@@ -132,42 +140,95 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, newInputUnmarshalers)
 	ctx = graphql.WithFieldContext(ctx, x.rootFC)
 	root := getFxBuffer()
-	func() {
+	valid := func() (valid bool) {
 		defer func() {
+			// The generated functions recover a panic at the field it
+			// happened in; one outside any field nulls the data.
 			if r := recover(); r != nil {
-				x.giveUp()
+				x.record(directError{fc: x.rootFC, err: x.opCtx.Recover(ctx, r)})
+				valid = false
 			}
 		}()
 		defer x.leave()
 		w := &directWalk{o: root, path: make([]directFrame, 0, 16)}
-		if !x.directObject_Query(ctx, w, opCtx.Operation.SelectionSet) {
-			x.giveUp()
-		}
+		return x.directObject_Query(ctx, w, opCtx.Operation.SelectionSet)
 	}()
-	x.wg.Wait()
-	data = &directData{root: root}
-	if x.failed.Load() {
-		data.free()
-		return nil, false
+	if !valid {
+		// A null in a non-null field of Query nulls the data.
+		x.rollback(root, directMark{})
+		root.null()
 	}
+	x.wg.Wait()
+	x.releaseDiscarded()
 	for _, e := range x.errs {
 		fctx := withFieldContext(ctx, e.fc, e.fc.Parent)
-		if e.located {
+		switch {
+		case e.invalidNull != "":
+			graphql.AddInvalidNullError(fctx, e.invalidNull)
+		case e.located:
 			opCtx.Error(fctx, graphql.AddFieldLocationToError(fctx, e.err))
-		} else {
-			graphql.AddError(fctx, e.err)
+		default:
+			opCtx.Error(fctx, e.err)
 		}
 	}
-	return data, true
+	return &directData{root: root}
 }
 
-// introspects reports whether the operation asks for __schema or __type,
-// which only gqlgen's executor answers: known before any resolver runs.
-func introspects(x *directState, sel ast.SelectionSet) bool {
-	fields, _ := x.collect(sel, queryImplementors)
-	for i := range fields {
-		if name := fields[i].Name; name == "__schema" || name == "__type" {
+// gqlgenOnly reports whether the operation is one gqlgen's executor runs
+// alone (introspection, a field with no direct code): decided once per
+// operation's plans, before any resolver runs.
+func (p *directPlans) gqlgenOnly(opCtx *graphql.OperationContext, schema *ast.Schema) bool {
+	if p.doc == nil {
+		// Plans made per request (selections with directives, which may
+		// depend on variables): decided per request, by the same walk.
+		return selectsGqlgenOnly(opCtx, schema, opCtx.Operation.SelectionSet, queryImplementors, 0)
+	}
+	p.gqlgenOnce.Do(func() {
+		p.gqlgen = selectsGqlgenOnly(opCtx, schema, opCtx.Operation.SelectionSet, queryImplementors, 0)
+	})
+	return p.gqlgen
+}
+
+// maxDirectWalkDepth bounds selectsGqlgenOnly's walk: deeper than the
+// query limits let any operation go.
+const maxDirectWalkDepth = 64
+
+// selectsGqlgenOnly walks the selection as the executors collect it, on
+// every type a fragment may apply to: introspection at the root, or a
+// field the direct executor has no code for (directUnsupported) anywhere.
+func selectsGqlgenOnly(opCtx *graphql.OperationContext, schema *ast.Schema, sel ast.SelectionSet, satisfies []string, depth int) bool {
+	if depth > maxDirectWalkDepth {
+		return true
+	}
+	for _, f := range graphql.CollectFields(opCtx, sel, satisfies) {
+		if depth == 0 && (f.Name == "__schema" || f.Name == "__type") {
 			return true
+		}
+		if len(directUnsupported) == 0 {
+			continue // nothing to look for below the root
+		}
+		if directUnsupported[satisfies[0]+"."+f.Name] {
+			return true
+		}
+		if len(f.Selections) == 0 || f.Definition == nil {
+			continue
+		}
+		def := schema.Types[f.Definition.Type.Name()]
+		if def == nil {
+			continue
+		}
+		types := []*ast.Definition{def}
+		if def.Kind != ast.Object {
+			types = schema.GetPossibleTypes(def)
+		}
+		for _, t := range types {
+			sat := []string{t.Name}
+			for _, i := range schema.GetImplements(t) {
+				sat = append(sat, i.Name)
+			}
+			if selectsGqlgenOnly(opCtx, schema, f.Selections, sat, depth+1) {
+				return true
+			}
 		}
 	}
 	return false
@@ -189,22 +250,35 @@ type directState struct {
 	ec     *executionContext
 	rootFC *graphql.FieldContext
 	wg     sync.WaitGroup
-	failed atomic.Bool
 	rounds *assetRounds // nil without loaders (tests of the executor alone)
 
 	plans *directPlans
 
 	mu   sync.Mutex
 	errs []directError
+	// discarded are the buffers of resolver fields whose place was rolled
+	// back while their goroutines may still write to them: returned to
+	// the pool once every goroutine is done.
+	discarded []directHole
 }
 
+// directError is an error recorded during the execution, added to the
+// operation's errors when it is over (in the order recorded).
 type directError struct {
 	fc      *graphql.FieldContext
 	err     error
-	located bool
+	located bool // with the field's location, as gqlgen adds a resolver's
+	// invalidNull, when set, is the declared type of a non-null position
+	// that got null: the error is gqlgen's (graphql.AddInvalidNullError).
+	invalidNull string
 }
 
-func (x *directState) giveUp() { x.failed.Store(true) }
+// record adds an error.
+func (x *directState) record(e directError) {
+	x.mu.Lock()
+	x.errs = append(x.errs, e)
+	x.mu.Unlock()
+}
 
 // enter and leave count the execution's running goroutines for the asset
 // rounds (assetrounds.go).
@@ -231,39 +305,27 @@ type directKey struct {
 	typ   *byte
 }
 
-type directPlan struct {
-	fields []graphql.CollectedField
-	ok     bool
-}
-
 // collect is graphql.CollectFields, computed once per selection set and
 // type: the rows of a list share their plan (and the merged selection sets
 // in it, which the next level keys on), and so do the requests of the same
 // parsed operation when its plans cannot depend on variables (plansFor).
-func (x *directState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
+func (x *directState) collect(sel ast.SelectionSet, satisfies []string) []graphql.CollectedField {
 	if len(sel) == 0 || len(satisfies) == 0 {
-		return nil, false
+		return nil
 	}
 	k := directKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
 	if m := x.plans.m.Load(); m != nil {
-		if plan, found := (*m)[k]; found {
-			return plan.fields, plan.ok
+		if fields, found := (*m)[k]; found {
+			return fields
 		}
 	}
-	plan := directPlan{fields: graphql.CollectFields(x.opCtx, sel, satisfies), ok: true}
-	for i := range plan.fields {
-		if plan.fields[i].IsDeferred() || len(plan.fields[i].Deferrables) > 0 {
-			plan.ok = false
-		}
-	}
-	plan = x.plans.store(k, plan)
-	return plan.fields, plan.ok
+	return x.plans.store(k, graphql.CollectFields(x.opCtx, sel, satisfies))
 }
 
 // plan is collect through w's recent plans.
-func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
+func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []string) []graphql.CollectedField {
 	if len(sel) == 0 || len(satisfies) == 0 {
-		return nil, false
+		return nil
 	}
 	if w.recent == nil {
 		if w.lookups < 8 {
@@ -276,10 +338,9 @@ func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []stri
 	h := uintptr(unsafe.Pointer(k.first))>>4 ^ uintptr(unsafe.Pointer(k.typ))>>3
 	slot := &w.recent[h%uintptr(len(w.recent))]
 	if slot.k != k {
-		fields, ok := x.collect(sel, satisfies)
-		slot.k, slot.plan = k, directPlan{fields: fields, ok: ok}
+		slot.k, slot.fields = k, x.collect(sel, satisfies)
 	}
-	return slot.plan.fields, slot.plan.ok
+	return slot.fields
 }
 
 // directPlans are the plans of one operation, by selection set and type.
@@ -293,16 +354,19 @@ type directPlans struct {
 	// plan up) and replaced, copied with one more plan, under mu: an
 	// operation has a few hundred plans at most, all made by its first
 	// executions.
-	m  atomic.Pointer[map[directKey]directPlan]
+	m  atomic.Pointer[map[directKey][]graphql.CollectedField]
 	mu sync.Mutex
 
 	refsOnce sync.Once
 	refs     refSet // the asset references the operation selects
+
+	gqlgenOnce sync.Once
+	gqlgen     bool // the operation runs on gqlgen's executor (gqlgenOnly)
 }
 
 // store adds the plan of k, unless another execution added one first, and
 // returns the plan kept.
-func (p *directPlans) store(k directKey, plan directPlan) directPlan {
+func (p *directPlans) store(k directKey, plan []graphql.CollectedField) []graphql.CollectedField {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.m.Load()
@@ -311,14 +375,14 @@ func (p *directPlans) store(k directKey, plan directPlan) directPlan {
 			return kept
 		}
 	}
-	m := make(map[directKey]directPlan, 1+len(ptrMap(old)))
+	m := make(map[directKey][]graphql.CollectedField, 1+len(ptrMap(old)))
 	maps.Copy(m, ptrMap(old))
 	m[k] = plan
 	p.m.Store(&m)
 	return plan
 }
 
-func ptrMap(m *map[directKey]directPlan) map[directKey]directPlan {
+func ptrMap(m *map[directKey][]graphql.CollectedField) map[directKey][]graphql.CollectedField {
 	if m == nil {
 		return nil
 	}
@@ -416,18 +480,24 @@ type directWalk struct {
 }
 
 type directRecent struct {
-	k    directKey
-	plan directPlan
+	k      directKey
+	fields []graphql.CollectedField
 }
 
+// directFrame is one step of a walk's path: a field of an object (the
+// object's type name as gqlgen's field context holds it), an index, or a
+// resolver field's context.
 type directFrame struct {
 	field   *graphql.CollectedField
+	object  string
 	index   int
 	isIndex bool
 	fc      *graphql.FieldContext
 }
 
-func (w *directWalk) push(f *graphql.CollectedField) { w.path = append(w.path, directFrame{field: f}) }
+func (w *directWalk) push(f *graphql.CollectedField, object string) {
+	w.path = append(w.path, directFrame{field: f, object: object})
+}
 
 func (w *directWalk) pushIndex(i int) { w.path = append(w.path, directFrame{index: i, isIndex: true}) }
 
@@ -455,7 +525,13 @@ func (x *directState) fieldContext(w *directWalk, n int) *graphql.FieldContext {
 			idx := q.index
 			link(&graphql.FieldContext{Index: &idx})
 		default:
-			link(&graphql.FieldContext{Field: *q.field})
+			kind := directFieldKinds[q.object+"."+q.field.Name]
+			link(&graphql.FieldContext{
+				Object:     q.object,
+				Field:      *q.field,
+				IsMethod:   kind != 0,
+				IsResolver: kind == directResolver,
+			})
 		}
 	}
 	link(x.rootFC)
@@ -464,8 +540,9 @@ func (x *directState) fieldContext(w *directWalk, n int) *graphql.FieldContext {
 
 // resolve runs the resolver field on top of w's path: on its own goroutine
 // when the field is nullable (its value goes into a hole of w's buffer,
-// filled when the walk is over), inline otherwise (a failure there gives
-// up anyway).
+// filled when the walk is over; null when the value is invalid or a panic
+// escapes the field's code), inline otherwise (false: the value is
+// invalid, and so is the object holding the field).
 func (x *directState) resolve(ctx context.Context, w *directWalk, object string, args map[string]any, nonNull bool,
 	run func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool,
 ) bool {
@@ -488,36 +565,100 @@ func (x *directState) resolve(ctx context.Context, w *directWalk, object string,
 	go func() {
 		defer x.wg.Done()
 		defer x.leave()
-		defer func() {
-			if r := recover(); r != nil {
-				x.giveUp()
-			}
-		}()
-		if x.failed.Load() {
-			return
-		}
 		uw := &directWalk{o: u, path: make([]directFrame, 1, 16)}
 		uw.path[0].fc = fc
+		defer func() {
+			if r := recover(); r != nil {
+				x.record(directError{fc: fc, err: x.opCtx.Recover(rctx, r)})
+				x.rollback(u, directMark{})
+				u.null()
+			}
+		}()
 		if !run(rctx, fc, uw) {
-			x.giveUp()
+			x.rollback(u, directMark{})
+			u.null()
 		}
 	}()
 	return true
 }
 
 // fieldError records err for the field on top of w's path and writes
-// null; in a non-null position it gives up instead (gqlgen would null the
-// parent).
+// null; false in a non-null position (the null is invalid there: its
+// nearest nullable ancestor becomes null, as in gqlgen's executor).
 func (x *directState) fieldError(w *directWalk, err error, located, nonNull bool) bool {
-	if nonNull {
-		return false
-	}
 	w.o.null()
-	fc := x.fieldContext(w, len(w.path))
-	x.mu.Lock()
-	x.errs = append(x.errs, directError{fc: fc, err: err, located: located})
-	x.mu.Unlock()
-	return true
+	x.record(directError{fc: x.fieldContext(w, len(w.path)), err: err, located: located})
+	return !nonNull
+}
+
+// invalidNull records the error of a nil value in the non-null position
+// on top of w's path (declared is its type, as gqlgen's error names it),
+// writes null and returns false: the value is invalid.
+func (x *directState) invalidNull(w *directWalk, declared string) bool {
+	w.o.null()
+	x.record(directError{fc: x.fieldContext(w, len(w.path)), invalidNull: declared})
+	return false
+}
+
+// fieldPanicked handles a panic recovered while the field at w.path[base]
+// was written (generated directFields functions): an INTERNAL error at
+// the field, as gqlgen's recover func makes it, the field's output rolled
+// back to m and null written; false when the field is non-null (the
+// object is invalid).
+func (x *directState) fieldPanicked(ctx context.Context, w *directWalk, base int, m directMark, r any) bool {
+	w.path = w.path[:base+1]
+	fc := x.fieldContext(w, base+1)
+	x.record(directError{fc: fc, err: x.opCtx.Recover(withFieldContext(ctx, fc, fc.Parent), r)})
+	f := w.path[base].field
+	w.path = w.path[:base]
+	x.rollback(w.o, m)
+	w.o.null()
+	return f.Definition == nil || !f.Definition.Type.NonNull
+}
+
+// directFieldKind is where a field's value comes from, as gqlgen's field
+// context tells (IsMethod, IsResolver): directFieldKinds, generated, holds
+// the fields that are not a struct's.
+type directFieldKind uint8
+
+const (
+	directMethod directFieldKind = 1 + iota
+	directResolver
+)
+
+// errNoDirectField is the panic of a generated object function asked for a
+// field it has no code for: gqlgenOnly gives the operations that select
+// one to gqlgen's executor, so it means a bug.
+func errNoDirectField(object, field string) error {
+	return errors.New("direct executor: no code for field " + object + "." + field)
+}
+
+// directMark is a position in a buffer: its length and its number of holes.
+type directMark struct{ at, holes int }
+
+func (o *directOut) mark() directMark { return directMark{at: o.b.Len(), holes: len(o.holes)} }
+
+// rollback truncates o to m: the bytes written since, and the holes made
+// since, whose buffers wait in x.discarded until their goroutines are done.
+func (x *directState) rollback(o *directOut, m directMark) {
+	if len(o.holes) > m.holes {
+		x.mu.Lock()
+		x.discarded = append(x.discarded, o.holes[m.holes:]...)
+		x.mu.Unlock()
+		clear(o.holes[m.holes:])
+		o.holes = o.holes[:m.holes]
+	}
+	o.b.Truncate(m.at)
+}
+
+// releaseDiscarded returns the buffers rollback set aside to the pool:
+// called once every goroutine of the execution is done.
+func (x *directState) releaseDiscarded() {
+	for _, h := range x.discarded {
+		h.out.release()
+		putFxBuffer(h.out)
+	}
+	x.discarded = nil
 }
 
 // directOut is a piece of the response: bytes, and holes where the values of
