@@ -98,10 +98,10 @@ func TestDirectExecutorMatchesGqlgen(t *testing.T) {
 	fragments := loadFragments(t)
 
 	type tcase struct {
-		name     string
-		query    string
-		vars     map[string]any
-		gqlgen   bool // gqlgen's executor answers it, chosen up front
+		name   string
+		query  string
+		vars   map[string]any
+		gqlgen bool // gqlgen's executor answers it, chosen up front
 	}
 	var cases []tcase
 	for _, set := range [][]goldenCase{listCases(), commandCases(), changeCases(), edgeCases()} {
