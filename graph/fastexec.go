@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -91,29 +92,32 @@ func (s observedSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 // Exec implements graphql.ExecutableSchema: it chooses the executor of the
 // operation, once, before anything runs.
 func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
-	if h, ok := s.execStreaming(ctx); ok {
-		if op := graphql.GetOperationContext(ctx).Operation; op.Operation == ast.Query {
-			s.observe("gqlgen")
-		}
-		return h
-	}
 	opCtx := graphql.GetOperationContext(ctx)
 	if opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query {
+		if h, ok := s.execStreaming(ctx); ok {
+			return h // a subscription
+		}
 		return s.executableSchema.Exec(ctx)
 	}
 	plans := plansFor(opCtx)
 	if plans.gqlgenOnly(opCtx, s.Schema()) {
 		s.observe("gqlgen")
+		if h, ok := s.execStreaming(ctx); ok {
+			return h
+		}
 		return s.executableSchema.Exec(ctx)
 	}
 	s.observe("direct")
+	if DefersFragments(opCtx) {
+		return s.execDirectIncremental(opCtx, plans)
+	}
 	done := false
 	return func(rctx context.Context) *graphql.Response {
 		if done {
 			return nil
 		}
 		done = true
-		data := runDirect(rctx, opCtx, s.executableSchema, plans)
+		data := runDirect(rctx, opCtx, s.executableSchema, plans, nil)
 		if sp := spliceFor(rctx); sp != nil {
 			sp.data = data
 			return &graphql.Response{Data: SpliceMarker}
@@ -123,13 +127,20 @@ func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 }
 
 // runDirect executes the operation on the direct executor: the data, its
-// errors recorded in the operation's context.
-func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema, plans *directPlans) *directData {
+// errors recorded in the operation's context. inc, for a query that defers
+// fragments, receives the later payloads.
+func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema, plans *directPlans, inc *directIncremental) *directData {
 	x := &directState{
 		opCtx:  opCtx,
 		ec:     newExecutionContext(opCtx, es, nil),
 		plans:  plans,
 		rootFC: &graphql.FieldContext{Object: "Query"},
+		inc:    inc,
+	}
+	if inc != nil {
+		// The deferred payloads are written after this execution's
+		// rounds of asset lookups are over: theirs are the loaders' own.
+		x.deferCtx = graphql.WithFieldContext(graphql.WithLazyInputUnmarshalerIndex(ctx, newInputUnmarshalers), x.rootFC)
 	}
 	if s := stateFor(ctx); s != nil && s.loaders != nil {
 		x.rounds = newCountedRounds(ctx, s.loaders)
@@ -160,18 +171,24 @@ func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executa
 	}
 	x.wg.Wait()
 	x.releaseDiscarded()
+	x.addErrors(ctx)
+	return &directData{root: root}
+}
+
+// addErrors adds the errors recorded to the response context of ctx, in
+// the order recorded.
+func (x *directState) addErrors(ctx context.Context) {
 	for _, e := range x.errs {
 		fctx := withFieldContext(ctx, e.fc, e.fc.Parent)
 		switch {
 		case e.invalidNull != "":
 			graphql.AddInvalidNullError(fctx, e.invalidNull)
 		case e.located:
-			opCtx.Error(fctx, graphql.AddFieldLocationToError(fctx, e.err))
+			x.opCtx.Error(fctx, graphql.AddFieldLocationToError(fctx, e.err))
 		default:
-			opCtx.Error(fctx, e.err)
+			x.opCtx.Error(fctx, e.err)
 		}
 	}
-	return &directData{root: root}
 }
 
 // gqlgenOnly reports whether the operation is one gqlgen's executor runs
@@ -260,6 +277,11 @@ type directState struct {
 	// back while their goroutines may still write to them: returned to
 	// the pool once every goroutine is done.
 	discarded []directHole
+
+	// inc receives the deferred payloads of a query that defers
+	// fragments (nil otherwise); deferCtx is the context they run under.
+	inc      *directIncremental
+	deferCtx context.Context
 }
 
 // directError is an error recorded during the execution, added to the
@@ -309,28 +331,80 @@ type directKey struct {
 // type: the rows of a list share their plan (and the merged selection sets
 // in it, which the next level keys on), and so do the requests of the same
 // parsed operation when its plans cannot depend on variables (plansFor).
-func (x *directState) collect(sel ast.SelectionSet, satisfies []string) []graphql.CollectedField {
+//
+// The fields gqlgen's executor would defer (those it resolves concurrently,
+// under an active @defer) are left out of the plan's fields, and grouped by
+// label in its deferred groups.
+func (x *directState) collect(sel ast.SelectionSet, satisfies []string) directPlan {
 	if len(sel) == 0 || len(satisfies) == 0 {
-		return nil
+		return directPlan{}
 	}
 	k := directKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
 	if m := x.plans.m.Load(); m != nil {
-		if fields, found := (*m)[k]; found {
-			return fields
+		if plan, found := (*m)[k]; found {
+			return plan
 		}
 	}
-	return x.plans.store(k, graphql.CollectFields(x.opCtx, sel, satisfies))
+	return x.plans.store(k, splitDeferred(graphql.CollectFields(x.opCtx, sel, satisfies), satisfies[0]))
+}
+
+// directPlan is what an object of one type writes for one selection set:
+// its fields now, and its deferred groups later.
+type directPlan struct {
+	fields   []graphql.CollectedField
+	deferred []directDeferGroup
+}
+
+// directDeferGroup is the fields of an object deferred under one label.
+type directDeferGroup struct {
+	label  string
+	fields []graphql.CollectedField
+}
+
+// splitDeferred splits the fields of an object of type object into those
+// written now and those deferred, by label: gqlgen's executor defers only
+// the fields it resolves concurrently (none of Query's), and writes a
+// deferred field's other fields with the object. A field deferred under
+// several labels is written in the first label's payload.
+func splitDeferred(fields []graphql.CollectedField, object string) directPlan {
+	plan := directPlan{fields: fields}
+	if object == "Query" {
+		return plan
+	}
+	deferred := func(f *graphql.CollectedField) bool {
+		return f.IsDeferred() && directFieldKinds[object+"."+f.Name]&directConcurrent != 0
+	}
+	if !slices.ContainsFunc(fields, func(f graphql.CollectedField) bool { return deferred(&f) }) {
+		return plan
+	}
+	plan.fields = nil
+	for i := range fields {
+		f := &fields[i]
+		if !deferred(f) {
+			plan.fields = append(plan.fields, *f)
+			continue
+		}
+		label := f.Deferrables[0].Label
+		at := slices.IndexFunc(plan.deferred, func(g directDeferGroup) bool { return g.label == label })
+		if at < 0 {
+			at = len(plan.deferred)
+			plan.deferred = append(plan.deferred, directDeferGroup{label: label})
+		}
+		plan.deferred[at].fields = append(plan.deferred[at].fields, *f)
+	}
+	return plan
 }
 
 // plan is collect through w's recent plans.
-func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []string) []graphql.CollectedField {
+func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, []directDeferGroup) {
 	if len(sel) == 0 || len(satisfies) == 0 {
-		return nil
+		return nil, nil
 	}
 	if w.recent == nil {
 		if w.lookups < 8 {
 			w.lookups++
-			return x.collect(sel, satisfies)
+			plan := x.collect(sel, satisfies)
+			return plan.fields, plan.deferred
 		}
 		w.recent = new([8]directRecent)
 	}
@@ -338,9 +412,9 @@ func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []stri
 	h := uintptr(unsafe.Pointer(k.first))>>4 ^ uintptr(unsafe.Pointer(k.typ))>>3
 	slot := &w.recent[h%uintptr(len(w.recent))]
 	if slot.k != k {
-		slot.k, slot.fields = k, x.collect(sel, satisfies)
+		slot.k, slot.plan = k, x.collect(sel, satisfies)
 	}
-	return slot.fields
+	return slot.plan.fields, slot.plan.deferred
 }
 
 // directPlans are the plans of one operation, by selection set and type.
@@ -354,7 +428,7 @@ type directPlans struct {
 	// plan up) and replaced, copied with one more plan, under mu: an
 	// operation has a few hundred plans at most, all made by its first
 	// executions.
-	m  atomic.Pointer[map[directKey][]graphql.CollectedField]
+	m  atomic.Pointer[map[directKey]directPlan]
 	mu sync.Mutex
 
 	refsOnce sync.Once
@@ -366,7 +440,7 @@ type directPlans struct {
 
 // store adds the plan of k, unless another execution added one first, and
 // returns the plan kept.
-func (p *directPlans) store(k directKey, plan []graphql.CollectedField) []graphql.CollectedField {
+func (p *directPlans) store(k directKey, plan directPlan) directPlan {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.m.Load()
@@ -375,14 +449,14 @@ func (p *directPlans) store(k directKey, plan []graphql.CollectedField) []graphq
 			return kept
 		}
 	}
-	m := make(map[directKey][]graphql.CollectedField, 1+len(ptrMap(old)))
+	m := make(map[directKey]directPlan, 1+len(ptrMap(old)))
 	maps.Copy(m, ptrMap(old))
 	m[k] = plan
 	p.m.Store(&m)
 	return plan
 }
 
-func ptrMap(m *map[directKey][]graphql.CollectedField) map[directKey][]graphql.CollectedField {
+func ptrMap(m *map[directKey]directPlan) map[directKey]directPlan {
 	if m == nil {
 		return nil
 	}
@@ -480,8 +554,8 @@ type directWalk struct {
 }
 
 type directRecent struct {
-	k      directKey
-	fields []graphql.CollectedField
+	k    directKey
+	plan directPlan
 }
 
 // directFrame is one step of a walk's path: a field of an object (the
@@ -529,8 +603,8 @@ func (x *directState) fieldContext(w *directWalk, n int) *graphql.FieldContext {
 			link(&graphql.FieldContext{
 				Object:     q.object,
 				Field:      *q.field,
-				IsMethod:   kind != 0,
-				IsResolver: kind == directResolver,
+				IsMethod:   kind&directMethod != 0,
+				IsResolver: kind&directResolver != 0,
 			})
 		}
 	}
@@ -622,8 +696,9 @@ func (x *directState) fieldPanicked(ctx context.Context, w *directWalk, base int
 type directFieldKind uint8
 
 const (
-	directMethod directFieldKind = 1 + iota
-	directResolver
+	directMethod     directFieldKind = 1 << iota // IsMethod
+	directResolver                               // IsResolver
+	directConcurrent                             // gqlgen resolves it concurrently, and defers it
 )
 
 // errNoDirectField is the panic of a generated object function asked for a

@@ -15,9 +15,15 @@ import (
 )
 
 func (x *directState) directObject_AnnounceNode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.AnnounceNode) bool {
-	fields := x.plan(w, sel, announceNodeImplementors)
+	fields, deferred := x.plan(w, sel, announceNodeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_AnnounceNode(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_AnnounceNode(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_AnnounceNode(ctx, w, fields, 0, obj)
+	}, x.directFields_AnnounceNode(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_AnnounceNode(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.AnnounceNode) (valid bool) {
@@ -139,9 +145,15 @@ func (x *directState) directFields_AnnounceNode(ctx context.Context, w *directWa
 }
 
 func (x *directState) directObject_ApplyReferralCode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ApplyReferralCode) bool {
-	fields := x.plan(w, sel, applyReferralCodeImplementors)
+	fields, deferred := x.plan(w, sel, applyReferralCodeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ApplyReferralCode(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ApplyReferralCode(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ApplyReferralCode(ctx, w, fields, 0, obj)
+	}, x.directFields_ApplyReferralCode(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ApplyReferralCode(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ApplyReferralCode) (valid bool) {
@@ -183,9 +195,15 @@ func (x *directState) directFields_ApplyReferralCode(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_Asset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Asset) bool {
-	fields := x.plan(w, sel, assetImplementors)
+	fields, deferred := x.plan(w, sel, assetImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Asset(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Asset(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Asset(ctx, w, fields, 0, obj)
+	}, x.directFields_Asset(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Asset(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Asset) (valid bool) {
@@ -251,9 +269,15 @@ func (x *directState) directFields_Asset(ctx context.Context, w *directWalk, fie
 }
 
 func (x *directState) directObject_AssetConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.AssetConnection) bool {
-	fields := x.plan(w, sel, assetConnectionImplementors)
+	fields, deferred := x.plan(w, sel, assetConnectionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_AssetConnection(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_AssetConnection(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_AssetConnection(ctx, w, fields, 0, obj)
+	}, x.directFields_AssetConnection(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_AssetConnection(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.AssetConnection) (valid bool) {
@@ -301,9 +325,15 @@ func (x *directState) directFields_AssetConnection(ctx context.Context, w *direc
 }
 
 func (x *directState) directObject_AssetDetails(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.AssetDetails) bool {
-	fields := x.plan(w, sel, assetDetailsImplementors)
+	fields, deferred := x.plan(w, sel, assetDetailsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_AssetDetails(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_AssetDetails(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_AssetDetails(ctx, w, fields, 0, obj)
+	}, x.directFields_AssetDetails(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_AssetDetails(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.AssetDetails) (valid bool) {
@@ -377,9 +407,15 @@ func (x *directState) directFields_AssetDetails(ctx context.Context, w *directWa
 }
 
 func (x *directState) directObject_AssetEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.AssetEdge) bool {
-	fields := x.plan(w, sel, assetEdgeImplementors)
+	fields, deferred := x.plan(w, sel, assetEdgeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_AssetEdge(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_AssetEdge(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_AssetEdge(ctx, w, fields, 0, obj)
+	}, x.directFields_AssetEdge(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_AssetEdge(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.AssetEdge) (valid bool) {
@@ -427,9 +463,15 @@ func (x *directState) directFields_AssetEdge(ctx context.Context, w *directWalk,
 }
 
 func (x *directState) directObject_BatchMarketInstructions(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BatchMarketInstructions) bool {
-	fields := x.plan(w, sel, batchMarketInstructionsImplementors)
+	fields, deferred := x.plan(w, sel, batchMarketInstructionsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_BatchMarketInstructions(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_BatchMarketInstructions(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BatchMarketInstructions(ctx, w, fields, 0, obj)
+	}, x.directFields_BatchMarketInstructions(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_BatchMarketInstructions(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BatchMarketInstructions) (valid bool) {
@@ -501,9 +543,15 @@ func (x *directState) directFields_BatchMarketInstructions(ctx context.Context, 
 }
 
 func (x *directState) directObject_BatchProposalSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BatchProposalSubmission) bool {
-	fields := x.plan(w, sel, batchProposalSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, batchProposalSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_BatchProposalSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_BatchProposalSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BatchProposalSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_BatchProposalSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_BatchProposalSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BatchProposalSubmission) (valid bool) {
@@ -559,9 +607,15 @@ func (x *directState) directFields_BatchProposalSubmission(ctx context.Context, 
 }
 
 func (x *directState) directObject_BatchProposalTerms(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BatchProposalTerms) bool {
-	fields := x.plan(w, sel, batchProposalTermsImplementors)
+	fields, deferred := x.plan(w, sel, batchProposalTermsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_BatchProposalTerms(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_BatchProposalTerms(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BatchProposalTerms(ctx, w, fields, 0, obj)
+	}, x.directFields_BatchProposalTerms(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_BatchProposalTerms(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BatchProposalTerms) (valid bool) {
@@ -610,9 +664,15 @@ func (x *directState) directFields_BatchProposalTerms(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_BenefitTier(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BenefitTier) bool {
-	fields := x.plan(w, sel, benefitTierImplementors)
+	fields, deferred := x.plan(w, sel, benefitTierImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_BenefitTier(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_BenefitTier(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BenefitTier(ctx, w, fields, 0, obj)
+	}, x.directFields_BenefitTier(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_BenefitTier(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BenefitTier) (valid bool) {
@@ -672,9 +732,15 @@ func (x *directState) directFields_BenefitTier(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_BuiltinAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAsset) bool {
-	fields := x.plan(w, sel, builtinAssetImplementors)
+	fields, deferred := x.plan(w, sel, builtinAssetImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_BuiltinAsset(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_BuiltinAsset(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BuiltinAsset(ctx, w, fields, 0, obj)
+	}, x.directFields_BuiltinAsset(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_BuiltinAsset(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BuiltinAsset) (valid bool) {
@@ -716,9 +782,15 @@ func (x *directState) directFields_BuiltinAsset(ctx context.Context, w *directWa
 }
 
 func (x *directState) directObject_BuiltinAssetDeposit(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetDeposit) bool {
-	fields := x.plan(w, sel, builtinAssetDepositImplementors)
+	fields, deferred := x.plan(w, sel, builtinAssetDepositImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_BuiltinAssetDeposit(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_BuiltinAssetDeposit(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BuiltinAssetDeposit(ctx, w, fields, 0, obj)
+	}, x.directFields_BuiltinAssetDeposit(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_BuiltinAssetDeposit(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BuiltinAssetDeposit) (valid bool) {
@@ -803,9 +875,15 @@ func (x *directState) directFields_BuiltinAssetDeposit(ctx context.Context, w *d
 }
 
 func (x *directState) directObject_BuiltinAssetEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetEvent) bool {
-	fields := x.plan(w, sel, builtinAssetEventImplementors)
+	fields, deferred := x.plan(w, sel, builtinAssetEventImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_BuiltinAssetEvent(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_BuiltinAssetEvent(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BuiltinAssetEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_BuiltinAssetEvent(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_BuiltinAssetEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BuiltinAssetEvent) (valid bool) {
@@ -855,9 +933,15 @@ func (x *directState) directFields_BuiltinAssetEvent(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_BuiltinAssetWithdrawal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetWithdrawal) bool {
-	fields := x.plan(w, sel, builtinAssetWithdrawalImplementors)
+	fields, deferred := x.plan(w, sel, builtinAssetWithdrawalImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_BuiltinAssetWithdrawal(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_BuiltinAssetWithdrawal(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BuiltinAssetWithdrawal(ctx, w, fields, 0, obj)
+	}, x.directFields_BuiltinAssetWithdrawal(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_BuiltinAssetWithdrawal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BuiltinAssetWithdrawal) (valid bool) {
@@ -942,9 +1026,15 @@ func (x *directState) directFields_BuiltinAssetWithdrawal(ctx context.Context, w
 }
 
 func (x *directState) directObject_CancelTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CancelTransfer) bool {
-	fields := x.plan(w, sel, cancelTransferImplementors)
+	fields, deferred := x.plan(w, sel, cancelTransferImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_CancelTransfer(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_CancelTransfer(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CancelTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_CancelTransfer(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_CancelTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CancelTransfer) (valid bool) {
@@ -987,9 +1077,15 @@ func (x *directState) directFields_CancelTransfer(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_CancelTransferConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CancelTransferConfiguration) bool {
-	fields := x.plan(w, sel, cancelTransferConfigurationImplementors)
+	fields, deferred := x.plan(w, sel, cancelTransferConfigurationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_CancelTransferConfiguration(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_CancelTransferConfiguration(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CancelTransferConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_CancelTransferConfiguration(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_CancelTransferConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CancelTransferConfiguration) (valid bool) {
@@ -1031,9 +1127,15 @@ func (x *directState) directFields_CancelTransferConfiguration(ctx context.Conte
 }
 
 func (x *directState) directObject_CancelTransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CancelTransferFunds) bool {
-	fields := x.plan(w, sel, cancelTransferFundsImplementors)
+	fields, deferred := x.plan(w, sel, cancelTransferFundsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_CancelTransferFunds(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_CancelTransferFunds(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CancelTransferFunds(ctx, w, fields, 0, obj)
+	}, x.directFields_CancelTransferFunds(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_CancelTransferFunds(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CancelTransferFunds) (valid bool) {
@@ -1075,9 +1177,15 @@ func (x *directState) directFields_CancelTransferFunds(ctx context.Context, w *d
 }
 
 func (x *directState) directObject_ChainEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ChainEvent) bool {
-	fields := x.plan(w, sel, chainEventImplementors)
+	fields, deferred := x.plan(w, sel, chainEventImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ChainEvent(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ChainEvent(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ChainEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_ChainEvent(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ChainEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ChainEvent) (valid bool) {
@@ -1160,9 +1268,15 @@ func (x *directState) directFields_ChainEvent(ctx context.Context, w *directWalk
 }
 
 func (x *directState) directObject_CompositePriceConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CompositePriceConfiguration) bool {
-	fields := x.plan(w, sel, compositePriceConfigurationImplementors)
+	fields, deferred := x.plan(w, sel, compositePriceConfigurationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_CompositePriceConfiguration(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_CompositePriceConfiguration(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CompositePriceConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_CompositePriceConfiguration(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_CompositePriceConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CompositePriceConfiguration) (valid bool) {
@@ -1247,9 +1361,15 @@ func (x *directState) directFields_CompositePriceConfiguration(ctx context.Conte
 }
 
 func (x *directState) directObject_Condition(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Condition) bool {
-	fields := x.plan(w, sel, conditionImplementors)
+	fields, deferred := x.plan(w, sel, conditionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Condition(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Condition(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Condition(ctx, w, fields, 0, obj)
+	}, x.directFields_Condition(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Condition(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Condition) (valid bool) {
@@ -1298,9 +1418,15 @@ func (x *directState) directFields_Condition(ctx context.Context, w *directWalk,
 }
 
 func (x *directState) directObject_CreateReferralSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSet) bool {
-	fields := x.plan(w, sel, createReferralSetImplementors)
+	fields, deferred := x.plan(w, sel, createReferralSetImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_CreateReferralSet(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_CreateReferralSet(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CreateReferralSet(ctx, w, fields, 0, obj)
+	}, x.directFields_CreateReferralSet(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_CreateReferralSet(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CreateReferralSet) (valid bool) {
@@ -1349,9 +1475,15 @@ func (x *directState) directFields_CreateReferralSet(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_CreateReferralSetTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSetTeam) bool {
-	fields := x.plan(w, sel, createReferralSetTeamImplementors)
+	fields, deferred := x.plan(w, sel, createReferralSetTeamImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_CreateReferralSetTeam(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_CreateReferralSetTeam(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CreateReferralSetTeam(ctx, w, fields, 0, obj)
+	}, x.directFields_CreateReferralSetTeam(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_CreateReferralSetTeam(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CreateReferralSetTeam) (valid bool) {
@@ -1419,9 +1551,15 @@ func (x *directState) directFields_CreateReferralSetTeam(ctx context.Context, w 
 }
 
 func (x *directState) directObject_DataSourceDefinition(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinition) bool {
-	fields := x.plan(w, sel, dataSourceDefinitionImplementors)
+	fields, deferred := x.plan(w, sel, dataSourceDefinitionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DataSourceDefinition(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DataSourceDefinition(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceDefinition(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceDefinition(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DataSourceDefinition(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceDefinition) (valid bool) {
@@ -1471,9 +1609,15 @@ func (x *directState) directFields_DataSourceDefinition(ctx context.Context, w *
 }
 
 func (x *directState) directObject_DataSourceDefinitionExternal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionExternal) bool {
-	fields := x.plan(w, sel, dataSourceDefinitionExternalImplementors)
+	fields, deferred := x.plan(w, sel, dataSourceDefinitionExternalImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DataSourceDefinitionExternal(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DataSourceDefinitionExternal(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceDefinitionExternal(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceDefinitionExternal(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DataSourceDefinitionExternal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceDefinitionExternal) (valid bool) {
@@ -1523,9 +1667,15 @@ func (x *directState) directFields_DataSourceDefinitionExternal(ctx context.Cont
 }
 
 func (x *directState) directObject_DataSourceDefinitionInternal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionInternal) bool {
-	fields := x.plan(w, sel, dataSourceDefinitionInternalImplementors)
+	fields, deferred := x.plan(w, sel, dataSourceDefinitionInternalImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DataSourceDefinitionInternal(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DataSourceDefinitionInternal(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceDefinitionInternal(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceDefinitionInternal(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DataSourceDefinitionInternal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceDefinitionInternal) (valid bool) {
@@ -1575,9 +1725,15 @@ func (x *directState) directFields_DataSourceDefinitionInternal(ctx context.Cont
 }
 
 func (x *directState) directObject_DataSourceSpecConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfiguration) bool {
-	fields := x.plan(w, sel, dataSourceSpecConfigurationImplementors)
+	fields, deferred := x.plan(w, sel, dataSourceSpecConfigurationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DataSourceSpecConfiguration(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DataSourceSpecConfiguration(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecConfiguration(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DataSourceSpecConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecConfiguration) (valid bool) {
@@ -1625,9 +1781,15 @@ func (x *directState) directFields_DataSourceSpecConfiguration(ctx context.Conte
 }
 
 func (x *directState) directObject_DataSourceSpecConfigurationTime(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTime) bool {
-	fields := x.plan(w, sel, dataSourceSpecConfigurationTimeImplementors)
+	fields, deferred := x.plan(w, sel, dataSourceSpecConfigurationTimeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DataSourceSpecConfigurationTime(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DataSourceSpecConfigurationTime(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecConfigurationTime(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecConfigurationTime(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DataSourceSpecConfigurationTime(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecConfigurationTime) (valid bool) {
@@ -1669,9 +1831,15 @@ func (x *directState) directFields_DataSourceSpecConfigurationTime(ctx context.C
 }
 
 func (x *directState) directObject_DataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
-	fields := x.plan(w, sel, dataSourceSpecConfigurationTimeTriggerImplementors)
+	fields, deferred := x.plan(w, sel, dataSourceSpecConfigurationTimeTriggerImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DataSourceSpecConfigurationTimeTrigger(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DataSourceSpecConfigurationTimeTrigger(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecConfigurationTimeTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecConfigurationTimeTrigger(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecConfigurationTimeTrigger) (valid bool) {
@@ -1719,9 +1887,15 @@ func (x *directState) directFields_DataSourceSpecConfigurationTimeTrigger(ctx co
 }
 
 func (x *directState) directObject_DataSourceSpecToFutureBinding(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToFutureBinding) bool {
-	fields := x.plan(w, sel, dataSourceSpecToFutureBindingImplementors)
+	fields, deferred := x.plan(w, sel, dataSourceSpecToFutureBindingImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DataSourceSpecToFutureBinding(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DataSourceSpecToFutureBinding(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecToFutureBinding(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecToFutureBinding(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DataSourceSpecToFutureBinding(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecToFutureBinding) (valid bool) {
@@ -1769,9 +1943,15 @@ func (x *directState) directFields_DataSourceSpecToFutureBinding(ctx context.Con
 }
 
 func (x *directState) directObject_DataSourceSpecToPerpetualBinding(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToPerpetualBinding) bool {
-	fields := x.plan(w, sel, dataSourceSpecToPerpetualBindingImplementors)
+	fields, deferred := x.plan(w, sel, dataSourceSpecToPerpetualBindingImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DataSourceSpecToPerpetualBinding(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DataSourceSpecToPerpetualBinding(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecToPerpetualBinding(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecToPerpetualBinding(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DataSourceSpecToPerpetualBinding(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecToPerpetualBinding) (valid bool) {
@@ -1819,9 +1999,15 @@ func (x *directState) directFields_DataSourceSpecToPerpetualBinding(ctx context.
 }
 
 func (x *directState) directObject_DelegateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DelegateSubmission) bool {
-	fields := x.plan(w, sel, delegateSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, delegateSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DelegateSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DelegateSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DelegateSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_DelegateSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DelegateSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DelegateSubmission) (valid bool) {
@@ -1875,9 +2061,15 @@ func (x *directState) directFields_DelegateSubmission(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_Delegation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Delegation) bool {
-	fields := x.plan(w, sel, delegationImplementors)
+	fields, deferred := x.plan(w, sel, delegationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Delegation(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Delegation(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Delegation(ctx, w, fields, 0, obj)
+	}, x.directFields_Delegation(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Delegation(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Delegation) (valid bool) {
@@ -1943,9 +2135,15 @@ func (x *directState) directFields_Delegation(ctx context.Context, w *directWalk
 }
 
 func (x *directState) directObject_DelegationConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.DelegationConnection) bool {
-	fields := x.plan(w, sel, delegationConnectionImplementors)
+	fields, deferred := x.plan(w, sel, delegationConnectionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DelegationConnection(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DelegationConnection(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DelegationConnection(ctx, w, fields, 0, obj)
+	}, x.directFields_DelegationConnection(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DelegationConnection(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.DelegationConnection) (valid bool) {
@@ -1993,9 +2191,15 @@ func (x *directState) directFields_DelegationConnection(ctx context.Context, w *
 }
 
 func (x *directState) directObject_DelegationEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.DelegationEdge) bool {
-	fields := x.plan(w, sel, delegationEdgeImplementors)
+	fields, deferred := x.plan(w, sel, delegationEdgeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DelegationEdge(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DelegationEdge(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DelegationEdge(ctx, w, fields, 0, obj)
+	}, x.directFields_DelegationEdge(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DelegationEdge(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.DelegationEdge) (valid bool) {
@@ -2043,9 +2247,15 @@ func (x *directState) directFields_DelegationEdge(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_DispatchStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DispatchStrategy) bool {
-	fields := x.plan(w, sel, dispatchStrategyImplementors)
+	fields, deferred := x.plan(w, sel, dispatchStrategyImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_DispatchStrategy(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_DispatchStrategy(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DispatchStrategy(ctx, w, fields, 0, obj)
+	}, x.directFields_DispatchStrategy(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_DispatchStrategy(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DispatchStrategy) (valid bool) {
@@ -2182,9 +2392,15 @@ func (x *directState) directFields_DispatchStrategy(ctx context.Context, w *dire
 }
 
 func (x *directState) directObject_ERC20(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20) bool {
-	fields := x.plan(w, sel, eRC20Implementors)
+	fields, deferred := x.plan(w, sel, eRC20Implementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20) (valid bool) {
@@ -2238,9 +2454,15 @@ func (x *directState) directFields_ERC20(ctx context.Context, w *directWalk, fie
 }
 
 func (x *directState) directObject_ERC20AssetDelist(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetDelist) bool {
-	fields := x.plan(w, sel, eRC20AssetDelistImplementors)
+	fields, deferred := x.plan(w, sel, eRC20AssetDelistImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20AssetDelist(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20AssetDelist(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20AssetDelist(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20AssetDelist(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20AssetDelist(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20AssetDelist) (valid bool) {
@@ -2307,9 +2529,15 @@ func (x *directState) directFields_ERC20AssetDelist(ctx context.Context, w *dire
 }
 
 func (x *directState) directObject_ERC20AssetLimitsUpdated(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetLimitsUpdated) bool {
-	fields := x.plan(w, sel, eRC20AssetLimitsUpdatedImplementors)
+	fields, deferred := x.plan(w, sel, eRC20AssetLimitsUpdatedImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20AssetLimitsUpdated(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20AssetLimitsUpdated(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20AssetLimitsUpdated(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20AssetLimitsUpdated(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20AssetLimitsUpdated(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20AssetLimitsUpdated) (valid bool) {
@@ -2394,9 +2622,15 @@ func (x *directState) directFields_ERC20AssetLimitsUpdated(ctx context.Context, 
 }
 
 func (x *directState) directObject_ERC20AssetList(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetList) bool {
-	fields := x.plan(w, sel, eRC20AssetListImplementors)
+	fields, deferred := x.plan(w, sel, eRC20AssetListImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20AssetList(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20AssetList(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20AssetList(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20AssetList(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20AssetList(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20AssetList) (valid bool) {
@@ -2469,9 +2703,15 @@ func (x *directState) directFields_ERC20AssetList(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_ERC20Deposit(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20Deposit) bool {
-	fields := x.plan(w, sel, eRC20DepositImplementors)
+	fields, deferred := x.plan(w, sel, eRC20DepositImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20Deposit(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20Deposit(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20Deposit(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20Deposit(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20Deposit(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20Deposit) (valid bool) {
@@ -2562,9 +2802,15 @@ func (x *directState) directFields_ERC20Deposit(ctx context.Context, w *directWa
 }
 
 func (x *directState) directObject_ERC20Event(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20Event) bool {
-	fields := x.plan(w, sel, eRC20EventImplementors)
+	fields, deferred := x.plan(w, sel, eRC20EventImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20Event(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20Event(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20Event(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20Event(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20Event(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20Event) (valid bool) {
@@ -2661,9 +2907,15 @@ func (x *directState) directFields_ERC20Event(ctx context.Context, w *directWalk
 }
 
 func (x *directState) directObject_ERC20MultiSigEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20MultiSigEvent) bool {
-	fields := x.plan(w, sel, eRC20MultiSigEventImplementors)
+	fields, deferred := x.plan(w, sel, eRC20MultiSigEventImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20MultiSigEvent(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20MultiSigEvent(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20MultiSigEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20MultiSigEvent(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20MultiSigEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20MultiSigEvent) (valid bool) {
@@ -2732,9 +2984,15 @@ func (x *directState) directFields_ERC20MultiSigEvent(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_ERC20SignerAdded(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerAdded) bool {
-	fields := x.plan(w, sel, eRC20SignerAddedImplementors)
+	fields, deferred := x.plan(w, sel, eRC20SignerAddedImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20SignerAdded(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20SignerAdded(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20SignerAdded(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20SignerAdded(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20SignerAdded(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20SignerAdded) (valid bool) {
@@ -2789,9 +3047,15 @@ func (x *directState) directFields_ERC20SignerAdded(ctx context.Context, w *dire
 }
 
 func (x *directState) directObject_ERC20SignerRemoved(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerRemoved) bool {
-	fields := x.plan(w, sel, eRC20SignerRemovedImplementors)
+	fields, deferred := x.plan(w, sel, eRC20SignerRemovedImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20SignerRemoved(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20SignerRemoved(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20SignerRemoved(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20SignerRemoved(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20SignerRemoved(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20SignerRemoved) (valid bool) {
@@ -2846,9 +3110,15 @@ func (x *directState) directFields_ERC20SignerRemoved(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_ERC20ThresholdSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20ThresholdSet) bool {
-	fields := x.plan(w, sel, eRC20ThresholdSetImplementors)
+	fields, deferred := x.plan(w, sel, eRC20ThresholdSetImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20ThresholdSet(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20ThresholdSet(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20ThresholdSet(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20ThresholdSet(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20ThresholdSet(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20ThresholdSet) (valid bool) {
@@ -2903,9 +3173,15 @@ func (x *directState) directFields_ERC20ThresholdSet(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_ERC20Withdrawal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20Withdrawal) bool {
-	fields := x.plan(w, sel, eRC20WithdrawalImplementors)
+	fields, deferred := x.plan(w, sel, eRC20WithdrawalImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ERC20Withdrawal(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ERC20Withdrawal(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20Withdrawal(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20Withdrawal(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ERC20Withdrawal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20Withdrawal) (valid bool) {
@@ -2984,9 +3260,15 @@ func (x *directState) directFields_ERC20Withdrawal(ctx context.Context, w *direc
 }
 
 func (x *directState) directObject_ETHAddress(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ETHAddress) bool {
-	fields := x.plan(w, sel, eTHAddressImplementors)
+	fields, deferred := x.plan(w, sel, eTHAddressImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ETHAddress(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ETHAddress(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ETHAddress(ctx, w, fields, 0, obj)
+	}, x.directFields_ETHAddress(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ETHAddress(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ETHAddress) (valid bool) {
@@ -3028,9 +3310,15 @@ func (x *directState) directFields_ETHAddress(ctx context.Context, w *directWalk
 }
 
 func (x *directState) directObject_Erc20WithdrawExt(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Erc20WithdrawExt) bool {
-	fields := x.plan(w, sel, erc20WithdrawExtImplementors)
+	fields, deferred := x.plan(w, sel, erc20WithdrawExtImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Erc20WithdrawExt(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Erc20WithdrawExt(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Erc20WithdrawExt(ctx, w, fields, 0, obj)
+	}, x.directFields_Erc20WithdrawExt(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Erc20WithdrawExt(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Erc20WithdrawExt) (valid bool) {
@@ -3072,9 +3360,15 @@ func (x *directState) directFields_Erc20WithdrawExt(ctx context.Context, w *dire
 }
 
 func (x *directState) directObject_EthCallSpec(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthCallSpec) bool {
-	fields := x.plan(w, sel, ethCallSpecImplementors)
+	fields, deferred := x.plan(w, sel, ethCallSpecImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_EthCallSpec(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_EthCallSpec(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthCallSpec(ctx, w, fields, 0, obj)
+	}, x.directFields_EthCallSpec(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_EthCallSpec(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthCallSpec) (valid bool) {
@@ -3165,9 +3459,15 @@ func (x *directState) directFields_EthCallSpec(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_EthCallTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthCallTrigger) bool {
-	fields := x.plan(w, sel, ethCallTriggerImplementors)
+	fields, deferred := x.plan(w, sel, ethCallTriggerImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_EthCallTrigger(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_EthCallTrigger(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthCallTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_EthCallTrigger(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_EthCallTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthCallTrigger) (valid bool) {
@@ -3210,9 +3510,15 @@ func (x *directState) directFields_EthCallTrigger(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_EthContractCallEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthContractCallEvent) bool {
-	fields := x.plan(w, sel, ethContractCallEventImplementors)
+	fields, deferred := x.plan(w, sel, ethContractCallEventImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_EthContractCallEvent(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_EthContractCallEvent(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthContractCallEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_EthContractCallEvent(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_EthContractCallEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthContractCallEvent) (valid bool) {
@@ -3288,9 +3594,15 @@ func (x *directState) directFields_EthContractCallEvent(ctx context.Context, w *
 }
 
 func (x *directState) directObject_EthTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) bool {
-	fields := x.plan(w, sel, ethTimeTriggerImplementors)
+	fields, deferred := x.plan(w, sel, ethTimeTriggerImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_EthTimeTrigger(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_EthTimeTrigger(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthTimeTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_EthTimeTrigger(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_EthTimeTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthTimeTrigger) (valid bool) {
@@ -3347,9 +3659,15 @@ func (x *directState) directFields_EthTimeTrigger(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_EthereumKeyRotateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthereumKeyRotateSubmission) bool {
-	fields := x.plan(w, sel, ethereumKeyRotateSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, ethereumKeyRotateSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_EthereumKeyRotateSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_EthereumKeyRotateSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthereumKeyRotateSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_EthereumKeyRotateSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_EthereumKeyRotateSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthereumKeyRotateSubmission) (valid bool) {
@@ -3416,9 +3734,15 @@ func (x *directState) directFields_EthereumKeyRotateSubmission(ctx context.Conte
 }
 
 func (x *directState) directObject_Filter(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Filter) bool {
-	fields := x.plan(w, sel, filterImplementors)
+	fields, deferred := x.plan(w, sel, filterImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Filter(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Filter(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Filter(ctx, w, fields, 0, obj)
+	}, x.directFields_Filter(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Filter(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Filter) (valid bool) {
@@ -3467,9 +3791,15 @@ func (x *directState) directFields_Filter(ctx context.Context, w *directWalk, fi
 }
 
 func (x *directState) directObject_FundingPayment(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.FundingPayment) bool {
-	fields := x.plan(w, sel, fundingPaymentImplementors)
+	fields, deferred := x.plan(w, sel, fundingPaymentImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_FundingPayment(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_FundingPayment(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_FundingPayment(ctx, w, fields, 0, obj)
+	}, x.directFields_FundingPayment(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_FundingPayment(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.FundingPayment) (valid bool) {
@@ -3542,9 +3872,15 @@ func (x *directState) directFields_FundingPayment(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_FundingPaymentConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.FundingPaymentConnection) bool {
-	fields := x.plan(w, sel, fundingPaymentConnectionImplementors)
+	fields, deferred := x.plan(w, sel, fundingPaymentConnectionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_FundingPaymentConnection(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_FundingPaymentConnection(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_FundingPaymentConnection(ctx, w, fields, 0, obj)
+	}, x.directFields_FundingPaymentConnection(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_FundingPaymentConnection(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.FundingPaymentConnection) (valid bool) {
@@ -3592,9 +3928,15 @@ func (x *directState) directFields_FundingPaymentConnection(ctx context.Context,
 }
 
 func (x *directState) directObject_FundingPaymentEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.FundingPaymentEdge) bool {
-	fields := x.plan(w, sel, fundingPaymentEdgeImplementors)
+	fields, deferred := x.plan(w, sel, fundingPaymentEdgeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_FundingPaymentEdge(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_FundingPaymentEdge(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_FundingPaymentEdge(ctx, w, fields, 0, obj)
+	}, x.directFields_FundingPaymentEdge(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_FundingPaymentEdge(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.FundingPaymentEdge) (valid bool) {
@@ -3642,9 +3984,15 @@ func (x *directState) directFields_FundingPaymentEdge(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_Future(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Future) bool {
-	fields := x.plan(w, sel, futureImplementors)
+	fields, deferred := x.plan(w, sel, futureImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Future(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Future(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Future(ctx, w, fields, 0, obj)
+	}, x.directFields_Future(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Future(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Future) (valid bool) {
@@ -3732,9 +4080,15 @@ func (x *directState) directFields_Future(ctx context.Context, w *directWalk, fi
 }
 
 func (x *directState) directObject_GovernanceTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.GovernanceTransfer) bool {
-	fields := x.plan(w, sel, governanceTransferImplementors)
+	fields, deferred := x.plan(w, sel, governanceTransferImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_GovernanceTransfer(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_GovernanceTransfer(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_GovernanceTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_GovernanceTransfer(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_GovernanceTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.GovernanceTransfer) (valid bool) {
@@ -3854,9 +4208,15 @@ func (x *directState) directFields_GovernanceTransfer(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_IcebergOpts(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.IcebergOpts) bool {
-	fields := x.plan(w, sel, icebergOptsImplementors)
+	fields, deferred := x.plan(w, sel, icebergOptsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_IcebergOpts(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_IcebergOpts(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_IcebergOpts(ctx, w, fields, 0, obj)
+	}, x.directFields_IcebergOpts(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_IcebergOpts(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.IcebergOpts) (valid bool) {
@@ -3904,9 +4264,15 @@ func (x *directState) directFields_IcebergOpts(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_Instrument(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Instrument) bool {
-	fields := x.plan(w, sel, instrumentImplementors)
+	fields, deferred := x.plan(w, sel, instrumentImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Instrument(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Instrument(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Instrument(ctx, w, fields, 0, obj)
+	}, x.directFields_Instrument(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Instrument(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Instrument) (valid bool) {
@@ -3975,9 +4341,15 @@ func (x *directState) directFields_Instrument(ctx context.Context, w *directWalk
 }
 
 func (x *directState) directObject_InternalTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.InternalTimeTrigger) bool {
-	fields := x.plan(w, sel, internalTimeTriggerImplementors)
+	fields, deferred := x.plan(w, sel, internalTimeTriggerImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_InternalTimeTrigger(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_InternalTimeTrigger(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_InternalTimeTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_InternalTimeTrigger(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_InternalTimeTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.InternalTimeTrigger) (valid bool) {
@@ -4026,9 +4398,15 @@ func (x *directState) directFields_InternalTimeTrigger(ctx context.Context, w *d
 }
 
 func (x *directState) directObject_IssueSignatures(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.IssueSignatures) bool {
-	fields := x.plan(w, sel, issueSignaturesImplementors)
+	fields, deferred := x.plan(w, sel, issueSignaturesImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_IssueSignatures(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_IssueSignatures(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_IssueSignatures(ctx, w, fields, 0, obj)
+	}, x.directFields_IssueSignatures(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_IssueSignatures(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.IssueSignatures) (valid bool) {
@@ -4089,9 +4467,15 @@ func (x *directState) directFields_IssueSignatures(ctx context.Context, w *direc
 }
 
 func (x *directState) directObject_JoinTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.JoinTeam) bool {
-	fields := x.plan(w, sel, joinTeamImplementors)
+	fields, deferred := x.plan(w, sel, joinTeamImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_JoinTeam(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_JoinTeam(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_JoinTeam(ctx, w, fields, 0, obj)
+	}, x.directFields_JoinTeam(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_JoinTeam(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.JoinTeam) (valid bool) {
@@ -4133,9 +4517,15 @@ func (x *directState) directFields_JoinTeam(ctx context.Context, w *directWalk, 
 }
 
 func (x *directState) directObject_KeyRotateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.KeyRotateSubmission) bool {
-	fields := x.plan(w, sel, keyRotateSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, keyRotateSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_KeyRotateSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_KeyRotateSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_KeyRotateSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_KeyRotateSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_KeyRotateSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.KeyRotateSubmission) (valid bool) {
@@ -4195,9 +4585,15 @@ func (x *directState) directFields_KeyRotateSubmission(ctx context.Context, w *d
 }
 
 func (x *directState) directObject_KeyValueBundle(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.KeyValueBundle) bool {
-	fields := x.plan(w, sel, keyValueBundleImplementors)
+	fields, deferred := x.plan(w, sel, keyValueBundleImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_KeyValueBundle(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_KeyValueBundle(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_KeyValueBundle(ctx, w, fields, 0, obj)
+	}, x.directFields_KeyValueBundle(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_KeyValueBundle(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.KeyValueBundle) (valid bool) {
@@ -4252,9 +4648,15 @@ func (x *directState) directFields_KeyValueBundle(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_LiquidationStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) bool {
-	fields := x.plan(w, sel, liquidationStrategyImplementors)
+	fields, deferred := x.plan(w, sel, liquidationStrategyImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_LiquidationStrategy(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_LiquidationStrategy(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidationStrategy(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidationStrategy(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_LiquidationStrategy(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidationStrategy) (valid bool) {
@@ -4314,9 +4716,15 @@ func (x *directState) directFields_LiquidationStrategy(ctx context.Context, w *d
 }
 
 func (x *directState) directObject_LiquidityFeeSettings(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityFeeSettings) bool {
-	fields := x.plan(w, sel, liquidityFeeSettingsImplementors)
+	fields, deferred := x.plan(w, sel, liquidityFeeSettingsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_LiquidityFeeSettings(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_LiquidityFeeSettings(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityFeeSettings(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityFeeSettings(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_LiquidityFeeSettings(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityFeeSettings) (valid bool) {
@@ -4366,9 +4774,15 @@ func (x *directState) directFields_LiquidityFeeSettings(ctx context.Context, w *
 }
 
 func (x *directState) directObject_LiquidityMonitoringParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityMonitoringParameters) bool {
-	fields := x.plan(w, sel, liquidityMonitoringParametersImplementors)
+	fields, deferred := x.plan(w, sel, liquidityMonitoringParametersImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_LiquidityMonitoringParameters(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_LiquidityMonitoringParameters(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityMonitoringParameters(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityMonitoringParameters(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_LiquidityMonitoringParameters(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityMonitoringParameters) (valid bool) {
@@ -4423,9 +4837,15 @@ func (x *directState) directFields_LiquidityMonitoringParameters(ctx context.Con
 }
 
 func (x *directState) directObject_LiquidityProvisionAmendment(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionAmendment) bool {
-	fields := x.plan(w, sel, liquidityProvisionAmendmentImplementors)
+	fields, deferred := x.plan(w, sel, liquidityProvisionAmendmentImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_LiquidityProvisionAmendment(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_LiquidityProvisionAmendment(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityProvisionAmendment(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityProvisionAmendment(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_LiquidityProvisionAmendment(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityProvisionAmendment) (valid bool) {
@@ -4485,9 +4905,15 @@ func (x *directState) directFields_LiquidityProvisionAmendment(ctx context.Conte
 }
 
 func (x *directState) directObject_LiquidityProvisionCancellation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionCancellation) bool {
-	fields := x.plan(w, sel, liquidityProvisionCancellationImplementors)
+	fields, deferred := x.plan(w, sel, liquidityProvisionCancellationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_LiquidityProvisionCancellation(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_LiquidityProvisionCancellation(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityProvisionCancellation(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityProvisionCancellation(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_LiquidityProvisionCancellation(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityProvisionCancellation) (valid bool) {
@@ -4529,9 +4955,15 @@ func (x *directState) directFields_LiquidityProvisionCancellation(ctx context.Co
 }
 
 func (x *directState) directObject_LiquidityProvisionSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionSubmission) bool {
-	fields := x.plan(w, sel, liquidityProvisionSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, liquidityProvisionSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_LiquidityProvisionSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_LiquidityProvisionSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityProvisionSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityProvisionSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_LiquidityProvisionSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityProvisionSubmission) (valid bool) {
@@ -4591,9 +5023,15 @@ func (x *directState) directFields_LiquidityProvisionSubmission(ctx context.Cont
 }
 
 func (x *directState) directObject_LogNormalModelParams(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) bool {
-	fields := x.plan(w, sel, logNormalModelParamsImplementors)
+	fields, deferred := x.plan(w, sel, logNormalModelParamsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_LogNormalModelParams(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_LogNormalModelParams(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LogNormalModelParams(ctx, w, fields, 0, obj)
+	}, x.directFields_LogNormalModelParams(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_LogNormalModelParams(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LogNormalModelParams) (valid bool) {
@@ -4647,9 +5085,15 @@ func (x *directState) directFields_LogNormalModelParams(ctx context.Context, w *
 }
 
 func (x *directState) directObject_LogNormalRiskModel(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LogNormalRiskModel) bool {
-	fields := x.plan(w, sel, logNormalRiskModelImplementors)
+	fields, deferred := x.plan(w, sel, logNormalRiskModelImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_LogNormalRiskModel(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_LogNormalRiskModel(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LogNormalRiskModel(ctx, w, fields, 0, obj)
+	}, x.directFields_LogNormalRiskModel(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_LogNormalRiskModel(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LogNormalRiskModel) (valid bool) {
@@ -4704,9 +5148,15 @@ func (x *directState) directFields_LogNormalRiskModel(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_MatrixValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.MatrixValue) bool {
-	fields := x.plan(w, sel, matrixValueImplementors)
+	fields, deferred := x.plan(w, sel, matrixValueImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_MatrixValue(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_MatrixValue(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_MatrixValue(ctx, w, fields, 0, obj)
+	}, x.directFields_MatrixValue(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_MatrixValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.MatrixValue) (valid bool) {
@@ -4748,9 +5198,15 @@ func (x *directState) directFields_MatrixValue(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_Metadata(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Metadata) bool {
-	fields := x.plan(w, sel, metadataImplementors)
+	fields, deferred := x.plan(w, sel, metadataImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Metadata(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Metadata(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Metadata(ctx, w, fields, 0, obj)
+	}, x.directFields_Metadata(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Metadata(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Metadata) (valid bool) {
@@ -4798,9 +5254,15 @@ func (x *directState) directFields_Metadata(ctx context.Context, w *directWalk, 
 }
 
 func (x *directState) directObject_NetworkParameter(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NetworkParameter) bool {
-	fields := x.plan(w, sel, networkParameterImplementors)
+	fields, deferred := x.plan(w, sel, networkParameterImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NetworkParameter(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NetworkParameter(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NetworkParameter(ctx, w, fields, 0, obj)
+	}, x.directFields_NetworkParameter(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NetworkParameter(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NetworkParameter) (valid bool) {
@@ -4848,9 +5310,15 @@ func (x *directState) directFields_NetworkParameter(ctx context.Context, w *dire
 }
 
 func (x *directState) directObject_NewAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewAsset) bool {
-	fields := x.plan(w, sel, newAssetImplementors)
+	fields, deferred := x.plan(w, sel, newAssetImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NewAsset(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NewAsset(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewAsset(ctx, w, fields, 0, obj)
+	}, x.directFields_NewAsset(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NewAsset(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewAsset) (valid bool) {
@@ -4893,9 +5361,15 @@ func (x *directState) directFields_NewAsset(ctx context.Context, w *directWalk, 
 }
 
 func (x *directState) directObject_NewFreeform(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewFreeform) bool {
-	fields := x.plan(w, sel, newFreeformImplementors)
+	fields, deferred := x.plan(w, sel, newFreeformImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NewFreeform(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NewFreeform(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewFreeform(ctx, w, fields, 0, obj)
+	}, x.directFields_NewFreeform(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NewFreeform(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewFreeform) (valid bool) {
@@ -4937,9 +5411,15 @@ func (x *directState) directFields_NewFreeform(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_NewFutureMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewFutureMarketConfig) bool {
-	fields := x.plan(w, sel, newFutureMarketConfigImplementors)
+	fields, deferred := x.plan(w, sel, newFutureMarketConfigImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NewFutureMarketConfig(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NewFutureMarketConfig(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewFutureMarketConfig(ctx, w, fields, 0, obj)
+	}, x.directFields_NewFutureMarketConfig(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NewFutureMarketConfig(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewFutureMarketConfig) (valid bool) {
@@ -5082,9 +5562,15 @@ func (x *directState) directFields_NewFutureMarketConfig(ctx context.Context, w 
 }
 
 func (x *directState) directObject_NewMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewMarket) bool {
-	fields := x.plan(w, sel, newMarketImplementors)
+	fields, deferred := x.plan(w, sel, newMarketImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NewMarket(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NewMarket(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewMarket(ctx, w, fields, 0, obj)
+	}, x.directFields_NewMarket(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NewMarket(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewMarket) (valid bool) {
@@ -5127,9 +5613,15 @@ func (x *directState) directFields_NewMarket(ctx context.Context, w *directWalk,
 }
 
 func (x *directState) directObject_NewSpotMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarket) bool {
-	fields := x.plan(w, sel, newSpotMarketImplementors)
+	fields, deferred := x.plan(w, sel, newSpotMarketImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NewSpotMarket(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NewSpotMarket(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewSpotMarket(ctx, w, fields, 0, obj)
+	}, x.directFields_NewSpotMarket(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NewSpotMarket(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewSpotMarket) (valid bool) {
@@ -5172,9 +5664,15 @@ func (x *directState) directFields_NewSpotMarket(ctx context.Context, w *directW
 }
 
 func (x *directState) directObject_NewSpotMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarketConfig) bool {
-	fields := x.plan(w, sel, newSpotMarketConfigImplementors)
+	fields, deferred := x.plan(w, sel, newSpotMarketConfigImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NewSpotMarketConfig(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NewSpotMarketConfig(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewSpotMarketConfig(ctx, w, fields, 0, obj)
+	}, x.directFields_NewSpotMarketConfig(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NewSpotMarketConfig(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewSpotMarketConfig) (valid bool) {
@@ -5277,9 +5775,15 @@ func (x *directState) directFields_NewSpotMarketConfig(ctx context.Context, w *d
 }
 
 func (x *directState) directObject_NewTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewTransfer) bool {
-	fields := x.plan(w, sel, newTransferImplementors)
+	fields, deferred := x.plan(w, sel, newTransferImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NewTransfer(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NewTransfer(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_NewTransfer(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NewTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewTransfer) (valid bool) {
@@ -5322,9 +5826,15 @@ func (x *directState) directFields_NewTransfer(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_NodeSignature(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NodeSignature) bool {
-	fields := x.plan(w, sel, nodeSignatureImplementors)
+	fields, deferred := x.plan(w, sel, nodeSignatureImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NodeSignature(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NodeSignature(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NodeSignature(ctx, w, fields, 0, obj)
+	}, x.directFields_NodeSignature(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NodeSignature(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NodeSignature) (valid bool) {
@@ -5380,9 +5890,15 @@ func (x *directState) directFields_NodeSignature(ctx context.Context, w *directW
 }
 
 func (x *directState) directObject_NodeVote(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NodeVote) bool {
-	fields := x.plan(w, sel, nodeVoteImplementors)
+	fields, deferred := x.plan(w, sel, nodeVoteImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_NodeVote(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_NodeVote(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NodeVote(ctx, w, fields, 0, obj)
+	}, x.directFields_NodeVote(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_NodeVote(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NodeVote) (valid bool) {
@@ -5431,9 +5947,15 @@ func (x *directState) directFields_NodeVote(ctx context.Context, w *directWalk, 
 }
 
 func (x *directState) directObject_Normaliser(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Normaliser) bool {
-	fields := x.plan(w, sel, normaliserImplementors)
+	fields, deferred := x.plan(w, sel, normaliserImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Normaliser(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Normaliser(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Normaliser(ctx, w, fields, 0, obj)
+	}, x.directFields_Normaliser(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Normaliser(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Normaliser) (valid bool) {
@@ -5481,9 +6003,15 @@ func (x *directState) directFields_Normaliser(ctx context.Context, w *directWalk
 }
 
 func (x *directState) directObject_OneOffTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OneOffTransfer) bool {
-	fields := x.plan(w, sel, oneOffTransferImplementors)
+	fields, deferred := x.plan(w, sel, oneOffTransferImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_OneOffTransfer(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_OneOffTransfer(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OneOffTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_OneOffTransfer(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_OneOffTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OneOffTransfer) (valid bool) {
@@ -5526,9 +6054,15 @@ func (x *directState) directFields_OneOffTransfer(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_OracleDataSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OracleDataSubmission) bool {
-	fields := x.plan(w, sel, oracleDataSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, oracleDataSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_OracleDataSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_OracleDataSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OracleDataSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_OracleDataSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_OracleDataSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OracleDataSubmission) (valid bool) {
@@ -5585,9 +6119,15 @@ func (x *directState) directFields_OracleDataSubmission(ctx context.Context, w *
 }
 
 func (x *directState) directObject_OrderAmendment(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OrderAmendment) bool {
-	fields := x.plan(w, sel, orderAmendmentImplementors)
+	fields, deferred := x.plan(w, sel, orderAmendmentImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_OrderAmendment(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_OrderAmendment(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OrderAmendment(ctx, w, fields, 0, obj)
+	}, x.directFields_OrderAmendment(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_OrderAmendment(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OrderAmendment) (valid bool) {
@@ -5682,9 +6222,15 @@ func (x *directState) directFields_OrderAmendment(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_OrderCancellation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OrderCancellation) bool {
-	fields := x.plan(w, sel, orderCancellationImplementors)
+	fields, deferred := x.plan(w, sel, orderCancellationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_OrderCancellation(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_OrderCancellation(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OrderCancellation(ctx, w, fields, 0, obj)
+	}, x.directFields_OrderCancellation(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_OrderCancellation(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OrderCancellation) (valid bool) {
@@ -5732,9 +6278,15 @@ func (x *directState) directFields_OrderCancellation(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_OrderSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OrderSubmission) bool {
-	fields := x.plan(w, sel, orderSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, orderSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_OrderSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_OrderSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OrderSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_OrderSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_OrderSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OrderSubmission) (valid bool) {
@@ -5848,9 +6400,15 @@ func (x *directState) directFields_OrderSubmission(ctx context.Context, w *direc
 }
 
 func (x *directState) directObject_PageInfo(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.PageInfo) bool {
-	fields := x.plan(w, sel, pageInfoImplementors)
+	fields, deferred := x.plan(w, sel, pageInfoImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_PageInfo(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_PageInfo(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PageInfo(ctx, w, fields, 0, obj)
+	}, x.directFields_PageInfo(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_PageInfo(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.PageInfo) (valid bool) {
@@ -5912,9 +6470,15 @@ func (x *directState) directFields_PageInfo(ctx context.Context, w *directWalk, 
 }
 
 func (x *directState) directObject_Party(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Party) bool {
-	fields := x.plan(w, sel, partyImplementors)
+	fields, deferred := x.plan(w, sel, partyImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Party(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Party(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Party(ctx, w, fields, 0, obj)
+	}, x.directFields_Party(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Party(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Party) (valid bool) {
@@ -6043,9 +6607,15 @@ func (x *directState) directFields_Party(ctx context.Context, w *directWalk, fie
 }
 
 func (x *directState) directObject_PeggedOrder(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PeggedOrder) bool {
-	fields := x.plan(w, sel, peggedOrderImplementors)
+	fields, deferred := x.plan(w, sel, peggedOrderImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_PeggedOrder(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_PeggedOrder(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PeggedOrder(ctx, w, fields, 0, obj)
+	}, x.directFields_PeggedOrder(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_PeggedOrder(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PeggedOrder) (valid bool) {
@@ -6094,9 +6664,15 @@ func (x *directState) directFields_PeggedOrder(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_Perpetual(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Perpetual) bool {
-	fields := x.plan(w, sel, perpetualImplementors)
+	fields, deferred := x.plan(w, sel, perpetualImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Perpetual(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Perpetual(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Perpetual(ctx, w, fields, 0, obj)
+	}, x.directFields_Perpetual(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Perpetual(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Perpetual) (valid bool) {
@@ -6236,9 +6812,15 @@ func (x *directState) directFields_Perpetual(ctx context.Context, w *directWalk,
 }
 
 func (x *directState) directObject_PriceMonitoringParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringParameters) bool {
-	fields := x.plan(w, sel, priceMonitoringParametersImplementors)
+	fields, deferred := x.plan(w, sel, priceMonitoringParametersImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_PriceMonitoringParameters(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_PriceMonitoringParameters(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PriceMonitoringParameters(ctx, w, fields, 0, obj)
+	}, x.directFields_PriceMonitoringParameters(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_PriceMonitoringParameters(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PriceMonitoringParameters) (valid bool) {
@@ -6280,9 +6862,15 @@ func (x *directState) directFields_PriceMonitoringParameters(ctx context.Context
 }
 
 func (x *directState) directObject_PriceMonitoringTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringTrigger) bool {
-	fields := x.plan(w, sel, priceMonitoringTriggerImplementors)
+	fields, deferred := x.plan(w, sel, priceMonitoringTriggerImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_PriceMonitoringTrigger(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_PriceMonitoringTrigger(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PriceMonitoringTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_PriceMonitoringTrigger(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_PriceMonitoringTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PriceMonitoringTrigger) (valid bool) {
@@ -6336,9 +6924,15 @@ func (x *directState) directFields_PriceMonitoringTrigger(ctx context.Context, w
 }
 
 func (x *directState) directObject_ProofOfWork(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProofOfWork) bool {
-	fields := x.plan(w, sel, proofOfWorkImplementors)
+	fields, deferred := x.plan(w, sel, proofOfWorkImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ProofOfWork(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ProofOfWork(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProofOfWork(ctx, w, fields, 0, obj)
+	}, x.directFields_ProofOfWork(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ProofOfWork(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProofOfWork) (valid bool) {
@@ -6386,9 +6980,15 @@ func (x *directState) directFields_ProofOfWork(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_PropertyKey(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PropertyKey) bool {
-	fields := x.plan(w, sel, propertyKeyImplementors)
+	fields, deferred := x.plan(w, sel, propertyKeyImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_PropertyKey(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_PropertyKey(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PropertyKey(ctx, w, fields, 0, obj)
+	}, x.directFields_PropertyKey(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_PropertyKey(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PropertyKey) (valid bool) {
@@ -6444,9 +7044,15 @@ func (x *directState) directFields_PropertyKey(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_ProposalChange(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalChange) bool {
-	fields := x.plan(w, sel, proposalChangeImplementors)
+	fields, deferred := x.plan(w, sel, proposalChangeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ProposalChange(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ProposalChange(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProposalChange(ctx, w, fields, 0, obj)
+	}, x.directFields_ProposalChange(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ProposalChange(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProposalChange) (valid bool) {
@@ -6496,9 +7102,15 @@ func (x *directState) directFields_ProposalChange(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_ProposalRationale(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalRationale) bool {
-	fields := x.plan(w, sel, proposalRationaleImplementors)
+	fields, deferred := x.plan(w, sel, proposalRationaleImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ProposalRationale(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ProposalRationale(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProposalRationale(ctx, w, fields, 0, obj)
+	}, x.directFields_ProposalRationale(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ProposalRationale(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProposalRationale) (valid bool) {
@@ -6546,9 +7158,15 @@ func (x *directState) directFields_ProposalRationale(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_ProposalSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalSubmission) bool {
-	fields := x.plan(w, sel, proposalSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, proposalSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ProposalSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ProposalSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProposalSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_ProposalSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ProposalSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProposalSubmission) (valid bool) {
@@ -6604,9 +7222,15 @@ func (x *directState) directFields_ProposalSubmission(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_ProposalTerms(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalTerms) bool {
-	fields := x.plan(w, sel, proposalTermsImplementors)
+	fields, deferred := x.plan(w, sel, proposalTermsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ProposalTerms(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ProposalTerms(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProposalTerms(ctx, w, fields, 0, obj)
+	}, x.directFields_ProposalTerms(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ProposalTerms(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProposalTerms) (valid bool) {
@@ -6670,9 +7294,15 @@ func (x *directState) directFields_ProposalTerms(ctx context.Context, w *directW
 }
 
 func (x *directState) directObject_ProtocolUpgradeProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProtocolUpgradeProposal) bool {
-	fields := x.plan(w, sel, protocolUpgradeProposalImplementors)
+	fields, deferred := x.plan(w, sel, protocolUpgradeProposalImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ProtocolUpgradeProposal(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ProtocolUpgradeProposal(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProtocolUpgradeProposal(ctx, w, fields, 0, obj)
+	}, x.directFields_ProtocolUpgradeProposal(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ProtocolUpgradeProposal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProtocolUpgradeProposal) (valid bool) {
@@ -6720,9 +7350,15 @@ func (x *directState) directFields_ProtocolUpgradeProposal(ctx context.Context, 
 }
 
 func (x *directState) directObject_PubKey(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PubKey) bool {
-	fields := x.plan(w, sel, pubKeyImplementors)
+	fields, deferred := x.plan(w, sel, pubKeyImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_PubKey(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_PubKey(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PubKey(ctx, w, fields, 0, obj)
+	}, x.directFields_PubKey(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_PubKey(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PubKey) (valid bool) {
@@ -6764,8 +7400,9 @@ func (x *directState) directFields_PubKey(ctx context.Context, w *directWalk, fi
 }
 
 func (x *directState) directObject_Query(ctx context.Context, w *directWalk, sel ast.SelectionSet) bool {
-	fields := x.plan(w, sel, queryImplementors)
+	fields, deferred := x.plan(w, sel, queryImplementors)
 	w.o.b.WriteByte('{')
+	_ = deferred
 	return x.directFields_Query(ctx, w, fields, 0)
 }
 
@@ -7061,9 +7698,15 @@ func (x *directState) directFields_Query(ctx context.Context, w *directWalk, fie
 }
 
 func (x *directState) directObject_RankTable(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.RankTable) bool {
-	fields := x.plan(w, sel, rankTableImplementors)
+	fields, deferred := x.plan(w, sel, rankTableImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_RankTable(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_RankTable(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_RankTable(ctx, w, fields, 0, obj)
+	}, x.directFields_RankTable(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_RankTable(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.RankTable) (valid bool) {
@@ -7111,9 +7754,15 @@ func (x *directState) directFields_RankTable(ctx context.Context, w *directWalk,
 }
 
 func (x *directState) directObject_RecurringTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.RecurringTransfer) bool {
-	fields := x.plan(w, sel, recurringTransferImplementors)
+	fields, deferred := x.plan(w, sel, recurringTransferImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_RecurringTransfer(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_RecurringTransfer(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_RecurringTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_RecurringTransfer(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_RecurringTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.RecurringTransfer) (valid bool) {
@@ -7169,9 +7818,15 @@ func (x *directState) directFields_RecurringTransfer(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_RecurringTransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.RecurringTransferFunds) bool {
-	fields := x.plan(w, sel, recurringTransferFundsImplementors)
+	fields, deferred := x.plan(w, sel, recurringTransferFundsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_RecurringTransferFunds(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_RecurringTransferFunds(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_RecurringTransferFunds(ctx, w, fields, 0, obj)
+	}, x.directFields_RecurringTransferFunds(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_RecurringTransferFunds(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.RecurringTransferFunds) (valid bool) {
@@ -7233,9 +7888,15 @@ func (x *directState) directFields_RecurringTransferFunds(ctx context.Context, w
 }
 
 func (x *directState) directObject_ReferralProgramChanges(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ReferralProgramChanges) bool {
-	fields := x.plan(w, sel, referralProgramChangesImplementors)
+	fields, deferred := x.plan(w, sel, referralProgramChangesImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ReferralProgramChanges(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ReferralProgramChanges(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ReferralProgramChanges(ctx, w, fields, 0, obj)
+	}, x.directFields_ReferralProgramChanges(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ReferralProgramChanges(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ReferralProgramChanges) (valid bool) {
@@ -7296,9 +7957,15 @@ func (x *directState) directFields_ReferralProgramChanges(ctx context.Context, w
 }
 
 func (x *directState) directObject_ScalarValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ScalarValue) bool {
-	fields := x.plan(w, sel, scalarValueImplementors)
+	fields, deferred := x.plan(w, sel, scalarValueImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ScalarValue(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ScalarValue(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ScalarValue(ctx, w, fields, 0, obj)
+	}, x.directFields_ScalarValue(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ScalarValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ScalarValue) (valid bool) {
@@ -7340,9 +8007,15 @@ func (x *directState) directFields_ScalarValue(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_Signature(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
-	fields := x.plan(w, sel, signatureImplementors)
+	fields, deferred := x.plan(w, sel, signatureImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Signature(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Signature(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Signature(ctx, w, fields, 0, obj)
+	}, x.directFields_Signature(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Signature(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Signature) (valid bool) {
@@ -7396,9 +8069,15 @@ func (x *directState) directFields_Signature(ctx context.Context, w *directWalk,
 }
 
 func (x *directState) directObject_Signer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Signer) bool {
-	fields := x.plan(w, sel, signerImplementors)
+	fields, deferred := x.plan(w, sel, signerImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Signer(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Signer(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Signer(ctx, w, fields, 0, obj)
+	}, x.directFields_Signer(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Signer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Signer) (valid bool) {
@@ -7448,9 +8127,15 @@ func (x *directState) directFields_Signer(ctx context.Context, w *directWalk, fi
 }
 
 func (x *directState) directObject_SimpleRiskModel(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SimpleRiskModel) bool {
-	fields := x.plan(w, sel, simpleRiskModelImplementors)
+	fields, deferred := x.plan(w, sel, simpleRiskModelImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_SimpleRiskModel(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_SimpleRiskModel(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SimpleRiskModel(ctx, w, fields, 0, obj)
+	}, x.directFields_SimpleRiskModel(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_SimpleRiskModel(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SimpleRiskModel) (valid bool) {
@@ -7516,9 +8201,15 @@ func (x *directState) directFields_SimpleRiskModel(ctx context.Context, w *direc
 }
 
 func (x *directState) directObject_SizeOverrideValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SizeOverrideValue) bool {
-	fields := x.plan(w, sel, sizeOverrideValueImplementors)
+	fields, deferred := x.plan(w, sel, sizeOverrideValueImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_SizeOverrideValue(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_SizeOverrideValue(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SizeOverrideValue(ctx, w, fields, 0, obj)
+	}, x.directFields_SizeOverrideValue(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_SizeOverrideValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SizeOverrideValue) (valid bool) {
@@ -7560,9 +8251,15 @@ func (x *directState) directFields_SizeOverrideValue(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_SlaParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SlaParameters) bool {
-	fields := x.plan(w, sel, slaParametersImplementors)
+	fields, deferred := x.plan(w, sel, slaParametersImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_SlaParameters(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_SlaParameters(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SlaParameters(ctx, w, fields, 0, obj)
+	}, x.directFields_SlaParameters(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_SlaParameters(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SlaParameters) (valid bool) {
@@ -7622,9 +8319,15 @@ func (x *directState) directFields_SlaParameters(ctx context.Context, w *directW
 }
 
 func (x *directState) directObject_SpecBindingForCompositePrice(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SpecBindingForCompositePrice) bool {
-	fields := x.plan(w, sel, specBindingForCompositePriceImplementors)
+	fields, deferred := x.plan(w, sel, specBindingForCompositePriceImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_SpecBindingForCompositePrice(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_SpecBindingForCompositePrice(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SpecBindingForCompositePrice(ctx, w, fields, 0, obj)
+	}, x.directFields_SpecBindingForCompositePrice(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_SpecBindingForCompositePrice(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SpecBindingForCompositePrice) (valid bool) {
@@ -7666,9 +8369,15 @@ func (x *directState) directFields_SpecBindingForCompositePrice(ctx context.Cont
 }
 
 func (x *directState) directObject_Spot(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Spot) bool {
-	fields := x.plan(w, sel, spotImplementors)
+	fields, deferred := x.plan(w, sel, spotImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Spot(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Spot(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Spot(ctx, w, fields, 0, obj)
+	}, x.directFields_Spot(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Spot(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Spot) (valid bool) {
@@ -7760,9 +8469,15 @@ func (x *directState) directFields_Spot(ctx context.Context, w *directWalk, fiel
 }
 
 func (x *directState) directObject_StakeDeposited(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakeDeposited) bool {
-	fields := x.plan(w, sel, stakeDepositedImplementors)
+	fields, deferred := x.plan(w, sel, stakeDepositedImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StakeDeposited(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StakeDeposited(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakeDeposited(ctx, w, fields, 0, obj)
+	}, x.directFields_StakeDeposited(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StakeDeposited(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakeDeposited) (valid bool) {
@@ -7823,9 +8538,15 @@ func (x *directState) directFields_StakeDeposited(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_StakeRemoved(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakeRemoved) bool {
-	fields := x.plan(w, sel, stakeRemovedImplementors)
+	fields, deferred := x.plan(w, sel, stakeRemovedImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StakeRemoved(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StakeRemoved(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakeRemoved(ctx, w, fields, 0, obj)
+	}, x.directFields_StakeRemoved(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StakeRemoved(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakeRemoved) (valid bool) {
@@ -7886,9 +8607,15 @@ func (x *directState) directFields_StakeRemoved(ctx context.Context, w *directWa
 }
 
 func (x *directState) directObject_StakeTotalSupply(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakeTotalSupply) bool {
-	fields := x.plan(w, sel, stakeTotalSupplyImplementors)
+	fields, deferred := x.plan(w, sel, stakeTotalSupplyImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StakeTotalSupply(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StakeTotalSupply(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakeTotalSupply(ctx, w, fields, 0, obj)
+	}, x.directFields_StakeTotalSupply(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StakeTotalSupply(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakeTotalSupply) (valid bool) {
@@ -7936,9 +8663,15 @@ func (x *directState) directFields_StakeTotalSupply(ctx context.Context, w *dire
 }
 
 func (x *directState) directObject_StakingEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakingEvent) bool {
-	fields := x.plan(w, sel, stakingEventImplementors)
+	fields, deferred := x.plan(w, sel, stakingEventImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StakingEvent(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StakingEvent(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakingEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_StakingEvent(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StakingEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakingEvent) (valid bool) {
@@ -8007,9 +8740,15 @@ func (x *directState) directFields_StakingEvent(ctx context.Context, w *directWa
 }
 
 func (x *directState) directObject_StakingTier(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakingTier) bool {
-	fields := x.plan(w, sel, stakingTierImplementors)
+	fields, deferred := x.plan(w, sel, stakingTierImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StakingTier(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StakingTier(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakingTier(ctx, w, fields, 0, obj)
+	}, x.directFields_StakingTier(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StakingTier(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakingTier) (valid bool) {
@@ -8057,9 +8796,15 @@ func (x *directState) directFields_StakingTier(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_StateValueProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StateValueProposal) bool {
-	fields := x.plan(w, sel, stateValueProposalImplementors)
+	fields, deferred := x.plan(w, sel, stateValueProposalImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StateValueProposal(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StateValueProposal(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StateValueProposal(ctx, w, fields, 0, obj)
+	}, x.directFields_StateValueProposal(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StateValueProposal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StateValueProposal) (valid bool) {
@@ -8113,9 +8858,15 @@ func (x *directState) directFields_StateValueProposal(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_StateVarValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StateVarValue) bool {
-	fields := x.plan(w, sel, stateVarValueImplementors)
+	fields, deferred := x.plan(w, sel, stateVarValueImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StateVarValue(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StateVarValue(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StateVarValue(ctx, w, fields, 0, obj)
+	}, x.directFields_StateVarValue(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StateVarValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StateVarValue) (valid bool) {
@@ -8172,9 +8923,15 @@ func (x *directState) directFields_StateVarValue(ctx context.Context, w *directW
 }
 
 func (x *directState) directObject_StateVariableProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StateVariableProposal) bool {
-	fields := x.plan(w, sel, stateVariableProposalImplementors)
+	fields, deferred := x.plan(w, sel, stateVariableProposalImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StateVariableProposal(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StateVariableProposal(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StateVariableProposal(ctx, w, fields, 0, obj)
+	}, x.directFields_StateVariableProposal(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StateVariableProposal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StateVariableProposal) (valid bool) {
@@ -8217,9 +8974,15 @@ func (x *directState) directFields_StateVariableProposal(ctx context.Context, w 
 }
 
 func (x *directState) directObject_StopOrderCancellation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StopOrderCancellation) bool {
-	fields := x.plan(w, sel, stopOrderCancellationImplementors)
+	fields, deferred := x.plan(w, sel, stopOrderCancellationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StopOrderCancellation(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StopOrderCancellation(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StopOrderCancellation(ctx, w, fields, 0, obj)
+	}, x.directFields_StopOrderCancellation(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StopOrderCancellation(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StopOrderCancellation) (valid bool) {
@@ -8269,9 +9032,15 @@ func (x *directState) directFields_StopOrderCancellation(ctx context.Context, w 
 }
 
 func (x *directState) directObject_StopOrderSetup(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StopOrderSetup) bool {
-	fields := x.plan(w, sel, stopOrderSetupImplementors)
+	fields, deferred := x.plan(w, sel, stopOrderSetupImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StopOrderSetup(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StopOrderSetup(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StopOrderSetup(ctx, w, fields, 0, obj)
+	}, x.directFields_StopOrderSetup(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StopOrderSetup(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StopOrderSetup) (valid bool) {
@@ -8356,9 +9125,15 @@ func (x *directState) directFields_StopOrderSetup(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_StopOrdersSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StopOrdersSubmission) bool {
-	fields := x.plan(w, sel, stopOrdersSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, stopOrdersSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_StopOrdersSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_StopOrdersSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StopOrdersSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_StopOrdersSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_StopOrdersSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StopOrdersSubmission) (valid bool) {
@@ -8408,9 +9183,15 @@ func (x *directState) directFields_StopOrdersSubmission(ctx context.Context, w *
 }
 
 func (x *directState) directObject_SuccessorConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SuccessorConfiguration) bool {
-	fields := x.plan(w, sel, successorConfigurationImplementors)
+	fields, deferred := x.plan(w, sel, successorConfigurationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_SuccessorConfiguration(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_SuccessorConfiguration(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SuccessorConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_SuccessorConfiguration(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_SuccessorConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SuccessorConfiguration) (valid bool) {
@@ -8458,9 +9239,15 @@ func (x *directState) directFields_SuccessorConfiguration(ctx context.Context, w
 }
 
 func (x *directState) directObject_TargetStakeParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.TargetStakeParameters) bool {
-	fields := x.plan(w, sel, targetStakeParametersImplementors)
+	fields, deferred := x.plan(w, sel, targetStakeParametersImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_TargetStakeParameters(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_TargetStakeParameters(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_TargetStakeParameters(ctx, w, fields, 0, obj)
+	}, x.directFields_TargetStakeParameters(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_TargetStakeParameters(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.TargetStakeParameters) (valid bool) {
@@ -8508,9 +9295,15 @@ func (x *directState) directFields_TargetStakeParameters(ctx context.Context, w 
 }
 
 func (x *directState) directObject_Transaction(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Transaction) bool {
-	fields := x.plan(w, sel, transactionImplementors)
+	fields, deferred := x.plan(w, sel, transactionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_Transaction(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_Transaction(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Transaction(ctx, w, fields, 0, obj)
+	}, x.directFields_Transaction(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_Transaction(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Transaction) (valid bool) {
@@ -8638,9 +9431,15 @@ func (x *directState) directFields_Transaction(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_TransactionConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.TransactionConnection) bool {
-	fields := x.plan(w, sel, transactionConnectionImplementors)
+	fields, deferred := x.plan(w, sel, transactionConnectionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_TransactionConnection(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_TransactionConnection(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_TransactionConnection(ctx, w, fields, 0, obj)
+	}, x.directFields_TransactionConnection(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_TransactionConnection(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.TransactionConnection) (valid bool) {
@@ -8688,9 +9487,15 @@ func (x *directState) directFields_TransactionConnection(ctx context.Context, w 
 }
 
 func (x *directState) directObject_TransactionEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.TransactionEdge) bool {
-	fields := x.plan(w, sel, transactionEdgeImplementors)
+	fields, deferred := x.plan(w, sel, transactionEdgeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_TransactionEdge(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_TransactionEdge(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_TransactionEdge(ctx, w, fields, 0, obj)
+	}, x.directFields_TransactionEdge(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_TransactionEdge(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.TransactionEdge) (valid bool) {
@@ -8738,9 +9543,15 @@ func (x *directState) directFields_TransactionEdge(ctx context.Context, w *direc
 }
 
 func (x *directState) directObject_TransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.TransferFunds) bool {
-	fields := x.plan(w, sel, transferFundsImplementors)
+	fields, deferred := x.plan(w, sel, transferFundsImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_TransferFunds(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_TransferFunds(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_TransferFunds(ctx, w, fields, 0, obj)
+	}, x.directFields_TransferFunds(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_TransferFunds(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.TransferFunds) (valid bool) {
@@ -8847,9 +9658,15 @@ func (x *directState) directFields_TransferFunds(ctx context.Context, w *directW
 }
 
 func (x *directState) directObject_UndelegateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UndelegateSubmission) bool {
-	fields := x.plan(w, sel, undelegateSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, undelegateSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UndelegateSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UndelegateSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UndelegateSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_UndelegateSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UndelegateSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UndelegateSubmission) (valid bool) {
@@ -8910,9 +9727,15 @@ func (x *directState) directFields_UndelegateSubmission(ctx context.Context, w *
 }
 
 func (x *directState) directObject_UnknownCommand(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UnknownCommand) bool {
-	fields := x.plan(w, sel, unknownCommandImplementors)
+	fields, deferred := x.plan(w, sel, unknownCommandImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UnknownCommand(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UnknownCommand(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UnknownCommand(ctx, w, fields, 0, obj)
+	}, x.directFields_UnknownCommand(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UnknownCommand(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UnknownCommand) (valid bool) {
@@ -8960,9 +9783,15 @@ func (x *directState) directFields_UnknownCommand(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_UnknownProposalChange(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UnknownProposalChange) bool {
-	fields := x.plan(w, sel, unknownProposalChangeImplementors)
+	fields, deferred := x.plan(w, sel, unknownProposalChangeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UnknownProposalChange(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UnknownProposalChange(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UnknownProposalChange(ctx, w, fields, 0, obj)
+	}, x.directFields_UnknownProposalChange(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UnknownProposalChange(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UnknownProposalChange) (valid bool) {
@@ -9010,9 +9839,15 @@ func (x *directState) directFields_UnknownProposalChange(ctx context.Context, w 
 }
 
 func (x *directState) directObject_UpdateAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateAsset) bool {
-	fields := x.plan(w, sel, updateAssetImplementors)
+	fields, deferred := x.plan(w, sel, updateAssetImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateAsset(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateAsset(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateAsset(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateAsset(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateAsset(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateAsset) (valid bool) {
@@ -9086,9 +9921,15 @@ func (x *directState) directFields_UpdateAsset(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_UpdateAssetConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateAssetConfiguration) bool {
-	fields := x.plan(w, sel, updateAssetConfigurationImplementors)
+	fields, deferred := x.plan(w, sel, updateAssetConfigurationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateAssetConfiguration(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateAssetConfiguration(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateAssetConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateAssetConfiguration(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateAssetConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateAssetConfiguration) (valid bool) {
@@ -9137,9 +9978,15 @@ func (x *directState) directFields_UpdateAssetConfiguration(ctx context.Context,
 }
 
 func (x *directState) directObject_UpdateERC20(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateERC20) bool {
-	fields := x.plan(w, sel, updateERC20Implementors)
+	fields, deferred := x.plan(w, sel, updateERC20Implementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateERC20(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateERC20(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateERC20(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateERC20(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateERC20(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateERC20) (valid bool) {
@@ -9187,9 +10034,15 @@ func (x *directState) directFields_UpdateERC20(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_UpdateFutureProduct(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateFutureProduct) bool {
-	fields := x.plan(w, sel, updateFutureProductImplementors)
+	fields, deferred := x.plan(w, sel, updateFutureProductImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateFutureProduct(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateFutureProduct(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateFutureProduct(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateFutureProduct(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateFutureProduct(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateFutureProduct) (valid bool) {
@@ -9252,9 +10105,15 @@ func (x *directState) directFields_UpdateFutureProduct(ctx context.Context, w *d
 }
 
 func (x *directState) directObject_UpdateInstrumentConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateInstrumentConfiguration) bool {
-	fields := x.plan(w, sel, updateInstrumentConfigurationImplementors)
+	fields, deferred := x.plan(w, sel, updateInstrumentConfigurationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateInstrumentConfiguration(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateInstrumentConfiguration(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateInstrumentConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateInstrumentConfiguration(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateInstrumentConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateInstrumentConfiguration) (valid bool) {
@@ -9316,9 +10175,15 @@ func (x *directState) directFields_UpdateInstrumentConfiguration(ctx context.Con
 }
 
 func (x *directState) directObject_UpdateMarginMode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarginMode) bool {
-	fields := x.plan(w, sel, updateMarginModeImplementors)
+	fields, deferred := x.plan(w, sel, updateMarginModeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateMarginMode(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateMarginMode(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarginMode(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarginMode(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateMarginMode(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarginMode) (valid bool) {
@@ -9374,9 +10239,15 @@ func (x *directState) directFields_UpdateMarginMode(ctx context.Context, w *dire
 }
 
 func (x *directState) directObject_UpdateMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarket) bool {
-	fields := x.plan(w, sel, updateMarketImplementors)
+	fields, deferred := x.plan(w, sel, updateMarketImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateMarket(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateMarket(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarket(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarket(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateMarket(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarket) (valid bool) {
@@ -9425,9 +10296,15 @@ func (x *directState) directFields_UpdateMarket(ctx context.Context, w *directWa
 }
 
 func (x *directState) directObject_UpdateMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketConfig) bool {
-	fields := x.plan(w, sel, updateMarketConfigImplementors)
+	fields, deferred := x.plan(w, sel, updateMarketConfigImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateMarketConfig(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateMarketConfig(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarketConfig(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarketConfig(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateMarketConfig(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarketConfig) (valid bool) {
@@ -9551,9 +10428,15 @@ func (x *directState) directFields_UpdateMarketConfig(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_UpdateMarketState(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketState) bool {
-	fields := x.plan(w, sel, updateMarketStateImplementors)
+	fields, deferred := x.plan(w, sel, updateMarketStateImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateMarketState(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateMarketState(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarketState(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarketState(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateMarketState(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarketState) (valid bool) {
@@ -9596,9 +10479,15 @@ func (x *directState) directFields_UpdateMarketState(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_UpdateMarketStateConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketStateConfiguration) bool {
-	fields := x.plan(w, sel, updateMarketStateConfigurationImplementors)
+	fields, deferred := x.plan(w, sel, updateMarketStateConfigurationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateMarketStateConfiguration(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateMarketStateConfiguration(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarketStateConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarketStateConfiguration(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateMarketStateConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarketStateConfiguration) (valid bool) {
@@ -9654,9 +10543,15 @@ func (x *directState) directFields_UpdateMarketStateConfiguration(ctx context.Co
 }
 
 func (x *directState) directObject_UpdateNetworkParameter(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateNetworkParameter) bool {
-	fields := x.plan(w, sel, updateNetworkParameterImplementors)
+	fields, deferred := x.plan(w, sel, updateNetworkParameterImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateNetworkParameter(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateNetworkParameter(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateNetworkParameter(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateNetworkParameter(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateNetworkParameter(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateNetworkParameter) (valid bool) {
@@ -9699,9 +10594,15 @@ func (x *directState) directFields_UpdateNetworkParameter(ctx context.Context, w
 }
 
 func (x *directState) directObject_UpdatePartyProfile(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdatePartyProfile) bool {
-	fields := x.plan(w, sel, updatePartyProfileImplementors)
+	fields, deferred := x.plan(w, sel, updatePartyProfileImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdatePartyProfile(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdatePartyProfile(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdatePartyProfile(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdatePartyProfile(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdatePartyProfile(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdatePartyProfile) (valid bool) {
@@ -9749,9 +10650,15 @@ func (x *directState) directFields_UpdatePartyProfile(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_UpdatePerpetualProduct(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) bool {
-	fields := x.plan(w, sel, updatePerpetualProductImplementors)
+	fields, deferred := x.plan(w, sel, updatePerpetualProductImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdatePerpetualProduct(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdatePerpetualProduct(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdatePerpetualProduct(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdatePerpetualProduct(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdatePerpetualProduct(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdatePerpetualProduct) (valid bool) {
@@ -9866,9 +10773,15 @@ func (x *directState) directFields_UpdatePerpetualProduct(ctx context.Context, w
 }
 
 func (x *directState) directObject_UpdateReferralProgram(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralProgram) bool {
-	fields := x.plan(w, sel, updateReferralProgramImplementors)
+	fields, deferred := x.plan(w, sel, updateReferralProgramImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateReferralProgram(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateReferralProgram(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateReferralProgram(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateReferralProgram(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateReferralProgram(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateReferralProgram) (valid bool) {
@@ -9911,9 +10824,15 @@ func (x *directState) directFields_UpdateReferralProgram(ctx context.Context, w 
 }
 
 func (x *directState) directObject_UpdateReferralSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) bool {
-	fields := x.plan(w, sel, updateReferralSetImplementors)
+	fields, deferred := x.plan(w, sel, updateReferralSetImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateReferralSet(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateReferralSet(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateReferralSet(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateReferralSet(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateReferralSet(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateReferralSet) (valid bool) {
@@ -9968,9 +10887,15 @@ func (x *directState) directFields_UpdateReferralSet(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_UpdateReferralSetTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSetTeam) bool {
-	fields := x.plan(w, sel, updateReferralSetTeamImplementors)
+	fields, deferred := x.plan(w, sel, updateReferralSetTeamImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateReferralSetTeam(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateReferralSetTeam(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateReferralSetTeam(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateReferralSetTeam(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateReferralSetTeam(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateReferralSetTeam) (valid bool) {
@@ -10040,9 +10965,15 @@ func (x *directState) directFields_UpdateReferralSetTeam(ctx context.Context, w 
 }
 
 func (x *directState) directObject_UpdateSpotMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarket) bool {
-	fields := x.plan(w, sel, updateSpotMarketImplementors)
+	fields, deferred := x.plan(w, sel, updateSpotMarketImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateSpotMarket(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateSpotMarket(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateSpotMarket(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateSpotMarket(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateSpotMarket(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateSpotMarket) (valid bool) {
@@ -10091,9 +11022,15 @@ func (x *directState) directFields_UpdateSpotMarket(ctx context.Context, w *dire
 }
 
 func (x *directState) directObject_UpdateSpotMarketConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarketConfiguration) bool {
-	fields := x.plan(w, sel, updateSpotMarketConfigurationImplementors)
+	fields, deferred := x.plan(w, sel, updateSpotMarketConfigurationImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateSpotMarketConfiguration(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateSpotMarketConfiguration(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateSpotMarketConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateSpotMarketConfiguration(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateSpotMarketConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateSpotMarketConfiguration) (valid bool) {
@@ -10177,9 +11114,15 @@ func (x *directState) directFields_UpdateSpotMarketConfiguration(ctx context.Con
 }
 
 func (x *directState) directObject_UpdateVolumeDiscountProgram(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateVolumeDiscountProgram) bool {
-	fields := x.plan(w, sel, updateVolumeDiscountProgramImplementors)
+	fields, deferred := x.plan(w, sel, updateVolumeDiscountProgramImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_UpdateVolumeDiscountProgram(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_UpdateVolumeDiscountProgram(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateVolumeDiscountProgram(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateVolumeDiscountProgram(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_UpdateVolumeDiscountProgram(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateVolumeDiscountProgram) (valid bool) {
@@ -10222,9 +11165,15 @@ func (x *directState) directFields_UpdateVolumeDiscountProgram(ctx context.Conte
 }
 
 func (x *directState) directObject_ValidatorHeartbeat(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ValidatorHeartbeat) bool {
-	fields := x.plan(w, sel, validatorHeartbeatImplementors)
+	fields, deferred := x.plan(w, sel, validatorHeartbeatImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ValidatorHeartbeat(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ValidatorHeartbeat(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ValidatorHeartbeat(ctx, w, fields, 0, obj)
+	}, x.directFields_ValidatorHeartbeat(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ValidatorHeartbeat(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ValidatorHeartbeat) (valid bool) {
@@ -10292,9 +11241,15 @@ func (x *directState) directFields_ValidatorHeartbeat(ctx context.Context, w *di
 }
 
 func (x *directState) directObject_ValidatorNode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
-	fields := x.plan(w, sel, validatorNodeImplementors)
+	fields, deferred := x.plan(w, sel, validatorNodeImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_ValidatorNode(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_ValidatorNode(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ValidatorNode(ctx, w, fields, 0, obj)
+	}, x.directFields_ValidatorNode(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_ValidatorNode(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ValidatorNode) (valid bool) {
@@ -10365,9 +11320,15 @@ func (x *directState) directFields_ValidatorNode(ctx context.Context, w *directW
 }
 
 func (x *directState) directObject_VectorValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VectorValue) bool {
-	fields := x.plan(w, sel, vectorValueImplementors)
+	fields, deferred := x.plan(w, sel, vectorValueImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_VectorValue(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_VectorValue(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_VectorValue(ctx, w, fields, 0, obj)
+	}, x.directFields_VectorValue(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_VectorValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.VectorValue) (valid bool) {
@@ -10409,9 +11370,15 @@ func (x *directState) directFields_VectorValue(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_VolumeBenefitTier(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VolumeBenefitTier) bool {
-	fields := x.plan(w, sel, volumeBenefitTierImplementors)
+	fields, deferred := x.plan(w, sel, volumeBenefitTierImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_VolumeBenefitTier(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_VolumeBenefitTier(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_VolumeBenefitTier(ctx, w, fields, 0, obj)
+	}, x.directFields_VolumeBenefitTier(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_VolumeBenefitTier(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.VolumeBenefitTier) (valid bool) {
@@ -10459,9 +11426,15 @@ func (x *directState) directFields_VolumeBenefitTier(ctx context.Context, w *dir
 }
 
 func (x *directState) directObject_VolumeDiscountProgramChanges(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VolumeDiscountProgramChanges) bool {
-	fields := x.plan(w, sel, volumeDiscountProgramChangesImplementors)
+	fields, deferred := x.plan(w, sel, volumeDiscountProgramChangesImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_VolumeDiscountProgramChanges(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_VolumeDiscountProgramChanges(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_VolumeDiscountProgramChanges(ctx, w, fields, 0, obj)
+	}, x.directFields_VolumeDiscountProgramChanges(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_VolumeDiscountProgramChanges(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.VolumeDiscountProgramChanges) (valid bool) {
@@ -10516,9 +11489,15 @@ func (x *directState) directFields_VolumeDiscountProgramChanges(ctx context.Cont
 }
 
 func (x *directState) directObject_VoteSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VoteSubmission) bool {
-	fields := x.plan(w, sel, voteSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, voteSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_VoteSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_VoteSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_VoteSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_VoteSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_VoteSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.VoteSubmission) (valid bool) {
@@ -10567,9 +11546,15 @@ func (x *directState) directFields_VoteSubmission(ctx context.Context, w *direct
 }
 
 func (x *directState) directObject_WithdrawExt(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.WithdrawExt) bool {
-	fields := x.plan(w, sel, withdrawExtImplementors)
+	fields, deferred := x.plan(w, sel, withdrawExtImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_WithdrawExt(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_WithdrawExt(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_WithdrawExt(ctx, w, fields, 0, obj)
+	}, x.directFields_WithdrawExt(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_WithdrawExt(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.WithdrawExt) (valid bool) {
@@ -10612,9 +11597,15 @@ func (x *directState) directFields_WithdrawExt(ctx context.Context, w *directWal
 }
 
 func (x *directState) directObject_WithdrawSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.WithdrawSubmission) bool {
-	fields := x.plan(w, sel, withdrawSubmissionImplementors)
+	fields, deferred := x.plan(w, sel, withdrawSubmissionImplementors)
 	w.o.b.WriteByte('{')
-	return x.directFields_WithdrawSubmission(ctx, w, fields, 0, obj)
+	if deferred == nil {
+		return x.directFields_WithdrawSubmission(ctx, w, fields, 0, obj)
+	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_WithdrawSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_WithdrawSubmission(ctx, w, fields, 0, obj))
 }
 
 func (x *directState) directFields_WithdrawSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.WithdrawSubmission) (valid bool) {
@@ -13065,53 +14056,54 @@ func (x *directState) directmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgat
 var directUnsupported = map[string]bool{}
 
 // directFieldKinds are the fields whose values come from a method
-// (directMethod) or a resolver (directResolver).
+// (directMethod) or a resolver (directResolver), and those gqlgen's
+// executor resolves concurrently (directConcurrent).
 var directFieldKinds = map[string]directFieldKind{
 	"AnnounceNode.node":                directMethod,
 	"Asset.status":                     directMethod,
 	"Asset.details":                    directMethod,
-	"BuiltinAssetDeposit.asset":        directResolver,
+	"BuiltinAssetDeposit.asset":        directMethod | directResolver | directConcurrent,
 	"BuiltinAssetDeposit.party":        directMethod,
-	"BuiltinAssetWithdrawal.asset":     directResolver,
+	"BuiltinAssetWithdrawal.asset":     directMethod | directResolver | directConcurrent,
 	"BuiltinAssetWithdrawal.party":     directMethod,
 	"DelegateSubmission.node":          directMethod,
 	"Delegation.party":                 directMethod,
 	"Delegation.node":                  directMethod,
-	"DispatchStrategy.assetForMetric":  directResolver,
-	"ERC20AssetDelist.asset":           directResolver,
-	"ERC20AssetLimitsUpdated.asset":    directResolver,
-	"ERC20AssetList.asset":             directResolver,
-	"ERC20Deposit.asset":               directResolver,
+	"DispatchStrategy.assetForMetric":  directMethod | directResolver | directConcurrent,
+	"ERC20AssetDelist.asset":           directMethod | directResolver | directConcurrent,
+	"ERC20AssetLimitsUpdated.asset":    directMethod | directResolver | directConcurrent,
+	"ERC20AssetList.asset":             directMethod | directResolver | directConcurrent,
+	"ERC20Deposit.asset":               directMethod | directResolver | directConcurrent,
 	"ERC20Deposit.targetParty":         directMethod,
-	"ERC20Withdrawal.asset":            directResolver,
+	"ERC20Withdrawal.asset":            directMethod | directResolver | directConcurrent,
 	"FundingPayment.party":             directMethod,
-	"Future.settlementAsset":           directResolver,
-	"GovernanceTransfer.asset":         directResolver,
+	"Future.settlementAsset":           directMethod | directResolver | directConcurrent,
+	"GovernanceTransfer.asset":         directMethod | directResolver | directConcurrent,
 	"IssueSignatures.validatorNode":    directMethod,
 	"OracleDataSubmission.payloadJson": directMethod,
-	"Party.fundingPayments":            directResolver,
-	"Party.delegations":                directResolver,
-	"Party.transactions":               directResolver,
-	"Perpetual.settlementAsset":        directResolver,
-	"Query.asset":                      directResolver,
-	"Query.assets":                     directResolver,
-	"Query.fundingPayments":            directResolver,
-	"Query.delegations":                directResolver,
-	"Query.transaction":                directResolver,
-	"Query.transactions":               directResolver,
-	"Query.party":                      directResolver,
-	"Query.validatorNode":              directResolver,
-	"Query.node":                       directResolver,
-	"Spot.baseAsset":                   directResolver,
-	"Spot.quoteAsset":                  directResolver,
+	"Party.fundingPayments":            directMethod | directResolver | directConcurrent,
+	"Party.delegations":                directMethod | directResolver | directConcurrent,
+	"Party.transactions":               directMethod | directResolver | directConcurrent,
+	"Perpetual.settlementAsset":        directMethod | directResolver | directConcurrent,
+	"Query.asset":                      directMethod | directResolver | directConcurrent,
+	"Query.assets":                     directMethod | directResolver | directConcurrent,
+	"Query.fundingPayments":            directMethod | directResolver | directConcurrent,
+	"Query.delegations":                directMethod | directResolver | directConcurrent,
+	"Query.transaction":                directMethod | directResolver | directConcurrent,
+	"Query.transactions":               directMethod | directResolver | directConcurrent,
+	"Query.party":                      directMethod | directResolver | directConcurrent,
+	"Query.validatorNode":              directMethod | directResolver | directConcurrent,
+	"Query.node":                       directMethod | directResolver | directConcurrent,
+	"Spot.baseAsset":                   directMethod | directResolver | directConcurrent,
+	"Spot.quoteAsset":                  directMethod | directResolver | directConcurrent,
 	"Transaction.submitter":            directMethod,
 	"Transaction.commandNonce":         directMethod,
 	"Transaction.commandBlockHeight":   directMethod,
 	"Transaction.command":              directMethod,
-	"TransferFunds.asset":              directResolver,
+	"TransferFunds.asset":              directMethod | directResolver | directConcurrent,
 	"UndelegateSubmission.node":        directMethod,
-	"UpdateAsset.asset":                directResolver,
+	"UpdateAsset.asset":                directMethod | directResolver | directConcurrent,
 	"ValidatorHeartbeat.node":          directMethod,
-	"ValidatorNode.delegations":        directResolver,
-	"WithdrawSubmission.asset":         directResolver,
+	"ValidatorNode.delegations":        directMethod | directResolver | directConcurrent,
+	"WithdrawSubmission.asset":         directMethod | directResolver | directConcurrent,
 }

@@ -70,10 +70,11 @@ type gen struct {
 	unsupported []string
 }
 
-// fieldKind is a field whose value comes from a method or a resolver.
+// fieldKind is a field whose value comes from a method or a resolver, or
+// that gqlgen's executor resolves concurrently (the fields it defers).
 type fieldKind struct {
-	coord    string // Object.field
-	resolver bool
+	coord                        string // Object.field
+	method, resolver, concurrent bool
 }
 
 func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.b, format+"\n", args...) }
@@ -142,14 +143,21 @@ func (g *gen) tables() {
 	g.p("}")
 	g.p("")
 	g.p("// directFieldKinds are the fields whose values come from a method")
-	g.p("// (directMethod) or a resolver (directResolver).")
+	g.p("// (directMethod) or a resolver (directResolver), and those gqlgen's")
+	g.p("// executor resolves concurrently (directConcurrent).")
 	g.p("var directFieldKinds = map[string]directFieldKind{")
 	for _, k := range g.kinds {
-		kind := "directMethod"
-		if k.resolver {
-			kind = "directResolver"
+		var kind []string
+		if k.method {
+			kind = append(kind, "directMethod")
 		}
-		g.p("%q: %s,", k.coord, kind)
+		if k.resolver {
+			kind = append(kind, "directResolver")
+		}
+		if k.concurrent {
+			kind = append(kind, "directConcurrent")
+		}
+		g.p("%q: %s,", k.coord, strings.Join(kind, "|"))
 	}
 	g.p("}")
 }
@@ -182,9 +190,22 @@ func (g *gen) object(o *codegen.Object) error {
 		arg = ", obj"
 	}
 	g.p("func (x *directState) %s(ctx context.Context, w *directWalk, sel ast.SelectionSet%s) bool {", objFn(o.Name), recv)
-	g.p("fields := x.plan(w, sel, %s)", templates.LcFirst(o.Name)+"Implementors")
+	g.p("fields, deferred := x.plan(w, sel, %s)", templates.LcFirst(o.Name)+"Implementors")
 	g.p("w.o.b.WriteByte('{')")
-	g.p("return x.%s(ctx, w, fields, 0%s)", fieldsFn(o.Name), arg)
+	if o.Root {
+		// gqlgen defers no root field.
+		g.p("_ = deferred")
+		g.p("return x.%s(ctx, w, fields, 0%s)", fieldsFn(o.Name), arg)
+	} else {
+		// The fields deferred (@defer) are written later, each label's
+		// in a payload of its own, once the object is written and valid
+		// (as gqlgen's executor does).
+		g.p("if deferred == nil { return x.%s(ctx, w, fields, 0%s) }", fieldsFn(o.Name), arg)
+		g.p("return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {")
+		g.p("w.o.b.WriteByte('{')")
+		g.p("return x.%s(ctx, w, fields, 0%s)", fieldsFn(o.Name), arg)
+		g.p("}, x.%s(ctx, w, fields, 0%s))", fieldsFn(o.Name), arg)
+	}
 	g.p("}")
 	g.p("")
 	g.p("func (x *directState) %s(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int%s) (valid bool) {", fieldsFn(o.Name), recv)
@@ -212,8 +233,8 @@ func (g *gen) object(o *codegen.Object) error {
 		if skipped(f.Name) {
 			continue
 		}
-		if f.IsResolver || f.IsMethod() {
-			g.kinds = append(g.kinds, fieldKind{coord: o.Name + "." + f.Name, resolver: f.IsResolver})
+		if f.IsResolver || f.IsMethod() || f.IsConcurrent() {
+			g.kinds = append(g.kinds, fieldKind{coord: o.Name + "." + f.Name, method: f.IsResolver || f.IsMethod(), resolver: f.IsResolver, concurrent: f.IsConcurrent()})
 		}
 		code, err := g.field(o, f)
 		if err != nil {
