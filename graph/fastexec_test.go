@@ -497,3 +497,66 @@ func TestDirectExecutorHandlesErrorsAndNullsItself(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectExecutorDefersAsGqlgen: a query with @defer, answered by the
+// direct executor, has gqlgen's payloads: the same initial data, and the
+// same deferred payloads (path, label, data, errors), in an order of their
+// own (each is written as soon as it can be).
+func TestDirectExecutorDefersAsGqlgen(t *testing.T) {
+	var direct executions
+	d := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{Hooks: graph.Hooks{Execution: direct.observe}}})
+	g := newGateway(t, nil, gatewayOptions{Executor: graph.ExecutorConfig{GqlgenExecutor: true}})
+	const accept = "multipart/mixed;deferSpec=20220824, application/json"
+	for _, c := range []struct {
+		name  string
+		query string
+		vars  map[string]any
+	}{
+		{name: "nested", query: nestedDeferQuery, vars: map[string]any{"n": 4}},
+		{name: "asset references and a connection", query: `{ transactions(first: 3, types: [WITHDRAW]) { edges { cursor node { hash
+			submitter { id ... @defer(label: "party") { delegations(first: 1) { edges { cursor } } } }
+			command { __typename ... on WithdrawSubmission { amount
+				... @defer(label: "asset") { asset { id details { symbol } } } } } } } } }`},
+		{name: "an error in a deferred payload", query: `{ transactions(first: 2) { edges { node { hash
+			submitter { id ... @defer(label: "bad") { delegations(first: -1) { edges { cursor } } } } } } } }`},
+		{name: "two labels on one object", query: `{ transactions(first: 2) { edges { node {
+			submitter { id ... @defer(label: "a") { delegations(first: 1) { edges { cursor } } }
+				... @defer(label: "b") { transactions(first: 1) { edges { node { hash } } } } } } } } }`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dInitial, dLater := readIncremental(t, readMultipart(t, streamRequest(t, context.Background(), d.URL, http.MethodPost, accept, c.query, c.vars)))
+			gInitial, gLater := readIncremental(t, readMultipart(t, streamRequest(t, context.Background(), g.URL, http.MethodPost, accept, c.query, c.vars)))
+			if got := direct.take(); !mapsEqual(got, map[string]int{"direct": 1}) {
+				t.Fatalf("executions %v, want the direct executor's", got)
+			}
+			if !bytes.Equal(dInitial.Data, gInitial.Data) || len(dInitial.Errors) != len(gInitial.Errors) {
+				t.Fatalf("initial payloads differ:\ndirect %s %+v\ngqlgen %s %+v", dInitial.Data, dInitial.Errors, gInitial.Data, gInitial.Errors)
+			}
+			dp, gp := deferredPayloads(t, dLater), deferredPayloads(t, gLater)
+			if len(dp) == 0 {
+				t.Fatal("no deferred payload")
+			}
+			if !slices.Equal(dp, gp) {
+				t.Fatalf("deferred payloads differ:\ndirect %s\ngqlgen %s", strings.Join(dp, "\n       "), strings.Join(gp, "\n       "))
+			}
+		})
+	}
+}
+
+// deferredPayloads are the incremental entries of the payloads given, each
+// as JSON (path, label, data, errors), sorted.
+func deferredPayloads(t *testing.T, later []deferPart) []string {
+	t.Helper()
+	var out []string
+	for _, p := range later {
+		for _, inc := range p.Incremental {
+			raw, err := json.Marshal(inc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(raw))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
