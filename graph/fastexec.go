@@ -358,12 +358,19 @@ func (x *directState) collect(sel ast.SelectionSet, satisfies []string) directPl
 			return plan
 		}
 	}
-	return x.plans.store(k, splitDeferred(graphql.CollectFields(x.opCtx, sel, satisfies), satisfies[0]))
+	fields := graphql.CollectFields(x.opCtx, sel, satisfies)
+	if x.inc == nil {
+		// Not delivered incrementally: nothing is deferred. (A document
+		// with @defer has plans of each request's own: plansFor.)
+		return x.plans.store(k, directPlan{object: satisfies[0], fields: fields})
+	}
+	return x.plans.store(k, splitDeferred(fields, satisfies[0]))
 }
 
 // directPlan is what an object of one type writes for one selection set:
 // its fields now, and its deferred groups later.
 type directPlan struct {
+	object   string // the type
 	fields   []graphql.CollectedField
 	deferred []directDeferGroup
 }
@@ -380,7 +387,7 @@ type directDeferGroup struct {
 // deferred field's other fields with the object. A field deferred under
 // several labels is written in the first label's payload.
 func splitDeferred(fields []graphql.CollectedField, object string) directPlan {
-	plan := directPlan{fields: fields}
+	plan := directPlan{object: object, fields: fields}
 	if object == "Query" {
 		return plan
 	}
@@ -467,6 +474,30 @@ func (p *directPlans) store(k directKey, plan directPlan) directPlan {
 	m[k] = plan
 	p.m.Store(&m)
 	return plan
+}
+
+// objectOf is the type of the object whose plan holds f: the plan it was
+// collected in (an error's, so rare: a look through the operation's plans).
+func (p *directPlans) objectOf(f *graphql.CollectedField) string {
+	m := p.m.Load()
+	if m == nil {
+		return ""
+	}
+	holds := func(fields []graphql.CollectedField) bool {
+		return len(fields) > 0 && uintptr(unsafe.Pointer(f)) >= uintptr(unsafe.Pointer(&fields[0])) &&
+			uintptr(unsafe.Pointer(f)) <= uintptr(unsafe.Pointer(&fields[len(fields)-1]))
+	}
+	for _, plan := range *m {
+		if holds(plan.fields) {
+			return plan.object
+		}
+		for _, g := range plan.deferred {
+			if holds(g.fields) {
+				return plan.object
+			}
+		}
+	}
+	return ""
 }
 
 func ptrMap(m *map[directKey]directPlan) map[directKey]directPlan {
@@ -571,28 +602,28 @@ type directRecent struct {
 	plan directPlan
 }
 
-// directFrame is one step of a walk's path: a field of an object (the
-// object's type name as gqlgen's field context holds it), an index, or a
-// resolver field's context.
+// directFrame is one step of a walk's path: a field, an index, or a
+// resolver field's context. Four words: every field of every row pushes
+// one (the type of the field's object, which errors name, is its plan's:
+// objectOf).
 type directFrame struct {
 	field   *graphql.CollectedField
-	object  string
 	index   int
 	isIndex bool
 	fc      *graphql.FieldContext
 }
 
-func (w *directWalk) push(f *graphql.CollectedField, object string) {
-	w.path = append(w.path, directFrame{field: f, object: object})
-}
+func (w *directWalk) push(f *graphql.CollectedField) { w.path = append(w.path, directFrame{field: f}) }
 
 func (w *directWalk) pushIndex(i int) { w.path = append(w.path, directFrame{index: i, isIndex: true}) }
 
 func (w *directWalk) pop() { w.path = w.path[:len(w.path)-1] }
 
 // fieldContext builds the gqlgen field context of the first n frames of
-// the path (for resolvers and errors: rare, so built on demand).
-func (x *directState) fieldContext(w *directWalk, n int) *graphql.FieldContext {
+// the path (for resolvers and errors: rare, so built on demand); for an
+// error, named, each field's context names its object and kind, as
+// gqlgen's do (its null errors name the field by them).
+func (x *directState) fieldContext(w *directWalk, n int, named bool) *graphql.FieldContext {
 	var leaf, child *graphql.FieldContext
 	link := func(fc *graphql.FieldContext) {
 		if child == nil {
@@ -611,14 +642,17 @@ func (x *directState) fieldContext(w *directWalk, n int) *graphql.FieldContext {
 		case q.isIndex:
 			idx := q.index
 			link(&graphql.FieldContext{Index: &idx})
-		default:
-			kind := directFieldKinds[q.object+"."+q.field.Name]
+		case named:
+			object := x.plans.objectOf(q.field)
+			kind := directFieldKinds[object+"."+q.field.Name]
 			link(&graphql.FieldContext{
-				Object:     q.object,
+				Object:     object,
 				Field:      *q.field,
 				IsMethod:   kind&directMethod != 0,
 				IsResolver: kind&directResolver != 0,
 			})
+		default:
+			link(&graphql.FieldContext{Field: *q.field})
 		}
 	}
 	link(x.rootFC)
@@ -641,7 +675,7 @@ func (x *directState) resolve(ctx context.Context, w *directWalk, object string,
 		IsMethod:   true,
 		IsResolver: true,
 	}
-	rctx := withFieldContext(ctx, fc, x.fieldContext(w, top))
+	rctx := withFieldContext(ctx, fc, x.fieldContext(w, top, false))
 	if nonNull {
 		return run(rctx, fc, w)
 	}
@@ -674,7 +708,7 @@ func (x *directState) resolve(ctx context.Context, w *directWalk, object string,
 // nearest nullable ancestor becomes null, as in gqlgen's executor).
 func (x *directState) fieldError(w *directWalk, err error, located, nonNull bool) bool {
 	w.o.null()
-	x.record(directError{fc: x.fieldContext(w, len(w.path)), err: err, located: located})
+	x.record(directError{fc: x.fieldContext(w, len(w.path), true), err: err, located: located})
 	return !nonNull
 }
 
@@ -683,7 +717,7 @@ func (x *directState) fieldError(w *directWalk, err error, located, nonNull bool
 // writes null and returns false: the value is invalid.
 func (x *directState) invalidNull(w *directWalk, declared string) bool {
 	w.o.null()
-	x.record(directError{fc: x.fieldContext(w, len(w.path)), invalidNull: declared})
+	x.record(directError{fc: x.fieldContext(w, len(w.path), true), invalidNull: declared})
 	return false
 }
 
@@ -694,7 +728,7 @@ func (x *directState) invalidNull(w *directWalk, declared string) bool {
 // object is invalid).
 func (x *directState) fieldPanicked(ctx context.Context, w *directWalk, base int, m directMark, r any) bool {
 	w.path = w.path[:base+1]
-	fc := x.fieldContext(w, base+1)
+	fc := x.fieldContext(w, base+1, true)
 	x.record(directError{fc: fc, err: x.opCtx.Recover(withFieldContext(ctx, fc, fc.Parent), r)})
 	f := w.path[base].field
 	w.path = w.path[:base]

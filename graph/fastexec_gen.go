@@ -45,7 +45,7 @@ func (x *directState) directFields_AnnounceNode(ctx context.Context, w *directWa
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "AnnounceNode")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("AnnounceNode")
@@ -175,7 +175,7 @@ func (x *directState) directFields_ApplyReferralCode(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ApplyReferralCode")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ApplyReferralCode")
@@ -225,7 +225,7 @@ func (x *directState) directFields_Asset(ctx context.Context, w *directWalk, fie
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Asset")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Asset")
@@ -299,7 +299,7 @@ func (x *directState) directFields_AssetConnection(ctx context.Context, w *direc
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "AssetConnection")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("AssetConnection")
@@ -355,7 +355,7 @@ func (x *directState) directFields_AssetDetails(ctx context.Context, w *directWa
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "AssetDetails")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("AssetDetails")
@@ -437,7 +437,7 @@ func (x *directState) directFields_AssetEdge(ctx context.Context, w *directWalk,
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "AssetEdge")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("AssetEdge")
@@ -493,7 +493,7 @@ func (x *directState) directFields_BatchMarketInstructions(ctx context.Context, 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "BatchMarketInstructions")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BatchMarketInstructions")
@@ -573,7 +573,7 @@ func (x *directState) directFields_BatchProposalSubmission(ctx context.Context, 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "BatchProposalSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BatchProposalSubmission")
@@ -637,7 +637,7 @@ func (x *directState) directFields_BatchProposalTerms(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "BatchProposalTerms")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BatchProposalTerms")
@@ -694,7 +694,7 @@ func (x *directState) directFields_BenefitTier(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "BenefitTier")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BenefitTier")
@@ -762,7 +762,7 @@ func (x *directState) directFields_BuiltinAsset(ctx context.Context, w *directWa
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "BuiltinAsset")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BuiltinAsset")
@@ -812,7 +812,7 @@ func (x *directState) directFields_BuiltinAssetDeposit(ctx context.Context, w *d
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "BuiltinAssetDeposit")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BuiltinAssetDeposit")
@@ -905,7 +905,7 @@ func (x *directState) directFields_BuiltinAssetEvent(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "BuiltinAssetEvent")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BuiltinAssetEvent")
@@ -963,7 +963,7 @@ func (x *directState) directFields_BuiltinAssetWithdrawal(ctx context.Context, w
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "BuiltinAssetWithdrawal")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("BuiltinAssetWithdrawal")
@@ -1056,7 +1056,7 @@ func (x *directState) directFields_CancelTransfer(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "CancelTransfer")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("CancelTransfer")
@@ -1107,7 +1107,7 @@ func (x *directState) directFields_CancelTransferConfiguration(ctx context.Conte
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "CancelTransferConfiguration")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("CancelTransferConfiguration")
@@ -1157,7 +1157,7 @@ func (x *directState) directFields_CancelTransferFunds(ctx context.Context, w *d
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "CancelTransferFunds")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("CancelTransferFunds")
@@ -1207,7 +1207,7 @@ func (x *directState) directFields_ChainEvent(ctx context.Context, w *directWalk
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ChainEvent")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ChainEvent")
@@ -1298,7 +1298,7 @@ func (x *directState) directFields_CompositePriceConfiguration(ctx context.Conte
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "CompositePriceConfiguration")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("CompositePriceConfiguration")
@@ -1391,7 +1391,7 @@ func (x *directState) directFields_Condition(ctx context.Context, w *directWalk,
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Condition")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Condition")
@@ -1448,7 +1448,7 @@ func (x *directState) directFields_CreateReferralSet(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "CreateReferralSet")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("CreateReferralSet")
@@ -1505,7 +1505,7 @@ func (x *directState) directFields_CreateReferralSetTeam(ctx context.Context, w 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "CreateReferralSetTeam")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("CreateReferralSetTeam")
@@ -1581,7 +1581,7 @@ func (x *directState) directFields_DataSourceDefinition(ctx context.Context, w *
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DataSourceDefinition")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceDefinition")
@@ -1639,7 +1639,7 @@ func (x *directState) directFields_DataSourceDefinitionExternal(ctx context.Cont
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DataSourceDefinitionExternal")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceDefinitionExternal")
@@ -1697,7 +1697,7 @@ func (x *directState) directFields_DataSourceDefinitionInternal(ctx context.Cont
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DataSourceDefinitionInternal")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceDefinitionInternal")
@@ -1755,7 +1755,7 @@ func (x *directState) directFields_DataSourceSpecConfiguration(ctx context.Conte
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DataSourceSpecConfiguration")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecConfiguration")
@@ -1811,7 +1811,7 @@ func (x *directState) directFields_DataSourceSpecConfigurationTime(ctx context.C
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DataSourceSpecConfigurationTime")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecConfigurationTime")
@@ -1861,7 +1861,7 @@ func (x *directState) directFields_DataSourceSpecConfigurationTimeTrigger(ctx co
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DataSourceSpecConfigurationTimeTrigger")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecConfigurationTimeTrigger")
@@ -1917,7 +1917,7 @@ func (x *directState) directFields_DataSourceSpecToFutureBinding(ctx context.Con
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DataSourceSpecToFutureBinding")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecToFutureBinding")
@@ -1973,7 +1973,7 @@ func (x *directState) directFields_DataSourceSpecToPerpetualBinding(ctx context.
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DataSourceSpecToPerpetualBinding")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DataSourceSpecToPerpetualBinding")
@@ -2029,7 +2029,7 @@ func (x *directState) directFields_DelegateSubmission(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DelegateSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DelegateSubmission")
@@ -2091,7 +2091,7 @@ func (x *directState) directFields_Delegation(ctx context.Context, w *directWalk
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Delegation")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Delegation")
@@ -2165,7 +2165,7 @@ func (x *directState) directFields_DelegationConnection(ctx context.Context, w *
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DelegationConnection")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DelegationConnection")
@@ -2221,7 +2221,7 @@ func (x *directState) directFields_DelegationEdge(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DelegationEdge")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DelegationEdge")
@@ -2277,7 +2277,7 @@ func (x *directState) directFields_DispatchStrategy(ctx context.Context, w *dire
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "DispatchStrategy")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DispatchStrategy")
@@ -2422,7 +2422,7 @@ func (x *directState) directFields_ERC20(ctx context.Context, w *directWalk, fie
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20")
@@ -2484,7 +2484,7 @@ func (x *directState) directFields_ERC20AssetDelist(ctx context.Context, w *dire
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20AssetDelist")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20AssetDelist")
@@ -2559,7 +2559,7 @@ func (x *directState) directFields_ERC20AssetLimitsUpdated(ctx context.Context, 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20AssetLimitsUpdated")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20AssetLimitsUpdated")
@@ -2652,7 +2652,7 @@ func (x *directState) directFields_ERC20AssetList(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20AssetList")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20AssetList")
@@ -2733,7 +2733,7 @@ func (x *directState) directFields_ERC20Deposit(ctx context.Context, w *directWa
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20Deposit")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20Deposit")
@@ -2832,7 +2832,7 @@ func (x *directState) directFields_ERC20Event(ctx context.Context, w *directWalk
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20Event")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20Event")
@@ -2937,7 +2937,7 @@ func (x *directState) directFields_ERC20MultiSigEvent(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20MultiSigEvent")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20MultiSigEvent")
@@ -3014,7 +3014,7 @@ func (x *directState) directFields_ERC20SignerAdded(ctx context.Context, w *dire
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20SignerAdded")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20SignerAdded")
@@ -3077,7 +3077,7 @@ func (x *directState) directFields_ERC20SignerRemoved(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20SignerRemoved")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20SignerRemoved")
@@ -3140,7 +3140,7 @@ func (x *directState) directFields_ERC20ThresholdSet(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20ThresholdSet")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20ThresholdSet")
@@ -3203,7 +3203,7 @@ func (x *directState) directFields_ERC20Withdrawal(ctx context.Context, w *direc
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ERC20Withdrawal")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ERC20Withdrawal")
@@ -3290,7 +3290,7 @@ func (x *directState) directFields_ETHAddress(ctx context.Context, w *directWalk
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ETHAddress")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ETHAddress")
@@ -3340,7 +3340,7 @@ func (x *directState) directFields_Erc20WithdrawExt(ctx context.Context, w *dire
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Erc20WithdrawExt")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Erc20WithdrawExt")
@@ -3390,7 +3390,7 @@ func (x *directState) directFields_EthCallSpec(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "EthCallSpec")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("EthCallSpec")
@@ -3489,7 +3489,7 @@ func (x *directState) directFields_EthCallTrigger(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "EthCallTrigger")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("EthCallTrigger")
@@ -3540,7 +3540,7 @@ func (x *directState) directFields_EthContractCallEvent(ctx context.Context, w *
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "EthContractCallEvent")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("EthContractCallEvent")
@@ -3624,7 +3624,7 @@ func (x *directState) directFields_EthTimeTrigger(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "EthTimeTrigger")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("EthTimeTrigger")
@@ -3689,7 +3689,7 @@ func (x *directState) directFields_EthereumKeyRotateSubmission(ctx context.Conte
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "EthereumKeyRotateSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("EthereumKeyRotateSubmission")
@@ -3764,7 +3764,7 @@ func (x *directState) directFields_Filter(ctx context.Context, w *directWalk, fi
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Filter")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Filter")
@@ -3821,7 +3821,7 @@ func (x *directState) directFields_FundingPayment(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "FundingPayment")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("FundingPayment")
@@ -3902,7 +3902,7 @@ func (x *directState) directFields_FundingPaymentConnection(ctx context.Context,
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "FundingPaymentConnection")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("FundingPaymentConnection")
@@ -3958,7 +3958,7 @@ func (x *directState) directFields_FundingPaymentEdge(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "FundingPaymentEdge")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("FundingPaymentEdge")
@@ -4014,7 +4014,7 @@ func (x *directState) directFields_Future(ctx context.Context, w *directWalk, fi
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Future")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Future")
@@ -4110,7 +4110,7 @@ func (x *directState) directFields_GovernanceTransfer(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "GovernanceTransfer")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("GovernanceTransfer")
@@ -4238,7 +4238,7 @@ func (x *directState) directFields_IcebergOpts(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "IcebergOpts")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("IcebergOpts")
@@ -4294,7 +4294,7 @@ func (x *directState) directFields_Instrument(ctx context.Context, w *directWalk
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Instrument")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Instrument")
@@ -4371,7 +4371,7 @@ func (x *directState) directFields_InternalTimeTrigger(ctx context.Context, w *d
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "InternalTimeTrigger")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("InternalTimeTrigger")
@@ -4428,7 +4428,7 @@ func (x *directState) directFields_IssueSignatures(ctx context.Context, w *direc
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "IssueSignatures")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("IssueSignatures")
@@ -4497,7 +4497,7 @@ func (x *directState) directFields_JoinTeam(ctx context.Context, w *directWalk, 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "JoinTeam")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("JoinTeam")
@@ -4547,7 +4547,7 @@ func (x *directState) directFields_KeyRotateSubmission(ctx context.Context, w *d
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "KeyRotateSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("KeyRotateSubmission")
@@ -4615,7 +4615,7 @@ func (x *directState) directFields_KeyValueBundle(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "KeyValueBundle")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("KeyValueBundle")
@@ -4678,7 +4678,7 @@ func (x *directState) directFields_LiquidationStrategy(ctx context.Context, w *d
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "LiquidationStrategy")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LiquidationStrategy")
@@ -4746,7 +4746,7 @@ func (x *directState) directFields_LiquidityFeeSettings(ctx context.Context, w *
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "LiquidityFeeSettings")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LiquidityFeeSettings")
@@ -4804,7 +4804,7 @@ func (x *directState) directFields_LiquidityMonitoringParameters(ctx context.Con
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "LiquidityMonitoringParameters")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LiquidityMonitoringParameters")
@@ -4867,7 +4867,7 @@ func (x *directState) directFields_LiquidityProvisionAmendment(ctx context.Conte
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "LiquidityProvisionAmendment")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LiquidityProvisionAmendment")
@@ -4935,7 +4935,7 @@ func (x *directState) directFields_LiquidityProvisionCancellation(ctx context.Co
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "LiquidityProvisionCancellation")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LiquidityProvisionCancellation")
@@ -4985,7 +4985,7 @@ func (x *directState) directFields_LiquidityProvisionSubmission(ctx context.Cont
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "LiquidityProvisionSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LiquidityProvisionSubmission")
@@ -5053,7 +5053,7 @@ func (x *directState) directFields_LogNormalModelParams(ctx context.Context, w *
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "LogNormalModelParams")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LogNormalModelParams")
@@ -5115,7 +5115,7 @@ func (x *directState) directFields_LogNormalRiskModel(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "LogNormalRiskModel")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("LogNormalRiskModel")
@@ -5178,7 +5178,7 @@ func (x *directState) directFields_MatrixValue(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "MatrixValue")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("MatrixValue")
@@ -5228,7 +5228,7 @@ func (x *directState) directFields_Metadata(ctx context.Context, w *directWalk, 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Metadata")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Metadata")
@@ -5284,7 +5284,7 @@ func (x *directState) directFields_NetworkParameter(ctx context.Context, w *dire
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NetworkParameter")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NetworkParameter")
@@ -5340,7 +5340,7 @@ func (x *directState) directFields_NewAsset(ctx context.Context, w *directWalk, 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NewAsset")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewAsset")
@@ -5391,7 +5391,7 @@ func (x *directState) directFields_NewFreeform(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NewFreeform")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewFreeform")
@@ -5441,7 +5441,7 @@ func (x *directState) directFields_NewFutureMarketConfig(ctx context.Context, w 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NewFutureMarketConfig")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewFutureMarketConfig")
@@ -5592,7 +5592,7 @@ func (x *directState) directFields_NewMarket(ctx context.Context, w *directWalk,
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NewMarket")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewMarket")
@@ -5643,7 +5643,7 @@ func (x *directState) directFields_NewSpotMarket(ctx context.Context, w *directW
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NewSpotMarket")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewSpotMarket")
@@ -5694,7 +5694,7 @@ func (x *directState) directFields_NewSpotMarketConfig(ctx context.Context, w *d
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NewSpotMarketConfig")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewSpotMarketConfig")
@@ -5805,7 +5805,7 @@ func (x *directState) directFields_NewTransfer(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NewTransfer")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NewTransfer")
@@ -5856,7 +5856,7 @@ func (x *directState) directFields_NodeSignature(ctx context.Context, w *directW
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NodeSignature")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NodeSignature")
@@ -5920,7 +5920,7 @@ func (x *directState) directFields_NodeVote(ctx context.Context, w *directWalk, 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "NodeVote")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("NodeVote")
@@ -5977,7 +5977,7 @@ func (x *directState) directFields_Normaliser(ctx context.Context, w *directWalk
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Normaliser")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Normaliser")
@@ -6033,7 +6033,7 @@ func (x *directState) directFields_OneOffTransfer(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "OneOffTransfer")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("OneOffTransfer")
@@ -6084,7 +6084,7 @@ func (x *directState) directFields_OracleDataSubmission(ctx context.Context, w *
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "OracleDataSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("OracleDataSubmission")
@@ -6149,7 +6149,7 @@ func (x *directState) directFields_OrderAmendment(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "OrderAmendment")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("OrderAmendment")
@@ -6252,7 +6252,7 @@ func (x *directState) directFields_OrderCancellation(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "OrderCancellation")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("OrderCancellation")
@@ -6308,7 +6308,7 @@ func (x *directState) directFields_OrderSubmission(ctx context.Context, w *direc
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "OrderSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("OrderSubmission")
@@ -6430,7 +6430,7 @@ func (x *directState) directFields_PageInfo(ctx context.Context, w *directWalk, 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "PageInfo")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PageInfo")
@@ -6500,7 +6500,7 @@ func (x *directState) directFields_Party(ctx context.Context, w *directWalk, fie
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Party")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Party")
@@ -6637,7 +6637,7 @@ func (x *directState) directFields_PeggedOrder(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "PeggedOrder")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PeggedOrder")
@@ -6694,7 +6694,7 @@ func (x *directState) directFields_Perpetual(ctx context.Context, w *directWalk,
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Perpetual")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Perpetual")
@@ -6842,7 +6842,7 @@ func (x *directState) directFields_PriceMonitoringParameters(ctx context.Context
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "PriceMonitoringParameters")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PriceMonitoringParameters")
@@ -6892,7 +6892,7 @@ func (x *directState) directFields_PriceMonitoringTrigger(ctx context.Context, w
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "PriceMonitoringTrigger")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PriceMonitoringTrigger")
@@ -6954,7 +6954,7 @@ func (x *directState) directFields_ProofOfWork(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ProofOfWork")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ProofOfWork")
@@ -7010,7 +7010,7 @@ func (x *directState) directFields_PropertyKey(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "PropertyKey")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PropertyKey")
@@ -7074,7 +7074,7 @@ func (x *directState) directFields_ProposalChange(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ProposalChange")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ProposalChange")
@@ -7132,7 +7132,7 @@ func (x *directState) directFields_ProposalRationale(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ProposalRationale")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ProposalRationale")
@@ -7188,7 +7188,7 @@ func (x *directState) directFields_ProposalSubmission(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ProposalSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ProposalSubmission")
@@ -7252,7 +7252,7 @@ func (x *directState) directFields_ProposalTerms(ctx context.Context, w *directW
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ProposalTerms")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ProposalTerms")
@@ -7324,7 +7324,7 @@ func (x *directState) directFields_ProtocolUpgradeProposal(ctx context.Context, 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ProtocolUpgradeProposal")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ProtocolUpgradeProposal")
@@ -7380,7 +7380,7 @@ func (x *directState) directFields_PubKey(ctx context.Context, w *directWalk, fi
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "PubKey")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("PubKey")
@@ -7425,7 +7425,7 @@ func (x *directState) directFields_Query(ctx context.Context, w *directWalk, fie
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Query")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Query")
@@ -7728,7 +7728,7 @@ func (x *directState) directFields_RankTable(ctx context.Context, w *directWalk,
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "RankTable")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("RankTable")
@@ -7784,7 +7784,7 @@ func (x *directState) directFields_RecurringTransfer(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "RecurringTransfer")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("RecurringTransfer")
@@ -7848,7 +7848,7 @@ func (x *directState) directFields_RecurringTransferFunds(ctx context.Context, w
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "RecurringTransferFunds")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("RecurringTransferFunds")
@@ -7918,7 +7918,7 @@ func (x *directState) directFields_ReferralProgramChanges(ctx context.Context, w
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ReferralProgramChanges")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ReferralProgramChanges")
@@ -7987,7 +7987,7 @@ func (x *directState) directFields_ScalarValue(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ScalarValue")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ScalarValue")
@@ -8037,7 +8037,7 @@ func (x *directState) directFields_Signature(ctx context.Context, w *directWalk,
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Signature")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Signature")
@@ -8099,7 +8099,7 @@ func (x *directState) directFields_Signer(ctx context.Context, w *directWalk, fi
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Signer")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Signer")
@@ -8157,7 +8157,7 @@ func (x *directState) directFields_SimpleRiskModel(ctx context.Context, w *direc
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "SimpleRiskModel")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SimpleRiskModel")
@@ -8231,7 +8231,7 @@ func (x *directState) directFields_SizeOverrideValue(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "SizeOverrideValue")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SizeOverrideValue")
@@ -8281,7 +8281,7 @@ func (x *directState) directFields_SlaParameters(ctx context.Context, w *directW
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "SlaParameters")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SlaParameters")
@@ -8349,7 +8349,7 @@ func (x *directState) directFields_SpecBindingForCompositePrice(ctx context.Cont
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "SpecBindingForCompositePrice")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SpecBindingForCompositePrice")
@@ -8399,7 +8399,7 @@ func (x *directState) directFields_Spot(ctx context.Context, w *directWalk, fiel
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Spot")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Spot")
@@ -8499,7 +8499,7 @@ func (x *directState) directFields_StakeDeposited(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StakeDeposited")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StakeDeposited")
@@ -8568,7 +8568,7 @@ func (x *directState) directFields_StakeRemoved(ctx context.Context, w *directWa
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StakeRemoved")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StakeRemoved")
@@ -8637,7 +8637,7 @@ func (x *directState) directFields_StakeTotalSupply(ctx context.Context, w *dire
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StakeTotalSupply")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StakeTotalSupply")
@@ -8693,7 +8693,7 @@ func (x *directState) directFields_StakingEvent(ctx context.Context, w *directWa
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StakingEvent")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StakingEvent")
@@ -8770,7 +8770,7 @@ func (x *directState) directFields_StakingTier(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StakingTier")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StakingTier")
@@ -8826,7 +8826,7 @@ func (x *directState) directFields_StateValueProposal(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StateValueProposal")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StateValueProposal")
@@ -8888,7 +8888,7 @@ func (x *directState) directFields_StateVarValue(ctx context.Context, w *directW
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StateVarValue")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StateVarValue")
@@ -8953,7 +8953,7 @@ func (x *directState) directFields_StateVariableProposal(ctx context.Context, w 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StateVariableProposal")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StateVariableProposal")
@@ -9004,7 +9004,7 @@ func (x *directState) directFields_StopOrderCancellation(ctx context.Context, w 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StopOrderCancellation")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StopOrderCancellation")
@@ -9062,7 +9062,7 @@ func (x *directState) directFields_StopOrderSetup(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StopOrderSetup")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StopOrderSetup")
@@ -9155,7 +9155,7 @@ func (x *directState) directFields_StopOrdersSubmission(ctx context.Context, w *
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "StopOrdersSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("StopOrdersSubmission")
@@ -9213,7 +9213,7 @@ func (x *directState) directFields_SuccessorConfiguration(ctx context.Context, w
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "SuccessorConfiguration")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("SuccessorConfiguration")
@@ -9269,7 +9269,7 @@ func (x *directState) directFields_TargetStakeParameters(ctx context.Context, w 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "TargetStakeParameters")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("TargetStakeParameters")
@@ -9325,7 +9325,7 @@ func (x *directState) directFields_Transaction(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "Transaction")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Transaction")
@@ -9461,7 +9461,7 @@ func (x *directState) directFields_TransactionConnection(ctx context.Context, w 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "TransactionConnection")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("TransactionConnection")
@@ -9517,7 +9517,7 @@ func (x *directState) directFields_TransactionEdge(ctx context.Context, w *direc
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "TransactionEdge")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("TransactionEdge")
@@ -9573,7 +9573,7 @@ func (x *directState) directFields_TransferFunds(ctx context.Context, w *directW
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "TransferFunds")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("TransferFunds")
@@ -9688,7 +9688,7 @@ func (x *directState) directFields_UndelegateSubmission(ctx context.Context, w *
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UndelegateSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UndelegateSubmission")
@@ -9757,7 +9757,7 @@ func (x *directState) directFields_UnknownCommand(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UnknownCommand")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UnknownCommand")
@@ -9813,7 +9813,7 @@ func (x *directState) directFields_UnknownProposalChange(ctx context.Context, w 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UnknownProposalChange")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UnknownProposalChange")
@@ -9869,7 +9869,7 @@ func (x *directState) directFields_UpdateAsset(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateAsset")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateAsset")
@@ -9951,7 +9951,7 @@ func (x *directState) directFields_UpdateAssetConfiguration(ctx context.Context,
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateAssetConfiguration")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateAssetConfiguration")
@@ -10008,7 +10008,7 @@ func (x *directState) directFields_UpdateERC20(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateERC20")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateERC20")
@@ -10064,7 +10064,7 @@ func (x *directState) directFields_UpdateFutureProduct(ctx context.Context, w *d
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateFutureProduct")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateFutureProduct")
@@ -10135,7 +10135,7 @@ func (x *directState) directFields_UpdateInstrumentConfiguration(ctx context.Con
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateInstrumentConfiguration")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateInstrumentConfiguration")
@@ -10205,7 +10205,7 @@ func (x *directState) directFields_UpdateMarginMode(ctx context.Context, w *dire
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateMarginMode")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarginMode")
@@ -10269,7 +10269,7 @@ func (x *directState) directFields_UpdateMarket(ctx context.Context, w *directWa
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateMarket")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarket")
@@ -10326,7 +10326,7 @@ func (x *directState) directFields_UpdateMarketConfig(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateMarketConfig")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarketConfig")
@@ -10458,7 +10458,7 @@ func (x *directState) directFields_UpdateMarketState(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateMarketState")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarketState")
@@ -10509,7 +10509,7 @@ func (x *directState) directFields_UpdateMarketStateConfiguration(ctx context.Co
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateMarketStateConfiguration")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateMarketStateConfiguration")
@@ -10573,7 +10573,7 @@ func (x *directState) directFields_UpdateNetworkParameter(ctx context.Context, w
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateNetworkParameter")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateNetworkParameter")
@@ -10624,7 +10624,7 @@ func (x *directState) directFields_UpdatePartyProfile(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdatePartyProfile")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdatePartyProfile")
@@ -10680,7 +10680,7 @@ func (x *directState) directFields_UpdatePerpetualProduct(ctx context.Context, w
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdatePerpetualProduct")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdatePerpetualProduct")
@@ -10803,7 +10803,7 @@ func (x *directState) directFields_UpdateReferralProgram(ctx context.Context, w 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateReferralProgram")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateReferralProgram")
@@ -10854,7 +10854,7 @@ func (x *directState) directFields_UpdateReferralSet(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateReferralSet")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateReferralSet")
@@ -10917,7 +10917,7 @@ func (x *directState) directFields_UpdateReferralSetTeam(ctx context.Context, w 
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateReferralSetTeam")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateReferralSetTeam")
@@ -10995,7 +10995,7 @@ func (x *directState) directFields_UpdateSpotMarket(ctx context.Context, w *dire
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateSpotMarket")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateSpotMarket")
@@ -11052,7 +11052,7 @@ func (x *directState) directFields_UpdateSpotMarketConfiguration(ctx context.Con
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateSpotMarketConfiguration")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateSpotMarketConfiguration")
@@ -11144,7 +11144,7 @@ func (x *directState) directFields_UpdateVolumeDiscountProgram(ctx context.Conte
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "UpdateVolumeDiscountProgram")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("UpdateVolumeDiscountProgram")
@@ -11195,7 +11195,7 @@ func (x *directState) directFields_ValidatorHeartbeat(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ValidatorHeartbeat")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ValidatorHeartbeat")
@@ -11271,7 +11271,7 @@ func (x *directState) directFields_ValidatorNode(ctx context.Context, w *directW
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "ValidatorNode")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("ValidatorNode")
@@ -11350,7 +11350,7 @@ func (x *directState) directFields_VectorValue(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "VectorValue")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("VectorValue")
@@ -11400,7 +11400,7 @@ func (x *directState) directFields_VolumeBenefitTier(ctx context.Context, w *dir
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "VolumeBenefitTier")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("VolumeBenefitTier")
@@ -11456,7 +11456,7 @@ func (x *directState) directFields_VolumeDiscountProgramChanges(ctx context.Cont
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "VolumeDiscountProgramChanges")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("VolumeDiscountProgramChanges")
@@ -11519,7 +11519,7 @@ func (x *directState) directFields_VoteSubmission(ctx context.Context, w *direct
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "VoteSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("VoteSubmission")
@@ -11576,7 +11576,7 @@ func (x *directState) directFields_WithdrawExt(ctx context.Context, w *directWal
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "WithdrawExt")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("WithdrawExt")
@@ -11627,7 +11627,7 @@ func (x *directState) directFields_WithdrawSubmission(ctx context.Context, w *di
 		}
 		o.key(f.Alias)
 		m = o.mark()
-		w.push(f, "WithdrawSubmission")
+		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("WithdrawSubmission")

@@ -127,7 +127,7 @@ func (x *directState) deferAfter(ctx context.Context, w *directWalk, groups []di
 	if !valid || x.inc == nil {
 		return valid
 	}
-	path := x.fieldContext(w, len(w.path)).Path()
+	path := x.fieldContext(w, len(w.path), false).Path()
 	for _, g := range groups {
 		aliases := make([]string, len(g.fields))
 		for i := range g.fields {
@@ -154,7 +154,7 @@ func (x *directState) runDeferred(frames []directFrame, path ast.Path, g directD
 		defer func() {
 			if r := recover(); r != nil {
 				w := &directWalk{o: out, path: frames}
-				job.record(directError{fc: job.fieldContext(w, len(frames)), err: x.opCtx.Recover(ctx, r)})
+				job.record(directError{fc: job.fieldContext(w, len(frames), true), err: x.opCtx.Recover(ctx, r)})
 				valid = false
 			}
 		}()

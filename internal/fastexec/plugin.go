@@ -225,7 +225,7 @@ func (g *gen) object(o *codegen.Object) error {
 	g.p("if i > 0 { o.b.WriteByte(',') }")
 	g.p("o.key(f.Alias)")
 	g.p("m = o.mark()")
-	g.p("w.push(f, %q)", o.Name)
+	g.p("w.push(f)")
 	g.p("switch f.Name {")
 	g.p("case \"__typename\":")
 	g.p("o.str(%q)", o.Name)
