@@ -613,6 +613,7 @@ type directFrame struct {
 	fc      *graphql.FieldContext
 }
 
+// push adds the field f to the path.
 func (w *directWalk) push(f *graphql.CollectedField) { w.path = append(w.path, directFrame{field: f}) }
 
 func (w *directWalk) pushIndex(i int) { w.path = append(w.path, directFrame{index: i, isIndex: true}) }
@@ -758,6 +759,7 @@ func errNoDirectField(object, field string) error {
 // directMark is a position in a buffer: its length and its number of holes.
 type directMark struct{ at, holes int }
 
+// mark is where o is now, for a rollback to it.
 func (o *directOut) mark() directMark { return directMark{at: o.b.Len(), holes: len(o.holes)} }
 
 // rollback truncates o to m: the bytes written since, and the holes made

@@ -369,6 +369,7 @@ type spoiledCommands struct{ graph.Upstream }
 // knows.
 type strangeCommand struct{}
 
+// IsCommand makes it a member of the union.
 func (strangeCommand) IsCommand() {}
 
 func (u spoiledCommands) ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error) {

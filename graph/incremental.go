@@ -178,6 +178,7 @@ func (x *directState) runDeferred(frames []directFrame, path ast.Path, g directD
 // rawJSON is JSON already written, as a marshaler.
 type rawJSON []byte
 
+// MarshalGQL writes the JSON as it is.
 func (r rawJSON) MarshalGQL(w io.Writer) { _, _ = w.Write(r) }
 
 // next is the next deferred result whose object has been sent: a held one,

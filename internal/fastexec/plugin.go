@@ -173,6 +173,7 @@ func (g *gen) fn(t *config.TypeReference) string {
 
 func objFn(name string) string { return "directObject_" + name }
 
+// fieldsFn names the function writing an object's fields from an index on.
 func fieldsFn(name string) string { return "directFields_" + name }
 
 // object writes the two functions of an object type: directObject_X,
