@@ -128,9 +128,9 @@ type Hooks struct {
 	// the fields that need them ask (Loaders.loadPage); that batch is also
 	// a LoaderBatch.
 	LoaderPrefetch func(loader string, size int)
-	// Execution is called once per query with the executor that answered
-	// it: "direct" (fastexec.go) or "gqlgen" (the direct executor gave up,
-	// or is off).
+	// Execution is called once per query with the executor chosen, before
+	// it starts, to answer it whole: "direct" (fastexec.go) or "gqlgen"
+	// (introspection, or the direct executor off).
 	Execution func(executor string)
 	// DocumentServed is called once per operation that runs a persisted
 	// document, with where its text came from: DocumentSourceManifest or

@@ -62,9 +62,12 @@ type ExecutorConfig struct {
 	// executor takes the feed's, and the two must not differ.
 	Live *LiveFeed
 	// GqlgenExecutor answers every query with gqlgen's executor alone,
-	// without the direct executor in front of it (fastexec.go): for
-	// comparisons in tests and benchmarks. It is implied when an extension
-	// intercepts fields or root fields.
+	// instead of the direct executor (fastexec.go): for comparisons in
+	// tests and benchmarks. It is implied when an extension intercepts
+	// fields or root fields, which gqlgen's executor calls around each
+	// field and the direct one does not (the gateway's own, telemetry's,
+	// intercepts operations and responses only): a choice made when the
+	// executor is built, before any operation starts.
 	GqlgenExecutor bool
 }
 
@@ -72,8 +75,9 @@ type ExecutorConfig struct {
 // cache keeps when ExecutorConfig.APQCache is nil.
 const DefaultAPQCacheSize = 1000
 
-// Executor runs the gateway's GraphQL operations: gqlgen's executor over
-// the schema, with the direct executor in front of it (fastexec.go), the
+// Executor runs the gateway's GraphQL operations: the direct executor for
+// queries, gqlgen's for introspection and subscriptions, chosen once per
+// operation before it starts (fastexec.go), the
 // query limits, automatic persisted queries and trusted documents, the
 // error presenter and panic recovery, and each request's state (loaders,
 // memo, the answers its response is made of). It knows nothing of HTTP:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,19 +27,47 @@ import (
 // write each value into the response as they read it, and run only resolver
 // fields concurrently, one goroutine each, as gqlgen does.
 //
-// It answers a query exactly as gqlgen would or not at all: wherever its
-// answer could differ (a null or an error in a non-null position, which
-// gqlgen propagates to the parent; introspection; @defer; a panic outside
-// a resolver; a field it was not generated for) it gives up, keeps none of
-// its output or errors, and gqlgen's executor answers the request (a panic
-// in a resolver is handled as gqlgen handles it: an INTERNAL error at the
-// field). Upstream calls made before giving up are not repeated: the
-// request's memo keeps them. TestDirectExecutorMatchesGqlgen compares the
-// two executors on every golden query and on queries written for the
-// corners.
+// One path: the executor of an operation is chosen once, before it starts
+// (fastSchema.Exec), and the one chosen answers it whole:
+//
+//	request → transport → Executor (limits, documents) → fastSchema.Exec
+//	  ├─ query: runDirect → generated directObject_* → bytes (splice.go)
+//	  │    └─ @defer: deferAfter → runDeferred → incremental.go's loop
+//	  └─ introspection, subscription: gqlgen's generated.go
+//
+// A query runs on the direct executor, which handles errors and nulls
+// itself: an error or a null in a non-null position is recorded once, at
+// its path, with gqlgen's message, and the output is rolled back to where
+// the nearest nullable ancestor started (a field, a list element, the
+// buffer of a resolver field run concurrently, a deferred payload, the
+// data), which becomes null; a panic is an INTERNAL error at its field;
+// @defer is answered as gqlgen answers it (incremental.go). gqlgen's
+// executor runs, alone, only where the direct one is not worth its upkeep:
+//
+//   - introspection (__schema, __type): the playground's docs pane, a few
+//     requests a session, over the schema's static types; the generator
+//     writes no code for them, so there is no gain to measure;
+//   - subscriptions: an event is one transaction, a few a second. At the
+//     heaviest selection gqlgen's executor costs about 0.19 ms of CPU per
+//     transaction, the direct one 0.012 ms (BenchmarkHeaviestQuery:
+//     handler-gqlgen against handler, per row of the page): at three
+//     events a second, about half a millisecond of CPU a second per
+//     subscriber, against the upkeep of a second writer of events (their
+//     request state, their shared answers, their end errors: live.go);
+//   - operations that select a field the generator writes no code for
+//     (directUnsupported; none in today's schema);
+//   - every operation of an executor built with GqlgenExecutor, or with an
+//     extension that intercepts fields (which gqlgen's executor calls
+//     around each field, and the direct one does not): known when the
+//     executor is built.
+//
+// TestDirectExecutorMatchesGqlgen compares the two executors on every
+// golden query and on queries written for the corners,
+// TestDirectExecutorHandlesErrorsAndNullsItself on errors, nulls and
+// panics in non-null positions, TestDirectExecutorDefersAsGqlgen on @defer.
 
 // fastSchema is gqlgen's executable schema with Exec answered by the
-// direct executor when it can.
+// direct executor, or by gqlgen's for the operations listed above.
 type fastSchema struct {
 	*executableSchema
 	observe func(executor string)
@@ -73,94 +102,156 @@ func (s observedSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	return s.executableSchema.Exec(ctx)
 }
 
-// Exec implements graphql.ExecutableSchema.
+// Exec implements graphql.ExecutableSchema: it chooses the executor of the
+// operation, once, before anything runs.
 func (s fastSchema) Exec(ctx context.Context) graphql.ResponseHandler {
-	if h, ok := s.execStreaming(ctx); ok {
-		if op := graphql.GetOperationContext(ctx).Operation; op.Operation == ast.Query {
-			s.observe("gqlgen")
-		}
-		return h
-	}
 	opCtx := graphql.GetOperationContext(ctx)
 	if opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query {
+		if h, ok := s.execStreaming(ctx); ok {
+			return h // a subscription
+		}
 		return s.executableSchema.Exec(ctx)
 	}
-	done := false
-	// gqlgen's handler, once the direct executor gave up: it answers the
-	// later calls too (the incremental parts of @defer).
-	var gqlgen graphql.ResponseHandler
-	return func(rctx context.Context) *graphql.Response {
-		if gqlgen != nil {
-			return gqlgen(rctx)
+	plans := plansFor(opCtx)
+	if plans.gqlgenOnly(opCtx, s.Schema()) {
+		s.observe("gqlgen")
+		if h, ok := s.execStreaming(ctx); ok {
+			return h
 		}
+		return s.executableSchema.Exec(ctx)
+	}
+	s.observe("direct")
+	if DefersFragments(opCtx) {
+		return s.execDirectIncremental(opCtx, plans)
+	}
+	done := false
+	return func(rctx context.Context) *graphql.Response {
 		if done {
 			return nil
 		}
 		done = true
-		if data, ok := runDirect(rctx, opCtx, s.executableSchema); ok {
-			s.observe("direct")
-			if sp := spliceFor(rctx); sp != nil {
-				sp.data = data
-				return &graphql.Response{Data: SpliceMarker}
-			}
-			return &graphql.Response{Data: data.bytes()}
+		data := runDirect(rctx, opCtx, s.executableSchema, plans, nil)
+		if sp := spliceFor(rctx); sp != nil {
+			sp.data = data
+			return &graphql.Response{Data: SpliceMarker}
 		}
-		s.observe("gqlgen")
-		gqlgen = s.executableSchema.Exec(ctx)
-		return gqlgen(rctx)
+		return &graphql.Response{Data: data.bytes()}
 	}
 }
 
-// runDirect executes the operation; ok false means it gave up and nothing
-// was recorded.
-func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema) (data *directData, ok bool) {
+// runDirect executes the operation on the direct executor: the data, its
+// errors recorded in the operation's context. inc, for a query that defers
+// fragments, receives the later payloads.
+func runDirect(ctx context.Context, opCtx *graphql.OperationContext, es *executableSchema, plans *directPlans, inc *directIncremental) *directData {
 	x := &directState{
 		opCtx:  opCtx,
 		ec:     newExecutionContext(opCtx, es, nil),
-		plans:  plansFor(opCtx),
+		plans:  plans,
 		rootFC: &graphql.FieldContext{Object: "Query"},
+		inc:    inc,
 	}
-	if introspects(x, opCtx.Operation.SelectionSet) {
-		return nil, false // gqlgen's executor answers, no resolver run twice
+	if inc != nil {
+		// The deferred payloads run after this execution is over, under
+		// the request's context with a root field context of their own.
+		x.deferCtx = graphql.WithFieldContext(graphql.WithLazyInputUnmarshalerIndex(ctx, newInputUnmarshalers), x.rootFC)
 	}
 	ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, newInputUnmarshalers)
 	ctx = graphql.WithFieldContext(ctx, x.rootFC)
 	root := getFxBuffer()
-	func() {
+	valid := func() (valid bool) {
 		defer func() {
+			// The generated functions recover a panic at the field it
+			// happened in; one outside any field nulls the data.
 			if r := recover(); r != nil {
-				x.giveUp()
+				x.record(directError{fc: x.rootFC, err: x.opCtx.Recover(ctx, r)})
+				valid = false
 			}
 		}()
 		w := &directWalk{o: root, path: make([]directFrame, 0, 16)}
-		if !x.directObject_Query(ctx, w, opCtx.Operation.SelectionSet) {
-			x.giveUp()
-		}
+		return x.directObject_Query(ctx, w, opCtx.Operation.SelectionSet)
 	}()
+	if !valid {
+		// A null in a non-null field of Query nulls the data.
+		x.rollback(root, directMark{})
+		root.null()
+	}
 	x.wg.Wait()
-	data = &directData{root: root}
-	if x.failed.Load() {
-		data.free()
-		return nil, false
-	}
-	for _, e := range x.errs {
-		fctx := withFieldContext(ctx, e.fc, e.fc.Parent)
-		if e.located {
-			opCtx.Error(fctx, graphql.AddFieldLocationToError(fctx, e.err))
-		} else {
-			graphql.AddError(fctx, e.err)
-		}
-	}
-	return data, true
+	x.releaseDiscarded()
+	x.addErrors(ctx)
+	return &directData{root: root}
 }
 
-// introspects reports whether the operation asks for __schema or __type,
-// which only gqlgen's executor answers: known before any resolver runs.
-func introspects(x *directState, sel ast.SelectionSet) bool {
-	fields, _ := x.collect(sel, queryImplementors)
-	for i := range fields {
-		if name := fields[i].Name; name == "__schema" || name == "__type" {
+// addErrors adds the errors recorded to the response context of ctx, in
+// the order recorded.
+func (x *directState) addErrors(ctx context.Context) {
+	for _, e := range x.errs {
+		fctx := withFieldContext(ctx, e.fc, e.fc.Parent)
+		switch {
+		case e.invalidNull != "":
+			graphql.AddInvalidNullError(fctx, e.invalidNull)
+		case e.located:
+			x.opCtx.Error(fctx, graphql.AddFieldLocationToError(fctx, e.err))
+		default:
+			x.opCtx.Error(fctx, e.err)
+		}
+	}
+}
+
+// gqlgenOnly reports whether the operation is one gqlgen's executor runs
+// alone (introspection, a field with no direct code): decided once per
+// operation's plans, before any resolver runs.
+func (p *directPlans) gqlgenOnly(opCtx *graphql.OperationContext, schema *ast.Schema) bool {
+	if p.doc == nil {
+		// Plans made per request (selections with directives, which may
+		// depend on variables): decided per request, by the same walk.
+		return selectsGqlgenOnly(opCtx, schema, opCtx.Operation.SelectionSet, queryImplementors, 0)
+	}
+	p.gqlgenOnce.Do(func() {
+		p.gqlgen = selectsGqlgenOnly(opCtx, schema, opCtx.Operation.SelectionSet, queryImplementors, 0)
+	})
+	return p.gqlgen
+}
+
+// maxDirectWalkDepth bounds selectsGqlgenOnly's walk: deeper than the
+// query limits let any operation go.
+const maxDirectWalkDepth = 64
+
+// selectsGqlgenOnly walks the selection as the executors collect it, on
+// every type a fragment may apply to: introspection at the root, or a
+// field the direct executor has no code for (directUnsupported) anywhere.
+func selectsGqlgenOnly(opCtx *graphql.OperationContext, schema *ast.Schema, sel ast.SelectionSet, satisfies []string, depth int) bool {
+	if depth > maxDirectWalkDepth {
+		return true
+	}
+	for _, f := range graphql.CollectFields(opCtx, sel, satisfies) {
+		if depth == 0 && (f.Name == "__schema" || f.Name == "__type") {
 			return true
+		}
+		if len(directUnsupported) == 0 {
+			continue // nothing to look for below the root
+		}
+		if directUnsupported[satisfies[0]+"."+f.Name] {
+			return true
+		}
+		if len(f.Selections) == 0 || f.Definition == nil {
+			continue
+		}
+		def := schema.Types[f.Definition.Type.Name()]
+		if def == nil {
+			continue
+		}
+		types := []*ast.Definition{def}
+		if def.Kind != ast.Object {
+			types = schema.GetPossibleTypes(def)
+		}
+		for _, t := range types {
+			sat := []string{t.Name}
+			for _, i := range schema.GetImplements(t) {
+				sat = append(sat, i.Name)
+			}
+			if selectsGqlgenOnly(opCtx, schema, f.Selections, sat, depth+1) {
+				return true
+			}
 		}
 	}
 	return false
@@ -182,21 +273,39 @@ type directState struct {
 	ec     *executionContext
 	rootFC *graphql.FieldContext
 	wg     sync.WaitGroup
-	failed atomic.Bool
 
 	plans *directPlans
 
 	mu   sync.Mutex
 	errs []directError
+	// discarded are the buffers of resolver fields whose place was rolled
+	// back while their goroutines may still write to them: returned to
+	// the pool once every goroutine is done.
+	discarded []directHole
+
+	// inc receives the deferred payloads of a query that defers
+	// fragments (nil otherwise); deferCtx is the context they run under.
+	inc      *directIncremental
+	deferCtx context.Context
 }
 
+// directError is an error recorded during the execution, added to the
+// operation's errors when it is over (in the order recorded).
 type directError struct {
 	fc      *graphql.FieldContext
 	err     error
-	located bool
+	located bool // with the field's location, as gqlgen adds a resolver's
+	// invalidNull, when set, is the declared type of a non-null position
+	// that got null: the error is gqlgen's (graphql.AddInvalidNullError).
+	invalidNull string
 }
 
-func (x *directState) giveUp() { x.failed.Store(true) }
+// record adds an error.
+func (x *directState) record(e directError) {
+	x.mu.Lock()
+	x.errs = append(x.errs, e)
+	x.mu.Unlock()
+}
 
 // directKey identifies a selection set (the same slice for every row of a page)
 // on a concrete type: by addresses, so that looking a plan up hashes three
@@ -209,44 +318,91 @@ type directKey struct {
 	typ   *byte
 }
 
-type directPlan struct {
-	fields []graphql.CollectedField
-	ok     bool
-}
-
 // collect is graphql.CollectFields, computed once per selection set and
 // type: the rows of a list share their plan (and the merged selection sets
 // in it, which the next level keys on), and so do the requests of the same
 // parsed operation when its plans cannot depend on variables (plansFor).
-func (x *directState) collect(sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
+//
+// The fields gqlgen's executor would defer (those it resolves concurrently,
+// under an active @defer) are left out of the plan's fields, and grouped by
+// label in its deferred groups.
+func (x *directState) collect(sel ast.SelectionSet, satisfies []string) directPlan {
 	if len(sel) == 0 || len(satisfies) == 0 {
-		return nil, false
+		return directPlan{}
 	}
 	k := directKey{first: &sel[0], n: len(sel), typ: unsafe.StringData(satisfies[0])}
 	if m := x.plans.m.Load(); m != nil {
 		if plan, found := (*m)[k]; found {
-			return plan.fields, plan.ok
+			return plan
 		}
 	}
-	plan := directPlan{fields: graphql.CollectFields(x.opCtx, sel, satisfies), ok: true}
-	for i := range plan.fields {
-		if plan.fields[i].IsDeferred() || len(plan.fields[i].Deferrables) > 0 {
-			plan.ok = false
-		}
+	fields := graphql.CollectFields(x.opCtx, sel, satisfies)
+	if x.inc == nil {
+		// Not delivered incrementally: nothing is deferred. (A document
+		// with @defer has plans of each request's own: plansFor.)
+		return x.plans.store(k, directPlan{object: satisfies[0], fields: fields})
 	}
-	plan = x.plans.store(k, plan)
-	return plan.fields, plan.ok
+	return x.plans.store(k, splitDeferred(fields, satisfies[0]))
+}
+
+// directPlan is what an object of one type writes for one selection set:
+// its fields now, and its deferred groups later.
+type directPlan struct {
+	object   string // the type
+	fields   []graphql.CollectedField
+	deferred []directDeferGroup
+}
+
+// directDeferGroup is the fields of an object deferred under one label.
+type directDeferGroup struct {
+	label  string
+	fields []graphql.CollectedField
+}
+
+// splitDeferred splits the fields of an object of type object into those
+// written now and those deferred, by label: gqlgen's executor defers only
+// the fields it resolves concurrently (none of Query's), and writes a
+// deferred field's other fields with the object. A field deferred under
+// several labels is written in the first label's payload.
+func splitDeferred(fields []graphql.CollectedField, object string) directPlan {
+	plan := directPlan{object: object, fields: fields}
+	if object == "Query" {
+		return plan
+	}
+	deferred := func(f *graphql.CollectedField) bool {
+		return f.IsDeferred() && directFieldKinds[object+"."+f.Name]&directConcurrent != 0
+	}
+	if !slices.ContainsFunc(fields, func(f graphql.CollectedField) bool { return deferred(&f) }) {
+		return plan
+	}
+	plan.fields = nil
+	for i := range fields {
+		f := &fields[i]
+		if !deferred(f) {
+			plan.fields = append(plan.fields, *f)
+			continue
+		}
+		label := f.Deferrables[0].Label
+		at := slices.IndexFunc(plan.deferred, func(g directDeferGroup) bool { return g.label == label })
+		if at < 0 {
+			at = len(plan.deferred)
+			plan.deferred = append(plan.deferred, directDeferGroup{label: label})
+		}
+		plan.deferred[at].fields = append(plan.deferred[at].fields, *f)
+	}
+	return plan
 }
 
 // plan is collect through w's recent plans.
-func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, bool) {
+func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []string) ([]graphql.CollectedField, []directDeferGroup) {
 	if len(sel) == 0 || len(satisfies) == 0 {
-		return nil, false
+		return nil, nil
 	}
 	if w.recent == nil {
 		if w.lookups < 8 {
 			w.lookups++
-			return x.collect(sel, satisfies)
+			plan := x.collect(sel, satisfies)
+			return plan.fields, plan.deferred
 		}
 		w.recent = new([8]directRecent)
 	}
@@ -254,10 +410,9 @@ func (x *directState) plan(w *directWalk, sel ast.SelectionSet, satisfies []stri
 	h := uintptr(unsafe.Pointer(k.first))>>4 ^ uintptr(unsafe.Pointer(k.typ))>>3
 	slot := &w.recent[h%uintptr(len(w.recent))]
 	if slot.k != k {
-		fields, ok := x.collect(sel, satisfies)
-		slot.k, slot.plan = k, directPlan{fields: fields, ok: ok}
+		slot.k, slot.plan = k, x.collect(sel, satisfies)
 	}
-	return slot.plan.fields, slot.plan.ok
+	return slot.plan.fields, slot.plan.deferred
 }
 
 // directPlans are the plans of one operation, by selection set and type.
@@ -273,6 +428,9 @@ type directPlans struct {
 	// executions.
 	m  atomic.Pointer[map[directKey]directPlan]
 	mu sync.Mutex
+
+	gqlgenOnce sync.Once
+	gqlgen     bool // the operation runs on gqlgen's executor (gqlgenOnly)
 }
 
 // store adds the plan of k, unless another execution added one first, and
@@ -291,6 +449,30 @@ func (p *directPlans) store(k directKey, plan directPlan) directPlan {
 	m[k] = plan
 	p.m.Store(&m)
 	return plan
+}
+
+// objectOf is the type of the object whose plan holds f: the plan it was
+// collected in (an error's, so rare: a look through the operation's plans).
+func (p *directPlans) objectOf(f *graphql.CollectedField) string {
+	m := p.m.Load()
+	if m == nil {
+		return ""
+	}
+	holds := func(fields []graphql.CollectedField) bool {
+		return len(fields) > 0 && uintptr(unsafe.Pointer(f)) >= uintptr(unsafe.Pointer(&fields[0])) &&
+			uintptr(unsafe.Pointer(f)) <= uintptr(unsafe.Pointer(&fields[len(fields)-1]))
+	}
+	for _, plan := range *m {
+		if holds(plan.fields) {
+			return plan.object
+		}
+		for _, g := range plan.deferred {
+			if holds(g.fields) {
+				return plan.object
+			}
+		}
+	}
+	return ""
 }
 
 func ptrMap(m *map[directKey]directPlan) map[directKey]directPlan {
@@ -384,6 +566,10 @@ type directRecent struct {
 	plan directPlan
 }
 
+// directFrame is one step of a walk's path: a field, an index, or a
+// resolver field's context. Four words: every field of every row pushes
+// one (the type of the field's object, which errors name, is its plan's:
+// objectOf).
 type directFrame struct {
 	field   *graphql.CollectedField
 	index   int
@@ -391,6 +577,7 @@ type directFrame struct {
 	fc      *graphql.FieldContext
 }
 
+// push adds the field f to the path.
 func (w *directWalk) push(f *graphql.CollectedField) { w.path = append(w.path, directFrame{field: f}) }
 
 func (w *directWalk) pushIndex(i int) { w.path = append(w.path, directFrame{index: i, isIndex: true}) }
@@ -398,8 +585,10 @@ func (w *directWalk) pushIndex(i int) { w.path = append(w.path, directFrame{inde
 func (w *directWalk) pop() { w.path = w.path[:len(w.path)-1] }
 
 // fieldContext builds the gqlgen field context of the first n frames of
-// the path (for resolvers and errors: rare, so built on demand).
-func (x *directState) fieldContext(w *directWalk, n int) *graphql.FieldContext {
+// the path (for resolvers and errors: rare, so built on demand); for an
+// error, named, each field's context names its object and kind, as
+// gqlgen's do (its null errors name the field by them).
+func (x *directState) fieldContext(w *directWalk, n int, named bool) *graphql.FieldContext {
 	var leaf, child *graphql.FieldContext
 	link := func(fc *graphql.FieldContext) {
 		if child == nil {
@@ -418,6 +607,15 @@ func (x *directState) fieldContext(w *directWalk, n int) *graphql.FieldContext {
 		case q.isIndex:
 			idx := q.index
 			link(&graphql.FieldContext{Index: &idx})
+		case named:
+			object := x.plans.objectOf(q.field)
+			kind := directFieldKinds[object+"."+q.field.Name]
+			link(&graphql.FieldContext{
+				Object:     object,
+				Field:      *q.field,
+				IsMethod:   kind&directMethod != 0,
+				IsResolver: kind&directResolver != 0,
+			})
 		default:
 			link(&graphql.FieldContext{Field: *q.field})
 		}
@@ -428,8 +626,9 @@ func (x *directState) fieldContext(w *directWalk, n int) *graphql.FieldContext {
 
 // resolve runs the resolver field on top of w's path: on its own goroutine
 // when the field is nullable (its value goes into a hole of w's buffer,
-// filled when the walk is over), inline otherwise (a failure there gives
-// up anyway).
+// filled when the walk is over; null when the value is invalid or a panic
+// escapes the field's code), inline otherwise (false: the value is
+// invalid, and so is the object holding the field).
 func (x *directState) resolve(ctx context.Context, w *directWalk, object string, args map[string]any, nonNull bool,
 	run func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool,
 ) bool {
@@ -441,7 +640,7 @@ func (x *directState) resolve(ctx context.Context, w *directWalk, object string,
 		IsMethod:   true,
 		IsResolver: true,
 	}
-	rctx := withFieldContext(ctx, fc, x.fieldContext(w, top))
+	rctx := withFieldContext(ctx, fc, x.fieldContext(w, top, false))
 	if nonNull {
 		return run(rctx, fc, w)
 	}
@@ -450,36 +649,102 @@ func (x *directState) resolve(ctx context.Context, w *directWalk, object string,
 	x.wg.Add(1)
 	go func() {
 		defer x.wg.Done()
-		defer func() {
-			if r := recover(); r != nil {
-				x.giveUp()
-			}
-		}()
-		if x.failed.Load() {
-			return
-		}
 		uw := &directWalk{o: u, path: make([]directFrame, 1, 16)}
 		uw.path[0].fc = fc
+		defer func() {
+			if r := recover(); r != nil {
+				x.record(directError{fc: fc, err: x.opCtx.Recover(rctx, r)})
+				x.rollback(u, directMark{})
+				u.null()
+			}
+		}()
 		if !run(rctx, fc, uw) {
-			x.giveUp()
+			x.rollback(u, directMark{})
+			u.null()
 		}
 	}()
 	return true
 }
 
 // fieldError records err for the field on top of w's path and writes
-// null; in a non-null position it gives up instead (gqlgen would null the
-// parent).
+// null; false in a non-null position (the null is invalid there: its
+// nearest nullable ancestor becomes null, as in gqlgen's executor).
 func (x *directState) fieldError(w *directWalk, err error, located, nonNull bool) bool {
-	if nonNull {
-		return false
-	}
 	w.o.null()
-	fc := x.fieldContext(w, len(w.path))
-	x.mu.Lock()
-	x.errs = append(x.errs, directError{fc: fc, err: err, located: located})
-	x.mu.Unlock()
-	return true
+	x.record(directError{fc: x.fieldContext(w, len(w.path), true), err: err, located: located})
+	return !nonNull
+}
+
+// invalidNull records the error of a nil value in the non-null position
+// on top of w's path (declared is its type, as gqlgen's error names it),
+// writes null and returns false: the value is invalid.
+func (x *directState) invalidNull(w *directWalk, declared string) bool {
+	w.o.null()
+	x.record(directError{fc: x.fieldContext(w, len(w.path), true), invalidNull: declared})
+	return false
+}
+
+// fieldPanicked handles a panic recovered while the field at w.path[base]
+// was written (generated directFields functions): an INTERNAL error at
+// the field, as gqlgen's recover func makes it, the field's output rolled
+// back to m and null written; false when the field is non-null (the
+// object is invalid).
+func (x *directState) fieldPanicked(ctx context.Context, w *directWalk, base int, m directMark, r any) bool {
+	w.path = w.path[:base+1]
+	fc := x.fieldContext(w, base+1, true)
+	x.record(directError{fc: fc, err: x.opCtx.Recover(withFieldContext(ctx, fc, fc.Parent), r)})
+	f := w.path[base].field
+	w.path = w.path[:base]
+	x.rollback(w.o, m)
+	w.o.null()
+	return f.Definition == nil || !f.Definition.Type.NonNull
+}
+
+// directFieldKind is where a field's value comes from, as gqlgen's field
+// context tells (IsMethod, IsResolver): directFieldKinds, generated, holds
+// the fields that are not a struct's.
+type directFieldKind uint8
+
+const (
+	directMethod     directFieldKind = 1 << iota // IsMethod
+	directResolver                               // IsResolver
+	directConcurrent                             // gqlgen resolves it concurrently, and defers it
+)
+
+// errNoDirectField is the panic of a generated object function asked for a
+// field it has no code for: gqlgenOnly gives the operations that select
+// one to gqlgen's executor, so it means a bug.
+func errNoDirectField(object, field string) error {
+	return errors.New("direct executor: no code for field " + object + "." + field)
+}
+
+// directMark is a position in a buffer: its length and its number of holes.
+type directMark struct{ at, holes int }
+
+// mark is where o is now, for a rollback to it.
+func (o *directOut) mark() directMark { return directMark{at: o.b.Len(), holes: len(o.holes)} }
+
+// rollback truncates o to m: the bytes written since, and the holes made
+// since, whose buffers wait in x.discarded until their goroutines are done.
+func (x *directState) rollback(o *directOut, m directMark) {
+	if len(o.holes) > m.holes {
+		x.mu.Lock()
+		x.discarded = append(x.discarded, o.holes[m.holes:]...)
+		x.mu.Unlock()
+		clear(o.holes[m.holes:])
+		o.holes = o.holes[:m.holes]
+	}
+	o.b.Truncate(m.at)
+}
+
+// releaseDiscarded returns the buffers rollback set aside to the pool:
+// called once every goroutine of the execution is done.
+func (x *directState) releaseDiscarded() {
+	for _, h := range x.discarded {
+		h.out.release()
+		putFxBuffer(h.out)
+	}
+	x.discarded = nil
 }
 
 // directOut is a piece of the response: bytes, and holes where the values of

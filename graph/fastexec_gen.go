@@ -6,6 +6,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/tradenet/gateway/graph/model"
@@ -14,18 +15,36 @@ import (
 )
 
 func (x *directState) directObject_AnnounceNode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.AnnounceNode) bool {
-	fields, ok := x.plan(w, sel, announceNodeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, announceNodeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_AnnounceNode(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_AnnounceNode(ctx, w, fields, 0, obj)
+	}, x.directFields_AnnounceNode(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_AnnounceNode(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.AnnounceNode) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_AnnounceNode(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -33,109 +52,129 @@ func (x *directState) directObject_AnnounceNode(ctx context.Context, w *directWa
 		case "id":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
-					return false
+					valid = false
 				}
 			}
 		case "node":
 			{
 				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "avatarUrl":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.AvatarURL) {
-					return false
+					valid = false
 				}
 			}
 		case "chainPubKey":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ChainPubKey) {
-					return false
+					valid = false
 				}
 			}
 		case "country":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Country) {
-					return false
+					valid = false
 				}
 			}
 		case "ethereumAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "ethereumSignature":
 			{
 				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "fromEpoch":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FromEpoch) {
-					return false
+					valid = false
 				}
 			}
 		case "infoUrl":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.InfoURL) {
-					return false
+					valid = false
 				}
 			}
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "submitterAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SubmitterAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "netPubKey":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NetPubKey) {
-					return false
+					valid = false
 				}
 			}
 		case "netPubKeyIndex":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.NetPubKeyIndex) {
-					return false
+					valid = false
 				}
 			}
 		case "netSignature":
 			{
 				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.NetSignature) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("AnnounceNode", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ApplyReferralCode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ApplyReferralCode) bool {
-	fields, ok := x.plan(w, sel, applyReferralCodeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, applyReferralCodeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ApplyReferralCode(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ApplyReferralCode(ctx, w, fields, 0, obj)
+	}, x.directFields_ApplyReferralCode(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ApplyReferralCode(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ApplyReferralCode) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ApplyReferralCode(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -143,31 +182,49 @@ func (x *directState) directObject_ApplyReferralCode(ctx context.Context, w *dir
 		case "id":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ApplyReferralCode", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Asset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Asset) bool {
-	fields, ok := x.plan(w, sel, assetImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, assetImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Asset(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Asset(ctx, w, fields, 0, obj)
+	}, x.directFields_Asset(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Asset(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Asset) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Asset(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -175,7 +232,7 @@ func (x *directState) directObject_Asset(ctx context.Context, w *directWalk, sel
 		case "id":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
-					return false
+					valid = false
 				}
 			}
 		case "status":
@@ -183,10 +240,11 @@ func (x *directState) directObject_Asset(ctx context.Context, w *directWalk, sel
 				v, err := obj.KnownStatus()
 				if err != nil {
 					if !x.fieldError(w, err, true, false) {
-						return false
+						valid = false
 					}
 				} else if !x.directmarshalOAssetStatus2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetStatus(ctx, w, f.Selections, v) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "details":
@@ -194,34 +252,53 @@ func (x *directState) directObject_Asset(ctx context.Context, w *directWalk, sel
 				v, err := obj.KnownDetails()
 				if err != nil {
 					if !x.fieldError(w, err, true, false) {
-						return false
+						valid = false
 					}
 				} else if !x.directmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, v) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Asset", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_AssetConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.AssetConnection) bool {
-	fields, ok := x.plan(w, sel, assetConnectionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, assetConnectionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_AssetConnection(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_AssetConnection(ctx, w, fields, 0, obj)
+	}, x.directFields_AssetConnection(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_AssetConnection(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.AssetConnection) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_AssetConnection(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -229,37 +306,55 @@ func (x *directState) directObject_AssetConnection(ctx context.Context, w *direc
 		case "edges":
 			{
 				if !x.directmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
-					return false
+					valid = false
 				}
 			}
 		case "pageInfo":
 			{
 				if !x.directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("AssetConnection", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_AssetDetails(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.AssetDetails) bool {
-	fields, ok := x.plan(w, sel, assetDetailsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, assetDetailsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_AssetDetails(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_AssetDetails(ctx, w, fields, 0, obj)
+	}, x.directFields_AssetDetails(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_AssetDetails(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.AssetDetails) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_AssetDetails(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -267,61 +362,81 @@ func (x *directState) directObject_AssetDetails(ctx context.Context, w *directWa
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "symbol":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Symbol) {
-					return false
+					valid = false
 				}
 			}
 		case "decimals":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Decimals) {
-					return false
+					valid = false
 				}
 			}
 		case "quantum":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Quantum) {
-					return false
+					valid = false
 				}
 			}
 		case "builtinAsset":
 			{
 				if !x.directmarshalOBuiltinAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAsset(ctx, w, f.Selections, obj.BuiltinAsset) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "erc20":
 			{
 				if !x.directmarshalOERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20(ctx, w, f.Selections, obj.ERC20) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("AssetDetails", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_AssetEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.AssetEdge) bool {
-	fields, ok := x.plan(w, sel, assetEdgeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, assetEdgeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_AssetEdge(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_AssetEdge(ctx, w, fields, 0, obj)
+	}, x.directFields_AssetEdge(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_AssetEdge(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.AssetEdge) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_AssetEdge(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -329,37 +444,55 @@ func (x *directState) directObject_AssetEdge(ctx context.Context, w *directWalk,
 		case "cursor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
-					return false
+					valid = false
 				}
 			}
 		case "node":
 			{
 				if !x.directmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, obj.Node) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("AssetEdge", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_BatchMarketInstructions(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BatchMarketInstructions) bool {
-	fields, ok := x.plan(w, sel, batchMarketInstructionsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, batchMarketInstructionsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_BatchMarketInstructions(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BatchMarketInstructions(ctx, w, fields, 0, obj)
+	}, x.directFields_BatchMarketInstructions(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_BatchMarketInstructions(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BatchMarketInstructions) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_BatchMarketInstructions(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -367,61 +500,79 @@ func (x *directState) directObject_BatchMarketInstructions(ctx context.Context, 
 		case "amendments":
 			{
 				if !x.directmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx, w, f.Selections, obj.Amendments) {
-					return false
+					valid = false
 				}
 			}
 		case "cancellations":
 			{
 				if !x.directmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx, w, f.Selections, obj.Cancellations) {
-					return false
+					valid = false
 				}
 			}
 		case "stopOrdersCancellation":
 			{
 				if !x.directmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx, w, f.Selections, obj.StopOrdersCancellation) {
-					return false
+					valid = false
 				}
 			}
 		case "stopOrdersSubmission":
 			{
 				if !x.directmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx, w, f.Selections, obj.StopOrdersSubmission) {
-					return false
+					valid = false
 				}
 			}
 		case "submissions":
 			{
 				if !x.directmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx, w, f.Selections, obj.Submissions) {
-					return false
+					valid = false
 				}
 			}
 		case "updateMarginMode":
 			{
 				if !x.directmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx, w, f.Selections, obj.UpdateMarginMode) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("BatchMarketInstructions", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_BatchProposalSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BatchProposalSubmission) bool {
-	fields, ok := x.plan(w, sel, batchProposalSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, batchProposalSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_BatchProposalSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BatchProposalSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_BatchProposalSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_BatchProposalSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BatchProposalSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_BatchProposalSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -429,43 +580,63 @@ func (x *directState) directObject_BatchProposalSubmission(ctx context.Context, 
 		case "rationale":
 			{
 				if !x.directmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, w, f.Selections, obj.Rationale) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "reference":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
-					return false
+					valid = false
 				}
 			}
 		case "terms":
 			{
 				if !x.directmarshalOBatchProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBatchProposalTerms(ctx, w, f.Selections, obj.Terms) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("BatchProposalSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_BatchProposalTerms(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BatchProposalTerms) bool {
-	fields, ok := x.plan(w, sel, batchProposalTermsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, batchProposalTermsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_BatchProposalTerms(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BatchProposalTerms(ctx, w, fields, 0, obj)
+	}, x.directFields_BatchProposalTerms(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_BatchProposalTerms(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BatchProposalTerms) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_BatchProposalTerms(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -473,37 +644,56 @@ func (x *directState) directObject_BatchProposalTerms(ctx context.Context, w *di
 		case "closingTimestamp":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ClosingTimestamp) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "changes":
 			{
 				if !x.directmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx, w, f.Selections, obj.Changes) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("BatchProposalTerms", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_BenefitTier(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BenefitTier) bool {
-	fields, ok := x.plan(w, sel, benefitTierImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, benefitTierImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_BenefitTier(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BenefitTier(ctx, w, fields, 0, obj)
+	}, x.directFields_BenefitTier(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_BenefitTier(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BenefitTier) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_BenefitTier(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -511,49 +701,67 @@ func (x *directState) directObject_BenefitTier(ctx context.Context, w *directWal
 		case "minimumRunningNotionalTakerVolume":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
-					return false
+					valid = false
 				}
 			}
 		case "minimumEpochs":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MinimumEpochs) {
-					return false
+					valid = false
 				}
 			}
 		case "referralRewardFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardFactor) {
-					return false
+					valid = false
 				}
 			}
 		case "referralDiscountFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReferralDiscountFactor) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("BenefitTier", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_BuiltinAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAsset) bool {
-	fields, ok := x.plan(w, sel, builtinAssetImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, builtinAssetImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_BuiltinAsset(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BuiltinAsset(ctx, w, fields, 0, obj)
+	}, x.directFields_BuiltinAsset(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_BuiltinAsset(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BuiltinAsset) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_BuiltinAsset(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -561,31 +769,49 @@ func (x *directState) directObject_BuiltinAsset(ctx context.Context, w *directWa
 		case "maxFaucetAmountMint":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MaxFaucetAmountMint) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("BuiltinAsset", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_BuiltinAssetDeposit(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetDeposit) bool {
-	fields, ok := x.plan(w, sel, builtinAssetDepositImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, builtinAssetDepositImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_BuiltinAssetDeposit(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BuiltinAssetDeposit(ctx, w, fields, 0, obj)
+	}, x.directFields_BuiltinAssetDeposit(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_BuiltinAssetDeposit(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BuiltinAssetDeposit) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_BuiltinAssetDeposit(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -593,71 +819,92 @@ func (x *directState) directObject_BuiltinAssetDeposit(ctx context.Context, w *d
 		case "vegaAssetId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "BuiltinAssetDeposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "BuiltinAssetDeposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.BuiltinAssetDeposit().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.BuiltinAssetDeposit().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "partyId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
-					return false
+					valid = false
 				}
 			}
 		case "party":
 			{
 				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("BuiltinAssetDeposit", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_BuiltinAssetEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetEvent) bool {
-	fields, ok := x.plan(w, sel, builtinAssetEventImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, builtinAssetEventImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_BuiltinAssetEvent(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BuiltinAssetEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_BuiltinAssetEvent(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_BuiltinAssetEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BuiltinAssetEvent) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_BuiltinAssetEvent(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -665,37 +912,57 @@ func (x *directState) directObject_BuiltinAssetEvent(ctx context.Context, w *dir
 		case "deposit":
 			{
 				if !x.directmarshalOBuiltinAssetDeposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetDeposit(ctx, w, f.Selections, obj.Deposit) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "withdrawal":
 			{
 				if !x.directmarshalOBuiltinAssetWithdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetWithdrawal(ctx, w, f.Selections, obj.Withdrawal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("BuiltinAssetEvent", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_BuiltinAssetWithdrawal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.BuiltinAssetWithdrawal) bool {
-	fields, ok := x.plan(w, sel, builtinAssetWithdrawalImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, builtinAssetWithdrawalImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_BuiltinAssetWithdrawal(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_BuiltinAssetWithdrawal(ctx, w, fields, 0, obj)
+	}, x.directFields_BuiltinAssetWithdrawal(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_BuiltinAssetWithdrawal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.BuiltinAssetWithdrawal) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_BuiltinAssetWithdrawal(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -703,71 +970,92 @@ func (x *directState) directObject_BuiltinAssetWithdrawal(ctx context.Context, w
 		case "vegaAssetId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "BuiltinAssetWithdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "BuiltinAssetWithdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.BuiltinAssetWithdrawal().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.BuiltinAssetWithdrawal().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "partyId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
-					return false
+					valid = false
 				}
 			}
 		case "party":
 			{
 				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("BuiltinAssetWithdrawal", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_CancelTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CancelTransfer) bool {
-	fields, ok := x.plan(w, sel, cancelTransferImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, cancelTransferImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_CancelTransfer(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CancelTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_CancelTransfer(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_CancelTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CancelTransfer) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_CancelTransfer(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -775,31 +1063,50 @@ func (x *directState) directObject_CancelTransfer(ctx context.Context, w *direct
 		case "changes":
 			{
 				if !x.directmarshalOCancelTransferConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCancelTransferConfiguration(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("CancelTransfer", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_CancelTransferConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CancelTransferConfiguration) bool {
-	fields, ok := x.plan(w, sel, cancelTransferConfigurationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, cancelTransferConfigurationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_CancelTransferConfiguration(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CancelTransferConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_CancelTransferConfiguration(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_CancelTransferConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CancelTransferConfiguration) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_CancelTransferConfiguration(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -807,31 +1114,49 @@ func (x *directState) directObject_CancelTransferConfiguration(ctx context.Conte
 		case "transferId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("CancelTransferConfiguration", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_CancelTransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CancelTransferFunds) bool {
-	fields, ok := x.plan(w, sel, cancelTransferFundsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, cancelTransferFundsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_CancelTransferFunds(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CancelTransferFunds(ctx, w, fields, 0, obj)
+	}, x.directFields_CancelTransferFunds(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_CancelTransferFunds(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CancelTransferFunds) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_CancelTransferFunds(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -839,31 +1164,49 @@ func (x *directState) directObject_CancelTransferFunds(ctx context.Context, w *d
 		case "transferId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.TransferID) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("CancelTransferFunds", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ChainEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ChainEvent) bool {
-	fields, ok := x.plan(w, sel, chainEventImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, chainEventImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ChainEvent(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ChainEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_ChainEvent(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ChainEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ChainEvent) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ChainEvent(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -871,67 +1214,90 @@ func (x *directState) directObject_ChainEvent(ctx context.Context, w *directWalk
 		case "txId":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TxID) {
-					return false
+					valid = false
 				}
 			}
 		case "nonce":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Nonce) {
-					return false
+					valid = false
 				}
 			}
 		case "builtin":
 			{
 				if !x.directmarshalOBuiltinAssetEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBuiltinAssetEvent(ctx, w, f.Selections, obj.Builtin) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "erc20":
 			{
 				if !x.directmarshalOERC20Event2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Event(ctx, w, f.Selections, obj.ERC20) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "stakingEvent":
 			{
 				if !x.directmarshalOStakingEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingEvent(ctx, w, f.Selections, obj.StakingEvent) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "erc20Multisig":
 			{
 				if !x.directmarshalOERC20MultiSigEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20MultiSigEvent(ctx, w, f.Selections, obj.ERC20Multisig) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "contractCall":
 			{
 				if !x.directmarshalOEthContractCallEvent2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthContractCallEvent(ctx, w, f.Selections, obj.ContractCall) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ChainEvent", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_CompositePriceConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CompositePriceConfiguration) bool {
-	fields, ok := x.plan(w, sel, compositePriceConfigurationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, compositePriceConfigurationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_CompositePriceConfiguration(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CompositePriceConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_CompositePriceConfiguration(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_CompositePriceConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CompositePriceConfiguration) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_CompositePriceConfiguration(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -939,73 +1305,92 @@ func (x *directState) directObject_CompositePriceConfiguration(ctx context.Conte
 		case "cashAmount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CashAmount) {
-					return false
+					valid = false
 				}
 			}
 		case "compositePriceType":
 			{
 				if !x.directmarshalOCompositePriceType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceType(ctx, w, f.Selections, obj.CompositePriceType) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "dataSourcesSpec":
 			{
 				if !x.directmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx, w, f.Selections, obj.DataSourcesSpec) {
-					return false
+					valid = false
 				}
 			}
 		case "dataSourcesSpecBinding":
 			{
 				if !x.directmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx, w, f.Selections, obj.DataSourcesSpecBinding) {
-					return false
+					valid = false
 				}
 			}
 		case "decayPower":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecayPower) {
-					return false
+					valid = false
 				}
 			}
 		case "decayWeight":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.DecayWeight) {
-					return false
+					valid = false
 				}
 			}
 		case "sourceStalenessTolerance":
 			{
 				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.SourceStalenessTolerance) {
-					return false
+					valid = false
 				}
 			}
 		case "sourceWeights":
 			{
 				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.SourceWeights) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("CompositePriceConfiguration", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Condition(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Condition) bool {
-	fields, ok := x.plan(w, sel, conditionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, conditionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Condition(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Condition(ctx, w, fields, 0, obj)
+	}, x.directFields_Condition(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Condition(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Condition) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Condition(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1013,37 +1398,56 @@ func (x *directState) directObject_Condition(ctx context.Context, w *directWalk,
 		case "operator":
 			{
 				if !x.directmarshalOConditionOperator2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionOperator(ctx, w, f.Selections, obj.Operator) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "value":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Condition", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_CreateReferralSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSet) bool {
-	fields, ok := x.plan(w, sel, createReferralSetImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, createReferralSetImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_CreateReferralSet(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CreateReferralSet(ctx, w, fields, 0, obj)
+	}, x.directFields_CreateReferralSet(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_CreateReferralSet(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CreateReferralSet) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_CreateReferralSet(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1051,37 +1455,56 @@ func (x *directState) directObject_CreateReferralSet(ctx context.Context, w *dir
 		case "isTeam":
 			{
 				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
-					return false
+					valid = false
 				}
 			}
 		case "team":
 			{
 				if !x.directmarshalOCreateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCreateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("CreateReferralSet", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_CreateReferralSetTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.CreateReferralSetTeam) bool {
-	fields, ok := x.plan(w, sel, createReferralSetTeamImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, createReferralSetTeamImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_CreateReferralSetTeam(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_CreateReferralSetTeam(ctx, w, fields, 0, obj)
+	}, x.directFields_CreateReferralSetTeam(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_CreateReferralSetTeam(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.CreateReferralSetTeam) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_CreateReferralSetTeam(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1089,55 +1512,75 @@ func (x *directState) directObject_CreateReferralSetTeam(ctx context.Context, w 
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "teamUrl":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "avatarUrl":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "closed":
 			{
 				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.Closed) {
-					return false
+					valid = false
 				}
 			}
 		case "allowList":
 			{
 				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("CreateReferralSetTeam", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DataSourceDefinition(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinition) bool {
-	fields, ok := x.plan(w, sel, dataSourceDefinitionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, dataSourceDefinitionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DataSourceDefinition(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceDefinition(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceDefinition(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DataSourceDefinition(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceDefinition) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DataSourceDefinition(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1145,37 +1588,57 @@ func (x *directState) directObject_DataSourceDefinition(ctx context.Context, w *
 		case "internal":
 			{
 				if !x.directmarshalODataSourceDefinitionInternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionInternal(ctx, w, f.Selections, obj.Internal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "external":
 			{
 				if !x.directmarshalODataSourceDefinitionExternal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionExternal(ctx, w, f.Selections, obj.External) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DataSourceDefinition", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DataSourceDefinitionExternal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionExternal) bool {
-	fields, ok := x.plan(w, sel, dataSourceDefinitionExternalImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, dataSourceDefinitionExternalImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DataSourceDefinitionExternal(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceDefinitionExternal(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceDefinitionExternal(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DataSourceDefinitionExternal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceDefinitionExternal) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DataSourceDefinitionExternal(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1183,37 +1646,57 @@ func (x *directState) directObject_DataSourceDefinitionExternal(ctx context.Cont
 		case "oracle":
 			{
 				if !x.directmarshalODataSourceSpecConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfiguration(ctx, w, f.Selections, obj.Oracle) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "ethOracle":
 			{
 				if !x.directmarshalOEthCallSpec2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallSpec(ctx, w, f.Selections, obj.EthOracle) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DataSourceDefinitionExternal", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DataSourceDefinitionInternal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceDefinitionInternal) bool {
-	fields, ok := x.plan(w, sel, dataSourceDefinitionInternalImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, dataSourceDefinitionInternalImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DataSourceDefinitionInternal(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceDefinitionInternal(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceDefinitionInternal(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DataSourceDefinitionInternal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceDefinitionInternal) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DataSourceDefinitionInternal(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1221,37 +1704,57 @@ func (x *directState) directObject_DataSourceDefinitionInternal(ctx context.Cont
 		case "time":
 			{
 				if !x.directmarshalODataSourceSpecConfigurationTime2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTime(ctx, w, f.Selections, obj.Time) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "timeTrigger":
 			{
 				if !x.directmarshalODataSourceSpecConfigurationTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecConfigurationTimeTrigger(ctx, w, f.Selections, obj.TimeTrigger) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DataSourceDefinitionInternal", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DataSourceSpecConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfiguration) bool {
-	fields, ok := x.plan(w, sel, dataSourceSpecConfigurationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, dataSourceSpecConfigurationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DataSourceSpecConfiguration(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecConfiguration(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DataSourceSpecConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecConfiguration) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DataSourceSpecConfiguration(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1259,37 +1762,55 @@ func (x *directState) directObject_DataSourceSpecConfiguration(ctx context.Conte
 		case "signers":
 			{
 				if !x.directmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx, w, f.Selections, obj.Signers) {
-					return false
+					valid = false
 				}
 			}
 		case "filters":
 			{
 				if !x.directmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, w, f.Selections, obj.Filters) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DataSourceSpecConfiguration", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DataSourceSpecConfigurationTime(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTime) bool {
-	fields, ok := x.plan(w, sel, dataSourceSpecConfigurationTimeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, dataSourceSpecConfigurationTimeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DataSourceSpecConfigurationTime(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecConfigurationTime(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecConfigurationTime(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DataSourceSpecConfigurationTime(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecConfigurationTime) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DataSourceSpecConfigurationTime(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1297,31 +1818,49 @@ func (x *directState) directObject_DataSourceSpecConfigurationTime(ctx context.C
 		case "conditions":
 			{
 				if !x.directmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DataSourceSpecConfigurationTime", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecConfigurationTimeTrigger) bool {
-	fields, ok := x.plan(w, sel, dataSourceSpecConfigurationTimeTriggerImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, dataSourceSpecConfigurationTimeTriggerImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DataSourceSpecConfigurationTimeTrigger(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecConfigurationTimeTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecConfigurationTimeTrigger(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DataSourceSpecConfigurationTimeTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecConfigurationTimeTrigger) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DataSourceSpecConfigurationTimeTrigger(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1329,37 +1868,55 @@ func (x *directState) directObject_DataSourceSpecConfigurationTimeTrigger(ctx co
 		case "conditions":
 			{
 				if !x.directmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
-					return false
+					valid = false
 				}
 			}
 		case "triggers":
 			{
 				if !x.directmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx, w, f.Selections, obj.Triggers) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DataSourceSpecConfigurationTimeTrigger", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DataSourceSpecToFutureBinding(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToFutureBinding) bool {
-	fields, ok := x.plan(w, sel, dataSourceSpecToFutureBindingImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, dataSourceSpecToFutureBindingImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DataSourceSpecToFutureBinding(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecToFutureBinding(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecToFutureBinding(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DataSourceSpecToFutureBinding(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecToFutureBinding) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DataSourceSpecToFutureBinding(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1367,37 +1924,55 @@ func (x *directState) directObject_DataSourceSpecToFutureBinding(ctx context.Con
 		case "settlementDataProperty":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SettlementDataProperty) {
-					return false
+					valid = false
 				}
 			}
 		case "tradingTerminationProperty":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TradingTerminationProperty) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DataSourceSpecToFutureBinding", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DataSourceSpecToPerpetualBinding(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DataSourceSpecToPerpetualBinding) bool {
-	fields, ok := x.plan(w, sel, dataSourceSpecToPerpetualBindingImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, dataSourceSpecToPerpetualBindingImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DataSourceSpecToPerpetualBinding(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DataSourceSpecToPerpetualBinding(ctx, w, fields, 0, obj)
+	}, x.directFields_DataSourceSpecToPerpetualBinding(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DataSourceSpecToPerpetualBinding(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DataSourceSpecToPerpetualBinding) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DataSourceSpecToPerpetualBinding(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1405,37 +1980,55 @@ func (x *directState) directObject_DataSourceSpecToPerpetualBinding(ctx context.
 		case "settlementDataProperty":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SettlementDataProperty) {
-					return false
+					valid = false
 				}
 			}
 		case "settlementScheduleProperty":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SettlementScheduleProperty) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DataSourceSpecToPerpetualBinding", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DelegateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DelegateSubmission) bool {
-	fields, ok := x.plan(w, sel, delegateSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, delegateSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DelegateSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DelegateSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_DelegateSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DelegateSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DelegateSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DelegateSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1443,43 +2036,61 @@ func (x *directState) directObject_DelegateSubmission(ctx context.Context, w *di
 		case "nodeId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
-					return false
+					valid = false
 				}
 			}
 		case "node":
 			{
 				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DelegateSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Delegation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Delegation) bool {
-	fields, ok := x.plan(w, sel, delegationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, delegationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Delegation(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Delegation(ctx, w, fields, 0, obj)
+	}, x.directFields_Delegation(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Delegation(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Delegation) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Delegation(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1487,55 +2098,73 @@ func (x *directState) directObject_Delegation(ctx context.Context, w *directWalk
 		case "party":
 			{
 				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "nodeId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
-					return false
+					valid = false
 				}
 			}
 		case "node":
 			{
 				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		case "epochSeq":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.EpochSeq) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Delegation", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DelegationConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.DelegationConnection) bool {
-	fields, ok := x.plan(w, sel, delegationConnectionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, delegationConnectionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DelegationConnection(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DelegationConnection(ctx, w, fields, 0, obj)
+	}, x.directFields_DelegationConnection(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DelegationConnection(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.DelegationConnection) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DelegationConnection(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1543,37 +2172,55 @@ func (x *directState) directObject_DelegationConnection(ctx context.Context, w *
 		case "edges":
 			{
 				if !x.directmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
-					return false
+					valid = false
 				}
 			}
 		case "pageInfo":
 			{
 				if !x.directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DelegationConnection", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DelegationEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.DelegationEdge) bool {
-	fields, ok := x.plan(w, sel, delegationEdgeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, delegationEdgeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DelegationEdge(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DelegationEdge(ctx, w, fields, 0, obj)
+	}, x.directFields_DelegationEdge(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DelegationEdge(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.DelegationEdge) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DelegationEdge(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1581,157 +2228,200 @@ func (x *directState) directObject_DelegationEdge(ctx context.Context, w *direct
 		case "cursor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
-					return false
+					valid = false
 				}
 			}
 		case "node":
 			{
 				if !x.directmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx, w, f.Selections, obj.Node) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DelegationEdge", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_DispatchStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.DispatchStrategy) bool {
-	fields, ok := x.plan(w, sel, dispatchStrategyImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, dispatchStrategyImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_DispatchStrategy(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_DispatchStrategy(ctx, w, fields, 0, obj)
+	}, x.directFields_DispatchStrategy(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_DispatchStrategy(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.DispatchStrategy) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_DispatchStrategy(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("DispatchStrategy")
 		case "assetForMetric":
-			if !x.resolve(ctx, w, "DispatchStrategy", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "DispatchStrategy", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.DispatchStrategy().AssetForMetric(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.DispatchStrategy().AssetForMetric(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "distributionStrategy":
 			{
 				if !x.directmarshalODistributionStrategy2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDistributionStrategy(ctx, w, f.Selections, obj.DistributionStrategy) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "entityScope":
 			{
 				if !x.directmarshalOEntityScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEntityScope(ctx, w, f.Selections, obj.EntityScope) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "individualScope":
 			{
 				if !x.directmarshalOIndividualScope2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIndividualScope(ctx, w, f.Selections, obj.IndividualScope) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "lockPeriod":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.LockPeriod) {
-					return false
+					valid = false
 				}
 			}
 		case "markets":
 			{
 				if !x.directmarshalNID2ᚕstringᚄ(ctx, w, f.Selections, obj.Markets) {
-					return false
+					valid = false
 				}
 			}
 		case "metric":
 			{
 				if !x.directmarshalODispatchMetric2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchMetric(ctx, w, f.Selections, obj.Metric) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "nTopPerformers":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NTopPerformers) {
-					return false
+					valid = false
 				}
 			}
 		case "notionalTimeWeightedAveragePositionRequirement":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NotionalTimeWeightedAveragePositionRequirement) {
-					return false
+					valid = false
 				}
 			}
 		case "rankTable":
 			{
 				if !x.directmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx, w, f.Selections, obj.RankTable) {
-					return false
+					valid = false
 				}
 			}
 		case "stakingRequirement":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.StakingRequirement) {
-					return false
+					valid = false
 				}
 			}
 		case "teamScope":
 			{
 				if !x.directmarshalNID2ᚕstringᚄ(ctx, w, f.Selections, obj.TeamScope) {
-					return false
+					valid = false
 				}
 			}
 		case "windowLength":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("DispatchStrategy", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20) bool {
-	fields, ok := x.plan(w, sel, eRC20Implementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20Implementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1739,43 +2429,61 @@ func (x *directState) directObject_ERC20(ctx context.Context, w *directWalk, sel
 		case "contractAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ContractAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "lifetimeLimit":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimit) {
-					return false
+					valid = false
 				}
 			}
 		case "withdrawThreshold":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20AssetDelist(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetDelist) bool {
-	fields, ok := x.plan(w, sel, eRC20AssetDelistImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20AssetDelistImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20AssetDelist(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20AssetDelist(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20AssetDelist(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20AssetDelist(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20AssetDelist) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20AssetDelist(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1783,53 +2491,74 @@ func (x *directState) directObject_ERC20AssetDelist(ctx context.Context, w *dire
 		case "vegaAssetId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20AssetDelist", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "ERC20AssetDelist", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.ERC20AssetDelist().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.ERC20AssetDelist().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20AssetDelist", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20AssetLimitsUpdated(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetLimitsUpdated) bool {
-	fields, ok := x.plan(w, sel, eRC20AssetLimitsUpdatedImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20AssetLimitsUpdatedImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20AssetLimitsUpdated(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20AssetLimitsUpdated(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20AssetLimitsUpdated(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20AssetLimitsUpdated(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20AssetLimitsUpdated) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20AssetLimitsUpdated(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1837,71 +2566,92 @@ func (x *directState) directObject_ERC20AssetLimitsUpdated(ctx context.Context, 
 		case "vegaAssetId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20AssetLimitsUpdated", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "ERC20AssetLimitsUpdated", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.ERC20AssetLimitsUpdated().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.ERC20AssetLimitsUpdated().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "sourceEthereumAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "lifetimeLimits":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimits) {
-					return false
+					valid = false
 				}
 			}
 		case "withdrawThreshold":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20AssetLimitsUpdated", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20AssetList(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20AssetList) bool {
-	fields, ok := x.plan(w, sel, eRC20AssetListImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20AssetListImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20AssetList(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20AssetList(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20AssetList(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20AssetList(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20AssetList) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20AssetList(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1909,59 +2659,80 @@ func (x *directState) directObject_ERC20AssetList(ctx context.Context, w *direct
 		case "vegaAssetId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20AssetList", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "ERC20AssetList", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.ERC20AssetList().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.ERC20AssetList().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "assetSource":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.AssetSource) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20AssetList", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20Deposit(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20Deposit) bool {
-	fields, ok := x.plan(w, sel, eRC20DepositImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20DepositImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20Deposit(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20Deposit(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20Deposit(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20Deposit(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20Deposit) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20Deposit(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -1969,77 +2740,98 @@ func (x *directState) directObject_ERC20Deposit(ctx context.Context, w *directWa
 		case "vegaAssetId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20Deposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "ERC20Deposit", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.ERC20Deposit().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.ERC20Deposit().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "sourceEthereumAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SourceEthereumAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "targetPartyId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.TargetPartyID) {
-					return false
+					valid = false
 				}
 			}
 		case "targetParty":
 			{
 				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.TargetPartyRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20Deposit", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20Event(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20Event) bool {
-	fields, ok := x.plan(w, sel, eRC20EventImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20EventImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20Event(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20Event(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20Event(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20Event(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20Event) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20Event(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2047,79 +2839,104 @@ func (x *directState) directObject_ERC20Event(ctx context.Context, w *directWalk
 		case "index":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
-					return false
+					valid = false
 				}
 			}
 		case "block":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
-					return false
+					valid = false
 				}
 			}
 		case "assetList":
 			{
 				if !x.directmarshalOERC20AssetList2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetList(ctx, w, f.Selections, obj.AssetList) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "assetDelist":
 			{
 				if !x.directmarshalOERC20AssetDelist2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetDelist(ctx, w, f.Selections, obj.AssetDelist) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "deposit":
 			{
 				if !x.directmarshalOERC20Deposit2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Deposit(ctx, w, f.Selections, obj.Deposit) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "withdrawal":
 			{
 				if !x.directmarshalOERC20Withdrawal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20Withdrawal(ctx, w, f.Selections, obj.Withdrawal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "assetLimitsUpdated":
 			{
 				if !x.directmarshalOERC20AssetLimitsUpdated2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20AssetLimitsUpdated(ctx, w, f.Selections, obj.AssetLimitsUpdated) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "bridgeStopped":
 			{
 				if !x.directmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeStopped) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "bridgeResumed":
 			{
 				if !x.directmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.BridgeResumed) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20Event", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20MultiSigEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20MultiSigEvent) bool {
-	fields, ok := x.plan(w, sel, eRC20MultiSigEventImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20MultiSigEventImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20MultiSigEvent(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20MultiSigEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20MultiSigEvent(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20MultiSigEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20MultiSigEvent) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20MultiSigEvent(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2127,55 +2944,76 @@ func (x *directState) directObject_ERC20MultiSigEvent(ctx context.Context, w *di
 		case "index":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
-					return false
+					valid = false
 				}
 			}
 		case "block":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
-					return false
+					valid = false
 				}
 			}
 		case "signerAdded":
 			{
 				if !x.directmarshalOERC20SignerAdded2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerAdded(ctx, w, f.Selections, obj.SignerAdded) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "signerRemoved":
 			{
 				if !x.directmarshalOERC20SignerRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20SignerRemoved(ctx, w, f.Selections, obj.SignerRemoved) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "thresholdSet":
 			{
 				if !x.directmarshalOERC20ThresholdSet2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐERC20ThresholdSet(ctx, w, f.Selections, obj.ThresholdSet) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20MultiSigEvent", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20SignerAdded(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerAdded) bool {
-	fields, ok := x.plan(w, sel, eRC20SignerAddedImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20SignerAddedImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20SignerAdded(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20SignerAdded(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20SignerAdded(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20SignerAdded(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20SignerAdded) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20SignerAdded(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2183,43 +3021,62 @@ func (x *directState) directObject_ERC20SignerAdded(ctx context.Context, w *dire
 		case "newSigner":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NewSigner) {
-					return false
+					valid = false
 				}
 			}
 		case "nonce":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
-					return false
+					valid = false
 				}
 			}
 		case "blockTime":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20SignerAdded", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20SignerRemoved(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20SignerRemoved) bool {
-	fields, ok := x.plan(w, sel, eRC20SignerRemovedImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20SignerRemovedImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20SignerRemoved(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20SignerRemoved(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20SignerRemoved(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20SignerRemoved(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20SignerRemoved) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20SignerRemoved(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2227,43 +3084,62 @@ func (x *directState) directObject_ERC20SignerRemoved(ctx context.Context, w *di
 		case "oldSigner":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.OldSigner) {
-					return false
+					valid = false
 				}
 			}
 		case "nonce":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
-					return false
+					valid = false
 				}
 			}
 		case "blockTime":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20SignerRemoved", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20ThresholdSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20ThresholdSet) bool {
-	fields, ok := x.plan(w, sel, eRC20ThresholdSetImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20ThresholdSetImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20ThresholdSet(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20ThresholdSet(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20ThresholdSet(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20ThresholdSet(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20ThresholdSet) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20ThresholdSet(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2271,43 +3147,62 @@ func (x *directState) directObject_ERC20ThresholdSet(ctx context.Context, w *dir
 		case "newThreshold":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewThreshold) {
-					return false
+					valid = false
 				}
 			}
 		case "nonce":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Nonce) {
-					return false
+					valid = false
 				}
 			}
 		case "blockTime":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20ThresholdSet", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ERC20Withdrawal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ERC20Withdrawal) bool {
-	fields, ok := x.plan(w, sel, eRC20WithdrawalImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eRC20WithdrawalImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ERC20Withdrawal(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ERC20Withdrawal(ctx, w, fields, 0, obj)
+	}, x.directFields_ERC20Withdrawal(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ERC20Withdrawal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ERC20Withdrawal) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ERC20Withdrawal(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2315,65 +3210,86 @@ func (x *directState) directObject_ERC20Withdrawal(ctx context.Context, w *direc
 		case "vegaAssetId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.VegaAssetID) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "ERC20Withdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "ERC20Withdrawal", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.ERC20Withdrawal().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.ERC20Withdrawal().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "targetEthereumAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TargetEthereumAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "referenceNonce":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReferenceNonce) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ERC20Withdrawal", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ETHAddress(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ETHAddress) bool {
-	fields, ok := x.plan(w, sel, eTHAddressImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, eTHAddressImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ETHAddress(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ETHAddress(ctx, w, fields, 0, obj)
+	}, x.directFields_ETHAddress(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ETHAddress(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ETHAddress) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ETHAddress(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2381,31 +3297,49 @@ func (x *directState) directObject_ETHAddress(ctx context.Context, w *directWalk
 		case "address":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Address) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ETHAddress", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Erc20WithdrawExt(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Erc20WithdrawExt) bool {
-	fields, ok := x.plan(w, sel, erc20WithdrawExtImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, erc20WithdrawExtImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Erc20WithdrawExt(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Erc20WithdrawExt(ctx, w, fields, 0, obj)
+	}, x.directFields_Erc20WithdrawExt(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Erc20WithdrawExt(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Erc20WithdrawExt) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Erc20WithdrawExt(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2413,31 +3347,49 @@ func (x *directState) directObject_Erc20WithdrawExt(ctx context.Context, w *dire
 		case "receiverAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReceiverAddress) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Erc20WithdrawExt", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_EthCallSpec(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthCallSpec) bool {
-	fields, ok := x.plan(w, sel, ethCallSpecImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, ethCallSpecImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_EthCallSpec(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthCallSpec(ctx, w, fields, 0, obj)
+	}, x.directFields_EthCallSpec(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_EthCallSpec(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthCallSpec) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_EthCallSpec(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2445,79 +3397,98 @@ func (x *directState) directObject_EthCallSpec(ctx context.Context, w *directWal
 		case "address":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Address) {
-					return false
+					valid = false
 				}
 			}
 		case "abi":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ABI) {
-					return false
+					valid = false
 				}
 			}
 		case "method":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Method) {
-					return false
+					valid = false
 				}
 			}
 		case "args":
 			{
 				if !x.directmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx, w, f.Selections, obj.Args) {
-					return false
+					valid = false
 				}
 			}
 		case "trigger":
 			{
 				if !x.directmarshalOEthCallTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthCallTrigger(ctx, w, f.Selections, obj.Trigger) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "requiredConfirmations":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.RequiredConfirmations) {
-					return false
+					valid = false
 				}
 			}
 		case "filters":
 			{
 				if !x.directmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx, w, f.Selections, obj.Filters) {
-					return false
+					valid = false
 				}
 			}
 		case "normalisers":
 			{
 				if !x.directmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx, w, f.Selections, obj.Normalisers) {
-					return false
+					valid = false
 				}
 			}
 		case "sourceChainId":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.SourceChainID) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("EthCallSpec", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_EthCallTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthCallTrigger) bool {
-	fields, ok := x.plan(w, sel, ethCallTriggerImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, ethCallTriggerImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_EthCallTrigger(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthCallTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_EthCallTrigger(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_EthCallTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthCallTrigger) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_EthCallTrigger(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2525,31 +3496,50 @@ func (x *directState) directObject_EthCallTrigger(ctx context.Context, w *direct
 		case "timeTrigger":
 			{
 				if !x.directmarshalOEthTimeTrigger2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐEthTimeTrigger(ctx, w, f.Selections, obj.TimeTrigger) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("EthCallTrigger", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_EthContractCallEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthContractCallEvent) bool {
-	fields, ok := x.plan(w, sel, ethContractCallEventImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, ethContractCallEventImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_EthContractCallEvent(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthContractCallEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_EthContractCallEvent(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_EthContractCallEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthContractCallEvent) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_EthContractCallEvent(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2557,61 +3547,83 @@ func (x *directState) directObject_EthContractCallEvent(ctx context.Context, w *
 		case "specId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.SpecID) {
-					return false
+					valid = false
 				}
 			}
 		case "blockHeight":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.BlockHeight) {
-					return false
+					valid = false
 				}
 			}
 		case "blockTime":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "result":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Result) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "error":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Error) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "sourceChainId":
 			{
 				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.SourceChainID) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("EthContractCallEvent", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_EthTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthTimeTrigger) bool {
-	fields, ok := x.plan(w, sel, ethTimeTriggerImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, ethTimeTriggerImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_EthTimeTrigger(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthTimeTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_EthTimeTrigger(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_EthTimeTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthTimeTrigger) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_EthTimeTrigger(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2619,43 +3631,64 @@ func (x *directState) directObject_EthTimeTrigger(ctx context.Context, w *direct
 		case "initial":
 			{
 				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Initial) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "every":
 			{
 				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Every) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "until":
 			{
 				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Until) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("EthTimeTrigger", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_EthereumKeyRotateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.EthereumKeyRotateSubmission) bool {
-	fields, ok := x.plan(w, sel, ethereumKeyRotateSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, ethereumKeyRotateSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_EthereumKeyRotateSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_EthereumKeyRotateSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_EthereumKeyRotateSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_EthereumKeyRotateSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.EthereumKeyRotateSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_EthereumKeyRotateSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2663,55 +3696,74 @@ func (x *directState) directObject_EthereumKeyRotateSubmission(ctx context.Conte
 		case "targetBlock":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
-					return false
+					valid = false
 				}
 			}
 		case "newAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NewAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "currentAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CurrentAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "submitterAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SubmitterAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "ethereumSignature":
 			{
 				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("EthereumKeyRotateSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Filter(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Filter) bool {
-	fields, ok := x.plan(w, sel, filterImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, filterImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Filter(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Filter(ctx, w, fields, 0, obj)
+	}, x.directFields_Filter(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Filter(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Filter) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Filter(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2719,37 +3771,56 @@ func (x *directState) directObject_Filter(ctx context.Context, w *directWalk, se
 		case "key":
 			{
 				if !x.directmarshalOPropertyKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKey(ctx, w, f.Selections, obj.Key) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "conditions":
 			{
 				if !x.directmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx, w, f.Selections, obj.Conditions) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Filter", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_FundingPayment(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.FundingPayment) bool {
-	fields, ok := x.plan(w, sel, fundingPaymentImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, fundingPaymentImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_FundingPayment(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_FundingPayment(ctx, w, fields, 0, obj)
+	}, x.directFields_FundingPayment(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_FundingPayment(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.FundingPayment) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_FundingPayment(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2757,61 +3828,80 @@ func (x *directState) directObject_FundingPayment(ctx context.Context, w *direct
 		case "partyId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.PartyID) {
-					return false
+					valid = false
 				}
 			}
 		case "party":
 			{
 				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.PartyRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "fundingPeriodSeq":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FundingPeriodSeq) {
-					return false
+					valid = false
 				}
 			}
 		case "timestamp":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.Timestamp) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("FundingPayment", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_FundingPaymentConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.FundingPaymentConnection) bool {
-	fields, ok := x.plan(w, sel, fundingPaymentConnectionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, fundingPaymentConnectionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_FundingPaymentConnection(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_FundingPaymentConnection(ctx, w, fields, 0, obj)
+	}, x.directFields_FundingPaymentConnection(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_FundingPaymentConnection(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.FundingPaymentConnection) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_FundingPaymentConnection(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2819,37 +3909,55 @@ func (x *directState) directObject_FundingPaymentConnection(ctx context.Context,
 		case "edges":
 			{
 				if !x.directmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
-					return false
+					valid = false
 				}
 			}
 		case "pageInfo":
 			{
 				if !x.directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("FundingPaymentConnection", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_FundingPaymentEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.FundingPaymentEdge) bool {
-	fields, ok := x.plan(w, sel, fundingPaymentEdgeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, fundingPaymentEdgeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_FundingPaymentEdge(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_FundingPaymentEdge(ctx, w, fields, 0, obj)
+	}, x.directFields_FundingPaymentEdge(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_FundingPaymentEdge(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.FundingPaymentEdge) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_FundingPaymentEdge(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2857,37 +3965,55 @@ func (x *directState) directObject_FundingPaymentEdge(ctx context.Context, w *di
 		case "cursor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
-					return false
+					valid = false
 				}
 			}
 		case "node":
 			{
 				if !x.directmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFundingPayment(ctx, w, f.Selections, obj.Node) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("FundingPaymentEdge", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Future(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Future) bool {
-	fields, ok := x.plan(w, sel, futureImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, futureImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Future(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Future(ctx, w, fields, 0, obj)
+	}, x.directFields_Future(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Future(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Future) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Future(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2895,71 +4021,95 @@ func (x *directState) directObject_Future(ctx context.Context, w *directWalk, se
 		case "dataSourceSpecBinding":
 			{
 				if !x.directmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
 				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "dataSourceSpecForTradingTermination":
 			{
 				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForTradingTermination) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "quoteName":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
-					return false
+					valid = false
 				}
 			}
 		case "settlementAsset":
-			if !x.resolve(ctx, w, "Future", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "Future", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Future().SettlementAsset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.Future().SettlementAsset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		default:
-			return false
+			panic(errNoDirectField("Future", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_GovernanceTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.GovernanceTransfer) bool {
-	fields, ok := x.plan(w, sel, governanceTransferImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, governanceTransferImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_GovernanceTransfer(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_GovernanceTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_GovernanceTransfer(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_GovernanceTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.GovernanceTransfer) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_GovernanceTransfer(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -2967,101 +4117,127 @@ func (x *directState) directObject_GovernanceTransfer(ctx context.Context, w *di
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "GovernanceTransfer", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "GovernanceTransfer", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.GovernanceTransfer().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.GovernanceTransfer().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "destination":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Destination) {
-					return false
+					valid = false
 				}
 			}
 		case "destinationType":
 			{
 				if !x.directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.DestinationType) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "fractionOfBalance":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.FractionOfBalance) {
-					return false
+					valid = false
 				}
 			}
 		case "oneOff":
 			{
 				if !x.directmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, w, f.Selections, obj.OneOff) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "recurring":
 			{
 				if !x.directmarshalORecurringTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransfer(ctx, w, f.Selections, obj.Recurring) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "source":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Source) {
-					return false
+					valid = false
 				}
 			}
 		case "sourceType":
 			{
 				if !x.directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.SourceType) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "transferType":
 			{
 				if !x.directmarshalOGovernanceTransferType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransferType(ctx, w, f.Selections, obj.TransferType) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("GovernanceTransfer", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_IcebergOpts(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.IcebergOpts) bool {
-	fields, ok := x.plan(w, sel, icebergOptsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, icebergOptsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_IcebergOpts(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_IcebergOpts(ctx, w, fields, 0, obj)
+	}, x.directFields_IcebergOpts(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_IcebergOpts(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.IcebergOpts) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_IcebergOpts(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3069,37 +4245,55 @@ func (x *directState) directObject_IcebergOpts(ctx context.Context, w *directWal
 		case "minimumVisibleSize":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.MinimumVisibleSize) {
-					return false
+					valid = false
 				}
 			}
 		case "peakSize":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.PeakSize) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("IcebergOpts", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Instrument(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Instrument) bool {
-	fields, ok := x.plan(w, sel, instrumentImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, instrumentImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Instrument(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Instrument(ctx, w, fields, 0, obj)
+	}, x.directFields_Instrument(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Instrument(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Instrument) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Instrument(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3107,55 +4301,76 @@ func (x *directState) directObject_Instrument(ctx context.Context, w *directWalk
 		case "code":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Code) {
-					return false
+					valid = false
 				}
 			}
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "future":
 			{
 				if !x.directmarshalOFuture2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFuture(ctx, w, f.Selections, obj.Future) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "perpetual":
 			{
 				if !x.directmarshalOPerpetual2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPerpetual(ctx, w, f.Selections, obj.Perpetual) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "spot":
 			{
 				if !x.directmarshalOSpot2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpot(ctx, w, f.Selections, obj.Spot) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Instrument", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_InternalTimeTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.InternalTimeTrigger) bool {
-	fields, ok := x.plan(w, sel, internalTimeTriggerImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, internalTimeTriggerImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_InternalTimeTrigger(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_InternalTimeTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_InternalTimeTrigger(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_InternalTimeTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.InternalTimeTrigger) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_InternalTimeTrigger(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3163,37 +4378,56 @@ func (x *directState) directObject_InternalTimeTrigger(ctx context.Context, w *d
 		case "initial":
 			{
 				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.Initial) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "every":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Every) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("InternalTimeTrigger", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_IssueSignatures(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.IssueSignatures) bool {
-	fields, ok := x.plan(w, sel, issueSignaturesImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, issueSignaturesImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_IssueSignatures(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_IssueSignatures(ctx, w, fields, 0, obj)
+	}, x.directFields_IssueSignatures(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_IssueSignatures(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.IssueSignatures) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_IssueSignatures(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3201,49 +4435,68 @@ func (x *directState) directObject_IssueSignatures(ctx context.Context, w *direc
 		case "submitter":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Submitter) {
-					return false
+					valid = false
 				}
 			}
 		case "kind":
 			{
 				if !x.directmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "validatorNodeId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ValidatorNodeID) {
-					return false
+					valid = false
 				}
 			}
 		case "validatorNode":
 			{
 				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.ValidatorNodeRef()) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("IssueSignatures", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_JoinTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.JoinTeam) bool {
-	fields, ok := x.plan(w, sel, joinTeamImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, joinTeamImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_JoinTeam(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_JoinTeam(ctx, w, fields, 0, obj)
+	}, x.directFields_JoinTeam(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_JoinTeam(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.JoinTeam) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_JoinTeam(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3251,31 +4504,49 @@ func (x *directState) directObject_JoinTeam(ctx context.Context, w *directWalk, 
 		case "id":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("JoinTeam", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_KeyRotateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.KeyRotateSubmission) bool {
-	fields, ok := x.plan(w, sel, keyRotateSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, keyRotateSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_KeyRotateSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_KeyRotateSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_KeyRotateSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_KeyRotateSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.KeyRotateSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_KeyRotateSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3283,49 +4554,67 @@ func (x *directState) directObject_KeyRotateSubmission(ctx context.Context, w *d
 		case "newPubKeyIndex":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NewPubKeyIndex) {
-					return false
+					valid = false
 				}
 			}
 		case "targetBlock":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.TargetBlock) {
-					return false
+					valid = false
 				}
 			}
 		case "newPubKey":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.NewPubKey) {
-					return false
+					valid = false
 				}
 			}
 		case "currentPubKeyHash":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CurrentPubKeyHash) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("KeyRotateSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_KeyValueBundle(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.KeyValueBundle) bool {
-	fields, ok := x.plan(w, sel, keyValueBundleImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, keyValueBundleImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_KeyValueBundle(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_KeyValueBundle(ctx, w, fields, 0, obj)
+	}, x.directFields_KeyValueBundle(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_KeyValueBundle(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.KeyValueBundle) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_KeyValueBundle(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3333,43 +4622,62 @@ func (x *directState) directObject_KeyValueBundle(ctx context.Context, w *direct
 		case "key":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Key) {
-					return false
+					valid = false
 				}
 			}
 		case "tolerance":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Tolerance) {
-					return false
+					valid = false
 				}
 			}
 		case "value":
 			{
 				if !x.directmarshalOStateVarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateVarValue(ctx, w, f.Selections, obj.Value) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("KeyValueBundle", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_LiquidationStrategy(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidationStrategy) bool {
-	fields, ok := x.plan(w, sel, liquidationStrategyImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, liquidationStrategyImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_LiquidationStrategy(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidationStrategy(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidationStrategy(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_LiquidationStrategy(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidationStrategy) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_LiquidationStrategy(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3377,49 +4685,67 @@ func (x *directState) directObject_LiquidationStrategy(ctx context.Context, w *d
 		case "disposalFraction":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.DisposalFraction) {
-					return false
+					valid = false
 				}
 			}
 		case "disposalTimeStep":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.DisposalTimeStep) {
-					return false
+					valid = false
 				}
 			}
 		case "fullDisposalSize":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.FullDisposalSize) {
-					return false
+					valid = false
 				}
 			}
 		case "maxFractionConsumed":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MaxFractionConsumed) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("LiquidationStrategy", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_LiquidityFeeSettings(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityFeeSettings) bool {
-	fields, ok := x.plan(w, sel, liquidityFeeSettingsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, liquidityFeeSettingsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_LiquidityFeeSettings(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityFeeSettings(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityFeeSettings(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_LiquidityFeeSettings(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityFeeSettings) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_LiquidityFeeSettings(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3427,37 +4753,57 @@ func (x *directState) directObject_LiquidityFeeSettings(ctx context.Context, w *
 		case "feeConstant":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FeeConstant) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "method":
 			{
 				if !x.directmarshalOLiquidityFeeMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeMethod(ctx, w, f.Selections, obj.Method) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("LiquidityFeeSettings", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_LiquidityMonitoringParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityMonitoringParameters) bool {
-	fields, ok := x.plan(w, sel, liquidityMonitoringParametersImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, liquidityMonitoringParametersImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_LiquidityMonitoringParameters(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityMonitoringParameters(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityMonitoringParameters(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_LiquidityMonitoringParameters(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityMonitoringParameters) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_LiquidityMonitoringParameters(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3465,43 +4811,62 @@ func (x *directState) directObject_LiquidityMonitoringParameters(ctx context.Con
 		case "auctionExtension":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.AuctionExtension) {
-					return false
+					valid = false
 				}
 			}
 		case "targetStakeParameters":
 			{
 				if !x.directmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "triggeringRatio":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TriggeringRatio) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("LiquidityMonitoringParameters", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_LiquidityProvisionAmendment(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionAmendment) bool {
-	fields, ok := x.plan(w, sel, liquidityProvisionAmendmentImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, liquidityProvisionAmendmentImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_LiquidityProvisionAmendment(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityProvisionAmendment(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityProvisionAmendment(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_LiquidityProvisionAmendment(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityProvisionAmendment) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_LiquidityProvisionAmendment(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3509,49 +4874,67 @@ func (x *directState) directObject_LiquidityProvisionAmendment(ctx context.Conte
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "commitmentAmount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
-					return false
+					valid = false
 				}
 			}
 		case "fee":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
-					return false
+					valid = false
 				}
 			}
 		case "reference":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("LiquidityProvisionAmendment", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_LiquidityProvisionCancellation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionCancellation) bool {
-	fields, ok := x.plan(w, sel, liquidityProvisionCancellationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, liquidityProvisionCancellationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_LiquidityProvisionCancellation(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityProvisionCancellation(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityProvisionCancellation(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_LiquidityProvisionCancellation(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityProvisionCancellation) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_LiquidityProvisionCancellation(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3559,31 +4942,49 @@ func (x *directState) directObject_LiquidityProvisionCancellation(ctx context.Co
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("LiquidityProvisionCancellation", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_LiquidityProvisionSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LiquidityProvisionSubmission) bool {
-	fields, ok := x.plan(w, sel, liquidityProvisionSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, liquidityProvisionSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_LiquidityProvisionSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LiquidityProvisionSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_LiquidityProvisionSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_LiquidityProvisionSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LiquidityProvisionSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_LiquidityProvisionSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3591,49 +4992,67 @@ func (x *directState) directObject_LiquidityProvisionSubmission(ctx context.Cont
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "commitmentAmount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CommitmentAmount) {
-					return false
+					valid = false
 				}
 			}
 		case "fee":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Fee) {
-					return false
+					valid = false
 				}
 			}
 		case "reference":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("LiquidityProvisionSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_LogNormalModelParams(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LogNormalModelParams) bool {
-	fields, ok := x.plan(w, sel, logNormalModelParamsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, logNormalModelParamsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_LogNormalModelParams(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LogNormalModelParams(ctx, w, fields, 0, obj)
+	}, x.directFields_LogNormalModelParams(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_LogNormalModelParams(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LogNormalModelParams) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_LogNormalModelParams(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3641,43 +5060,61 @@ func (x *directState) directObject_LogNormalModelParams(ctx context.Context, w *
 		case "mu":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Mu) {
-					return false
+					valid = false
 				}
 			}
 		case "r":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.R) {
-					return false
+					valid = false
 				}
 			}
 		case "sigma":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Sigma) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("LogNormalModelParams", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_LogNormalRiskModel(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.LogNormalRiskModel) bool {
-	fields, ok := x.plan(w, sel, logNormalRiskModelImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, logNormalRiskModelImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_LogNormalRiskModel(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_LogNormalRiskModel(ctx, w, fields, 0, obj)
+	}, x.directFields_LogNormalRiskModel(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_LogNormalRiskModel(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.LogNormalRiskModel) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_LogNormalRiskModel(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3685,43 +5122,62 @@ func (x *directState) directObject_LogNormalRiskModel(ctx context.Context, w *di
 		case "params":
 			{
 				if !x.directmarshalOLogNormalModelParams2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalModelParams(ctx, w, f.Selections, obj.Params) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "riskAversionParameter":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.RiskAversionParameter) {
-					return false
+					valid = false
 				}
 			}
 		case "tau":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.Tau) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("LogNormalRiskModel", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_MatrixValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.MatrixValue) bool {
-	fields, ok := x.plan(w, sel, matrixValueImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, matrixValueImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_MatrixValue(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_MatrixValue(ctx, w, fields, 0, obj)
+	}, x.directFields_MatrixValue(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_MatrixValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.MatrixValue) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_MatrixValue(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3729,31 +5185,49 @@ func (x *directState) directObject_MatrixValue(ctx context.Context, w *directWal
 		case "value":
 			{
 				if !x.directmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx, w, f.Selections, obj.Value) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("MatrixValue", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Metadata(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Metadata) bool {
-	fields, ok := x.plan(w, sel, metadataImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, metadataImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Metadata(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Metadata(ctx, w, fields, 0, obj)
+	}, x.directFields_Metadata(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Metadata(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Metadata) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Metadata(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3761,37 +5235,55 @@ func (x *directState) directObject_Metadata(ctx context.Context, w *directWalk, 
 		case "key":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Key) {
-					return false
+					valid = false
 				}
 			}
 		case "value":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Metadata", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NetworkParameter(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NetworkParameter) bool {
-	fields, ok := x.plan(w, sel, networkParameterImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, networkParameterImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NetworkParameter(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NetworkParameter(ctx, w, fields, 0, obj)
+	}, x.directFields_NetworkParameter(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NetworkParameter(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NetworkParameter) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NetworkParameter(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3799,37 +5291,55 @@ func (x *directState) directObject_NetworkParameter(ctx context.Context, w *dire
 		case "key":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Key) {
-					return false
+					valid = false
 				}
 			}
 		case "value":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NetworkParameter", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NewAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewAsset) bool {
-	fields, ok := x.plan(w, sel, newAssetImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, newAssetImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NewAsset(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewAsset(ctx, w, fields, 0, obj)
+	}, x.directFields_NewAsset(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NewAsset(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewAsset) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NewAsset(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3837,31 +5347,50 @@ func (x *directState) directObject_NewAsset(ctx context.Context, w *directWalk, 
 		case "changes":
 			{
 				if !x.directmarshalOAssetDetails2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAssetDetails(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NewAsset", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NewFreeform(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewFreeform) bool {
-	fields, ok := x.plan(w, sel, newFreeformImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, newFreeformImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NewFreeform(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewFreeform(ctx, w, fields, 0, obj)
+	}, x.directFields_NewFreeform(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NewFreeform(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewFreeform) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NewFreeform(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3869,31 +5398,49 @@ func (x *directState) directObject_NewFreeform(ctx context.Context, w *directWal
 		case "raw":
 			{
 				if !x.directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NewFreeform", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NewFutureMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewFutureMarketConfig) bool {
-	fields, ok := x.plan(w, sel, newFutureMarketConfigImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, newFutureMarketConfigImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NewFutureMarketConfig(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewFutureMarketConfig(ctx, w, fields, 0, obj)
+	}, x.directFields_NewFutureMarketConfig(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NewFutureMarketConfig(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewFutureMarketConfig) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NewFutureMarketConfig(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -3901,121 +5448,150 @@ func (x *directState) directObject_NewFutureMarketConfig(ctx context.Context, w 
 		case "decimalPlaces":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecimalPlaces) {
-					return false
+					valid = false
 				}
 			}
 		case "instrument":
 			{
 				if !x.directmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, w, f.Selections, obj.Instrument) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "linearSlippageFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LinearSlippageFactor) {
-					return false
+					valid = false
 				}
 			}
 		case "liquidationStrategy":
 			{
 				if !x.directmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, w, f.Selections, obj.LiquidationStrategy) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "liquidityFeeSettings":
 			{
 				if !x.directmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "liquidityMonitoringParameters":
 			{
 				if !x.directmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, w, f.Selections, obj.LiquidityMonitoringParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "liquiditySlaParameters":
 			{
 				if !x.directmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.LiquiditySLAParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "logNormal":
 			{
 				if !x.directmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "lpPriceRange":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "markPriceConfiguration":
 			{
 				if !x.directmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.MarkPriceConfiguration) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "metadata":
 			{
 				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
-					return false
+					valid = false
 				}
 			}
 		case "positionDecimalPlaces":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.PositionDecimalPlaces) {
-					return false
+					valid = false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
 				if !x.directmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "quadraticSlippageFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuadraticSlippageFactor) {
-					return false
+					valid = false
 				}
 			}
 		case "simple":
 			{
 				if !x.directmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "successor":
 			{
 				if !x.directmarshalOSuccessorConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSuccessorConfiguration(ctx, w, f.Selections, obj.Successor) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NewFutureMarketConfig", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NewMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewMarket) bool {
-	fields, ok := x.plan(w, sel, newMarketImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, newMarketImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NewMarket(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewMarket(ctx, w, fields, 0, obj)
+	}, x.directFields_NewMarket(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NewMarket(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewMarket) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NewMarket(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4023,31 +5599,50 @@ func (x *directState) directObject_NewMarket(ctx context.Context, w *directWalk,
 		case "changes":
 			{
 				if !x.directmarshalONewFutureMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewFutureMarketConfig(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NewMarket", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NewSpotMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarket) bool {
-	fields, ok := x.plan(w, sel, newSpotMarketImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, newSpotMarketImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NewSpotMarket(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewSpotMarket(ctx, w, fields, 0, obj)
+	}, x.directFields_NewSpotMarket(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NewSpotMarket(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewSpotMarket) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NewSpotMarket(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4055,31 +5650,50 @@ func (x *directState) directObject_NewSpotMarket(ctx context.Context, w *directW
 		case "changes":
 			{
 				if !x.directmarshalONewSpotMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNewSpotMarketConfig(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NewSpotMarket", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NewSpotMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewSpotMarketConfig) bool {
-	fields, ok := x.plan(w, sel, newSpotMarketConfigImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, newSpotMarketConfigImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NewSpotMarketConfig(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewSpotMarketConfig(ctx, w, fields, 0, obj)
+	}, x.directFields_NewSpotMarketConfig(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NewSpotMarketConfig(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewSpotMarketConfig) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NewSpotMarketConfig(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4087,85 +5701,110 @@ func (x *directState) directObject_NewSpotMarketConfig(ctx context.Context, w *d
 		case "decimalPlaces":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.DecimalPlaces) {
-					return false
+					valid = false
 				}
 			}
 		case "instrument":
 			{
 				if !x.directmarshalOInstrument2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInstrument(ctx, w, f.Selections, obj.Instrument) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "liquidityFeeSettings":
 			{
 				if !x.directmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "logNormal":
 			{
 				if !x.directmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "metadata":
 			{
 				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
-					return false
+					valid = false
 				}
 			}
 		case "positionDecimalPlaces":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.PositionDecimalPlaces) {
-					return false
+					valid = false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
 				if !x.directmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "simple":
 			{
 				if !x.directmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "slaParams":
 			{
 				if !x.directmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.SlaParams) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "targetStakeParameters":
 			{
 				if !x.directmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NewSpotMarketConfig", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NewTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NewTransfer) bool {
-	fields, ok := x.plan(w, sel, newTransferImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, newTransferImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NewTransfer(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NewTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_NewTransfer(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NewTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NewTransfer) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NewTransfer(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4173,31 +5812,50 @@ func (x *directState) directObject_NewTransfer(ctx context.Context, w *directWal
 		case "changes":
 			{
 				if !x.directmarshalOGovernanceTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐGovernanceTransfer(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NewTransfer", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NodeSignature(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NodeSignature) bool {
-	fields, ok := x.plan(w, sel, nodeSignatureImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, nodeSignatureImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NodeSignature(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NodeSignature(ctx, w, fields, 0, obj)
+	}, x.directFields_NodeSignature(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NodeSignature(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NodeSignature) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NodeSignature(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4205,43 +5863,63 @@ func (x *directState) directObject_NodeSignature(ctx context.Context, w *directW
 		case "id":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
-					return false
+					valid = false
 				}
 			}
 		case "sig":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Sig) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "kind":
 			{
 				if !x.directmarshalONodeSignatureKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeSignatureKind(ctx, w, f.Selections, obj.Kind) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NodeSignature", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_NodeVote(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.NodeVote) bool {
-	fields, ok := x.plan(w, sel, nodeVoteImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, nodeVoteImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_NodeVote(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_NodeVote(ctx, w, fields, 0, obj)
+	}, x.directFields_NodeVote(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_NodeVote(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.NodeVote) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_NodeVote(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4249,37 +5927,56 @@ func (x *directState) directObject_NodeVote(ctx context.Context, w *directWalk, 
 		case "reference":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
-					return false
+					valid = false
 				}
 			}
 		case "type":
 			{
 				if !x.directmarshalONodeVoteType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNodeVoteType(ctx, w, f.Selections, obj.Type) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("NodeVote", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Normaliser(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Normaliser) bool {
-	fields, ok := x.plan(w, sel, normaliserImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, normaliserImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Normaliser(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Normaliser(ctx, w, fields, 0, obj)
+	}, x.directFields_Normaliser(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Normaliser(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Normaliser) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Normaliser(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4287,37 +5984,55 @@ func (x *directState) directObject_Normaliser(ctx context.Context, w *directWalk
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "expression":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Expression) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Normaliser", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_OneOffTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OneOffTransfer) bool {
-	fields, ok := x.plan(w, sel, oneOffTransferImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, oneOffTransferImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_OneOffTransfer(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OneOffTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_OneOffTransfer(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_OneOffTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OneOffTransfer) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_OneOffTransfer(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4325,31 +6040,50 @@ func (x *directState) directObject_OneOffTransfer(ctx context.Context, w *direct
 		case "deliverOn":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.DeliverOn) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("OneOffTransfer", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_OracleDataSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OracleDataSubmission) bool {
-	fields, ok := x.plan(w, sel, oracleDataSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, oracleDataSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_OracleDataSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OracleDataSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_OracleDataSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_OracleDataSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OracleDataSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_OracleDataSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4357,43 +6091,64 @@ func (x *directState) directObject_OracleDataSubmission(ctx context.Context, w *
 		case "source":
 			{
 				if !x.directmarshalOOracleSource2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOracleSource(ctx, w, f.Selections, obj.Source) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "payload":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Payload) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "payloadJson":
 			{
 				if !x.directmarshalOJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.PayloadJSON()) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("OracleDataSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_OrderAmendment(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OrderAmendment) bool {
-	fields, ok := x.plan(w, sel, orderAmendmentImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, orderAmendmentImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_OrderAmendment(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OrderAmendment(ctx, w, fields, 0, obj)
+	}, x.directFields_OrderAmendment(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_OrderAmendment(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OrderAmendment) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_OrderAmendment(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4401,79 +6156,102 @@ func (x *directState) directObject_OrderAmendment(ctx context.Context, w *direct
 		case "expiresAt":
 			{
 				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "orderId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.OrderID) {
-					return false
+					valid = false
 				}
 			}
 		case "peggedOffset":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.PeggedOffset) {
-					return false
+					valid = false
 				}
 			}
 		case "peggedReference":
 			{
 				if !x.directmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, w, f.Selections, obj.PeggedReference) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "price":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "size":
 			{
 				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Size) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "sizeDelta":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.SizeDelta) {
-					return false
+					valid = false
 				}
 			}
 		case "timeInForce":
 			{
 				if !x.directmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, w, f.Selections, obj.TimeInForce) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("OrderAmendment", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_OrderCancellation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OrderCancellation) bool {
-	fields, ok := x.plan(w, sel, orderCancellationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, orderCancellationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_OrderCancellation(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OrderCancellation(ctx, w, fields, 0, obj)
+	}, x.directFields_OrderCancellation(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_OrderCancellation(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OrderCancellation) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_OrderCancellation(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4481,37 +6259,55 @@ func (x *directState) directObject_OrderCancellation(ctx context.Context, w *dir
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "orderId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.OrderID) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("OrderCancellation", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_OrderSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.OrderSubmission) bool {
-	fields, ok := x.plan(w, sel, orderSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, orderSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_OrderSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_OrderSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_OrderSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_OrderSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.OrderSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_OrderSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4519,97 +6315,121 @@ func (x *directState) directObject_OrderSubmission(ctx context.Context, w *direc
 		case "expiresAt":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "icebergOpts":
 			{
 				if !x.directmarshalOIcebergOpts2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐIcebergOpts(ctx, w, f.Selections, obj.IcebergOpts) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "peggedOrder":
 			{
 				if !x.directmarshalOPeggedOrder2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedOrder(ctx, w, f.Selections, obj.PeggedOrder) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "postOnly":
 			{
 				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.PostOnly) {
-					return false
+					valid = false
 				}
 			}
 		case "price":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Price) {
-					return false
+					valid = false
 				}
 			}
 		case "reduceOnly":
 			{
 				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.ReduceOnly) {
-					return false
+					valid = false
 				}
 			}
 		case "reference":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
-					return false
+					valid = false
 				}
 			}
 		case "side":
 			{
 				if !x.directmarshalOSide2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSide(ctx, w, f.Selections, obj.Side) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "size":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Size) {
-					return false
+					valid = false
 				}
 			}
 		case "timeInForce":
 			{
 				if !x.directmarshalOTimeInForce2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTimeInForce(ctx, w, f.Selections, obj.TimeInForce) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "type":
 			{
 				if !x.directmarshalOOrderType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderType(ctx, w, f.Selections, obj.Type) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("OrderSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_PageInfo(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.PageInfo) bool {
-	fields, ok := x.plan(w, sel, pageInfoImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, pageInfoImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_PageInfo(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PageInfo(ctx, w, fields, 0, obj)
+	}, x.directFields_PageInfo(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_PageInfo(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.PageInfo) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_PageInfo(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4617,49 +6437,69 @@ func (x *directState) directObject_PageInfo(ctx context.Context, w *directWalk, 
 		case "hasNextPage":
 			{
 				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.HasNextPage) {
-					return false
+					valid = false
 				}
 			}
 		case "hasPreviousPage":
 			{
 				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.HasPreviousPage) {
-					return false
+					valid = false
 				}
 			}
 		case "startCursor":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.StartCursor) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "endCursor":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.EndCursor) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("PageInfo", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Party(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Party) bool {
-	fields, ok := x.plan(w, sel, partyImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, partyImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Party(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Party(ctx, w, fields, 0, obj)
+	}, x.directFields_Party(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Party(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Party) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Party(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4667,106 +6507,136 @@ func (x *directState) directObject_Party(ctx context.Context, w *directWalk, sel
 		case "id":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
-					return false
+					valid = false
 				}
 			}
 		case "fundingPayments":
-			args, err := x.ec.field_Party_fundingPayments_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *model.FundingPaymentConnection
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Party().FundingPayments(ctx, obj, fc.Args["marketId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
-				}()
+			{
+				args, err := x.ec.field_Party_fundingPayments_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *model.FundingPaymentConnection
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Party().FundingPayments(ctx, obj, fc.Args["marketId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "delegations":
-			args, err := x.ec.field_Party_delegations_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *model.DelegationConnection
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Party().Delegations(ctx, obj, fc.Args["nodeId"].(*string), fc.Args["epochId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
-				}()
+			{
+				args, err := x.ec.field_Party_delegations_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *model.DelegationConnection
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Party().Delegations(ctx, obj, fc.Args["nodeId"].(*string), fc.Args["epochId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "transactions":
-			args, err := x.ec.field_Party_transactions_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *model.TransactionConnection
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
-				}()
+			{
+				args, err := x.ec.field_Party_transactions_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Party", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *model.TransactionConnection
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Party().Transactions(ctx, obj, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		default:
-			return false
+			panic(errNoDirectField("Party", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_PeggedOrder(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PeggedOrder) bool {
-	fields, ok := x.plan(w, sel, peggedOrderImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, peggedOrderImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_PeggedOrder(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PeggedOrder(ctx, w, fields, 0, obj)
+	}, x.directFields_PeggedOrder(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_PeggedOrder(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PeggedOrder) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_PeggedOrder(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4774,37 +6644,56 @@ func (x *directState) directObject_PeggedOrder(ctx context.Context, w *directWal
 		case "offset":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Offset) {
-					return false
+					valid = false
 				}
 			}
 		case "reference":
 			{
 				if !x.directmarshalOPeggedReference2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPeggedReference(ctx, w, f.Selections, obj.Reference) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("PeggedOrder", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Perpetual(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Perpetual) bool {
-	fields, ok := x.plan(w, sel, perpetualImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, perpetualImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Perpetual(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Perpetual(ctx, w, fields, 0, obj)
+	}, x.directFields_Perpetual(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Perpetual(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Perpetual) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Perpetual(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4812,119 +6701,147 @@ func (x *directState) directObject_Perpetual(ctx context.Context, w *directWalk,
 		case "clampLowerBound":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ClampLowerBound) {
-					return false
+					valid = false
 				}
 			}
 		case "clampUpperBound":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ClampUpperBound) {
-					return false
+					valid = false
 				}
 			}
 		case "dataSourceSpecBinding":
 			{
 				if !x.directmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
 				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "dataSourceSpecForSettlementSchedule":
 			{
 				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "fundingRateLowerBound":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateLowerBound) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "fundingRateScalingFactor":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateScalingFactor) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "fundingRateUpperBound":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateUpperBound) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "interestRate":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.InterestRate) {
-					return false
+					valid = false
 				}
 			}
 		case "internalCompositePriceConfiguration":
 			{
 				if !x.directmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.InternalCompositePriceConfiguration) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "marginFundingFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MarginFundingFactor) {
-					return false
+					valid = false
 				}
 			}
 		case "quoteName":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
-					return false
+					valid = false
 				}
 			}
 		case "settlementAsset":
-			if !x.resolve(ctx, w, "Perpetual", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "Perpetual", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Perpetual().SettlementAsset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.Perpetual().SettlementAsset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		default:
-			return false
+			panic(errNoDirectField("Perpetual", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_PriceMonitoringParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringParameters) bool {
-	fields, ok := x.plan(w, sel, priceMonitoringParametersImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, priceMonitoringParametersImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_PriceMonitoringParameters(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PriceMonitoringParameters(ctx, w, fields, 0, obj)
+	}, x.directFields_PriceMonitoringParameters(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_PriceMonitoringParameters(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PriceMonitoringParameters) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_PriceMonitoringParameters(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4932,31 +6849,49 @@ func (x *directState) directObject_PriceMonitoringParameters(ctx context.Context
 		case "triggers":
 			{
 				if !x.directmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx, w, f.Selections, obj.Triggers) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("PriceMonitoringParameters", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_PriceMonitoringTrigger(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PriceMonitoringTrigger) bool {
-	fields, ok := x.plan(w, sel, priceMonitoringTriggerImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, priceMonitoringTriggerImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_PriceMonitoringTrigger(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PriceMonitoringTrigger(ctx, w, fields, 0, obj)
+	}, x.directFields_PriceMonitoringTrigger(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_PriceMonitoringTrigger(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PriceMonitoringTrigger) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_PriceMonitoringTrigger(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -4964,43 +6899,61 @@ func (x *directState) directObject_PriceMonitoringTrigger(ctx context.Context, w
 		case "auctionExtension":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.AuctionExtension) {
-					return false
+					valid = false
 				}
 			}
 		case "horizon":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Horizon) {
-					return false
+					valid = false
 				}
 			}
 		case "probability":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Probability) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("PriceMonitoringTrigger", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ProofOfWork(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProofOfWork) bool {
-	fields, ok := x.plan(w, sel, proofOfWorkImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, proofOfWorkImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ProofOfWork(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProofOfWork(ctx, w, fields, 0, obj)
+	}, x.directFields_ProofOfWork(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ProofOfWork(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProofOfWork) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ProofOfWork(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5008,37 +6961,55 @@ func (x *directState) directObject_ProofOfWork(ctx context.Context, w *directWal
 		case "tid":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Tid) {
-					return false
+					valid = false
 				}
 			}
 		case "nonce":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Nonce) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ProofOfWork", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_PropertyKey(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PropertyKey) bool {
-	fields, ok := x.plan(w, sel, propertyKeyImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, propertyKeyImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_PropertyKey(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PropertyKey(ctx, w, fields, 0, obj)
+	}, x.directFields_PropertyKey(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_PropertyKey(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PropertyKey) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_PropertyKey(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5046,43 +7017,63 @@ func (x *directState) directObject_PropertyKey(ctx context.Context, w *directWal
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "type":
 			{
 				if !x.directmarshalOPropertyKeyType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPropertyKeyType(ctx, w, f.Selections, obj.Type) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "numberDecimalPlaces":
 			{
 				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.NumberDecimalPlaces) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("PropertyKey", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ProposalChange(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalChange) bool {
-	fields, ok := x.plan(w, sel, proposalChangeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, proposalChangeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ProposalChange(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProposalChange(ctx, w, fields, 0, obj)
+	}, x.directFields_ProposalChange(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ProposalChange(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProposalChange) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ProposalChange(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5090,37 +7081,57 @@ func (x *directState) directObject_ProposalChange(ctx context.Context, w *direct
 		case "enactmentTimestamp":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EnactmentTimestamp) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "change":
 			{
 				if !x.directmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, w, f.Selections, obj.Change) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ProposalChange", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ProposalRationale(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalRationale) bool {
-	fields, ok := x.plan(w, sel, proposalRationaleImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, proposalRationaleImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ProposalRationale(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProposalRationale(ctx, w, fields, 0, obj)
+	}, x.directFields_ProposalRationale(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ProposalRationale(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProposalRationale) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ProposalRationale(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5128,37 +7139,55 @@ func (x *directState) directObject_ProposalRationale(ctx context.Context, w *dir
 		case "description":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Description) {
-					return false
+					valid = false
 				}
 			}
 		case "title":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Title) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ProposalRationale", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ProposalSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalSubmission) bool {
-	fields, ok := x.plan(w, sel, proposalSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, proposalSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ProposalSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProposalSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_ProposalSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ProposalSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProposalSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ProposalSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5166,43 +7195,63 @@ func (x *directState) directObject_ProposalSubmission(ctx context.Context, w *di
 		case "reference":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
-					return false
+					valid = false
 				}
 			}
 		case "terms":
 			{
 				if !x.directmarshalOProposalTerms2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalTerms(ctx, w, f.Selections, obj.Terms) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "rationale":
 			{
 				if !x.directmarshalOProposalRationale2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalRationale(ctx, w, f.Selections, obj.Rationale) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ProposalSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ProposalTerms(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProposalTerms) bool {
-	fields, ok := x.plan(w, sel, proposalTermsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, proposalTermsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ProposalTerms(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProposalTerms(ctx, w, fields, 0, obj)
+	}, x.directFields_ProposalTerms(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ProposalTerms(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProposalTerms) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ProposalTerms(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5210,49 +7259,71 @@ func (x *directState) directObject_ProposalTerms(ctx context.Context, w *directW
 		case "closingTimestamp":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ClosingTimestamp) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "enactmentTimestamp":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EnactmentTimestamp) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "validationTimestamp":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.ValidationTimestamp) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "change":
 			{
 				if !x.directmarshalOProposalChangeKind2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeKind(ctx, w, f.Selections, obj.Change) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ProposalTerms", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ProtocolUpgradeProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ProtocolUpgradeProposal) bool {
-	fields, ok := x.plan(w, sel, protocolUpgradeProposalImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, protocolUpgradeProposalImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ProtocolUpgradeProposal(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ProtocolUpgradeProposal(ctx, w, fields, 0, obj)
+	}, x.directFields_ProtocolUpgradeProposal(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ProtocolUpgradeProposal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ProtocolUpgradeProposal) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ProtocolUpgradeProposal(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5260,37 +7331,55 @@ func (x *directState) directObject_ProtocolUpgradeProposal(ctx context.Context, 
 		case "upgradeBlockHeight":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.UpgradeBlockHeight) {
-					return false
+					valid = false
 				}
 			}
 		case "vegaReleaseTag":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.VegaReleaseTag) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ProtocolUpgradeProposal", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_PubKey(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.PubKey) bool {
-	fields, ok := x.plan(w, sel, pubKeyImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, pubKeyImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_PubKey(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_PubKey(ctx, w, fields, 0, obj)
+	}, x.directFields_PubKey(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_PubKey(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.PubKey) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_PubKey(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5298,282 +7387,347 @@ func (x *directState) directObject_PubKey(ctx context.Context, w *directWalk, se
 		case "key":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Key) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("PubKey", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Query(ctx context.Context, w *directWalk, sel ast.SelectionSet) bool {
-	fields, ok := x.plan(w, sel, queryImplementors)
-	if !ok {
-		return false
-	}
+	fields, deferred := x.plan(w, sel, queryImplementors)
+	w.o.b.WriteByte('{')
+	_ = deferred
+	return x.directFields_Query(ctx, w, fields, 0)
+}
+
+func (x *directState) directFields_Query(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Query(ctx, w, fields, i+1) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Query")
 		case "asset":
-			args, err := x.ec.field_Query_asset_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Query().Asset(ctx, fc.Args["id"].(string))
-				}()
+			{
+				args, err := x.ec.field_Query_asset_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Query().Asset(ctx, fc.Args["id"].(string))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "assets":
-			args, err := x.ec.field_Query_assets_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *model.AssetConnection
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Query().Assets(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
-				}()
+			{
+				args, err := x.ec.field_Query_assets_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *model.AssetConnection
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Query().Assets(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAssetConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetConnection(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "fundingPayments":
-			args, err := x.ec.field_Query_fundingPayments_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *model.FundingPaymentConnection
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Query().FundingPayments(ctx, fc.Args["partyId"].(string), fc.Args["marketId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
-				}()
+			{
+				args, err := x.ec.field_Query_fundingPayments_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *model.FundingPaymentConnection
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Query().FundingPayments(ctx, fc.Args["partyId"].(string), fc.Args["marketId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOFundingPaymentConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentConnection(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "delegations":
-			args, err := x.ec.field_Query_delegations_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *model.DelegationConnection
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Query().Delegations(ctx, fc.Args["partyId"].(*string), fc.Args["nodeId"].(*string), fc.Args["epochId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
-				}()
+			{
+				args, err := x.ec.field_Query_delegations_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *model.DelegationConnection
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Query().Delegations(ctx, fc.Args["partyId"].(*string), fc.Args["nodeId"].(*string), fc.Args["epochId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "transaction":
-			args, err := x.ec.field_Query_transaction_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *upstream.Transaction
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Query().Transaction(ctx, fc.Args["hash"].(string))
-				}()
+			{
+				args, err := x.ec.field_Query_transaction_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *upstream.Transaction
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Query().Transaction(ctx, fc.Args["hash"].(string))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "transactions":
-			args, err := x.ec.field_Query_transactions_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *model.TransactionConnection
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Query().Transactions(ctx, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["submitter"].(*string), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
-				}()
+			{
+				args, err := x.ec.field_Query_transactions_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *model.TransactionConnection
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Query().Transactions(ctx, fc.Args["types"].([]upstream.TransactionType), fc.Args["excludeTypes"].([]upstream.TransactionType), fc.Args["block"].(*upstream.Uint64), fc.Args["submitter"].(*string), fc.Args["cmdTypes"].([]string), fc.Args["excludeCmdTypes"].([]string), fc.Args["parties"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOTransactionConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionConnection(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "party":
-			args, err := x.ec.field_Query_party_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *upstream.Party
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Query().Party(ctx, fc.Args["id"].(string))
-				}()
+			{
+				args, err := x.ec.field_Query_party_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, true)
+					if !x.fieldError(w, err, false, true) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *upstream.Party
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Query().Party(ctx, fc.Args["id"].(string))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, true)
+					}
+					return x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, v)
+				}) {
+					valid = false
 				}
-				return x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "validatorNode":
-			args, err := x.ec.field_Query_validatorNode_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *upstream.ValidatorNode
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Query().ValidatorNode(ctx, fc.Args["id"].(string))
-				}()
+			{
+				args, err := x.ec.field_Query_validatorNode_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, true)
+					if !x.fieldError(w, err, false, true) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Query", args, true, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *upstream.ValidatorNode
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Query().ValidatorNode(ctx, fc.Args["id"].(string))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, true)
+					}
+					return x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, v)
+				}) {
+					valid = false
 				}
-				return x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "node":
-			args, err := x.ec.field_Query_node_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v model.Node
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
-				}()
+			{
+				args, err := x.ec.field_Query_node_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "Query", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v model.Node
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalONode2githubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐNode(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		default:
-			return false
+			panic(errNoDirectField("Query", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_RankTable(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.RankTable) bool {
-	fields, ok := x.plan(w, sel, rankTableImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, rankTableImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_RankTable(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_RankTable(ctx, w, fields, 0, obj)
+	}, x.directFields_RankTable(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_RankTable(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.RankTable) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_RankTable(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5581,37 +7735,55 @@ func (x *directState) directObject_RankTable(ctx context.Context, w *directWalk,
 		case "startRank":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.StartRank) {
-					return false
+					valid = false
 				}
 			}
 		case "shareRatio":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.ShareRatio) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("RankTable", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_RecurringTransfer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.RecurringTransfer) bool {
-	fields, ok := x.plan(w, sel, recurringTransferImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, recurringTransferImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_RecurringTransfer(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_RecurringTransfer(ctx, w, fields, 0, obj)
+	}, x.directFields_RecurringTransfer(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_RecurringTransfer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.RecurringTransfer) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_RecurringTransfer(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5619,43 +7791,63 @@ func (x *directState) directObject_RecurringTransfer(ctx context.Context, w *dir
 		case "dispatchStrategy":
 			{
 				if !x.directmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, w, f.Selections, obj.DispatchStrategy) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "endEpoch":
 			{
 				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.EndEpoch) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "startEpoch":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.StartEpoch) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("RecurringTransfer", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_RecurringTransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.RecurringTransferFunds) bool {
-	fields, ok := x.plan(w, sel, recurringTransferFundsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, recurringTransferFundsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_RecurringTransferFunds(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_RecurringTransferFunds(ctx, w, fields, 0, obj)
+	}, x.directFields_RecurringTransferFunds(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_RecurringTransferFunds(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.RecurringTransferFunds) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_RecurringTransferFunds(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5663,49 +7855,69 @@ func (x *directState) directObject_RecurringTransferFunds(ctx context.Context, w
 		case "startEpoch":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.StartEpoch) {
-					return false
+					valid = false
 				}
 			}
 		case "endEpoch":
 			{
 				if !x.directmarshalOUint642ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.EndEpoch) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "factor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Factor) {
-					return false
+					valid = false
 				}
 			}
 		case "dispatchStrategy":
 			{
 				if !x.directmarshalODispatchStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDispatchStrategy(ctx, w, f.Selections, obj.DispatchStrategy) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("RecurringTransferFunds", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ReferralProgramChanges(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ReferralProgramChanges) bool {
-	fields, ok := x.plan(w, sel, referralProgramChangesImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, referralProgramChangesImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ReferralProgramChanges(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ReferralProgramChanges(ctx, w, fields, 0, obj)
+	}, x.directFields_ReferralProgramChanges(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ReferralProgramChanges(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ReferralProgramChanges) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ReferralProgramChanges(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5713,49 +7925,68 @@ func (x *directState) directObject_ReferralProgramChanges(ctx context.Context, w
 		case "benefitTiers":
 			{
 				if !x.directmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
-					return false
+					valid = false
 				}
 			}
 		case "endOfProgramTimestamp":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "windowLength":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
-					return false
+					valid = false
 				}
 			}
 		case "stakingTiers":
 			{
 				if !x.directmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx, w, f.Selections, obj.StakingTiers) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ReferralProgramChanges", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ScalarValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ScalarValue) bool {
-	fields, ok := x.plan(w, sel, scalarValueImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, scalarValueImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ScalarValue(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ScalarValue(ctx, w, fields, 0, obj)
+	}, x.directFields_ScalarValue(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ScalarValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ScalarValue) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ScalarValue(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5763,31 +7994,49 @@ func (x *directState) directObject_ScalarValue(ctx context.Context, w *directWal
 		case "value":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ScalarValue", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Signature(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Signature) bool {
-	fields, ok := x.plan(w, sel, signatureImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, signatureImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Signature(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Signature(ctx, w, fields, 0, obj)
+	}, x.directFields_Signature(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Signature(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Signature) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Signature(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5795,43 +8044,61 @@ func (x *directState) directObject_Signature(ctx context.Context, w *directWalk,
 		case "value":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Value) {
-					return false
+					valid = false
 				}
 			}
 		case "algo":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Algo) {
-					return false
+					valid = false
 				}
 			}
 		case "version":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Version) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Signature", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Signer(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Signer) bool {
-	fields, ok := x.plan(w, sel, signerImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, signerImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Signer(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Signer(ctx, w, fields, 0, obj)
+	}, x.directFields_Signer(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Signer(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Signer) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Signer(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5839,37 +8106,57 @@ func (x *directState) directObject_Signer(ctx context.Context, w *directWalk, se
 		case "pubKey":
 			{
 				if !x.directmarshalOPubKey2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPubKey(ctx, w, f.Selections, obj.PubKey) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "ethAddress":
 			{
 				if !x.directmarshalOETHAddress2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐETHAddress(ctx, w, f.Selections, obj.ETHAddress) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Signer", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_SimpleRiskModel(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SimpleRiskModel) bool {
-	fields, ok := x.plan(w, sel, simpleRiskModelImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, simpleRiskModelImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_SimpleRiskModel(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SimpleRiskModel(ctx, w, fields, 0, obj)
+	}, x.directFields_SimpleRiskModel(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_SimpleRiskModel(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SimpleRiskModel) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_SimpleRiskModel(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5877,55 +8164,73 @@ func (x *directState) directObject_SimpleRiskModel(ctx context.Context, w *direc
 		case "factorLong":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorLong) {
-					return false
+					valid = false
 				}
 			}
 		case "factorShort":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.FactorShort) {
-					return false
+					valid = false
 				}
 			}
 		case "maxMoveUp":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MaxMoveUp) {
-					return false
+					valid = false
 				}
 			}
 		case "minMoveDown":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.MinMoveDown) {
-					return false
+					valid = false
 				}
 			}
 		case "probabilityOfTrading":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ProbabilityOfTrading) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("SimpleRiskModel", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_SizeOverrideValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SizeOverrideValue) bool {
-	fields, ok := x.plan(w, sel, sizeOverrideValueImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, sizeOverrideValueImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_SizeOverrideValue(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SizeOverrideValue(ctx, w, fields, 0, obj)
+	}, x.directFields_SizeOverrideValue(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_SizeOverrideValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SizeOverrideValue) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_SizeOverrideValue(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5933,31 +8238,49 @@ func (x *directState) directObject_SizeOverrideValue(ctx context.Context, w *dir
 		case "percentage":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Percentage) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("SizeOverrideValue", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_SlaParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SlaParameters) bool {
-	fields, ok := x.plan(w, sel, slaParametersImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, slaParametersImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_SlaParameters(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SlaParameters(ctx, w, fields, 0, obj)
+	}, x.directFields_SlaParameters(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_SlaParameters(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SlaParameters) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_SlaParameters(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -5965,49 +8288,67 @@ func (x *directState) directObject_SlaParameters(ctx context.Context, w *directW
 		case "commitmentMinTimeFraction":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.CommitmentMinTimeFraction) {
-					return false
+					valid = false
 				}
 			}
 		case "performanceHysteresisEpochs":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.PerformanceHysteresisEpochs) {
-					return false
+					valid = false
 				}
 			}
 		case "priceRange":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.PriceRange) {
-					return false
+					valid = false
 				}
 			}
 		case "slaCompetitionFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.SlaCompetitionFactor) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("SlaParameters", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_SpecBindingForCompositePrice(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SpecBindingForCompositePrice) bool {
-	fields, ok := x.plan(w, sel, specBindingForCompositePriceImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, specBindingForCompositePriceImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_SpecBindingForCompositePrice(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SpecBindingForCompositePrice(ctx, w, fields, 0, obj)
+	}, x.directFields_SpecBindingForCompositePrice(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_SpecBindingForCompositePrice(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SpecBindingForCompositePrice) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_SpecBindingForCompositePrice(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6015,107 +8356,149 @@ func (x *directState) directObject_SpecBindingForCompositePrice(ctx context.Cont
 		case "priceSourceProperty":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.PriceSourceProperty) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("SpecBindingForCompositePrice", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Spot(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Spot) bool {
-	fields, ok := x.plan(w, sel, spotImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, spotImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Spot(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Spot(ctx, w, fields, 0, obj)
+	}, x.directFields_Spot(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Spot(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Spot) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Spot(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
 			o.str("Spot")
 		case "baseAsset":
-			if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Spot().BaseAsset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.Spot().BaseAsset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "quoteAsset":
-			if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "Spot", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.Spot().QuoteAsset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.Spot().QuoteAsset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		default:
-			return false
+			panic(errNoDirectField("Spot", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StakeDeposited(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakeDeposited) bool {
-	fields, ok := x.plan(w, sel, stakeDepositedImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stakeDepositedImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StakeDeposited(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakeDeposited(ctx, w, fields, 0, obj)
+	}, x.directFields_StakeDeposited(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StakeDeposited(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakeDeposited) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StakeDeposited(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6123,49 +8506,68 @@ func (x *directState) directObject_StakeDeposited(ctx context.Context, w *direct
 		case "ethereumAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "vegaPublicKey":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
-					return false
+					valid = false
 				}
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		case "blockTime":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StakeDeposited", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StakeRemoved(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakeRemoved) bool {
-	fields, ok := x.plan(w, sel, stakeRemovedImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stakeRemovedImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StakeRemoved(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakeRemoved(ctx, w, fields, 0, obj)
+	}, x.directFields_StakeRemoved(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StakeRemoved(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakeRemoved) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StakeRemoved(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6173,49 +8575,68 @@ func (x *directState) directObject_StakeRemoved(ctx context.Context, w *directWa
 		case "ethereumAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.EthereumAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "vegaPublicKey":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.VegaPublicKey) {
-					return false
+					valid = false
 				}
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		case "blockTime":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.BlockTime) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StakeRemoved", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StakeTotalSupply(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakeTotalSupply) bool {
-	fields, ok := x.plan(w, sel, stakeTotalSupplyImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stakeTotalSupplyImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StakeTotalSupply(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakeTotalSupply(ctx, w, fields, 0, obj)
+	}, x.directFields_StakeTotalSupply(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StakeTotalSupply(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakeTotalSupply) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StakeTotalSupply(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6223,37 +8644,55 @@ func (x *directState) directObject_StakeTotalSupply(ctx context.Context, w *dire
 		case "tokenAddress":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TokenAddress) {
-					return false
+					valid = false
 				}
 			}
 		case "totalSupply":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.TotalSupply) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StakeTotalSupply", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StakingEvent(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakingEvent) bool {
-	fields, ok := x.plan(w, sel, stakingEventImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stakingEventImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StakingEvent(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakingEvent(ctx, w, fields, 0, obj)
+	}, x.directFields_StakingEvent(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StakingEvent(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakingEvent) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StakingEvent(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6261,55 +8700,76 @@ func (x *directState) directObject_StakingEvent(ctx context.Context, w *directWa
 		case "index":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Index) {
-					return false
+					valid = false
 				}
 			}
 		case "block":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
-					return false
+					valid = false
 				}
 			}
 		case "stakeDeposited":
 			{
 				if !x.directmarshalOStakeDeposited2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeDeposited(ctx, w, f.Selections, obj.StakeDeposited) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "stakeRemoved":
 			{
 				if !x.directmarshalOStakeRemoved2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeRemoved(ctx, w, f.Selections, obj.StakeRemoved) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "totalSupply":
 			{
 				if !x.directmarshalOStakeTotalSupply2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakeTotalSupply(ctx, w, f.Selections, obj.TotalSupply) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StakingEvent", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StakingTier(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StakingTier) bool {
-	fields, ok := x.plan(w, sel, stakingTierImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stakingTierImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StakingTier(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StakingTier(ctx, w, fields, 0, obj)
+	}, x.directFields_StakingTier(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StakingTier(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StakingTier) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StakingTier(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6317,37 +8777,55 @@ func (x *directState) directObject_StakingTier(ctx context.Context, w *directWal
 		case "minimumStakedTokens":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MinimumStakedTokens) {
-					return false
+					valid = false
 				}
 			}
 		case "referralRewardMultiplier":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ReferralRewardMultiplier) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StakingTier", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StateValueProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StateValueProposal) bool {
-	fields, ok := x.plan(w, sel, stateValueProposalImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stateValueProposalImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StateValueProposal(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StateValueProposal(ctx, w, fields, 0, obj)
+	}, x.directFields_StateValueProposal(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StateValueProposal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StateValueProposal) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StateValueProposal(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6355,43 +8833,61 @@ func (x *directState) directObject_StateValueProposal(ctx context.Context, w *di
 		case "stateVarId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.StateVarID) {
-					return false
+					valid = false
 				}
 			}
 		case "eventId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.EventID) {
-					return false
+					valid = false
 				}
 			}
 		case "kvb":
 			{
 				if !x.directmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx, w, f.Selections, obj.Kvb) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StateValueProposal", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StateVarValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StateVarValue) bool {
-	fields, ok := x.plan(w, sel, stateVarValueImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stateVarValueImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StateVarValue(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StateVarValue(ctx, w, fields, 0, obj)
+	}, x.directFields_StateVarValue(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StateVarValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StateVarValue) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StateVarValue(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6399,43 +8895,64 @@ func (x *directState) directObject_StateVarValue(ctx context.Context, w *directW
 		case "scalarVal":
 			{
 				if !x.directmarshalOScalarValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐScalarValue(ctx, w, f.Selections, obj.ScalarVal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "vectorVal":
 			{
 				if !x.directmarshalOVectorValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValue(ctx, w, f.Selections, obj.VectorVal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "matrixVal":
 			{
 				if !x.directmarshalOMatrixValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMatrixValue(ctx, w, f.Selections, obj.MatrixVal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StateVarValue", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StateVariableProposal(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StateVariableProposal) bool {
-	fields, ok := x.plan(w, sel, stateVariableProposalImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stateVariableProposalImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StateVariableProposal(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StateVariableProposal(ctx, w, fields, 0, obj)
+	}, x.directFields_StateVariableProposal(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StateVariableProposal(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StateVariableProposal) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StateVariableProposal(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6443,31 +8960,50 @@ func (x *directState) directObject_StateVariableProposal(ctx context.Context, w 
 		case "proposal":
 			{
 				if !x.directmarshalOStateValueProposal2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStateValueProposal(ctx, w, f.Selections, obj.Proposal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StateVariableProposal", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StopOrderCancellation(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StopOrderCancellation) bool {
-	fields, ok := x.plan(w, sel, stopOrderCancellationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stopOrderCancellationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StopOrderCancellation(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StopOrderCancellation(ctx, w, fields, 0, obj)
+	}, x.directFields_StopOrderCancellation(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StopOrderCancellation(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StopOrderCancellation) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StopOrderCancellation(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6475,37 +9011,57 @@ func (x *directState) directObject_StopOrderCancellation(ctx context.Context, w 
 		case "marketId":
 			{
 				if !x.directmarshalOID2ᚖstring(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "stopOrderId":
 			{
 				if !x.directmarshalOID2ᚖstring(ctx, w, f.Selections, obj.StopOrderID) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StopOrderCancellation", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StopOrderSetup(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StopOrderSetup) bool {
-	fields, ok := x.plan(w, sel, stopOrderSetupImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stopOrderSetupImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StopOrderSetup(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StopOrderSetup(ctx, w, fields, 0, obj)
+	}, x.directFields_StopOrderSetup(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StopOrderSetup(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StopOrderSetup) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StopOrderSetup(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6513,67 +9069,92 @@ func (x *directState) directObject_StopOrderSetup(ctx context.Context, w *direct
 		case "expiresAt":
 			{
 				if !x.directmarshalOTimestamp2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixNanos(ctx, w, f.Selections, obj.ExpiresAt) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "expiryStrategy":
 			{
 				if !x.directmarshalOStopOrderExpiryStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderExpiryStrategy(ctx, w, f.Selections, obj.ExpiryStrategy) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "orderSubmission":
 			{
 				if !x.directmarshalOOrderSubmission2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmission(ctx, w, f.Selections, obj.OrderSubmission) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "price":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "sizeOverrideSetting":
 			{
 				if !x.directmarshalOSizeOverrideSetting2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideSetting(ctx, w, f.Selections, obj.SizeOverrideSetting) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "sizeOverrideValue":
 			{
 				if !x.directmarshalOSizeOverrideValue2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSizeOverrideValue(ctx, w, f.Selections, obj.SizeOverrideValue) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "trailingPercentOffset":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TrailingPercentOffset) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StopOrderSetup", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_StopOrdersSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.StopOrdersSubmission) bool {
-	fields, ok := x.plan(w, sel, stopOrdersSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, stopOrdersSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_StopOrdersSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_StopOrdersSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_StopOrdersSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_StopOrdersSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.StopOrdersSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_StopOrdersSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6581,37 +9162,57 @@ func (x *directState) directObject_StopOrdersSubmission(ctx context.Context, w *
 		case "fallsBelow":
 			{
 				if !x.directmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, w, f.Selections, obj.FallsBelow) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "risesAbove":
 			{
 				if !x.directmarshalOStopOrderSetup2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderSetup(ctx, w, f.Selections, obj.RisesAbove) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("StopOrdersSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_SuccessorConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.SuccessorConfiguration) bool {
-	fields, ok := x.plan(w, sel, successorConfigurationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, successorConfigurationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_SuccessorConfiguration(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_SuccessorConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_SuccessorConfiguration(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_SuccessorConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.SuccessorConfiguration) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_SuccessorConfiguration(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6619,37 +9220,55 @@ func (x *directState) directObject_SuccessorConfiguration(ctx context.Context, w
 		case "parentMarketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ParentMarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "insurancePoolFraction":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.InsurancePoolFraction) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("SuccessorConfiguration", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_TargetStakeParameters(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.TargetStakeParameters) bool {
-	fields, ok := x.plan(w, sel, targetStakeParametersImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, targetStakeParametersImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_TargetStakeParameters(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_TargetStakeParameters(ctx, w, fields, 0, obj)
+	}, x.directFields_TargetStakeParameters(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_TargetStakeParameters(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.TargetStakeParameters) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_TargetStakeParameters(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6657,37 +9276,55 @@ func (x *directState) directObject_TargetStakeParameters(ctx context.Context, w 
 		case "scalingFactor":
 			{
 				if !x.directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx, w, f.Selections, obj.ScalingFactor) {
-					return false
+					valid = false
 				}
 			}
 		case "timeWindow":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.TimeWindow) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("TargetStakeParameters", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Transaction(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.Transaction) bool {
-	fields, ok := x.plan(w, sel, transactionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, transactionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_Transaction(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_Transaction(ctx, w, fields, 0, obj)
+	}, x.directFields_Transaction(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_Transaction(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.Transaction) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_Transaction(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6695,67 +9332,72 @@ func (x *directState) directObject_Transaction(ctx context.Context, w *directWal
 		case "block":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.Block) {
-					return false
+					valid = false
 				}
 			}
 		case "index":
 			{
 				if !x.directmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx, w, f.Selections, obj.Index) {
-					return false
+					valid = false
 				}
 			}
 		case "hash":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Hash) {
-					return false
+					valid = false
 				}
 			}
 		case "submitter":
 			{
 				if !x.directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐParty(ctx, w, f.Selections, obj.SubmitterRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "type":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Type) {
-					return false
+					valid = false
 				}
 			}
 		case "code":
 			{
 				if !x.directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt64(ctx, w, f.Selections, obj.Code) {
-					return false
+					valid = false
 				}
 			}
 		case "error":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Error) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "createdAt":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTime(ctx, w, f.Selections, obj.CreatedAt) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "version":
 			{
 				if !x.directmarshalOTransactionVersion2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransactionVersion(ctx, w, f.Selections, obj.Version) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "signature":
 			{
 				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.Signature) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "pow":
 			{
 				if !x.directmarshalOProofOfWork2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProofOfWork(ctx, w, f.Selections, obj.Pow) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "commandNonce":
@@ -6763,10 +9405,11 @@ func (x *directState) directObject_Transaction(ctx context.Context, w *directWal
 				v, err := obj.CommandNonce()
 				if err != nil {
 					if !x.fieldError(w, err, true, false) {
-						return false
+						valid = false
 					}
 				} else if !x.directmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, v) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "commandBlockHeight":
@@ -6774,10 +9417,11 @@ func (x *directState) directObject_Transaction(ctx context.Context, w *directWal
 				v, err := obj.CommandBlockHeight()
 				if err != nil {
 					if !x.fieldError(w, err, true, false) {
-						return false
+						valid = false
 					}
 				} else if !x.directmarshalOUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, v) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "command":
@@ -6785,34 +9429,53 @@ func (x *directState) directObject_Transaction(ctx context.Context, w *directWal
 				v, err := obj.CommandMember()
 				if err != nil {
 					if !x.fieldError(w, err, true, false) {
-						return false
+						valid = false
 					}
 				} else if !x.directmarshalOCommand2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCommandKind(ctx, w, f.Selections, v) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("Transaction", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_TransactionConnection(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.TransactionConnection) bool {
-	fields, ok := x.plan(w, sel, transactionConnectionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, transactionConnectionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_TransactionConnection(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_TransactionConnection(ctx, w, fields, 0, obj)
+	}, x.directFields_TransactionConnection(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_TransactionConnection(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.TransactionConnection) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_TransactionConnection(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6820,37 +9483,55 @@ func (x *directState) directObject_TransactionConnection(ctx context.Context, w 
 		case "edges":
 			{
 				if !x.directmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx, w, f.Selections, obj.Edges) {
-					return false
+					valid = false
 				}
 			}
 		case "pageInfo":
 			{
 				if !x.directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx, w, f.Selections, obj.PageInfo) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("TransactionConnection", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_TransactionEdge(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *model.TransactionEdge) bool {
-	fields, ok := x.plan(w, sel, transactionEdgeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, transactionEdgeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_TransactionEdge(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_TransactionEdge(ctx, w, fields, 0, obj)
+	}, x.directFields_TransactionEdge(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_TransactionEdge(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *model.TransactionEdge) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_TransactionEdge(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6858,37 +9539,55 @@ func (x *directState) directObject_TransactionEdge(ctx context.Context, w *direc
 		case "cursor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Cursor) {
-					return false
+					valid = false
 				}
 			}
 		case "node":
 			{
 				if !x.directmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx, w, f.Selections, obj.Node) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("TransactionEdge", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_TransferFunds(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.TransferFunds) bool {
-	fields, ok := x.plan(w, sel, transferFundsImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, transferFundsImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_TransferFunds(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_TransferFunds(ctx, w, fields, 0, obj)
+	}, x.directFields_TransferFunds(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_TransferFunds(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.TransferFunds) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_TransferFunds(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6896,89 +9595,114 @@ func (x *directState) directObject_TransferFunds(ctx context.Context, w *directW
 		case "fromAccountType":
 			{
 				if !x.directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.FromAccountType) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "to":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.To) {
-					return false
+					valid = false
 				}
 			}
 		case "toAccountType":
 			{
 				if !x.directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx, w, f.Selections, obj.ToAccountType) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "TransferFunds", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "TransferFunds", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.TransferFunds().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.TransferFunds().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		case "reference":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Reference) {
-					return false
+					valid = false
 				}
 			}
 		case "oneOff":
 			{
 				if !x.directmarshalOOneOffTransfer2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOneOffTransfer(ctx, w, f.Selections, obj.OneOff) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "recurring":
 			{
 				if !x.directmarshalORecurringTransferFunds2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRecurringTransferFunds(ctx, w, f.Selections, obj.Recurring) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("TransferFunds", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UndelegateSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UndelegateSubmission) bool {
-	fields, ok := x.plan(w, sel, undelegateSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, undelegateSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UndelegateSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UndelegateSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_UndelegateSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UndelegateSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UndelegateSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UndelegateSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -6986,49 +9710,68 @@ func (x *directState) directObject_UndelegateSubmission(ctx context.Context, w *
 		case "nodeId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
-					return false
+					valid = false
 				}
 			}
 		case "node":
 			{
 				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		case "method":
 			{
 				if !x.directmarshalOUndelegateMethod2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUndelegateMethod(ctx, w, f.Selections, obj.Method) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UndelegateSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UnknownCommand(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UnknownCommand) bool {
-	fields, ok := x.plan(w, sel, unknownCommandImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, unknownCommandImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UnknownCommand(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UnknownCommand(ctx, w, fields, 0, obj)
+	}, x.directFields_UnknownCommand(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UnknownCommand(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UnknownCommand) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UnknownCommand(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7036,37 +9779,55 @@ func (x *directState) directObject_UnknownCommand(ctx context.Context, w *direct
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "raw":
 			{
 				if !x.directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UnknownCommand", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UnknownProposalChange(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UnknownProposalChange) bool {
-	fields, ok := x.plan(w, sel, unknownProposalChangeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, unknownProposalChangeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UnknownProposalChange(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UnknownProposalChange(ctx, w, fields, 0, obj)
+	}, x.directFields_UnknownProposalChange(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UnknownProposalChange(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UnknownProposalChange) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UnknownProposalChange(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7074,37 +9835,55 @@ func (x *directState) directObject_UnknownProposalChange(ctx context.Context, w 
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "raw":
 			{
 				if !x.directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, f.Selections, obj.Raw) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UnknownProposalChange", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateAsset(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateAsset) bool {
-	fields, ok := x.plan(w, sel, updateAssetImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateAssetImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateAsset(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateAsset(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateAsset(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateAsset(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateAsset) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateAsset(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7112,59 +9891,81 @@ func (x *directState) directObject_UpdateAsset(ctx context.Context, w *directWal
 		case "assetId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.AssetID) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "UpdateAsset", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "UpdateAsset", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.UpdateAsset().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.UpdateAsset().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "changes":
 			{
 				if !x.directmarshalOUpdateAssetConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateAssetConfiguration(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateAsset", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateAssetConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateAssetConfiguration) bool {
-	fields, ok := x.plan(w, sel, updateAssetConfigurationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateAssetConfigurationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateAssetConfiguration(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateAssetConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateAssetConfiguration(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateAssetConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateAssetConfiguration) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateAssetConfiguration(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7172,37 +9973,56 @@ func (x *directState) directObject_UpdateAssetConfiguration(ctx context.Context,
 		case "erc20":
 			{
 				if !x.directmarshalOUpdateERC202ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateERC20(ctx, w, f.Selections, obj.ERC20) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "quantum":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Quantum) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateAssetConfiguration", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateERC20(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateERC20) bool {
-	fields, ok := x.plan(w, sel, updateERC20Implementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateERC20Implementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateERC20(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateERC20(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateERC20(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateERC20(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateERC20) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateERC20(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7210,37 +10030,55 @@ func (x *directState) directObject_UpdateERC20(ctx context.Context, w *directWal
 		case "lifetimeLimit":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LifetimeLimit) {
-					return false
+					valid = false
 				}
 			}
 		case "withdrawThreshold":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.WithdrawThreshold) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateERC20", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateFutureProduct(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateFutureProduct) bool {
-	fields, ok := x.plan(w, sel, updateFutureProductImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateFutureProductImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateFutureProduct(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateFutureProduct(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateFutureProduct(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateFutureProduct(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateFutureProduct) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateFutureProduct(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7248,49 +10086,70 @@ func (x *directState) directObject_UpdateFutureProduct(ctx context.Context, w *d
 		case "dataSourceSpecBinding":
 			{
 				if !x.directmarshalODataSourceSpecToFutureBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToFutureBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
 				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "dataSourceSpecForTradingTermination":
 			{
 				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForTradingTermination) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "quoteName":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateFutureProduct", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateInstrumentConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateInstrumentConfiguration) bool {
-	fields, ok := x.plan(w, sel, updateInstrumentConfigurationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateInstrumentConfigurationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateInstrumentConfiguration(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateInstrumentConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateInstrumentConfiguration(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateInstrumentConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateInstrumentConfiguration) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateInstrumentConfiguration(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7298,49 +10157,69 @@ func (x *directState) directObject_UpdateInstrumentConfiguration(ctx context.Con
 		case "code":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Code) {
-					return false
+					valid = false
 				}
 			}
 		case "name":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Name) {
-					return false
+					valid = false
 				}
 			}
 		case "future":
 			{
 				if !x.directmarshalOUpdateFutureProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateFutureProduct(ctx, w, f.Selections, obj.Future) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "perpetual":
 			{
 				if !x.directmarshalOUpdatePerpetualProduct2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdatePerpetualProduct(ctx, w, f.Selections, obj.Perpetual) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateInstrumentConfiguration", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateMarginMode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarginMode) bool {
-	fields, ok := x.plan(w, sel, updateMarginModeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateMarginModeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateMarginMode(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarginMode(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarginMode(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateMarginMode(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarginMode) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateMarginMode(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7348,43 +10227,63 @@ func (x *directState) directObject_UpdateMarginMode(ctx context.Context, w *dire
 		case "marginFactor":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.MarginFactor) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "mode":
 			{
 				if !x.directmarshalOMarginMode2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarginMode(ctx, w, f.Selections, obj.Mode) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateMarginMode", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarket) bool {
-	fields, ok := x.plan(w, sel, updateMarketImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateMarketImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateMarket(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarket(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarket(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateMarket(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarket) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateMarket(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7392,37 +10291,56 @@ func (x *directState) directObject_UpdateMarket(ctx context.Context, w *directWa
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "changes":
 			{
 				if !x.directmarshalOUpdateMarketConfig2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketConfig(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateMarket", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateMarketConfig(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketConfig) bool {
-	fields, ok := x.plan(w, sel, updateMarketConfigImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateMarketConfigImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateMarketConfig(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarketConfig(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarketConfig(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateMarketConfig(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarketConfig) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateMarketConfig(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7430,103 +10348,131 @@ func (x *directState) directObject_UpdateMarketConfig(ctx context.Context, w *di
 		case "instrument":
 			{
 				if !x.directmarshalOUpdateInstrumentConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateInstrumentConfiguration(ctx, w, f.Selections, obj.Instrument) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "linearSlippageFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.LinearSlippageFactor) {
-					return false
+					valid = false
 				}
 			}
 		case "liquidationStrategy":
 			{
 				if !x.directmarshalOLiquidationStrategy2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidationStrategy(ctx, w, f.Selections, obj.LiquidationStrategy) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "liquidityFeeSettings":
 			{
 				if !x.directmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "liquidityMonitoringParameters":
 			{
 				if !x.directmarshalOLiquidityMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityMonitoringParameters(ctx, w, f.Selections, obj.LiquidityMonitoringParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "liquiditySlaParameters":
 			{
 				if !x.directmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.LiquiditySLAParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "logNormal":
 			{
 				if !x.directmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "lpPriceRange":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.LpPriceRange) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "markPriceConfiguration":
 			{
 				if !x.directmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.MarkPriceConfiguration) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "metadata":
 			{
 				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
-					return false
+					valid = false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
 				if !x.directmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "quadraticSlippageFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuadraticSlippageFactor) {
-					return false
+					valid = false
 				}
 			}
 		case "simple":
 			{
 				if !x.directmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateMarketConfig", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateMarketState(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketState) bool {
-	fields, ok := x.plan(w, sel, updateMarketStateImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateMarketStateImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateMarketState(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarketState(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarketState(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateMarketState(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarketState) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateMarketState(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7534,31 +10480,50 @@ func (x *directState) directObject_UpdateMarketState(ctx context.Context, w *dir
 		case "changes":
 			{
 				if !x.directmarshalOUpdateMarketStateConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarketStateConfiguration(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateMarketState", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateMarketStateConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateMarketStateConfiguration) bool {
-	fields, ok := x.plan(w, sel, updateMarketStateConfigurationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateMarketStateConfigurationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateMarketStateConfiguration(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateMarketStateConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateMarketStateConfiguration(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateMarketStateConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateMarketStateConfiguration) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateMarketStateConfiguration(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7566,43 +10531,63 @@ func (x *directState) directObject_UpdateMarketStateConfiguration(ctx context.Co
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "price":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Price) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "updateType":
 			{
 				if !x.directmarshalOMarketStateUpdateType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMarketStateUpdateType(ctx, w, f.Selections, obj.UpdateType) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateMarketStateConfiguration", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateNetworkParameter(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateNetworkParameter) bool {
-	fields, ok := x.plan(w, sel, updateNetworkParameterImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateNetworkParameterImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateNetworkParameter(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateNetworkParameter(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateNetworkParameter(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateNetworkParameter(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateNetworkParameter) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateNetworkParameter(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7610,31 +10595,50 @@ func (x *directState) directObject_UpdateNetworkParameter(ctx context.Context, w
 		case "changes":
 			{
 				if !x.directmarshalONetworkParameter2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNetworkParameter(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateNetworkParameter", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdatePartyProfile(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdatePartyProfile) bool {
-	fields, ok := x.plan(w, sel, updatePartyProfileImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updatePartyProfileImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdatePartyProfile(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdatePartyProfile(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdatePartyProfile(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdatePartyProfile(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdatePartyProfile) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdatePartyProfile(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7642,37 +10646,55 @@ func (x *directState) directObject_UpdatePartyProfile(ctx context.Context, w *di
 		case "alias":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Alias) {
-					return false
+					valid = false
 				}
 			}
 		case "metadata":
 			{
 				if !x.directmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx, w, f.Selections, obj.Metadata) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdatePartyProfile", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdatePerpetualProduct(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdatePerpetualProduct) bool {
-	fields, ok := x.plan(w, sel, updatePerpetualProductImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updatePerpetualProductImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdatePerpetualProduct(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdatePerpetualProduct(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdatePerpetualProduct(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdatePerpetualProduct(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdatePerpetualProduct) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdatePerpetualProduct(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7680,97 +10702,122 @@ func (x *directState) directObject_UpdatePerpetualProduct(ctx context.Context, w
 		case "clampLowerBound":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ClampLowerBound) {
-					return false
+					valid = false
 				}
 			}
 		case "clampUpperBound":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.ClampUpperBound) {
-					return false
+					valid = false
 				}
 			}
 		case "dataSourceSpecBinding":
 			{
 				if !x.directmarshalODataSourceSpecToPerpetualBinding2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceSpecToPerpetualBinding(ctx, w, f.Selections, obj.DataSourceSpecBinding) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "dataSourceSpecForSettlementData":
 			{
 				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementData) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "dataSourceSpecForSettlementSchedule":
 			{
 				if !x.directmarshalODataSourceDefinition2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinition(ctx, w, f.Selections, obj.DataSourceSpecForSettlementSchedule) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "fundingRateLowerBound":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateLowerBound) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "fundingRateScalingFactor":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateScalingFactor) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "fundingRateUpperBound":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.FundingRateUpperBound) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "interestRate":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.InterestRate) {
-					return false
+					valid = false
 				}
 			}
 		case "internalCompositePriceConfiguration":
 			{
 				if !x.directmarshalOCompositePriceConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐCompositePriceConfiguration(ctx, w, f.Selections, obj.InternalCompositePriceConfiguration) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "marginFundingFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MarginFundingFactor) {
-					return false
+					valid = false
 				}
 			}
 		case "quoteName":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.QuoteName) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdatePerpetualProduct", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateReferralProgram(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralProgram) bool {
-	fields, ok := x.plan(w, sel, updateReferralProgramImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateReferralProgramImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateReferralProgram(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateReferralProgram(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateReferralProgram(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateReferralProgram(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateReferralProgram) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateReferralProgram(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7778,31 +10825,50 @@ func (x *directState) directObject_UpdateReferralProgram(ctx context.Context, w 
 		case "changes":
 			{
 				if !x.directmarshalOReferralProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐReferralProgramChanges(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateReferralProgram", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateReferralSet(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSet) bool {
-	fields, ok := x.plan(w, sel, updateReferralSetImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateReferralSetImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateReferralSet(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateReferralSet(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateReferralSet(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateReferralSet(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateReferralSet) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateReferralSet(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7810,43 +10876,62 @@ func (x *directState) directObject_UpdateReferralSet(ctx context.Context, w *dir
 		case "id":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
-					return false
+					valid = false
 				}
 			}
 		case "isTeam":
 			{
 				if !x.directmarshalNBoolean2bool(ctx, w, f.Selections, obj.IsTeam) {
-					return false
+					valid = false
 				}
 			}
 		case "team":
 			{
 				if !x.directmarshalOUpdateReferralSetTeam2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateReferralSetTeam(ctx, w, f.Selections, obj.Team) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateReferralSet", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateReferralSetTeam(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateReferralSetTeam) bool {
-	fields, ok := x.plan(w, sel, updateReferralSetTeamImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateReferralSetTeamImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateReferralSetTeam(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateReferralSetTeam(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateReferralSetTeam(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateReferralSetTeam(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateReferralSetTeam) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateReferralSetTeam(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7854,55 +10939,77 @@ func (x *directState) directObject_UpdateReferralSetTeam(ctx context.Context, w 
 		case "name":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.Name) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "teamUrl":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.TeamURL) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "avatarUrl":
 			{
 				if !x.directmarshalOString2ᚖstring(ctx, w, f.Selections, obj.AvatarURL) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "closed":
 			{
 				if !x.directmarshalOBoolean2ᚖbool(ctx, w, f.Selections, obj.Closed) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "allowList":
 			{
 				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.AllowList) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateReferralSetTeam", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateSpotMarket(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarket) bool {
-	fields, ok := x.plan(w, sel, updateSpotMarketImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateSpotMarketImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateSpotMarket(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateSpotMarket(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateSpotMarket(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateSpotMarket(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateSpotMarket) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateSpotMarket(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7910,37 +11017,56 @@ func (x *directState) directObject_UpdateSpotMarket(ctx context.Context, w *dire
 		case "marketId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.MarketID) {
-					return false
+					valid = false
 				}
 			}
 		case "changes":
 			{
 				if !x.directmarshalOUpdateSpotMarketConfiguration2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateSpotMarketConfiguration(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateSpotMarket", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateSpotMarketConfiguration(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateSpotMarketConfiguration) bool {
-	fields, ok := x.plan(w, sel, updateSpotMarketConfigurationImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateSpotMarketConfigurationImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateSpotMarketConfiguration(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateSpotMarketConfiguration(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateSpotMarketConfiguration(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateSpotMarketConfiguration(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateSpotMarketConfiguration) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateSpotMarketConfiguration(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -7948,67 +11074,91 @@ func (x *directState) directObject_UpdateSpotMarketConfiguration(ctx context.Con
 		case "metadata":
 			{
 				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Metadata) {
-					return false
+					valid = false
 				}
 			}
 		case "priceMonitoringParameters":
 			{
 				if !x.directmarshalOPriceMonitoringParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringParameters(ctx, w, f.Selections, obj.PriceMonitoringParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "targetStakeParameters":
 			{
 				if !x.directmarshalOTargetStakeParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTargetStakeParameters(ctx, w, f.Selections, obj.TargetStakeParameters) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "simple":
 			{
 				if !x.directmarshalOSimpleRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSimpleRiskModel(ctx, w, f.Selections, obj.Simple) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "logNormal":
 			{
 				if !x.directmarshalOLogNormalRiskModel2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLogNormalRiskModel(ctx, w, f.Selections, obj.LogNormal) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "slaParams":
 			{
 				if !x.directmarshalOSlaParameters2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSlaParameters(ctx, w, f.Selections, obj.SlaParams) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "liquidityFeeSettings":
 			{
 				if !x.directmarshalOLiquidityFeeSettings2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐLiquidityFeeSettings(ctx, w, f.Selections, obj.LiquidityFeeSettings) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateSpotMarketConfiguration", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_UpdateVolumeDiscountProgram(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.UpdateVolumeDiscountProgram) bool {
-	fields, ok := x.plan(w, sel, updateVolumeDiscountProgramImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, updateVolumeDiscountProgramImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_UpdateVolumeDiscountProgram(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_UpdateVolumeDiscountProgram(ctx, w, fields, 0, obj)
+	}, x.directFields_UpdateVolumeDiscountProgram(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_UpdateVolumeDiscountProgram(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.UpdateVolumeDiscountProgram) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_UpdateVolumeDiscountProgram(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -8016,31 +11166,50 @@ func (x *directState) directObject_UpdateVolumeDiscountProgram(ctx context.Conte
 		case "changes":
 			{
 				if !x.directmarshalOVolumeDiscountProgramChanges2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeDiscountProgramChanges(ctx, w, f.Selections, obj.Changes) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("UpdateVolumeDiscountProgram", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ValidatorHeartbeat(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ValidatorHeartbeat) bool {
-	fields, ok := x.plan(w, sel, validatorHeartbeatImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, validatorHeartbeatImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ValidatorHeartbeat(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ValidatorHeartbeat(ctx, w, fields, 0, obj)
+	}, x.directFields_ValidatorHeartbeat(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ValidatorHeartbeat(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ValidatorHeartbeat) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ValidatorHeartbeat(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -8048,55 +11217,75 @@ func (x *directState) directObject_ValidatorHeartbeat(ctx context.Context, w *di
 		case "nodeId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.NodeID) {
-					return false
+					valid = false
 				}
 			}
 		case "node":
 			{
 				if !x.directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx, w, f.Selections, obj.NodeRef()) {
-					return false
+					valid = false
 				}
 			}
 		case "ethereumSignature":
 			{
 				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.EthereumSignature) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "vegaSignature":
 			{
 				if !x.directmarshalOSignature2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignature(ctx, w, f.Selections, obj.VegaSignature) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "message":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Message) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("ValidatorHeartbeat", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_ValidatorNode(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.ValidatorNode) bool {
-	fields, ok := x.plan(w, sel, validatorNodeImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, validatorNodeImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_ValidatorNode(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_ValidatorNode(ctx, w, fields, 0, obj)
+	}, x.directFields_ValidatorNode(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_ValidatorNode(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.ValidatorNode) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_ValidatorNode(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -8104,56 +11293,78 @@ func (x *directState) directObject_ValidatorNode(ctx context.Context, w *directW
 		case "id":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ID) {
-					return false
+					valid = false
 				}
 			}
 		case "delegations":
-			args, err := x.ec.field_ValidatorNode_delegations_args(ctx, f.ArgumentMap(x.ec.Variables))
-			if err != nil {
-				return false
-			}
-			if !x.resolve(ctx, w, "ValidatorNode", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				var v *model.DelegationConnection
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
-					}()
-					v, err = x.ec.Resolvers.ValidatorNode().Delegations(ctx, obj, fc.Args["partyId"].(*string), fc.Args["epochId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
-				}()
+			{
+				args, err := x.ec.field_ValidatorNode_delegations_args(ctx, f.ArgumentMap(x.ec.Variables))
 				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if !x.fieldError(w, err, false, false) {
+						valid = false
+					}
+				} else if !x.resolve(ctx, w, "ValidatorNode", args, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					var v *model.DelegationConnection
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.ValidatorNode().Delegations(ctx, obj, fc.Args["partyId"].(*string), fc.Args["epochId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["newestFirst"].(*bool))
+					}()
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalODelegationConnection2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationConnection(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		default:
-			return false
+			panic(errNoDirectField("ValidatorNode", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_VectorValue(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VectorValue) bool {
-	fields, ok := x.plan(w, sel, vectorValueImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, vectorValueImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_VectorValue(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_VectorValue(ctx, w, fields, 0, obj)
+	}, x.directFields_VectorValue(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_VectorValue(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.VectorValue) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_VectorValue(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -8161,31 +11372,49 @@ func (x *directState) directObject_VectorValue(ctx context.Context, w *directWal
 		case "value":
 			{
 				if !x.directmarshalNString2ᚕstringᚄ(ctx, w, f.Selections, obj.Value) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("VectorValue", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_VolumeBenefitTier(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VolumeBenefitTier) bool {
-	fields, ok := x.plan(w, sel, volumeBenefitTierImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, volumeBenefitTierImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_VolumeBenefitTier(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_VolumeBenefitTier(ctx, w, fields, 0, obj)
+	}, x.directFields_VolumeBenefitTier(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_VolumeBenefitTier(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.VolumeBenefitTier) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_VolumeBenefitTier(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -8193,37 +11422,55 @@ func (x *directState) directObject_VolumeBenefitTier(ctx context.Context, w *dir
 		case "minimumRunningNotionalTakerVolume":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.MinimumRunningNotionalTakerVolume) {
-					return false
+					valid = false
 				}
 			}
 		case "volumeDiscountFactor":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.VolumeDiscountFactor) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("VolumeBenefitTier", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_VolumeDiscountProgramChanges(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VolumeDiscountProgramChanges) bool {
-	fields, ok := x.plan(w, sel, volumeDiscountProgramChangesImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, volumeDiscountProgramChangesImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_VolumeDiscountProgramChanges(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_VolumeDiscountProgramChanges(ctx, w, fields, 0, obj)
+	}, x.directFields_VolumeDiscountProgramChanges(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_VolumeDiscountProgramChanges(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.VolumeDiscountProgramChanges) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_VolumeDiscountProgramChanges(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -8231,43 +11478,62 @@ func (x *directState) directObject_VolumeDiscountProgramChanges(ctx context.Cont
 		case "benefitTiers":
 			{
 				if !x.directmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx, w, f.Selections, obj.BenefitTiers) {
-					return false
+					valid = false
 				}
 			}
 		case "endOfProgramTimestamp":
 			{
 				if !x.directmarshalOTimestamp2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUnixSeconds(ctx, w, f.Selections, obj.EndOfProgramTimestamp) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		case "windowLength":
 			{
 				if !x.directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx, w, f.Selections, obj.WindowLength) {
-					return false
+					valid = false
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("VolumeDiscountProgramChanges", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_VoteSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.VoteSubmission) bool {
-	fields, ok := x.plan(w, sel, voteSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, voteSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_VoteSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_VoteSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_VoteSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_VoteSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.VoteSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_VoteSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -8275,37 +11541,56 @@ func (x *directState) directObject_VoteSubmission(ctx context.Context, w *direct
 		case "proposalId":
 			{
 				if !x.directmarshalNID2string(ctx, w, f.Selections, obj.ProposalID) {
-					return false
+					valid = false
 				}
 			}
 		case "value":
 			{
 				if !x.directmarshalOVoteValue2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVoteValue(ctx, w, f.Selections, obj.Value) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("VoteSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_WithdrawExt(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.WithdrawExt) bool {
-	fields, ok := x.plan(w, sel, withdrawExtImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, withdrawExtImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_WithdrawExt(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_WithdrawExt(ctx, w, fields, 0, obj)
+	}, x.directFields_WithdrawExt(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_WithdrawExt(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.WithdrawExt) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_WithdrawExt(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -8313,31 +11598,50 @@ func (x *directState) directObject_WithdrawExt(ctx context.Context, w *directWal
 		case "erc20":
 			{
 				if !x.directmarshalOErc20WithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐErc20WithdrawExt(ctx, w, f.Selections, obj.Erc20) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("WithdrawExt", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_WithdrawSubmission(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj *upstream.WithdrawSubmission) bool {
-	fields, ok := x.plan(w, sel, withdrawSubmissionImplementors)
-	if !ok {
-		return false
+	fields, deferred := x.plan(w, sel, withdrawSubmissionImplementors)
+	w.o.b.WriteByte('{')
+	if deferred == nil {
+		return x.directFields_WithdrawSubmission(ctx, w, fields, 0, obj)
 	}
+	return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {
+		w.o.b.WriteByte('{')
+		return x.directFields_WithdrawSubmission(ctx, w, fields, 0, obj)
+	}, x.directFields_WithdrawSubmission(ctx, w, fields, 0, obj))
+}
+
+func (x *directState) directFields_WithdrawSubmission(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int, obj *upstream.WithdrawSubmission) (valid bool) {
 	o := w.o
-	o.b.WriteByte('{')
-	for i := range fields {
+	valid = true
+	base := len(w.path)
+	i := from
+	var m directMark
+	defer func() {
+		if r := recover(); r != nil {
+			valid = x.fieldPanicked(ctx, w, base, m, r) && valid
+			valid = x.directFields_WithdrawSubmission(ctx, w, fields, i+1, obj) && valid
+		}
+	}()
+	for ; i < len(fields); i++ {
 		f := &fields[i]
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		o.key(f.Alias)
+		m = o.mark()
 		w.push(f)
 		switch f.Name {
 		case "__typename":
@@ -8345,44 +11649,48 @@ func (x *directState) directObject_WithdrawSubmission(ctx context.Context, w *di
 		case "amount":
 			{
 				if !x.directmarshalNString2string(ctx, w, f.Selections, obj.Amount) {
-					return false
+					valid = false
 				}
 			}
 		case "asset":
-			if !x.resolve(ctx, w, "WithdrawSubmission", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
-				_ = fc
-				var v *upstream.Asset
-				var err error
-				panicked := false
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked = true
-							err = x.opCtx.Recover(ctx, r)
-						}
+			{
+				if !x.resolve(ctx, w, "WithdrawSubmission", nil, false, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {
+					_ = fc
+					var v *upstream.Asset
+					var err error
+					panicked := false
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								panicked = true
+								err = x.opCtx.Recover(ctx, r)
+							}
+						}()
+						v, err = x.ec.Resolvers.WithdrawSubmission().Asset(ctx, obj)
 					}()
-					v, err = x.ec.Resolvers.WithdrawSubmission().Asset(ctx, obj)
-				}()
-				if err != nil {
-					return x.fieldError(w, err, !panicked, false)
+					if err != nil {
+						return x.fieldError(w, err, !panicked, false)
+					}
+					return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
+				}) {
+					x.rollback(o, m)
+					o.null()
 				}
-				return x.directmarshalOAsset2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAsset(ctx, w, f.Selections, v)
-			}) {
-				return false
 			}
 		case "ext":
 			{
 				if !x.directmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐWithdrawExt(ctx, w, f.Selections, obj.Ext) {
-					return false
+					x.rollback(o, m)
+					o.null()
 				}
 			}
 		default:
-			return false
+			panic(errNoDirectField("WithdrawSubmission", f.Name))
 		}
 		w.pop()
 	}
 	o.b.WriteByte('}')
-	return true
+	return valid
 }
 
 func (x *directState) directObject_Command(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj upstream.CommandKind) bool {
@@ -8569,7 +11877,7 @@ func (x *directState) directObject_Command(ctx context.Context, w *directWalk, s
 			m.MarshalGQL(&w.o.b)
 			return true
 		}
-		return false
+		panic(fmt.Errorf("unexpected type %T; non-generated variants of Command must implement graphql.Marshaler", obj))
 	}
 }
 
@@ -8589,7 +11897,7 @@ func (x *directState) directObject_Node(ctx context.Context, w *directWalk, sel 
 			m.MarshalGQL(&w.o.b)
 			return true
 		}
-		return false
+		panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
 	}
 }
 
@@ -8672,7 +11980,7 @@ func (x *directState) directObject_ProposalChangeKind(ctx context.Context, w *di
 			m.MarshalGQL(&w.o.b)
 			return true
 		}
-		return false
+		panic(fmt.Errorf("unexpected type %T; non-generated variants of ProposalChangeKind must implement graphql.Marshaler", obj))
 	}
 }
 
@@ -8680,7 +11988,7 @@ func (x *directState) directmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	o := w.o
 	_ = o
 	if v == nil {
-		return false
+		return x.invalidNull(w, "Asset!")
 	}
 	return x.directObject_Asset(ctx, w, sel, v)
 }
@@ -8688,6 +11996,7 @@ func (x *directState) directmarshalNAsset2ᚖgithubᚗcomᚋtradenetᚋgateway�
 func (x *directState) directmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐAssetEdgeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []model.AssetEdge) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8695,17 +12004,18 @@ func (x *directState) directmarshalNAssetEdge2ᚕgithubᚗcomᚋtradenetᚋgatew
 		}
 		w.pushIndex(i)
 		if !x.directObject_AssetEdge(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐBenefitTierᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.BenefitTier) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8713,12 +12023,12 @@ func (x *directState) directmarshalNBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgat
 		}
 		w.pushIndex(i)
 		if !x.directObject_BenefitTier(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNBoolean2bool(ctx context.Context, w *directWalk, sel ast.SelectionSet, v bool) bool {
@@ -8732,6 +12042,7 @@ func (x *directState) directmarshalNBoolean2bool(ctx context.Context, w *directW
 func (x *directState) directmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐConditionᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Condition) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8739,17 +12050,18 @@ func (x *directState) directmarshalNCondition2ᚕgithubᚗcomᚋtradenetᚋgatew
 		}
 		w.pushIndex(i)
 		if !x.directObject_Condition(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDataSourceDefinitionᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.DataSourceDefinition) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8757,19 +12069,19 @@ func (x *directState) directmarshalNDataSourceDefinition2ᚕgithubᚗcomᚋtrade
 		}
 		w.pushIndex(i)
 		if !x.directObject_DataSourceDefinition(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐDelegation(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Delegation) bool {
 	o := w.o
 	_ = o
 	if v == nil {
-		return false
+		return x.invalidNull(w, "Delegation!")
 	}
 	return x.directObject_Delegation(ctx, w, sel, v)
 }
@@ -8777,6 +12089,7 @@ func (x *directState) directmarshalNDelegation2ᚖgithubᚗcomᚋtradenetᚋgate
 func (x *directState) directmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐDelegationEdgeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []model.DelegationEdge) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8784,17 +12097,18 @@ func (x *directState) directmarshalNDelegationEdge2ᚕgithubᚗcomᚋtradenetᚋ
 		}
 		w.pushIndex(i)
 		if !x.directObject_DelegationEdge(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFilterᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Filter) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8802,12 +12116,12 @@ func (x *directState) directmarshalNFilter2ᚕgithubᚗcomᚋtradenetᚋgateway�
 		}
 		w.pushIndex(i)
 		if !x.directObject_Filter(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐFloat64(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Float64) bool {
@@ -8816,7 +12130,7 @@ func (x *directState) directmarshalNFloat2githubᚗcomᚋtradenetᚋgatewayᚋup
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, true)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
@@ -8825,7 +12139,7 @@ func (x *directState) directmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋ
 	o := w.o
 	_ = o
 	if v == nil {
-		return false
+		return x.invalidNull(w, "FundingPayment!")
 	}
 	return x.directObject_FundingPayment(ctx, w, sel, v)
 }
@@ -8833,6 +12147,7 @@ func (x *directState) directmarshalNFundingPayment2ᚖgithubᚗcomᚋtradenetᚋ
 func (x *directState) directmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐFundingPaymentEdgeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []model.FundingPaymentEdge) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8840,12 +12155,12 @@ func (x *directState) directmarshalNFundingPaymentEdge2ᚕgithubᚗcomᚋtradene
 		}
 		w.pushIndex(i)
 		if !x.directObject_FundingPaymentEdge(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNID2string(ctx context.Context, w *directWalk, sel ast.SelectionSet, v string) bool {
@@ -8859,17 +12174,18 @@ func (x *directState) directmarshalNID2string(ctx context.Context, w *directWalk
 func (x *directState) directmarshalNID2ᚕstringᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []string) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		if !x.directmarshalNID2string(ctx, w, sel, v[i]) {
-			return false
+			valid = false
 		}
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInt32(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Int32) bool {
@@ -8878,7 +12194,7 @@ func (x *directState) directmarshalNInt2githubᚗcomᚋtradenetᚋgatewayᚋupst
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, true)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
@@ -8889,7 +12205,7 @@ func (x *directState) directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋup
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, true)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
@@ -8897,6 +12213,7 @@ func (x *directState) directmarshalNInt642githubᚗcomᚋtradenetᚋgatewayᚋup
 func (x *directState) directmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐInternalTimeTriggerᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.InternalTimeTrigger) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8904,24 +12221,24 @@ func (x *directState) directmarshalNInternalTimeTrigger2ᚕgithubᚗcomᚋtraden
 		}
 		w.pushIndex(i)
 		if !x.directObject_InternalTimeTrigger(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.RawJSON) bool {
 	o := w.o
 	_ = o
 	if v == nil {
-		return false
+		return x.invalidNull(w, "JSON!")
 	}
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, true)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
@@ -8929,22 +12246,24 @@ func (x *directState) directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋups
 func (x *directState) directmarshalNJSON2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSONᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.RawJSON) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		if !x.directmarshalNJSON2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRawJSON(ctx, w, sel, v[i]) {
-			return false
+			valid = false
 		}
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐKeyValueBundleᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.KeyValueBundle) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8952,17 +12271,18 @@ func (x *directState) directmarshalNKeyValueBundle2ᚕgithubᚗcomᚋtradenetᚋ
 		}
 		w.pushIndex(i)
 		if !x.directObject_KeyValueBundle(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐMetadataᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Metadata) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8970,17 +12290,18 @@ func (x *directState) directmarshalNMetadata2ᚕgithubᚗcomᚋtradenetᚋgatewa
 		}
 		w.pushIndex(i)
 		if !x.directObject_Metadata(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐNormaliserᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Normaliser) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -8988,17 +12309,18 @@ func (x *directState) directmarshalNNormaliser2ᚕgithubᚗcomᚋtradenetᚋgate
 		}
 		w.pushIndex(i)
 		if !x.directObject_Normaliser(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderAmendmentᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.OrderAmendment) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9006,17 +12328,18 @@ func (x *directState) directmarshalNOrderAmendment2ᚕgithubᚗcomᚋtradenetᚋ
 		}
 		w.pushIndex(i)
 		if !x.directObject_OrderAmendment(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderCancellationᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.OrderCancellation) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9024,17 +12347,18 @@ func (x *directState) directmarshalNOrderCancellation2ᚕgithubᚗcomᚋtradenet
 		}
 		w.pushIndex(i)
 		if !x.directObject_OrderCancellation(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐOrderSubmissionᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.OrderSubmission) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9042,19 +12366,19 @@ func (x *directState) directmarshalNOrderSubmission2ᚕgithubᚗcomᚋtradenet�
 		}
 		w.pushIndex(i)
 		if !x.directObject_OrderSubmission(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNPageInfo2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐPageInfo(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *model.PageInfo) bool {
 	o := w.o
 	_ = o
 	if v == nil {
-		return false
+		return x.invalidNull(w, "PageInfo!")
 	}
 	return x.directObject_PageInfo(ctx, w, sel, v)
 }
@@ -9063,7 +12387,7 @@ func (x *directState) directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgateway�
 	o := w.o
 	_ = o
 	if v == nil {
-		return false
+		return x.invalidNull(w, "Party!")
 	}
 	return x.directObject_Party(ctx, w, sel, v)
 }
@@ -9071,6 +12395,7 @@ func (x *directState) directmarshalNParty2ᚖgithubᚗcomᚋtradenetᚋgateway�
 func (x *directState) directmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐPriceMonitoringTriggerᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.PriceMonitoringTrigger) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9078,17 +12403,18 @@ func (x *directState) directmarshalNPriceMonitoringTrigger2ᚕgithubᚗcomᚋtra
 		}
 		w.pushIndex(i)
 		if !x.directObject_PriceMonitoringTrigger(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐProposalChangeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.ProposalChange) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9096,17 +12422,18 @@ func (x *directState) directmarshalNProposalChange2ᚕgithubᚗcomᚋtradenetᚋ
 		}
 		w.pushIndex(i)
 		if !x.directObject_ProposalChange(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐRankTableᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.RankTable) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9114,17 +12441,18 @@ func (x *directState) directmarshalNRankTable2ᚕgithubᚗcomᚋtradenetᚋgatew
 		}
 		w.pushIndex(i)
 		if !x.directObject_RankTable(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSignerᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.Signer) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9132,17 +12460,18 @@ func (x *directState) directmarshalNSigner2ᚕgithubᚗcomᚋtradenetᚋgateway�
 		}
 		w.pushIndex(i)
 		if !x.directObject_Signer(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐSpecBindingForCompositePriceᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.SpecBindingForCompositePrice) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9150,17 +12479,18 @@ func (x *directState) directmarshalNSpecBindingForCompositePrice2ᚕgithubᚗcom
 		}
 		w.pushIndex(i)
 		if !x.directObject_SpecBindingForCompositePrice(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStakingTierᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.StakingTier) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9168,17 +12498,18 @@ func (x *directState) directmarshalNStakingTier2ᚕgithubᚗcomᚋtradenetᚋgat
 		}
 		w.pushIndex(i)
 		if !x.directObject_StakingTier(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrderCancellationᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.StopOrderCancellation) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9186,17 +12517,18 @@ func (x *directState) directmarshalNStopOrderCancellation2ᚕgithubᚗcomᚋtrad
 		}
 		w.pushIndex(i)
 		if !x.directObject_StopOrderCancellation(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐStopOrdersSubmissionᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.StopOrdersSubmission) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9204,12 +12536,12 @@ func (x *directState) directmarshalNStopOrdersSubmission2ᚕgithubᚗcomᚋtrade
 		}
 		w.pushIndex(i)
 		if !x.directObject_StopOrdersSubmission(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNString2string(ctx context.Context, w *directWalk, sel ast.SelectionSet, v string) bool {
@@ -9223,24 +12555,25 @@ func (x *directState) directmarshalNString2string(ctx context.Context, w *direct
 func (x *directState) directmarshalNString2ᚕstringᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []string) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
 			o.b.WriteByte(',')
 		}
 		if !x.directmarshalNString2string(ctx, w, sel, v[i]) {
-			return false
+			valid = false
 		}
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐTransaction(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.Transaction) bool {
 	o := w.o
 	_ = o
 	if v == nil {
-		return false
+		return x.invalidNull(w, "Transaction!")
 	}
 	return x.directObject_Transaction(ctx, w, sel, v)
 }
@@ -9248,6 +12581,7 @@ func (x *directState) directmarshalNTransaction2ᚖgithubᚗcomᚋtradenetᚋgat
 func (x *directState) directmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []model.TransactionEdge) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9255,12 +12589,12 @@ func (x *directState) directmarshalNTransactionEdge2ᚕgithubᚗcomᚋtradenet�
 		}
 		w.pushIndex(i)
 		if !x.directObject_TransactionEdge(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUint64(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.Uint64) bool {
@@ -9269,7 +12603,7 @@ func (x *directState) directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋu
 	mark := o.b.Len()
 	if err := v.MarshalGQLContext(ctx, &o.b); err != nil {
 		o.b.Truncate(mark)
-		return x.fieldError(w, err, false, true)
+		return x.fieldError(w, err, false, false)
 	}
 	return true
 }
@@ -9277,6 +12611,7 @@ func (x *directState) directmarshalNUint642githubᚗcomᚋtradenetᚋgatewayᚋu
 func (x *directState) directmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐUpdateMarginModeᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.UpdateMarginMode) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9284,19 +12619,19 @@ func (x *directState) directmarshalNUpdateMarginMode2ᚕgithubᚗcomᚋtradenet�
 		}
 		w.pushIndex(i)
 		if !x.directObject_UpdateMarginMode(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐValidatorNode(ctx context.Context, w *directWalk, sel ast.SelectionSet, v *upstream.ValidatorNode) bool {
 	o := w.o
 	_ = o
 	if v == nil {
-		return false
+		return x.invalidNull(w, "ValidatorNode!")
 	}
 	return x.directObject_ValidatorNode(ctx, w, sel, v)
 }
@@ -9304,6 +12639,7 @@ func (x *directState) directmarshalNValidatorNode2ᚖgithubᚗcomᚋtradenetᚋg
 func (x *directState) directmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVectorValueᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.VectorValue) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9311,17 +12647,18 @@ func (x *directState) directmarshalNVectorValue2ᚕgithubᚗcomᚋtradenetᚋgat
 		}
 		w.pushIndex(i)
 		if !x.directObject_VectorValue(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐVolumeBenefitTierᚄ(ctx context.Context, w *directWalk, sel ast.SelectionSet, v []upstream.VolumeBenefitTier) bool {
 	o := w.o
 	_ = o
+	valid := true
 	o.b.WriteByte('[')
 	for i := range v {
 		if i > 0 {
@@ -9329,12 +12666,12 @@ func (x *directState) directmarshalNVolumeBenefitTier2ᚕgithubᚗcomᚋtradenet
 		}
 		w.pushIndex(i)
 		if !x.directObject_VolumeBenefitTier(ctx, w, sel, &v[i]) {
-			return false
+			valid = false
 		}
 		w.pop()
 	}
 	o.b.WriteByte(']')
-	return true
+	return valid
 }
 
 func (x *directState) directmarshalOAccountType2githubᚗcomᚋtradenetᚋgatewayᚋupstreamᚐAccountType(ctx context.Context, w *directWalk, sel ast.SelectionSet, v upstream.AccountType) bool {
@@ -10728,4 +14065,60 @@ func (x *directState) directmarshalOWithdrawExt2ᚖgithubᚗcomᚋtradenetᚋgat
 		return true
 	}
 	return x.directObject_WithdrawExt(ctx, w, sel, v)
+}
+
+// directUnsupported are the fields the direct executor has no code for.
+var directUnsupported = map[string]bool{}
+
+// directFieldKinds are the fields whose values come from a method
+// (directMethod) or a resolver (directResolver), and those gqlgen's
+// executor resolves concurrently (directConcurrent).
+var directFieldKinds = map[string]directFieldKind{
+	"AnnounceNode.node":                directMethod,
+	"Asset.status":                     directMethod,
+	"Asset.details":                    directMethod,
+	"BuiltinAssetDeposit.asset":        directMethod | directResolver | directConcurrent,
+	"BuiltinAssetDeposit.party":        directMethod,
+	"BuiltinAssetWithdrawal.asset":     directMethod | directResolver | directConcurrent,
+	"BuiltinAssetWithdrawal.party":     directMethod,
+	"DelegateSubmission.node":          directMethod,
+	"Delegation.party":                 directMethod,
+	"Delegation.node":                  directMethod,
+	"DispatchStrategy.assetForMetric":  directMethod | directResolver | directConcurrent,
+	"ERC20AssetDelist.asset":           directMethod | directResolver | directConcurrent,
+	"ERC20AssetLimitsUpdated.asset":    directMethod | directResolver | directConcurrent,
+	"ERC20AssetList.asset":             directMethod | directResolver | directConcurrent,
+	"ERC20Deposit.asset":               directMethod | directResolver | directConcurrent,
+	"ERC20Deposit.targetParty":         directMethod,
+	"ERC20Withdrawal.asset":            directMethod | directResolver | directConcurrent,
+	"FundingPayment.party":             directMethod,
+	"Future.settlementAsset":           directMethod | directResolver | directConcurrent,
+	"GovernanceTransfer.asset":         directMethod | directResolver | directConcurrent,
+	"IssueSignatures.validatorNode":    directMethod,
+	"OracleDataSubmission.payloadJson": directMethod,
+	"Party.fundingPayments":            directMethod | directResolver | directConcurrent,
+	"Party.delegations":                directMethod | directResolver | directConcurrent,
+	"Party.transactions":               directMethod | directResolver | directConcurrent,
+	"Perpetual.settlementAsset":        directMethod | directResolver | directConcurrent,
+	"Query.asset":                      directMethod | directResolver | directConcurrent,
+	"Query.assets":                     directMethod | directResolver | directConcurrent,
+	"Query.fundingPayments":            directMethod | directResolver | directConcurrent,
+	"Query.delegations":                directMethod | directResolver | directConcurrent,
+	"Query.transaction":                directMethod | directResolver | directConcurrent,
+	"Query.transactions":               directMethod | directResolver | directConcurrent,
+	"Query.party":                      directMethod | directResolver | directConcurrent,
+	"Query.validatorNode":              directMethod | directResolver | directConcurrent,
+	"Query.node":                       directMethod | directResolver | directConcurrent,
+	"Spot.baseAsset":                   directMethod | directResolver | directConcurrent,
+	"Spot.quoteAsset":                  directMethod | directResolver | directConcurrent,
+	"Transaction.submitter":            directMethod,
+	"Transaction.commandNonce":         directMethod,
+	"Transaction.commandBlockHeight":   directMethod,
+	"Transaction.command":              directMethod,
+	"TransferFunds.asset":              directMethod | directResolver | directConcurrent,
+	"UndelegateSubmission.node":        directMethod,
+	"UpdateAsset.asset":                directMethod | directResolver | directConcurrent,
+	"ValidatorHeartbeat.node":          directMethod,
+	"ValidatorNode.delegations":        directMethod | directResolver | directConcurrent,
+	"WithdrawSubmission.asset":         directMethod | directResolver | directConcurrent,
 }

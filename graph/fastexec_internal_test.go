@@ -60,3 +60,46 @@ func TestDirectScalarsMatchGqlgen(t *testing.T) {
 		t.Fatal("an infinite Float was written")
 	}
 }
+
+// TestDirectRollbackSetsHolesAside: rolling a buffer back drops the holes
+// made since the mark from the output, while the goroutines filling them
+// may still write: their buffers are set aside until every goroutine is
+// done, then returned to the pool (under -race, a buffer reused while its
+// goroutine writes would be reported).
+func TestDirectRollbackSetsHolesAside(t *testing.T) {
+	x := &directState{}
+	root := getFxBuffer()
+	w := &directWalk{o: root}
+	root.b.WriteString(`{"kept":`)
+	kept := getFxBuffer()
+	root.holes = append(root.holes, directHole{at: root.b.Len(), out: kept})
+	root.b.WriteString(`,"dropped":`)
+	m := root.mark()
+	root.b.WriteString(`{"a":`)
+	dropped := getFxBuffer()
+	root.holes = append(root.holes, directHole{at: root.b.Len(), out: dropped})
+	root.b.WriteString(`}`)
+
+	start := make(chan struct{})
+	for _, u := range []*directOut{kept, dropped} {
+		x.wg.Add(1)
+		go func() {
+			defer x.wg.Done()
+			<-start
+			u.b.WriteString(`"value"`)
+		}()
+	}
+	x.rollback(w.o, m)
+	w.o.null()
+	w.o.b.WriteByte('}')
+	close(start)
+	x.wg.Wait()
+	if len(x.discarded) != 1 || x.discarded[0].out != dropped {
+		t.Fatalf("set aside %v, want the dropped hole's buffer", x.discarded)
+	}
+	x.releaseDiscarded()
+	data := &directData{root: root}
+	if got, want := string(data.bytes()), `{"kept":"value","dropped":null}`; got != want {
+		t.Fatalf("data %s, want %s", got, want)
+	}
+}

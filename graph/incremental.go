@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +32,13 @@ import (
 // Both loops here watch the operation's context, give each payload bytes
 // of its own, and leave deferred fields out of the payloads that come
 // before theirs. Queries without @defer do not come here (fastexec.go).
+//
+// A query with @defer runs on the direct executor (execDirectIncremental),
+// which defers what gqlgen's does (the fields it resolves concurrently: a
+// deferred fragment's other fields come with their object), writes no
+// deferred field before its payload, and delivers the payloads in the
+// same order, through the same loop; gqlgen's execIncremental stays for an
+// executor that runs gqlgen's alone (ExecutorConfig.GqlgenExecutor).
 
 // execIncremental runs a query that defers fragments: the first response
 // holds everything not deferred (HasNext true while payloads are pending),
@@ -66,6 +75,111 @@ func (e *executableSchema) execIncremental(ctx context.Context, opCtx *graphql.O
 		return &resp
 	}
 }
+
+// directIncremental is the delivery of one query's deferred payloads on
+// the direct executor: the payloads as they are written, how many are to
+// come, and the deferred fields by path (which orders the payloads).
+type directIncremental struct {
+	results chan graphql.DeferredResult
+	pending int32 // atomic: payloads launched and not yet received
+	omit    deferredFields
+}
+
+// execDirectIncremental runs a query that defers fragments on the direct
+// executor: the first response holds everything not deferred (HasNext true
+// while payloads are pending), each later one the fields of one deferred
+// label of one object, at its path, sent once the object at its path has
+// been (as execIncremental).
+func (s fastSchema) execDirectIncremental(opCtx *graphql.OperationContext, plans *directPlans) graphql.ResponseHandler {
+	inc := &directIncremental{results: make(chan graphql.DeferredResult)}
+	var held []graphql.DeferredResult // written before their parent was sent
+	first := true
+	return func(rctx context.Context) *graphql.Response {
+		var resp graphql.Response
+		if first {
+			first = false
+			resp.Data = runDirect(rctx, opCtx, s.executableSchema, plans, inc).bytes()
+		} else {
+			result, ok := inc.omit.next(rctx, &held, inc.results, &inc.pending)
+			if !ok {
+				return nil
+			}
+			var buf bytes.Buffer
+			result.Result.MarshalGQL(&buf)
+			resp.Data = buf.Bytes()
+			inc.omit.delivered(result.Path, resp.Data)
+			resp.Path, resp.Label, resp.Errors = result.Path, result.Label, result.Errors
+		}
+		hasNext := atomic.LoadInt32(&inc.pending) > 0 || len(held) > 0
+		resp.HasNext = &hasNext
+		return &resp
+	}
+}
+
+// deferAfter launches the deferred groups of the object on top of w's
+// path, once the object is written (valid is what writing it returned):
+// none for an invalid object, as gqlgen's executor launches none. write
+// writes an object of the same value with the fields given, as the
+// execution x (each payload has its own: its goroutines and errors).
+func (x *directState) deferAfter(ctx context.Context, w *directWalk, groups []directDeferGroup,
+	write func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool, valid bool,
+) bool {
+	if !valid || x.inc == nil {
+		return valid
+	}
+	path := x.fieldContext(w, len(w.path), false).Path()
+	for _, g := range groups {
+		aliases := make([]string, len(g.fields))
+		for i := range g.fields {
+			aliases[i] = g.fields[i].Alias
+		}
+		x.inc.omit.add(path, aliases)
+		atomic.AddInt32(&x.inc.pending, 1)
+		frames := slices.Clone(w.path)
+		go x.runDeferred(frames, path, g, write)
+	}
+	return true
+}
+
+// runDeferred writes one deferred payload, with errors of its own (a
+// fresh response context), and hands it to the delivery: null when a
+// non-null field in it is invalid, as gqlgen's executor nulls it.
+func (x *directState) runDeferred(frames []directFrame, path ast.Path, g directDeferGroup,
+	write func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool,
+) {
+	ctx := x.deferCtx
+	job := &directState{opCtx: x.opCtx, ec: x.ec, rootFC: x.rootFC, plans: x.plans, inc: x.inc, deferCtx: x.deferCtx}
+	out := getFxBuffer()
+	valid := func() (valid bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				w := &directWalk{o: out, path: frames}
+				job.record(directError{fc: job.fieldContext(w, len(frames), true), err: x.opCtx.Recover(ctx, r)})
+				valid = false
+			}
+		}()
+		return write(job, ctx, &directWalk{o: out, path: frames}, g.fields)
+	}()
+	job.wg.Wait()
+	job.releaseDiscarded()
+	rctx := graphql.WithFreshResponseContext(ctx)
+	job.addErrors(rctx)
+	data := (&directData{root: out}).bytes()
+	result := graphql.DeferredResult{Path: path, Label: g.label, Result: rawJSON(data), Errors: graphql.GetErrors(rctx)}
+	if !valid {
+		result.Result = graphql.Null
+	}
+	select {
+	case x.inc.results <- result:
+	case <-ctx.Done():
+	}
+}
+
+// rawJSON is JSON already written, as a marshaler.
+type rawJSON []byte
+
+// MarshalGQL writes the JSON as it is.
+func (r rawJSON) MarshalGQL(w io.Writer) { _, _ = w.Write(r) }
 
 // next is the next deferred result whose object has been sent: a held one,
 // else the next to arrive (held while its parent is pending); false when

@@ -114,7 +114,7 @@ func NewMetrics() *Metrics {
 			"Failed Redis calls, by what they were for (apq, asset_cache, budget, live, upstream_cache); the gateway goes on without the shared state.",
 			"use"),
 		executions: counterVec("gateway_graphql_executions_total",
-			"Queries executed, by executor: direct (the generated writers), or gqlgen (where the direct executor gave up: introspection, @defer, a null or error in a non-null position, a panic).",
+			"Queries executed, by executor, chosen before each starts: direct (the generated writers), or gqlgen (introspection, or an executor built with gqlgen's alone).",
 			"executor"),
 		compressed: counterVec("gateway_http_compressed_responses_total",
 			"Responses sent compressed, by content coding (zstd or gzip; COMPRESSION_LEVEL, COMPRESSION_MIN_BYTES).",

@@ -6,11 +6,15 @@
 //
 // The generated code does not build gqlgen's result tree (a FieldContext and
 // a Marshaler per field, a goroutine per list element); it writes each value
-// as it reads it. Resolver fields still run concurrently. Whatever the direct
-// executor does not reproduce exactly (a null in a non-null position, a
-// resolver error there, introspection, @defer) makes it give up, and the
-// runtime (graph/fastexec.go) answers the request with gqlgen's executor
-// instead, so answers are always gqlgen's.
+// as it reads it. Resolver fields still run concurrently. Errors and nulls
+// are handled as gqlgen's executor handles them: every generated function
+// returns false when the value it wrote is invalid (a null or an error in a
+// non-null position, recorded once, where it happened), and the nearest
+// nullable position above it (a field, a list element, a resolver field's
+// own buffer, the data) rolls its output back to where it started and
+// writes null. A field the plugin writes no code for is listed
+// (directUnsupported) so that an operation selecting it is given to gqlgen's
+// executor before it starts.
 package fastexec
 
 import (
@@ -49,7 +53,7 @@ func (p *Plugin) GenerateCode(data *codegen.Data) error {
 		FileNotice: "// The direct executor: see internal/fastexec and graph/fastexec.go.",
 		Data:       g,
 		Funcs:      map[string]any{"generate": g.generate},
-		Template:   `{{ reserveImport "context" }}{{ reserveImport "github.com/99designs/gqlgen/graphql" }}{{ reserveImport "github.com/vektah/gqlparser/v2/ast" }}{{ generate }}`,
+		Template:   `{{ reserveImport "fmt" }}{{ reserveImport "context" }}{{ reserveImport "github.com/99designs/gqlgen/graphql" }}{{ reserveImport "github.com/vektah/gqlparser/v2/ast" }}{{ generate }}`,
 		Packages:   data.Config.Packages,
 	})
 }
@@ -60,6 +64,17 @@ type gen struct {
 	// marshal functions to write, by name; filled as fields refer to them
 	want map[string]*config.TypeReference
 	done map[string]bool
+	// kinds are the fields gqlgen's field contexts mark as methods or
+	// resolvers; unsupported the fields with no code here.
+	kinds       []fieldKind
+	unsupported []string
+}
+
+// fieldKind is a field whose value comes from a method or a resolver, or
+// that gqlgen's executor resolves concurrently (the fields it defers).
+type fieldKind struct {
+	coord                        string // Object.field
+	method, resolver, concurrent bool
 }
 
 func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.b, format+"\n", args...) }
@@ -110,7 +125,41 @@ func (g *gen) generate() (string, error) {
 			}
 		}
 	}
+	g.tables()
 	return g.b.String(), nil
+}
+
+// tables writes what the runtime looks up by field coordinate: the fields
+// with no code here (directUnsupported: an operation selecting one runs on
+// gqlgen's executor, chosen before it starts), and the kind of each field
+// gqlgen's field context calls a method or a resolver (directFieldKinds:
+// its errors name the null's source as gqlgen's do).
+func (g *gen) tables() {
+	g.p("// directUnsupported are the fields the direct executor has no code for.")
+	g.p("var directUnsupported = map[string]bool{")
+	for _, c := range g.unsupported {
+		g.p("%q: true,", c)
+	}
+	g.p("}")
+	g.p("")
+	g.p("// directFieldKinds are the fields whose values come from a method")
+	g.p("// (directMethod) or a resolver (directResolver), and those gqlgen's")
+	g.p("// executor resolves concurrently (directConcurrent).")
+	g.p("var directFieldKinds = map[string]directFieldKind{")
+	for _, k := range g.kinds {
+		var kind []string
+		if k.method {
+			kind = append(kind, "directMethod")
+		}
+		if k.resolver {
+			kind = append(kind, "directResolver")
+		}
+		if k.concurrent {
+			kind = append(kind, "directConcurrent")
+		}
+		g.p("%q: %s,", k.coord, strings.Join(kind, "|"))
+	}
+	g.p("}")
 }
 
 // fn names the direct marshal function of t, asking for it to be written.
@@ -124,20 +173,59 @@ func (g *gen) fn(t *config.TypeReference) string {
 
 func objFn(name string) string { return "directObject_" + name }
 
+// fieldsFn names the function writing an object's fields from an index on.
+func fieldsFn(name string) string { return "directFields_" + name }
+
+// object writes the two functions of an object type: directObject_X,
+// which plans the selection and opens the object, and directFields_X,
+// which writes the fields from one index on. A panic while a field is
+// written (a method of the model, a marshaler) is recovered by
+// directFields_X at that field, as gqlgen's executor recovers it: an
+// INTERNAL error at the field, null in its place (or, in a non-null
+// position, in its nearest nullable ancestor's), and the fields after it
+// written by calling directFields_X again from the next index.
 func (g *gen) object(o *codegen.Object) error {
-	recv := ""
+	recv, arg := "", ""
 	if !o.Root {
 		recv = ", obj " + ref(o.Reference())
+		arg = ", obj"
 	}
 	g.p("func (x *directState) %s(ctx context.Context, w *directWalk, sel ast.SelectionSet%s) bool {", objFn(o.Name), recv)
-	g.p("fields, ok := x.plan(w, sel, %s)", templates.LcFirst(o.Name)+"Implementors")
-	g.p("if !ok { return false }")
+	g.p("fields, deferred := x.plan(w, sel, %s)", templates.LcFirst(o.Name)+"Implementors")
+	g.p("w.o.b.WriteByte('{')")
+	if o.Root {
+		// gqlgen defers no root field.
+		g.p("_ = deferred")
+		g.p("return x.%s(ctx, w, fields, 0%s)", fieldsFn(o.Name), arg)
+	} else {
+		// The fields deferred (@defer) are written later, each label's
+		// in a payload of its own, once the object is written and valid
+		// (as gqlgen's executor does).
+		g.p("if deferred == nil { return x.%s(ctx, w, fields, 0%s) }", fieldsFn(o.Name), arg)
+		g.p("return x.deferAfter(ctx, w, deferred, func(x *directState, ctx context.Context, w *directWalk, fields []graphql.CollectedField) bool {")
+		g.p("w.o.b.WriteByte('{')")
+		g.p("return x.%s(ctx, w, fields, 0%s)", fieldsFn(o.Name), arg)
+		g.p("}, x.%s(ctx, w, fields, 0%s))", fieldsFn(o.Name), arg)
+	}
+	g.p("}")
+	g.p("")
+	g.p("func (x *directState) %s(ctx context.Context, w *directWalk, fields []graphql.CollectedField, from int%s) (valid bool) {", fieldsFn(o.Name), recv)
 	g.p("o := w.o")
-	g.p("o.b.WriteByte('{')")
-	g.p("for i := range fields {")
+	g.p("valid = true")
+	g.p("base := len(w.path)")
+	g.p("i := from")
+	g.p("var m directMark")
+	g.p("defer func() {")
+	g.p("if r := recover(); r != nil {")
+	g.p("valid = x.fieldPanicked(ctx, w, base, m, r) && valid")
+	g.p("valid = x.%s(ctx, w, fields, i+1%s) && valid", fieldsFn(o.Name), arg)
+	g.p("}")
+	g.p("}()")
+	g.p("for ; i < len(fields); i++ {")
 	g.p("f := &fields[i]")
 	g.p("if i > 0 { o.b.WriteByte(',') }")
 	g.p("o.key(f.Alias)")
+	g.p("m = o.mark()")
 	g.p("w.push(f)")
 	g.p("switch f.Name {")
 	g.p("case \"__typename\":")
@@ -146,30 +234,46 @@ func (g *gen) object(o *codegen.Object) error {
 		if skipped(f.Name) {
 			continue
 		}
+		if f.IsResolver || f.IsMethod() || f.IsConcurrent() {
+			g.kinds = append(g.kinds, fieldKind{coord: o.Name + "." + f.Name, method: f.IsResolver || f.IsMethod(), resolver: f.IsResolver, concurrent: f.IsConcurrent()})
+		}
 		code, err := g.field(o, f)
 		if err != nil {
 			return fmt.Errorf("field %s: %w", f.Name, err)
 		}
 		if code == "" {
+			g.unsupported = append(g.unsupported, o.Name+"."+f.Name)
 			continue
 		}
 		g.p("case %q:", f.Name)
 		g.b.WriteString(code)
 	}
 	g.p("default:")
-	g.p("return false")
+	g.p("panic(errNoDirectField(%q, f.Name))", o.Name)
 	g.p("}")
 	g.p("w.pop()")
 	g.p("}")
 	g.p("o.b.WriteByte('}')")
-	g.p("return true")
+	g.p("return valid")
 	g.p("}")
 	g.p("")
 	return nil
 }
 
+// fail is what a field's case does when its value failed (a null or an
+// error in a non-null position below it): in a non-null field, the object
+// is invalid (its nearest nullable ancestor becomes null); in a nullable
+// one, the field's output is rolled back to its start and becomes null.
+func fail(nonNull bool) string {
+	if nonNull {
+		return "valid = false"
+	}
+	return "x.rollback(o, m); o.null()"
+}
+
 // field is the code of one case of an object's switch; "" leaves the field
-// to gqlgen (the direct executor gives up when it is selected).
+// to gqlgen (an operation selecting it is given to gqlgen's executor before
+// it starts: directUnsupported).
 func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 	if f.HasDirectives() || f.IsMap() || f.HasHaser || f.IsBatch() || f.Stream {
 		return "", nil
@@ -184,9 +288,12 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 	switch {
 	case f.IsResolver:
 		args := "nil"
+		w("{")
 		if len(f.Args) > 0 {
+			// gqlgen records an argument's error at the field, without
+			// its location, and runs no resolver.
 			w("args, err := x.ec.%s(ctx, f.ArgumentMap(x.ec.Variables))", f.ArgsFunc())
-			w("if err != nil { return false }")
+			w("if err != nil { if !x.fieldError(w, err, false, %t) { valid = false } } else", nonNull)
 			args = "args"
 		}
 		w("if !x.resolve(ctx, w, %q, %s, %t, func(ctx context.Context, fc *graphql.FieldContext, w *directWalk) bool {", o.Name, args, nonNull)
@@ -204,7 +311,8 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 		w("}()")
 		w("if err != nil { return x.fieldError(w, err, !panicked, %t) }", nonNull)
 		w("return %s", marshal("v"))
-		w("}) { return false }")
+		w("}) { %s }", fail(nonNull))
+		w("}")
 	case f.IsMethod():
 		if len(f.Args) > 0 {
 			return "", nil
@@ -214,12 +322,16 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 		switch {
 		case f.VOkFunc:
 			w("v, ok := %s", call)
-			w("if !ok { if %t { return false }; o.null() } else if !%s { return false }", nonNull, marshal("v"))
+			if nonNull {
+				w("if !ok { x.invalidNull(w, %q); valid = false } else if !%s { valid = false }", t.GQL.String(), marshal("v"))
+			} else {
+				w("if !ok { o.null() } else if !%s { %s }", marshal("v"), fail(nonNull))
+			}
 		case f.NoErr:
-			w("if !%s { return false }", marshal(call))
+			w("if !%s { %s }", marshal(call), fail(nonNull))
 		default:
 			w("v, err := %s", call)
-			w("if err != nil { if !x.fieldError(w, err, true, %t) { return false } } else if !%s { return false }", nonNull, marshal("v"))
+			w("if err != nil { if !x.fieldError(w, err, true, %t) { valid = false } } else if !%s { %s }", nonNull, marshal("v"), fail(nonNull))
 		}
 		w("}")
 	case f.IsVariable():
@@ -227,9 +339,9 @@ func (g *gen) field(o *codegen.Object, f *codegen.Field) (string, error) {
 		w("{")
 		if isStructObject(t) {
 			// Pass the field's address: no copy of the struct.
-			w("if !x.%s(ctx, w, f.Selections, &%s) { return false }", objFn(t.Definition.Name), v)
+			w("if !x.%s(ctx, w, f.Selections, &%s) { %s }", objFn(t.Definition.Name), v, fail(nonNull))
 		} else {
-			w("if !%s { return false }", marshal(v))
+			w("if !%s { %s }", marshal(v), fail(nonNull))
 		}
 		w("}")
 	default:
@@ -246,6 +358,7 @@ func isStructObject(t *config.TypeReference) bool {
 func (g *gen) iface(i *codegen.Interface) {
 	g.p("func (x *directState) %s(ctx context.Context, w *directWalk, sel ast.SelectionSet, obj %s) bool {", objFn(i.Name), ref(i.Type))
 	g.p("switch obj := (obj).(type) {")
+	// As gqlgen's: a nil value is null without an error of its own.
 	g.p("case nil:")
 	g.p("return false")
 	for _, impl := range i.Implementors {
@@ -264,7 +377,7 @@ func (g *gen) iface(i *codegen.Interface) {
 	}
 	g.p("default:")
 	g.p("if m, ok := obj.(graphql.Marshaler); ok { m.MarshalGQL(&w.o.b); return true }")
-	g.p("return false")
+	g.p("panic(fmt.Errorf(\"unexpected type %%T; non-generated variants of %s must implement graphql.Marshaler\", obj))", i.Name)
 	g.p("}")
 	g.p("}")
 	g.p("")
@@ -292,7 +405,7 @@ func (g *gen) marshal(t *config.TypeReference) error {
 	defer g.p("}\n")
 	nullCase := func() {
 		if nonNull {
-			g.p("if v == nil { return false }")
+			g.p("if v == nil { return x.invalidNull(w, %q) }", t.GQL.String())
 		} else {
 			g.p("if v == nil { o.null(); return true }")
 		}
@@ -306,25 +419,37 @@ func (g *gen) marshal(t *config.TypeReference) error {
 			g.p("if v == nil { o.null(); return true }")
 		}
 		e := t.Elem()
+		// Every element is written, as gqlgen marshals every one before
+		// it looks for a null: a null or an error in a non-null element
+		// makes the list invalid (its nearest nullable ancestor null), a
+		// nullable element's is rolled back to null.
+		onFail := "valid = false"
+		if !e.GQL.NonNull {
+			onFail = "x.rollback(o, m); o.null()"
+		}
+		g.p("valid := true")
 		g.p("o.b.WriteByte('[')")
 		g.p("for i := range v {")
 		g.p("if i > 0 { o.b.WriteByte(',') }")
+		if !e.GQL.NonNull {
+			g.p("m := o.mark()")
+		}
 		if e.IsScalar() || e.Definition.Kind == ast.Scalar || e.Definition.Kind == ast.Enum {
 			// gqlgen gives scalar elements no field context of their own:
 			// their errors carry the list's path.
-			g.p("if !x.%s(ctx, w, sel, v[i]) { return false }", g.fn(e))
+			g.p("if !x.%s(ctx, w, sel, v[i]) { %s }", g.fn(e), onFail)
 		} else {
 			g.p("w.pushIndex(i)")
 			if isStructObject(e) {
-				g.p("if !x.%s(ctx, w, sel, &v[i]) { return false }", objFn(e.Definition.Name))
+				g.p("if !x.%s(ctx, w, sel, &v[i]) { %s }", objFn(e.Definition.Name), onFail)
 			} else {
-				g.p("if !x.%s(ctx, w, sel, v[i]) { return false }", g.fn(e))
+				g.p("if !x.%s(ctx, w, sel, v[i]) { %s }", g.fn(e), onFail)
 			}
 			g.p("w.pop()")
 		}
 		g.p("}")
 		g.p("o.b.WriteByte(']')")
-		g.p("return true")
+		g.p("return valid")
 	case t.IsPtrToPtr() && t.Unmarshaler == nil && !t.IsMarshaler:
 		nullCase()
 		g.p("return x.%s(ctx, w, sel, *v)", g.fn(t.Elem()))
@@ -334,10 +459,13 @@ func (g *gen) marshal(t *config.TypeReference) error {
 		}
 		switch {
 		case t.IsMarshaler && t.IsContext:
+			// gqlgen's executor writes a marshaler's error as null in
+			// place, even in a non-null position, without making the
+			// parent null: so does this.
 			g.p("mark := o.b.Len()")
 			g.p("if err := v.MarshalGQLContext(ctx, &o.b); err != nil {")
 			g.p("o.b.Truncate(mark)")
-			g.p("return x.fieldError(w, err, false, %t)", nonNull)
+			g.p("return x.fieldError(w, err, false, false)")
 			g.p("}")
 			g.p("return true")
 		case t.IsMarshaler:
@@ -351,7 +479,7 @@ func (g *gen) marshal(t *config.TypeReference) error {
 				}
 				g.p("_ = sel")
 				g.p("if err := o.float(float64(%s)); err != nil {", v)
-				g.p("return x.fieldError(w, err, false, %t)", nonNull)
+				g.p("return x.fieldError(w, err, false, false)")
 				g.p("}")
 				g.p("return true")
 				return nil
