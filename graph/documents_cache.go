@@ -1,0 +1,146 @@
+package graph
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// The work done once per distinct document. gqlgen's executor parses and
+// validates a query's text, then asks its query cache for it by the text
+// on every later request; documentCache is that cache, and keeps with
+// each document what is computed from it once: the limits' plan of each
+// of its operations (limitPlan), and whatever else the execution needs of
+// the document alone (parsedDocument.memo). A request whose text was seen
+// before then costs one lookup of its text, and the work its variables
+// decide.
+
+// DefaultQueryCacheSize is how many distinct documents the executor keeps
+// parsed, validated and planned when ExecutorConfig.QueryCacheSize is 0.
+const DefaultQueryCacheSize = 1000
+
+// documentCache keeps the documents the executor parsed and validated, by
+// their text, the least recently used evicted beyond its size; and the
+// same entries by parsed document, for what is computed from each. It is
+// safe for concurrent use.
+type documentCache struct {
+	mu     sync.Mutex
+	byText *simplelru.LRU[string, *parsedDocument]
+	byDoc  map[*ast.QueryDocument]*parsedDocument
+
+	// parsed counts the documents added (each one parsed and validated
+	// once), planned the limit plans made: for tests.
+	parsed, planned atomic.Int64
+}
+
+var _ graphql.Cache[*ast.QueryDocument] = (*documentCache)(nil)
+
+// newDocumentCache keeps up to size documents (DefaultQueryCacheSize
+// when size is not positive).
+func newDocumentCache(size int) *documentCache {
+	if size <= 0 {
+		size = DefaultQueryCacheSize
+	}
+	c := &documentCache{byDoc: map[*ast.QueryDocument]*parsedDocument{}}
+	// The callback runs inside byText's calls, which c.mu guards.
+	c.byText, _ = simplelru.NewLRU(size, func(_ string, d *parsedDocument) { delete(c.byDoc, d.doc) })
+	return c
+}
+
+// Get returns the parsed document of a text seen before (graphql.Cache).
+func (c *documentCache) Get(_ context.Context, text string) (*ast.QueryDocument, bool) {
+	c.mu.Lock()
+	d, ok := c.byText.Get(text)
+	c.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	return d.doc, true
+}
+
+// Add keeps a text's document, parsed and validated (graphql.Cache).
+func (c *documentCache) Add(_ context.Context, text string, doc *ast.QueryDocument) {
+	c.parsed.Add(1)
+	d := &parsedDocument{doc: doc}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.byText.Peek(text); ok {
+		// Two requests parsed the text at once: the later one's is kept
+		// (the other's request plans its own).
+		delete(c.byDoc, old.doc)
+	}
+	c.byText.Add(text, d)
+	c.byDoc[doc] = d
+}
+
+// of returns the entry of a parsed document, or nil when it is not kept
+// (evicted, or replaced by another parse of its text).
+func (c *documentCache) of(doc *ast.QueryDocument) *parsedDocument {
+	if c == nil || doc == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byDoc[doc]
+}
+
+// Len is the number of documents kept.
+func (c *documentCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byText.Len()
+}
+
+// parsedDocument is a document kept by documentCache and what is computed
+// from it once.
+type parsedDocument struct {
+	doc *ast.QueryDocument
+
+	mu     sync.Mutex
+	limits map[*ast.OperationDefinition]*limitPlan
+	memos  map[memoKey]any
+}
+
+type memoKey struct {
+	op  *ast.OperationDefinition
+	key string
+}
+
+// limitPlan returns the limits' plan of one of the document's operations,
+// made by plan the first time (under the entry's lock: the requests that
+// arrive meanwhile wait for it rather than walk the document too).
+func (d *parsedDocument) limitPlan(op *ast.OperationDefinition, plan func() *limitPlan) *limitPlan {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p := d.limits[op]; p != nil {
+		return p
+	}
+	if d.limits == nil {
+		d.limits = map[*ast.OperationDefinition]*limitPlan{}
+	}
+	p := plan()
+	d.limits[op] = p
+	return p
+}
+
+// memo returns what make computes of one of the document's operations
+// under key, made the first time: a home, for the execution, of anything
+// that depends on the document alone and is needed on every request.
+func (d *parsedDocument) memo(op *ast.OperationDefinition, key string, make func() any) any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := memoKey{op, key}
+	if v, ok := d.memos[k]; ok {
+		return v
+	}
+	if d.memos == nil {
+		d.memos = map[memoKey]any{}
+	}
+	v := make()
+	d.memos[k] = v
+	return v
+}
