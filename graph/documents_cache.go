@@ -103,6 +103,72 @@ type parsedDocument struct {
 	mu     sync.Mutex
 	limits map[*ast.OperationDefinition]*limitPlan
 	memos  map[memoKey]any
+
+	defersOnce sync.Once
+	defers     bool
+}
+
+// parsedDocumentKey is where the limits extension leaves a request's
+// parsedDocument in its operation context's statistics (documentOf).
+const parsedDocumentKey = "gateway.parsedDocument"
+
+// documentOf returns the entry of the request's document: the home of
+// what is computed from the document alone, for the rest of the request
+// (nil when the document is not kept).
+func documentOf(opCtx *graphql.OperationContext) *parsedDocument {
+	if opCtx == nil {
+		return nil
+	}
+	d, _ := opCtx.Stats.GetExtension(parsedDocumentKey).(*parsedDocument)
+	if d == nil || d.doc != opCtx.Doc {
+		return nil
+	}
+	return d
+}
+
+// holdsDefer reports whether a fragment of the document (inline or
+// spread) carries @defer, whatever its arguments: when none does, no
+// request of it defers anything (DefersFragments), whatever its
+// variables.
+func (d *parsedDocument) holdsDefer() bool {
+	d.defersOnce.Do(func() { d.defers = documentHoldsDefer(d.doc) })
+	return d.defers
+}
+
+// documentHoldsDefer walks every selection of doc for a fragment that
+// carries @defer.
+func documentHoldsDefer(doc *ast.QueryDocument) bool {
+	var walk func(ast.SelectionSet) bool
+	walk = func(set ast.SelectionSet) bool {
+		for _, s := range set {
+			switch s := s.(type) {
+			case *ast.Field:
+				if walk(s.SelectionSet) {
+					return true
+				}
+			case *ast.InlineFragment:
+				if s.Directives.ForName("defer") != nil || walk(s.SelectionSet) {
+					return true
+				}
+			case *ast.FragmentSpread:
+				if s.Directives.ForName("defer") != nil {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, op := range doc.Operations {
+		if walk(op.SelectionSet) {
+			return true
+		}
+	}
+	for _, f := range doc.Fragments {
+		if walk(f.SelectionSet) {
+			return true
+		}
+	}
+	return false
 }
 
 type memoKey struct {

@@ -215,6 +215,8 @@ func (e *limitsExtension) plan(opCtx *graphql.OperationContext) *limitPlan {
 		return planLimits(e.schema, opCtx.Operation, e.paging, e.assetRound)
 	}
 	if d := e.docs.of(opCtx.Doc); d != nil {
+		// The rest of the request finds the document's entry there.
+		opCtx.Stats.SetExtension(parsedDocumentKey, d)
 		return d.limitPlan(opCtx.Operation, make)
 	}
 	return make()
