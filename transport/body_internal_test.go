@@ -87,6 +87,31 @@ func TestFastParamsTakesClientBodies(t *testing.T) {
 	}
 }
 
+// TestFastParamsAtEveryOffset: the fast path skips ordinary bytes eight
+// at a time; a special one (an escape, a quote, a multi-byte rune, a
+// control character, invalid UTF-8) at any offset of a long string is
+// still decoded as encoding/json decodes it, or left to it, and so is
+// the string's end at any offset.
+func TestFastParamsAtEveryOffset(t *testing.T) {
+	const run = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+	for _, special := range []string{`\"`, `\\`, `\n`, `\u00e9`, "é", "🙂", "\x01", "\x7f", "\xff", "\xe2\x82"} {
+		for at := 0; at <= len(run); at++ {
+			body := `{"query":"` + run[:at] + special + run[at:] + `"}`
+			taken := checkFastParams(t, []byte(body))
+			refused := special == "\x01" || special == "\xff" || special == "\xe2\x82"
+			if taken == refused {
+				t.Errorf("%q: taken by the fast path: %t", body, taken)
+			}
+		}
+	}
+	for n := 0; n <= len(run); n++ {
+		body := `{"query":"` + run[:n] + `","operationName":"` + run[n:] + `"}`
+		if !checkFastParams(t, []byte(body)) {
+			t.Errorf("%q: not taken by the fast path", body)
+		}
+	}
+}
+
 // TestFastParamsLeavesTheRestToGqlgen: bodies whose decoding is
 // encoding/json's business (case-insensitive keys, duplicates, escapes it
 // replaces, trailing data, errors) are not decoded by the fast path.
@@ -118,4 +143,22 @@ func FuzzFastParams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkFastParams(t, body)
 	})
+}
+
+// BenchmarkFastParams decodes the body of a 35 kB query as clients write
+// it (JSON.stringify of a multi-line text): the one read of the query
+// text each request makes.
+func BenchmarkFastParams(b *testing.B) {
+	line := "      ... on BatchProposalSubmission { terms { closingTimestamp enactmentTimestamp } }\n"
+	body, err := json.Marshal(map[string]any{"query": "query Q {\n" + strings.Repeat(line, 35<<10/len(line)) + "}\n", "variables": map[string]any{"first": 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := fastParams(body); !ok {
+			b.Fatal("not taken by the fast path")
+		}
+	}
 }
