@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -31,6 +32,11 @@ type documentCache struct {
 	mu     sync.Mutex
 	byText *simplelru.LRU[string, *parsedDocument]
 	byDoc  map[*ast.QueryDocument]*parsedDocument
+	// byAddress is by the address of the text kept: a request whose text
+	// is that very string (a persisted document's, an automatic persisted
+	// query's, a text the transport read before: package transport's
+	// queryTexts) is found without reading its text.
+	byAddress map[*byte]*parsedDocument
 
 	// parsed counts the documents added (each one parsed and validated
 	// once), planned the limit plans made: for tests.
@@ -45,17 +51,22 @@ func newDocumentCache(size int) *documentCache {
 	if size <= 0 {
 		size = DefaultQueryCacheSize
 	}
-	c := &documentCache{byDoc: map[*ast.QueryDocument]*parsedDocument{}}
+	c := &documentCache{byDoc: map[*ast.QueryDocument]*parsedDocument{}, byAddress: map[*byte]*parsedDocument{}}
 	// The callback runs inside byText's calls, which c.mu guards.
-	c.byText, _ = simplelru.NewLRU(size, func(_ string, d *parsedDocument) { delete(c.byDoc, d.doc) })
+	c.byText, _ = simplelru.NewLRU(size, func(_ string, d *parsedDocument) { c.forget(d) })
 	return c
 }
 
 // Get returns the parsed document of a text seen before (graphql.Cache).
 func (c *documentCache) Get(_ context.Context, text string) (*ast.QueryDocument, bool) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := c.byAddress[unsafe.StringData(text)]; d != nil && len(d.text) == len(text) {
+		// The same bytes: the same text, read no further.
+		c.byText.Get(d.text) // (its use, for the eviction order)
+		return d.doc, true
+	}
 	d, ok := c.byText.Get(text)
-	c.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
@@ -65,16 +76,27 @@ func (c *documentCache) Get(_ context.Context, text string) (*ast.QueryDocument,
 // Add keeps a text's document, parsed and validated (graphql.Cache).
 func (c *documentCache) Add(_ context.Context, text string, doc *ast.QueryDocument) {
 	c.parsed.Add(1)
-	d := &parsedDocument{doc: doc}
+	d := &parsedDocument{doc: doc, text: text}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.byText.Peek(text); ok {
 		// Two requests parsed the text at once: the later one's is kept
 		// (the other's request plans its own).
-		delete(c.byDoc, old.doc)
+		c.forget(old)
 	}
 	c.byText.Add(text, d)
 	c.byDoc[doc] = d
+	if len(text) > 0 {
+		c.byAddress[unsafe.StringData(text)] = d
+	}
+}
+
+// forget drops an entry's indexes (c.mu held).
+func (c *documentCache) forget(d *parsedDocument) {
+	delete(c.byDoc, d.doc)
+	if len(d.text) > 0 && c.byAddress[unsafe.StringData(d.text)] == d {
+		delete(c.byAddress, unsafe.StringData(d.text))
+	}
 }
 
 // of returns the entry of a parsed document, or nil when it is not kept
@@ -98,7 +120,8 @@ func (c *documentCache) Len() int {
 // parsedDocument is a document kept by documentCache and what is computed
 // from it once.
 type parsedDocument struct {
-	doc *ast.QueryDocument
+	doc  *ast.QueryDocument
+	text string // the text it was parsed from: the cache's key
 
 	mu     sync.Mutex
 	limits map[*ast.OperationDefinition]*limitPlan

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -159,6 +161,72 @@ func BenchmarkFastParams(b *testing.B) {
 	for b.Loop() {
 		if _, ok := fastParams(body); !ok {
 			b.Fatal("not taken by the fast path")
+		}
+	}
+}
+
+// TestQueryTextsAreKept: a long query text is unquoted once; the same
+// bytes again give the same string (the same memory, which the
+// executor's document cache finds by its address), decoded as
+// encoding/json decodes it; a text that does not decode is not kept; the
+// texts kept are bounded in number and in bytes.
+func TestQueryTextsAreKept(t *testing.T) {
+	query := "query Kept {\n" + strings.Repeat("  transactions(first: 1) { edges { node { hash } } } # \"é\" \\ \t\n", 20) + "}"
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"n": 1}})
+	before := queryTexts.unquoted.Load()
+	first, ok := fastParams(body)
+	if !ok || first.Query != query {
+		t.Fatalf("%t %q", ok, first.Query)
+	}
+	for range 3 {
+		if !checkFastParams(t, append([]byte(nil), body...)) {
+			t.Fatal("not taken by the fast path")
+		}
+		again, _ := fastParams(append([]byte(nil), body...))
+		if unsafe.StringData(again.Query) != unsafe.StringData(first.Query) {
+			t.Fatal("the same text read again is another string")
+		}
+	}
+	if n := queryTexts.unquoted.Load() - before; n != 1 {
+		t.Fatalf("the text was unquoted %d times, want once", n)
+	}
+	bad := []byte(`{"query":"` + strings.Repeat("a", 600) + "\x01" + `"}`)
+	for range 2 {
+		if checkFastParams(t, bad) {
+			t.Fatal("a control character taken by the fast path")
+		}
+	}
+	if n := queryTexts.unquoted.Load() - before; n != 3 {
+		t.Fatalf("the text that does not decode was unquoted %d times in all, want each time", n-1)
+	}
+
+	c := newTextCache(3, 10_000)
+	for i := range 5 {
+		c.add(fmt.Sprintf("key %d %s", i, strings.Repeat("k", 1000)), strings.Repeat("t", 1000))
+	}
+	if n, size := c.len(); n != 3 || size > 10_000 {
+		t.Fatalf("%d texts of %d bytes kept, over 3 texts", n, size)
+	}
+	c = newTextCache(100, 5000)
+	for i := range 5 {
+		c.add(fmt.Sprintf("key %d %s", i, strings.Repeat("k", 1000)), strings.Repeat("t", 1000))
+	}
+	if n, size := c.len(); n != 2 || size > 5000 {
+		t.Fatalf("%d texts of %d bytes kept, over 5000 bytes", n, size)
+	}
+	if _, ok := c.texts["key 4 "+strings.Repeat("k", 1000)]; !ok {
+		t.Fatal("the newest text was evicted")
+	}
+}
+
+// TestStringEnd: the end of a string is its first quote after an even
+// number of backslashes.
+func TestStringEnd(t *testing.T) {
+	for body, want := range map[string]int{
+		`"abc"`: 4, `"a\"b"`: 5, `"a\\"b"`: 4, `"a\\\"b"`: 7, `"\\\\"`: 5, `""`: 1, `"abc`: -1, `"a\"`: -1, `x"a"`: -1,
+	} {
+		if got := stringEnd([]byte(body), 0); got != want {
+			t.Errorf("stringEnd(%s) = %d, want %d", body, got, want)
 		}
 	}
 }
