@@ -39,8 +39,9 @@ type documentCache struct {
 	byAddress map[*byte]*parsedDocument
 
 	// parsed counts the documents added (each one parsed and validated
-	// once), planned the limit plans made: for tests.
-	parsed, planned atomic.Int64
+	// once), planned the limit plans made, memoized what textMemo made
+	// for a kept document: for tests.
+	parsed, planned, memoized atomic.Int64
 }
 
 var _ graphql.Cache[*ast.QueryDocument] = (*documentCache)(nil)
@@ -89,6 +90,30 @@ func (c *documentCache) Add(_ context.Context, text string, doc *ast.QueryDocume
 	if len(text) > 0 {
 		c.byAddress[unsafe.StringData(text)] = d
 	}
+}
+
+// textMemo returns what make computes of a text alone, under key: kept
+// with the text's document when the document is kept, so that the checks
+// made of a request's text before it is parsed (an automatic persisted
+// query's hash, the trusted documents' policy) are made once per
+// document; computed each time otherwise.
+func (c *documentCache) textMemo(text, key string, make func() any) any {
+	if c == nil {
+		return make()
+	}
+	c.mu.Lock()
+	d := c.byAddress[unsafe.StringData(text)]
+	if d == nil || len(d.text) != len(text) {
+		d, _ = c.byText.Peek(text)
+	}
+	c.mu.Unlock()
+	if d == nil {
+		return make()
+	}
+	return d.memo(nil, key, func() any {
+		c.memoized.Add(1)
+		return make()
+	})
 }
 
 // forget drops an entry's indexes (c.mu held).

@@ -157,8 +157,8 @@ func NewExecutor(cfg ExecutorConfig) *Executor {
 	// Documents by id, then APQ, then the trusted-documents policy on
 	// the text APQ leaves (documents_serve.go).
 	srv.Use(documentLookup{docs: cfg.Documents, refused: cfg.Hooks.DocumentRefused})
-	srv.Use(persistedQueries{cache: cfg.APQCache, max: MaxPersistedQueryBytes}) // after the limits: stores only what passed them (apq.go)
-	srv.Use(documentPolicy{docs: cfg.Documents, trustedOnly: cfg.TrustedDocumentsOnly, served: cfg.Hooks.DocumentServed, refused: cfg.Hooks.DocumentRefused})
+	srv.Use(persistedQueries{cache: cfg.APQCache, max: MaxPersistedQueryBytes, docs: docs}) // after the limits: stores only what passed them (apq.go)
+	srv.Use(documentPolicy{docs: cfg.Documents, parsed: docs, trustedOnly: cfg.TrustedDocumentsOnly, served: cfg.Hooks.DocumentServed, refused: cfg.Hooks.DocumentRefused})
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}

@@ -48,3 +48,7 @@ func (m measurement) String() string {
 	}
 	return fmt.Sprintf("depth %d cost %d calls %d eventCalls %d aliases %d cycle %q err %s", m.depth, m.cost, m.calls, m.eventCalls, m.aliases, m.cycle, msg)
 }
+
+// DocumentTextChecks is how many checks of a text (an APQ hash, the
+// trusted documents' verdict) the executor made and kept with a document.
+func DocumentTextChecks(e *Executor) int64 { return e.docs.memoized.Load() }

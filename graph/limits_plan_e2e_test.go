@@ -330,3 +330,74 @@ func TestDocumentCacheIsBounded(t *testing.T) {
 		t.Fatalf("the evicted document: %d parsed, %d planned; want 11, 11", p, pl)
 	}
 }
+
+// TestTextChecksOncePerDocument: the checks made of a text before it is
+// parsed are made once per document kept, and still refuse what they
+// refused: a query sent with its APQ hash is hashed once (a wrong hash
+// with it is refused all the same); with trusted documents only, a
+// manifest document's text sent with other whitespace is matched once,
+// and an untrusted text refused every time.
+func TestTextChecksOncePerDocument(t *testing.T) {
+	const q = "query TrustedPage($n: Int) {\n  assets(first: $n) { edges { node { id } } }\n}\n"
+	manifest, _ := json.Marshal(map[string]string{"page": q})
+	docs, err := graph.ParsePersistedDocuments(manifest, graph.PagingConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(url string, body map[string]any) gqlResponse {
+		t.Helper()
+		raw, _ := json.Marshal(body)
+		resp, err := http.Post(url, "application/json", bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out gqlResponse
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	apq := func(hash string) map[string]any {
+		return map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}
+	}
+
+	exec, url := documentGateway(t, graph.ExecutorConfig{})
+	for range 4 {
+		var data struct{ Assets struct{ Edges []any } }
+		post(url, map[string]any{"query": q, "variables": map[string]any{"n": 2}, "extensions": apq(sha256Hex(q))}).mustData(t, &data)
+		if len(data.Assets.Edges) != 2 {
+			t.Fatalf("%d assets", len(data.Assets.Edges))
+		}
+	}
+	// The first request's text was hashed before its document was kept;
+	// the next ones' hash is the document's, computed once.
+	if n := graph.DocumentTextChecks(exec); n != 1 {
+		t.Fatalf("%d checks kept, want the one hash", n)
+	}
+	for range 2 {
+		r := post(url, map[string]any{"query": q, "variables": map[string]any{"n": 2}, "extensions": apq(strings.Repeat("ab", 32))})
+		if len(r.Errors) != 1 || r.Errors[0].code() != "BAD_USER_INPUT" || !strings.Contains(r.Errors[0].Message, "is not the SHA-256 of the query") {
+			t.Fatalf("a wrong hash: %+v", r.Errors)
+		}
+	}
+
+	exec, url = documentGateway(t, graph.ExecutorConfig{Documents: docs, TrustedDocumentsOnly: true})
+	spaced := strings.ReplaceAll(q, "\n", "\n\n  ")
+	for range 4 {
+		var data struct{ Assets struct{ Edges []any } }
+		post(url, map[string]any{"query": spaced, "variables": map[string]any{"n": 1}}).mustData(t, &data)
+		if len(data.Assets.Edges) != 1 {
+			t.Fatalf("%d assets", len(data.Assets.Edges))
+		}
+	}
+	if n := graph.DocumentTextChecks(exec); n != 1 {
+		t.Fatalf("%d checks kept, want the one verdict", n)
+	}
+	for range 2 {
+		r := post(url, map[string]any{"query": "{ assets(first: 1) { edges { cursor } } }"})
+		if len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Message, "only trusted documents are accepted") {
+			t.Fatalf("an untrusted text: %+v", r.Errors)
+		}
+	}
+}
