@@ -219,6 +219,8 @@ func documentHoldsDefer(doc *ast.QueryDocument) bool {
 	return false
 }
 
+// memoKey is what parsedDocument.memo keeps a value under: an operation
+// (nil for the whole text) and a name.
 type memoKey struct {
 	op  *ast.OperationDefinition
 	key string

@@ -173,6 +173,8 @@ func (e *limitsExtension) Validate(schema graphql.ExecutableSchema) error {
 	return nil
 }
 
+// MutateOperationContext refuses an operation over a limit, with the
+// request's variables, from its document's limit plan.
 func (e *limitsExtension) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	if opCtx.Operation == nil {
 		return nil
@@ -430,11 +432,13 @@ type costEval struct {
 	memo []costMemo
 }
 
+// costMemo is a node's figures once evaluated.
 type costMemo struct {
 	done bool
 	f    fragFigures
 }
 
+// node evaluates n (nil: nothing), each node once per evaluation.
 func (e *costEval) node(n *costNode) fragFigures {
 	if n == nil {
 		return fragFigures{}
@@ -460,6 +464,7 @@ func (e *costEval) node(n *costNode) fragFigures {
 	return f
 }
 
+// newWalker starts a walk of op; vars nil when planning.
 func newWalker(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any, paging PagingConfig, assetRound int) *walker {
 	return &walker{schema: schema, vars: vars, paging: paging, assetRound: assetRound, frags: map[fragKey]figs{}, onPath: map[string]bool{}, counted: map[string]bool{},
 		explorer: op.Operation == ast.Subscription}
@@ -480,6 +485,8 @@ func (w *walker) finish(f fragFigures) measurement {
 	return m
 }
 
+// fragKey is a fragment in a list context: its figures differ by it
+// (nested connections take the nested page cap).
 type fragKey struct {
 	name   string
 	inList bool
@@ -532,6 +539,7 @@ type costNode struct {
 	slot int
 }
 
+// costKind says how a costNode combines its operands.
 type costKind uint8
 
 const (
@@ -553,6 +561,7 @@ type figSum struct {
 	dyn   []*costNode
 }
 
+// add adds a sibling's figures.
 func (s *figSum) add(f figs) {
 	s.fixed = s.fixed.add(f.fragFigures)
 	if f.dyn != nil {
@@ -581,6 +590,7 @@ func (s *figSum) node(w *walker) *costNode {
 	return n
 }
 
+// walker measures an operation's selection sets (measure, planLimits).
 type walker struct {
 	schema     *ast.Schema
 	vars       map[string]any

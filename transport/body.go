@@ -194,6 +194,8 @@ type textCache struct {
 	unquoted atomic.Int64
 }
 
+// newTextCache keeps up to entries texts, and bytes of them and their
+// quoted forms together.
 func newTextCache(entries, bytes int) *textCache {
 	return &textCache{texts: map[string]string{}, entries: entries, max: bytes}
 }
