@@ -401,3 +401,41 @@ func TestTextChecksOncePerDocument(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLimitPlan: for any query and variables, the plan made once measures
+// as walking the document with the variables does. The seeds are
+// FuzzGraphQLQuery's corpus and the corner queries' shapes.
+func FuzzLimitPlan(f *testing.F) {
+	corpus, _ := filepath.Glob("testdata/fuzz/FuzzGraphQLQuery/*")
+	for _, file := range corpus {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var values []string
+		for _, line := range strings.Split(string(raw), "\n") {
+			if s, ok := strings.CutPrefix(line, "string("); ok {
+				if v, err := strconv.Unquote(strings.TrimSuffix(s, ")")); err == nil {
+					values = append(values, v)
+				}
+			}
+		}
+		if len(values) == 2 {
+			f.Add(values[0], values[1])
+		}
+	}
+	f.Add(`query($n: Int, $m: Int) { transactions(first: 2) { edges { node { command { ...A ...B } } } } } fragment A on AnnounceNode { node { delegations(first: $n) { edges { cursor } } } } fragment B on AnnounceNode { node { d2: delegations(last: $m) { edges { cursor } } } }`, `{"n": 30, "m": 2}`)
+	f.Add(`query($x: String!, $n: Int) { transactions(first: $n, cmdTypes: [$x, "y"]) { edges { cursor } } }`, `{"x": "Batch Proposal", "n": 4}`)
+	f.Fuzz(func(t *testing.T, query, vars string) {
+		var v map[string]any
+		d := json.NewDecoder(strings.NewReader(vars))
+		d.UseNumber()
+		if d.Decode(&v) != nil {
+			v = nil
+		}
+		planned, measured, ok := graph.CompareLimitPlan(query, v)
+		if ok && planned != measured {
+			t.Fatalf("planned  %s\nmeasured %s", planned, measured)
+		}
+	})
+}
