@@ -35,6 +35,9 @@ const MaxPersistedQueryBytes = 64 << 10
 type persistedQueries struct {
 	cache graphql.Cache[string]
 	max   int
+	// docs keeps the SHA-256 of each document's text once computed (nil:
+	// computed on each request that sends a text with its hash).
+	docs *documentCache
 }
 
 var _ interface {
@@ -71,8 +74,7 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, params 
 	}
 	sent := params.Query != ""
 	if sent {
-		sum := sha256.Sum256([]byte(params.Query))
-		if hex.EncodeToString(sum[:]) != hash {
+		if p.queryHash(params.Query) != hash {
 			return apqInput("the persistedQuery extension's sha256Hash is not the SHA-256 of the query (lowercase hex of the query's UTF-8 bytes, as sent)")
 		}
 	} else {
@@ -86,6 +88,15 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, params 
 	}
 	graphql.GetOperationContext(ctx).Stats.SetExtension(apqStatsKey, &extension.ApqStats{Hash: hash, SentQuery: sent})
 	return nil
+}
+
+// queryHash is the SHA-256 of a query's text in lowercase hex, computed
+// once per document kept.
+func (p persistedQueries) queryHash(text string) string {
+	return p.docs.textMemo(text, "sha256", func() any {
+		sum := sha256.Sum256([]byte(text))
+		return hex.EncodeToString(sum[:])
+	}).(string)
 }
 
 // MutateOperationContext stores a query sent with its hash, now that it

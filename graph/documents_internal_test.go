@@ -1,6 +1,13 @@
 package graph
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+)
 
 // normalizedDocument: texts that differ only in ignored tokens (spaces,
 // line breaks, commas, comments, a byte order mark) or in how a string
@@ -35,5 +42,61 @@ func TestNormalizedDocument(t *testing.T) {
 	}
 	if _, ok := normalizedDocument(base, 20); ok {
 		t.Error("normalised past its limit")
+	}
+}
+
+// TestDocumentCacheByAddress: a text is found by its address when it is
+// the string kept, by its bytes when it is another string of them; a
+// shorter string at the same address is another text; an evicted or
+// replaced entry is found by neither its document nor its address.
+func TestDocumentCacheByAddress(t *testing.T) {
+	ctx := context.Background()
+	c := newDocumentCache(2)
+	text := strings.Repeat("{ __typename }", 3)
+	doc := &ast.QueryDocument{}
+	c.Add(ctx, text, doc)
+	if got, ok := c.Get(ctx, text); !ok || got != doc {
+		t.Fatal("the text kept is not found by its address")
+	}
+	if got, ok := c.Get(ctx, strings.Clone(text)); !ok || got != doc {
+		t.Fatal("another string of the text is not found")
+	}
+	if _, ok := c.Get(ctx, text[:14]); ok {
+		t.Fatal("a prefix of the text, at its address, is found")
+	}
+	if c.of(doc) == nil {
+		t.Fatal("the entry is not found by its document")
+	}
+	// Parsed again (two requests at once): the later document is kept.
+	again := &ast.QueryDocument{}
+	c.Add(ctx, strings.Clone(text), again)
+	if got, _ := c.Get(ctx, text); got != again || c.of(doc) != nil || len(c.byDoc) != 1 || len(c.byAddress) != 1 {
+		t.Fatalf("replaced: %p (want %p), old entry %v, %d by document, %d by address", got, again, c.of(doc), len(c.byDoc), len(c.byAddress))
+	}
+	c.Add(ctx, "a", &ast.QueryDocument{})
+	c.Add(ctx, "b", &ast.QueryDocument{})
+	if _, ok := c.Get(ctx, text); ok || c.of(again) != nil || len(c.byDoc) != 2 || len(c.byAddress) != 2 {
+		t.Fatalf("evicted: found %t, %d by document, %d by address", ok, len(c.byDoc), len(c.byAddress))
+	}
+}
+
+// TestDocumentHoldsDefer: @defer on an inline fragment or a spread, in the
+// operation or in a fragment, whatever its arguments, is found; a document
+// without one is known to defer nothing.
+func TestDocumentHoldsDefer(t *testing.T) {
+	for q, want := range map[string]bool{
+		`{ assets { edges { node { id } } } }`:                                                   false,
+		`query($d: Boolean!) { assets { edges { node { id ... @defer(if: $d) { status } } } } }`: true,
+		`{ assets { edges { node { ...F @defer } } } } fragment F on Asset { status }`:           true,
+		`{ assets { edges { node { ...F } } } } fragment F on Asset { ... @defer { status } }`:   true,
+		`{ assets { edges { node { ...F @include(if: true) } } } } fragment F on Asset { id }`:   false,
+	} {
+		doc, err := parser.ParseQuery(&ast.Source{Input: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := documentHoldsDefer(doc); got != want {
+			t.Errorf("%s: holds @defer %t, want %t", q, got, want)
+		}
 	}
 }

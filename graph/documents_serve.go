@@ -176,7 +176,10 @@ func (d documentLookup) refuse(reason string) {
 // operation will run: with trustedOnly it refuses any that is not a
 // manifest document; it counts served persisted documents by source.
 type documentPolicy struct {
-	docs        *PersistedDocuments // nil: none loaded (trustedOnly is then false)
+	docs *PersistedDocuments // nil: none loaded (trustedOnly is then false)
+	// parsed keeps each document's verdict once found (nil: found on each
+	// request).
+	parsed      *documentCache
 	trustedOnly bool
 	served      func(source string)
 	refused     func(reason string)
@@ -199,7 +202,7 @@ func (p documentPolicy) MutateOperationParameters(ctx context.Context, params *g
 		return nil
 	}
 	apq, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(apqStatsKey).(*extension.ApqStats)
-	if p.trustedOnly && p.docs.byFullText(params.Query) == nil {
+	if p.trustedOnly && p.trusted(params.Query) == nil {
 		if apq != nil && apq.SentQuery {
 			p.count(p.refused, RefusedAPQRegistration)
 			return apqInput(trustedOnlyMessage + "; automatic persisted queries cannot register other operations")
@@ -211,6 +214,14 @@ func (p documentPolicy) MutateOperationParameters(ctx context.Context, params *g
 		p.count(p.served, DocumentSourceAPQ)
 	}
 	return nil
+}
+
+// trusted returns the manifest's document whose text is text (as sent,
+// or with other ignored tokens), nil for none: found once per document
+// kept.
+func (p documentPolicy) trusted(text string) *persistedDocument {
+	d, _ := p.parsed.textMemo(text, "trusted", func() any { return p.docs.byFullText(text) }).(*persistedDocument)
+	return d
 }
 
 func (documentPolicy) count(hook func(string), label string) {

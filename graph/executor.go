@@ -9,7 +9,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -61,6 +60,10 @@ type ExecutorConfig struct {
 	// Its cursor keys are the executor's: when CursorKeys is nil the
 	// executor takes the feed's, and the two must not differ.
 	Live *LiveFeed
+	// QueryCacheSize is how many distinct documents are kept parsed,
+	// validated and planned (documents_cache.go); 0 takes
+	// DefaultQueryCacheSize.
+	QueryCacheSize int
 	// GqlgenExecutor answers every query with gqlgen's executor alone,
 	// instead of the direct executor (fastexec.go): for comparisons in
 	// tests and benchmarks. It is implied when an extension intercepts
@@ -86,6 +89,7 @@ const DefaultAPQCacheSize = 1000
 // context Request gives each request, and write the responses.
 type Executor struct {
 	exec     *executor.Executor
+	docs     *documentCache
 	newState func() *requestState
 	panics   *panicLog
 	timeout  time.Duration
@@ -144,9 +148,10 @@ func NewExecutor(cfg ExecutorConfig) *Executor {
 	if cfg.Live != nil {
 		conns = cfg.Live.conns
 	}
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	docs := newDocumentCache(cfg.QueryCacheSize)
+	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
-	srv.Use(&limitsExtension{limits: cfg.Limits, paging: cfg.Paging, assetRound: assetRoundCalls(cfg.Loaders)})
+	srv.Use(&limitsExtension{limits: cfg.Limits, paging: cfg.Paging, assetRound: assetRoundCalls(cfg.Loaders), docs: docs})
 	if cfg.APQCache == nil {
 		cfg.APQCache = lru.New[string](DefaultAPQCacheSize)
 	}
@@ -156,8 +161,8 @@ func NewExecutor(cfg ExecutorConfig) *Executor {
 	// Documents by id, then APQ, then the trusted-documents policy on
 	// the text APQ leaves (documents_serve.go).
 	srv.Use(documentLookup{docs: cfg.Documents, refused: cfg.Hooks.DocumentRefused})
-	srv.Use(persistedQueries{cache: cfg.APQCache, max: MaxPersistedQueryBytes}) // after the limits: stores only what passed them (apq.go)
-	srv.Use(documentPolicy{docs: cfg.Documents, trustedOnly: cfg.TrustedDocumentsOnly, served: cfg.Hooks.DocumentServed, refused: cfg.Hooks.DocumentRefused})
+	srv.Use(persistedQueries{cache: cfg.APQCache, max: MaxPersistedQueryBytes, docs: docs}) // after the limits: stores only what passed them (apq.go)
+	srv.Use(documentPolicy{docs: cfg.Documents, parsed: docs, trustedOnly: cfg.TrustedDocumentsOnly, served: cfg.Hooks.DocumentServed, refused: cfg.Hooks.DocumentRefused})
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
@@ -190,6 +195,7 @@ func NewExecutor(cfg ExecutorConfig) *Executor {
 	srv.AroundResponses(freshnessExtension)
 	return &Executor{
 		exec:             srv,
+		docs:             docs,
 		newState:         newState,
 		panics:           panics,
 		timeout:          cfg.RequestTimeout,

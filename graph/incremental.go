@@ -565,6 +565,9 @@ func containsString(list []string, s string) bool {
 // query answers incrementally, which the transports need to know before
 // they run it (a response in JSON cannot carry it).
 func DefersFragments(opCtx *graphql.OperationContext) bool {
+	if d := documentOf(opCtx); d != nil && !d.holdsDefer() {
+		return false // known once per document (documents_cache.go)
+	}
 	return activeDefer(opCtx.Doc, opCtx.Operation.SelectionSet, opCtx.Variables, map[string]bool{})
 }
 

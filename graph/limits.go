@@ -156,6 +156,9 @@ type limitsExtension struct {
 	// data-node requests (assetRoundCalls).
 	assetRound int
 	schema     *ast.Schema
+	// docs keeps each document's plans (nil: every request plans its
+	// own).
+	docs *documentCache
 }
 
 var _ interface {
@@ -170,11 +173,13 @@ func (e *limitsExtension) Validate(schema graphql.ExecutableSchema) error {
 	return nil
 }
 
+// MutateOperationContext refuses an operation over a limit, with the
+// request's variables, from its document's limit plan.
 func (e *limitsExtension) MutateOperationContext(_ context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	if opCtx.Operation == nil {
 		return nil
 	}
-	m := measure(e.schema, opCtx.Operation, opCtx.Variables, e.paging, e.assetRound)
+	m := e.plan(opCtx).measure(opCtx.Variables)
 	switch {
 	case m.err != nil:
 		return m.err
@@ -200,6 +205,23 @@ func (e *limitsExtension) MutateOperationContext(_ context.Context, opCtx *graph
 		opCtx.Stats.SetExtension(eventCallsKey, m.eventCalls)
 	}
 	return nil
+}
+
+// plan returns the limit plan of the request's operation: its
+// document's, made by the first request of the document.
+func (e *limitsExtension) plan(opCtx *graphql.OperationContext) *limitPlan {
+	make := func() *limitPlan {
+		if e.docs != nil {
+			e.docs.planned.Add(1)
+		}
+		return planLimits(e.schema, opCtx.Operation, e.paging, e.assetRound)
+	}
+	if d := e.docs.of(opCtx.Doc); d != nil {
+		// The rest of the request finds the document's entry there.
+		opCtx.Stats.SetExtension(parsedDocumentKey, d)
+		return d.limitPlan(opCtx.Operation, make)
+	}
+	return make()
 }
 
 // eventCallsKey is where the limits leave a subscription's upstream
@@ -274,9 +296,13 @@ func satMul(a, b int) int {
 // It also bounds the data-node requests the operation can make (see
 // walker.field for the rules); assetRound is what one round of the asset
 // loader can cost (assetRoundCalls).
+//
+// measure walks the whole document with the request's variables: the
+// executor measures each request from the operation's limitPlan instead,
+// made once per document, and measure is the reference the plan is tested
+// against (and what a plan falls back to when its walk failed).
 func measure(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any, paging PagingConfig, assetRound int) (m measurement) {
-	w := &walker{schema: schema, vars: vars, paging: paging, assetRound: assetRound, frags: map[fragKey]fragFigures{}, onPath: map[string]bool{}, counted: map[string]bool{},
-		explorer: op.Operation == ast.Subscription}
+	w := newWalker(schema, op, vars, paging, assetRound)
 	defer func() {
 		// gqlparser's value conversion panics on malformed literals that
 		// validation lets through; that is the client's input.
@@ -285,9 +311,170 @@ func measure(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]an
 		}
 	}()
 	f := w.selectionSet(op.SelectionSet, false)
+	m = w.finish(f.fragFigures)
+	m.aliases, m.cycle, m.err = w.aliases, w.cycle, w.err
+	return m
+}
+
+// limitPlan is what the limits need of one operation of a parsed document,
+// made once per document (documentCache) by a walk without the
+// variables: the figures the document alone decides (depth, aliases, a
+// fragment cycle, the first literal argument over its size, and the cost
+// and requests of everything that holds no variable), and the few parts
+// the variables decide, kept as costNodes to evaluate on each request. A
+// request's measurement is then work in the number of its variables'
+// uses, not in the length of its text; it is measure's exactly
+// (TestLimitPlanMatchesMeasure).
+type limitPlan struct {
+	op         *ast.OperationDefinition
+	schema     *ast.Schema
+	paging     PagingConfig
+	assetRound int
+	explorer   bool
+
+	// fixed is the operation's measurement without its variables' part:
+	// all of it when root is nil. fixed.err is not used: argErr says it.
+	fixed measurement
+	// fixedFigures are the selection set's figures the document decides;
+	// root is the part the variables decide (nil: none), nodes the
+	// number of costNodes.
+	fixedFigures fragFigures
+	root         *costNode
+	nodes        int
+
+	// args are the field arguments that hold variables, in the order the
+	// walk checks arguments, up to the first argument whose literal value
+	// is over its size, whose message argErr is ("" for none).
+	args   []variableArgument
+	argErr string
+	// literalOversized: an argument of args is over its size whatever
+	// its variables' values.
+	literalOversized bool
+
+	// perRequest: the walk without variables failed (a value it could
+	// not read); each request is measured in full (measure).
+	perRequest bool
+}
+
+// variableArgument is a field argument that holds variables, and the
+// field's name, for the error.
+type variableArgument struct {
+	field string
+	arg   *ast.Argument
+}
+
+// planLimits makes the limit plan of op.
+func planLimits(schema *ast.Schema, op *ast.OperationDefinition, paging PagingConfig, assetRound int) (p *limitPlan) {
+	p = &limitPlan{op: op, schema: schema, paging: paging, assetRound: assetRound, explorer: op.Operation == ast.Subscription}
+	w := newWalker(schema, op, nil, paging, assetRound)
+	w.planning, w.plan = true, p
+	defer func() {
+		if r := recover(); r != nil {
+			p.perRequest = true
+		}
+	}()
+	f := w.selectionSet(op.SelectionSet, false)
+	p.fixedFigures, p.root, p.nodes = f.fragFigures, f.dyn, w.nodes
+	p.fixed = w.finish(f.fragFigures)
+	p.fixed.aliases, p.fixed.cycle = w.aliases, w.cycle
+	if w.err != nil {
+		p.argErr = w.err.Message
+	}
+	return p
+}
+
+// measure is the operation's measurement with the request's variables,
+// as measure finds it.
+func (p *limitPlan) measure(vars map[string]any) measurement {
+	if p.perRequest {
+		return measure(p.schema, p.op, vars, p.paging, p.assetRound)
+	}
+	m := p.fixed
+	if p.root != nil {
+		e := costEval{
+			w:    walker{schema: p.schema, vars: vars, paging: p.paging, assetRound: p.assetRound, explorer: p.explorer},
+			memo: make([]costMemo, p.nodes),
+		}
+		figures := p.fixedFigures.add(e.node(p.root))
+		figures.depth = p.fixedFigures.depth
+		m = e.w.finish(figures)
+		m.aliases, m.cycle = p.fixed.aliases, p.fixed.cycle
+	}
+	m.err = p.argumentError(vars)
+	return m
+}
+
+// argumentError is the error of the first argument over its size, with
+// the request's variables, as the walk finds it: the arguments holding
+// variables are read only when a value could be over its size.
+func (p *limitPlan) argumentError(vars map[string]any) *gqlerror.Error {
+	if len(p.args) > 0 && (p.literalOversized || anyOversized(vars)) {
+		for _, a := range p.args {
+			v, err := a.arg.Value.Value(vars)
+			if err != nil {
+				continue
+			}
+			if msg := oversized(v); msg != "" {
+				return limitInput("%s.%s: %s", a.field, a.arg.Name, msg)
+			}
+		}
+	}
+	if p.argErr != "" {
+		return limitInput("%s", p.argErr)
+	}
+	return nil
+}
+
+// costEval evaluates a plan's costNodes with one request's variables,
+// each node once.
+type costEval struct {
+	w    walker // the variables and settings (no document walk)
+	memo []costMemo
+}
+
+// costMemo is a node's figures once evaluated.
+type costMemo struct {
+	done bool
+	f    fragFigures
+}
+
+// node evaluates n (nil: nothing), each node once per evaluation.
+func (e *costEval) node(n *costNode) fragFigures {
+	if n == nil {
+		return fragFigures{}
+	}
+	if m := &e.memo[n.slot]; m.done {
+		return m.f
+	}
+	var f fragFigures
+	switch n.kind {
+	case costSum:
+		f = n.fixed
+		for _, k := range n.kids {
+			f = f.add(e.node(k))
+		}
+	case costMost:
+		for _, k := range n.kids {
+			f = f.most(e.node(k))
+		}
+	case costConnection:
+		f = e.w.connection(n.field, n.inList, n.fixed.add(e.node(n.rows)))
+	}
+	e.memo[n.slot] = costMemo{done: true, f: f}
+	return f
+}
+
+// newWalker starts a walk of op; vars nil when planning.
+func newWalker(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any, paging PagingConfig, assetRound int) *walker {
+	return &walker{schema: schema, vars: vars, paging: paging, assetRound: assetRound, frags: map[fragKey]figs{}, onPath: map[string]bool{}, counted: map[string]bool{},
+		explorer: op.Operation == ast.Subscription}
+}
+
+// finish turns the figures of the operation's selection set into its
+// measurement (cost, calls and eventCalls; depth).
+func (w *walker) finish(f fragFigures) measurement {
 	// Asset references outside any connection make a round of their own.
-	calls := satAdd(f.calls, satMul(f.refs, w.assetRound))
-	m = measurement{depth: f.depth, cost: f.cost, calls: calls, aliases: w.aliases, cycle: w.cycle, err: w.err}
+	m := measurement{depth: f.depth, cost: f.cost, calls: satAdd(f.calls, satMul(f.refs, w.assetRound))}
 	if w.explorer {
 		// A subscription's figures are those of one event, explorer
 		// requests included. Its asset references outside connections
@@ -298,6 +485,8 @@ func measure(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]an
 	return m
 }
 
+// fragKey is a fragment in a list context: its figures differ by it
+// (nested connections take the nested page cap).
 type fragKey struct {
 	name   string
 	inList bool
@@ -321,12 +510,93 @@ func (f fragFigures) most(o fragFigures) fragFigures {
 	return fragFigures{depth: max(f.depth, o.depth), cost: max(f.cost, o.cost), calls: max(f.calls, o.calls), refs: max(f.refs, o.refs)}
 }
 
+// figs are a selection's figures as the walker finds them: fixed, what the
+// document alone decides, plus dyn, what the request's variables decide
+// (nil when nothing does; always nil when the walker has the variables).
+// The depth is never the variables': fixed holds all of it.
+type figs struct {
+	fragFigures
+	dyn *costNode
+}
+
+// costNode is a part of an operation's figures that depends on its
+// variables: a connection whose arguments hold variables (its page size,
+// its own requests), or a sum or maximum of parts that include one. The
+// plan keeps these nodes only; everything else is folded into constants
+// when the plan is made. A fragment's nodes are shared by its spreads.
+type costNode struct {
+	kind costKind
+	// fixed is added to the operands (costSum); for a connection, the
+	// fixed figures of its rows, to which rows' are added.
+	fixed fragFigures
+	kids  []*costNode // costSum, costMost: the operands
+	// costConnection: the field, whether it is under a list, and the
+	// variable part of its rows' figures (nil: none).
+	field  *ast.Field
+	inList bool
+	rows   *costNode
+	// slot is the node's place in an evaluation's memo.
+	slot int
+}
+
+// costKind says how a costNode combines its operands.
+type costKind uint8
+
+const (
+	costSum costKind = iota
+	costMost
+	costConnection
+)
+
+// newNode makes a node of the plan being made.
+func (w *walker) newNode(kind costKind) *costNode {
+	n := &costNode{kind: kind, slot: w.nodes}
+	w.nodes++
+	return n
+}
+
+// figSum adds up sibling figures.
+type figSum struct {
+	fixed fragFigures
+	dyn   []*costNode
+}
+
+// add adds a sibling's figures.
+func (s *figSum) add(f figs) {
+	s.fixed = s.fixed.add(f.fragFigures)
+	if f.dyn != nil {
+		s.dyn = append(s.dyn, f.dyn)
+	}
+}
+
+// figs is the sum as figures: one node for its variable parts.
+func (s *figSum) figs(w *walker) figs {
+	switch len(s.dyn) {
+	case 0:
+		return figs{fragFigures: s.fixed}
+	case 1:
+		return figs{fragFigures: s.fixed, dyn: s.dyn[0]}
+	}
+	n := w.newNode(costSum)
+	n.kids = s.dyn
+	return figs{fragFigures: s.fixed, dyn: n}
+}
+
+// node is the sum as one node, fixed part included (an operand of a
+// maximum).
+func (s *figSum) node(w *walker) *costNode {
+	n := w.newNode(costSum)
+	n.fixed, n.kids = s.fixed, s.dyn
+	return n
+}
+
+// walker measures an operation's selection sets (measure, planLimits).
 type walker struct {
 	schema     *ast.Schema
 	vars       map[string]any
 	paging     PagingConfig
 	assetRound int
-	frags      map[fragKey]fragFigures
+	frags      map[fragKey]figs
 	onPath     map[string]bool
 	counted    map[string]bool // fragments whose aliases are counted
 	aliases    int
@@ -335,25 +605,38 @@ type walker struct {
 	// explorer counts the block explorer's requests too (a subscription:
 	// every request counts per event, whichever service answers it).
 	explorer bool
+
+	// planning: the walker makes a limitPlan, without the variables.
+	// What depends on them becomes costNodes (nodes counts them), and the
+	// field arguments that hold them are listed (limitPlan.args).
+	planning bool
+	nodes    int
+	plan     *limitPlan
 }
 
 // selectionSet measures a selection set. inList is true under a list:
 // connections there get the nested page cap.
-func (w *walker) selectionSet(set ast.SelectionSet, inList bool) fragFigures {
-	var common fragFigures
-	typed := map[string]fragFigures{} // fragments on one member of an abstract type
-	add := func(cond string, parent *ast.Definition, f fragFigures) {
+func (w *walker) selectionSet(set ast.SelectionSet, inList bool) figs {
+	var common figSum
+	var typed map[string]*figSum // fragments on one member of an abstract type
+	add := func(cond string, parent *ast.Definition, f figs) {
 		if cond == "" || parent == nil || cond == parent.Name || !w.isMemberCondition(cond, parent) {
-			common = common.add(f)
+			common.add(f)
 			return
 		}
-		common.depth = max(common.depth, f.depth)
-		typed[cond] = typed[cond].add(f)
+		common.fixed.depth = max(common.fixed.depth, f.depth)
+		if typed == nil {
+			typed = map[string]*figSum{}
+		}
+		if typed[cond] == nil {
+			typed[cond] = &figSum{}
+		}
+		typed[cond].add(f)
 	}
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			common = common.add(w.field(s, inList))
+			common.add(w.field(s, inList))
 		case *ast.InlineFragment:
 			add(s.TypeCondition, s.ObjectDefinition, w.selectionSet(s.SelectionSet, inList))
 		case *ast.FragmentSpread:
@@ -364,10 +647,22 @@ func (w *walker) selectionSet(set ast.SelectionSet, inList bool) fragFigures {
 		}
 	}
 	var most fragFigures
+	variable := false
 	for _, f := range typed {
-		most = most.most(f)
+		most = most.most(f.fixed)
+		variable = variable || len(f.dyn) > 0
 	}
-	return common.add(most)
+	if !variable {
+		common.fixed = common.fixed.add(most)
+		return common.figs(w)
+	}
+	// Which member's fragments cost the most depends on the variables.
+	n := w.newNode(costMost)
+	for _, f := range typed {
+		n.kids = append(n.kids, f.node(w))
+	}
+	common.add(figs{fragFigures: fragFigures{depth: most.depth}, dyn: n})
+	return common.figs(w)
 }
 
 // isMemberCondition reports whether a fragment's type condition names one
@@ -382,7 +677,7 @@ func (w *walker) isMemberCondition(cond string, parent *ast.Definition) bool {
 }
 
 // fragment measures a named fragment once per list context.
-func (w *walker) fragment(def *ast.FragmentDefinition, inList bool) fragFigures {
+func (w *walker) fragment(def *ast.FragmentDefinition, inList bool) figs {
 	key := fragKey{def.Name, inList}
 	if f, ok := w.frags[key]; ok {
 		return f
@@ -393,7 +688,7 @@ func (w *walker) fragment(def *ast.FragmentDefinition, inList bool) fragFigures 
 		if w.cycle == "" {
 			w.cycle = def.Name
 		}
-		return fragFigures{}
+		return figs{}
 	}
 	w.onPath[def.Name] = true
 	countAliases := !w.counted[def.Name]
@@ -435,20 +730,26 @@ func (w *walker) fragment(def *ast.FragmentDefinition, inList bool) fragFigures 
 // (TestNoConnectionUnderAPlainList), so their length never multiplies
 // requests; asset references in them share their connection's round.
 // Coalesced calls and cached assets only make fewer requests.
-func (w *walker) field(f *ast.Field, inList bool) fragFigures {
+func (w *walker) field(f *ast.Field, inList bool) figs {
 	if f.Alias != "" && f.Alias != f.Name {
 		w.aliases++
 	}
 	w.checkArguments(f)
 	if f.Definition == nil || len(f.SelectionSet) == 0 {
-		return fragFigures{depth: 1}
+		return figs{fragFigures: fragFigures{depth: 1}}
 	}
 	typ := f.Definition.Type
 	isList := typ.Elem != nil
-	if pageSize, ok := w.connectionPage(f, inList); ok {
-		children := w.selectionSet(f.SelectionSet, true)
-		calls := satAdd(w.connectionCalls(f), satAdd(satMul(pageSize, children.calls), satMul(children.refs, w.assetRound)))
-		return fragFigures{depth: 1 + children.depth, cost: satAdd(1+connectionCost, satMul(pageSize, children.cost)), calls: calls}
+	if isConnectionField(f.Definition) {
+		rows := w.selectionSet(f.SelectionSet, true)
+		if rows.dyn == nil && !(w.planning && argumentsHoldVariables(f.Arguments)) {
+			return figs{fragFigures: w.connection(f, inList, rows.fragFigures)}
+		}
+		// Its page size, its own requests or its rows' figures depend on
+		// the variables.
+		n := w.newNode(costConnection)
+		n.field, n.inList, n.fixed, n.rows = f, inList, rows.fragFigures, rows.dyn
+		return figs{fragFigures: fragFigures{depth: 1 + rows.depth}, dyn: n}
 	}
 	children := w.selectionSet(f.SelectionSet, inList || isList)
 	figures := fragFigures{depth: 1 + children.depth, cost: satAdd(1, children.cost), calls: children.calls, refs: children.refs}
@@ -459,7 +760,18 @@ func (w *walker) field(f *ast.Field, inList bool) fragFigures {
 	case isRootLookup(f):
 		figures.calls = satAdd(figures.calls, 1)
 	}
-	return figures
+	// The variable part of the children's figures adds to the field's as
+	// it is: the field adds constants only.
+	return figs{fragFigures: figures, dyn: children.dyn}
+}
+
+// connection is the figures of a connection field whose rows have the
+// figures rows: its page size, and its own requests, read from its
+// arguments with w's variables.
+func (w *walker) connection(f *ast.Field, inList bool, rows fragFigures) fragFigures {
+	pageSize, _ := w.connectionPage(f, inList)
+	calls := satAdd(w.connectionCalls(f), satAdd(satMul(pageSize, rows.calls), satMul(rows.refs, w.assetRound)))
+	return fragFigures{depth: 1 + rows.depth, cost: satAdd(1+connectionCost, satMul(pageSize, rows.cost)), calls: calls}
 }
 
 // fundingCursorWindows is the most windows a page of funding payments
@@ -592,6 +904,17 @@ func (w *walker) checkArguments(f *ast.Field) {
 		return
 	}
 	for _, arg := range f.Arguments {
+		if w.planning && valueHoldsVariable(arg.Value) {
+			// Checked on each request, in this order, before the first
+			// literal's error (limitPlan.argumentError).
+			w.plan.args = append(w.plan.args, variableArgument{field: f.Name, arg: arg})
+			if v, err := arg.Value.Value(nil); err == nil && oversized(v) != "" {
+				// Too long whatever the variables: its literal part,
+				// or a variable's default.
+				w.plan.literalOversized = true
+			}
+			continue
+		}
 		v, err := arg.Value.Value(w.vars)
 		if err != nil {
 			continue
@@ -601,6 +924,43 @@ func (w *walker) checkArguments(f *ast.Field) {
 			return
 		}
 	}
+}
+
+// argumentsHoldVariables reports whether any of args holds a variable.
+func argumentsHoldVariables(args ast.ArgumentList) bool {
+	for _, a := range args {
+		if valueHoldsVariable(a.Value) {
+			return true
+		}
+	}
+	return false
+}
+
+// valueHoldsVariable reports whether v is or holds a variable.
+func valueHoldsVariable(v *ast.Value) bool {
+	if v == nil {
+		return false
+	}
+	if v.Kind == ast.Variable {
+		return true
+	}
+	for _, c := range v.Children {
+		if valueHoldsVariable(c.Value) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyOversized reports whether any variable's value is one oversized
+// refuses.
+func anyOversized(vars map[string]any) bool {
+	for _, v := range vars {
+		if oversized(v) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func oversized(v any) string {

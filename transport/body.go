@@ -3,13 +3,17 @@ package transport
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/tradenet/gateway/internal/jsonscan"
+	"github.com/tradenet/gateway/internal/swar"
 )
 
 // Decoding the POST body. gqlgen's POST transport decodes it with
@@ -54,7 +58,7 @@ func fastParams(body []byte) (p graphql.RawParams, ok bool) {
 		switch string(key) {
 		case "query":
 			member = 0
-			p.Query, i, ok = stringOrNull(body, i)
+			p.Query, i, ok = queryTexts.read(body, i)
 		case "operationName":
 			member = 1
 			p.OperationName, i, ok = stringOrNull(body, i)
@@ -159,9 +163,128 @@ func stringOrNull(b []byte, i int) (string, int, bool) {
 	return unquote(b, i)
 }
 
+// The query texts of recent bodies, by their bytes as sent. A client sends
+// the same few documents again and again: a text seen before is found by
+// its bytes (one pass to find its end, one to hash it) instead of being
+// unquoted and copied again, and every request of it gets the same
+// string, which the executor's document cache then finds by its address
+// (graph's documentCache) without reading it again.
+var queryTexts = newTextCache(textCacheEntries, textCacheBytes)
+
+// Bounds of queryTexts: how many texts, and how many bytes of them and
+// their quoted forms together. A text shorter than minCachedText is
+// unquoted each time: it costs less than its entry.
+const (
+	textCacheEntries = 1000
+	textCacheBytes   = 32 << 20
+	minCachedText    = 512
+)
+
+// textCache maps quoted strings (the bytes between the quotes, as sent)
+// to their unquoted text, the oldest evicted first beyond its bounds. It
+// is safe for concurrent use.
+type textCache struct {
+	mu      sync.Mutex
+	texts   map[string]string
+	order   []string // keys, oldest first
+	size    int      // bytes of keys and texts
+	entries int
+	max     int
+	// unquoted counts the texts unquoted (not found), for tests.
+	unquoted atomic.Int64
+}
+
+// newTextCache keeps up to entries texts, and bytes of them and their
+// quoted forms together.
+func newTextCache(entries, bytes int) *textCache {
+	return &textCache{texts: map[string]string{}, entries: entries, max: bytes}
+}
+
+// read reads the string or null at b[i] as stringOrNull does, from the
+// cache when its bytes were read before.
+func (c *textCache) read(b []byte, i int) (string, int, bool) {
+	end := stringEnd(b, i)
+	if end < 0 || end-i-1 < minCachedText {
+		return stringOrNull(b, i)
+	}
+	raw := b[i+1 : end]
+	c.mu.Lock()
+	text, ok := c.texts[string(raw)]
+	c.mu.Unlock()
+	if ok {
+		return text, end + 1, true
+	}
+	c.unquoted.Add(1)
+	text, next, ok := unquote(b, i)
+	if ok && next == end+1 {
+		c.add(string(raw), text)
+	}
+	return text, next, ok
+}
+
+// add keeps the text of key, evicting the oldest texts beyond the bounds.
+func (c *textCache) add(key, text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.texts[key]; ok {
+		return
+	}
+	c.texts[key] = text
+	c.order = append(c.order, key)
+	c.size += len(key) + len(text)
+	for len(c.order) > c.entries || c.size > c.max {
+		old := c.order[0]
+		c.order[0] = ""
+		c.order = c.order[1:]
+		c.size -= len(old) + len(c.texts[old])
+		delete(c.texts, old)
+	}
+	if cap(c.order) > 4*c.entries {
+		c.order = append([]string(nil), c.order...) // let go of the evicted keys' slots
+	}
+}
+
+// len is the number of texts kept and their bytes (quoted and not).
+func (c *textCache) len() (entries, bytes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.texts), c.size
+}
+
+// stringEnd returns the index of the quote that ends the JSON string at
+// b[i] == '"' (the first one not escaped: preceded by an even number of
+// backslashes), or -1 when b[i] starts no string or it has no end. It
+// checks nothing else: unquote does, the first time.
+func stringEnd(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(b); {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += j
+		n := 0
+		for k := q - 1; k > i && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		j = q + 1
+	}
+	return -1
+}
+
 // unquote reads the JSON string at b[i] == '"' as encoding/json decodes
 // it, leaving to it (ok false) invalid UTF-8, which it replaces, and
 // refusing what it refuses (a control character, a bad escape, no end).
+//
+// It reads the text once: eight bytes at a time while none is special
+// (a quote, a backslash, a control character, a byte of a multi-byte
+// rune), and an escaped string is built in one buffer of its final
+// capacity, which becomes the string without another copy.
 func unquote(b []byte, i int) (s string, next int, ok bool) {
 	if i >= len(b) || b[i] != '"' {
 		return "", 0, false
@@ -174,12 +297,24 @@ func unquote(b []byte, i int) (s string, next int, ok bool) {
 		}
 	}
 	for j := start; j < len(b); {
+		for j+8 <= len(b) {
+			x := swar.Load(b, j)
+			if x&highBits != 0 || swar.HasLess(x, 0x20) || swar.HasByte(x, '"') || swar.HasByte(x, '\\') {
+				break
+			}
+			j += 8
+		}
+		if j >= len(b) {
+			break
+		}
 		switch c := b[j]; {
 		case c == '"':
 			if out == nil {
 				return string(b[start:j]), j + 1, true
 			}
-			return string(append(out, b[start:j]...)), j + 1, true
+			out = append(out, b[start:j]...)
+			// out is this function's alone, and written no more.
+			return unsafe.String(unsafe.SliceData(out), len(out)), j + 1, true
 		case c == '\\':
 			if j+1 >= len(b) {
 				return "", 0, false
@@ -229,6 +364,10 @@ func unquote(b []byte, i int) (s string, next int, ok bool) {
 	}
 	return "", 0, false
 }
+
+// highBits are the high bits of a uint64's eight bytes: set in a byte of
+// a multi-byte UTF-8 rune.
+const highBits = 0x8080808080808080
 
 // objectOrNull decodes the object or null at b[i] as encoding/json does
 // into a map[string]any, numbers as json.Number.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -87,6 +89,31 @@ func TestFastParamsTakesClientBodies(t *testing.T) {
 	}
 }
 
+// TestFastParamsAtEveryOffset: the fast path skips ordinary bytes eight
+// at a time; a special one (an escape, a quote, a multi-byte rune, a
+// control character, invalid UTF-8) at any offset of a long string is
+// still decoded as encoding/json decodes it, or left to it, and so is
+// the string's end at any offset.
+func TestFastParamsAtEveryOffset(t *testing.T) {
+	const run = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+	for _, special := range []string{`\"`, `\\`, `\n`, `\u00e9`, "é", "🙂", "\x01", "\x7f", "\xff", "\xe2\x82"} {
+		for at := 0; at <= len(run); at++ {
+			body := `{"query":"` + run[:at] + special + run[at:] + `"}`
+			taken := checkFastParams(t, []byte(body))
+			refused := special == "\x01" || special == "\xff" || special == "\xe2\x82"
+			if taken == refused {
+				t.Errorf("%q: taken by the fast path: %t", body, taken)
+			}
+		}
+	}
+	for n := 0; n <= len(run); n++ {
+		body := `{"query":"` + run[:n] + `","operationName":"` + run[n:] + `"}`
+		if !checkFastParams(t, []byte(body)) {
+			t.Errorf("%q: not taken by the fast path", body)
+		}
+	}
+}
+
 // TestFastParamsLeavesTheRestToGqlgen: bodies whose decoding is
 // encoding/json's business (case-insensitive keys, duplicates, escapes it
 // replaces, trailing data, errors) are not decoded by the fast path.
@@ -118,4 +145,88 @@ func FuzzFastParams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkFastParams(t, body)
 	})
+}
+
+// BenchmarkFastParams decodes the body of a 35 kB query as clients write
+// it (JSON.stringify of a multi-line text): the one read of the query
+// text each request makes.
+func BenchmarkFastParams(b *testing.B) {
+	line := "      ... on BatchProposalSubmission { terms { closingTimestamp enactmentTimestamp } }\n"
+	body, err := json.Marshal(map[string]any{"query": "query Q {\n" + strings.Repeat(line, 35<<10/len(line)) + "}\n", "variables": map[string]any{"first": 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := fastParams(body); !ok {
+			b.Fatal("not taken by the fast path")
+		}
+	}
+}
+
+// TestQueryTextsAreKept: a long query text is unquoted once; the same
+// bytes again give the same string (the same memory, which the
+// executor's document cache finds by its address), decoded as
+// encoding/json decodes it; a text that does not decode is not kept; the
+// texts kept are bounded in number and in bytes.
+func TestQueryTextsAreKept(t *testing.T) {
+	query := "query Kept {\n" + strings.Repeat("  transactions(first: 1) { edges { node { hash } } } # \"é\" \\ \t\n", 20) + "}"
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"n": 1}})
+	before := queryTexts.unquoted.Load()
+	first, ok := fastParams(body)
+	if !ok || first.Query != query {
+		t.Fatalf("%t %q", ok, first.Query)
+	}
+	for range 3 {
+		if !checkFastParams(t, append([]byte(nil), body...)) {
+			t.Fatal("not taken by the fast path")
+		}
+		again, _ := fastParams(append([]byte(nil), body...))
+		if unsafe.StringData(again.Query) != unsafe.StringData(first.Query) {
+			t.Fatal("the same text read again is another string")
+		}
+	}
+	if n := queryTexts.unquoted.Load() - before; n != 1 {
+		t.Fatalf("the text was unquoted %d times, want once", n)
+	}
+	bad := []byte(`{"query":"` + strings.Repeat("a", 600) + "\x01" + `"}`)
+	for range 2 {
+		if checkFastParams(t, bad) {
+			t.Fatal("a control character taken by the fast path")
+		}
+	}
+	if n := queryTexts.unquoted.Load() - before; n != 3 {
+		t.Fatalf("the text that does not decode was unquoted %d times in all, want each time", n-1)
+	}
+
+	c := newTextCache(3, 10_000)
+	for i := range 5 {
+		c.add(fmt.Sprintf("key %d %s", i, strings.Repeat("k", 1000)), strings.Repeat("t", 1000))
+	}
+	if n, size := c.len(); n != 3 || size > 10_000 {
+		t.Fatalf("%d texts of %d bytes kept, over 3 texts", n, size)
+	}
+	c = newTextCache(100, 5000)
+	for i := range 5 {
+		c.add(fmt.Sprintf("key %d %s", i, strings.Repeat("k", 1000)), strings.Repeat("t", 1000))
+	}
+	if n, size := c.len(); n != 2 || size > 5000 {
+		t.Fatalf("%d texts of %d bytes kept, over 5000 bytes", n, size)
+	}
+	if _, ok := c.texts["key 4 "+strings.Repeat("k", 1000)]; !ok {
+		t.Fatal("the newest text was evicted")
+	}
+}
+
+// TestStringEnd: the end of a string is its first quote after an even
+// number of backslashes.
+func TestStringEnd(t *testing.T) {
+	for body, want := range map[string]int{
+		`"abc"`: 4, `"a\"b"`: 5, `"a\\"b"`: 4, `"a\\\"b"`: 7, `"\\\\"`: 5, `""`: 1, `"abc`: -1, `"a\"`: -1, `x"a"`: -1,
+	} {
+		if got := stringEnd([]byte(body), 0); got != want {
+			t.Errorf("stringEnd(%s) = %d, want %d", body, got, want)
+		}
+	}
 }
