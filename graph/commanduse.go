@@ -2,10 +2,7 @@ package graph
 
 import (
 	"context"
-	"runtime"
 	"slices"
-	"sync"
-	"weak"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -45,23 +42,10 @@ func commandUseOf(ctx context.Context) *upstream.CommandUse {
 	if opCtx.Doc == nil || opCtx.Operation == nil {
 		return upstream.EveryCommand
 	}
-	key := weak.Make(opCtx.Operation)
-	if e, ok := commandUses.Load(key); ok {
-		return e.(*commandUseEntry).use
-	}
-	e := &commandUseEntry{use: readCommands(opCtx.Doc, opCtx.Operation)}
-	if _, loaded := commandUses.LoadOrStore(key, e); !loaded {
-		runtime.AddCleanup(opCtx.Operation, func(k weak.Pointer[ast.OperationDefinition]) { commandUses.Delete(k) }, key)
-	}
-	return e.use
+	return perOperation(opCtx, "command use", func() *upstream.CommandUse {
+		return readCommands(opCtx.Doc, opCtx.Operation)
+	})
 }
-
-// commandUses holds each live operation's use, by a weak pointer to the
-// operation: an entry goes when its operation is collected.
-var commandUses sync.Map // weak.Pointer[ast.OperationDefinition] → *commandUseEntry
-
-// commandUseEntry is one operation's use (nil: nothing read).
-type commandUseEntry struct{ use *upstream.CommandUse }
 
 // readCommands walks op for what it reads of commands.
 func readCommands(doc *ast.QueryDocument, op *ast.OperationDefinition) *upstream.CommandUse {

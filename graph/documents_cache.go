@@ -260,3 +260,15 @@ func (d *parsedDocument) memo(op *ast.OperationDefinition, key string, make func
 	d.memos[k] = v
 	return v
 }
+
+// perOperation returns what make computes of the request's operation under
+// key: once per distinct document, kept with it (memo) and gone when it is
+// evicted; made for this request alone when the operation context is not
+// one the document cache made (an executor's tests that build their own).
+func perOperation[T any](opCtx *graphql.OperationContext, key string, make func() T) T {
+	d := documentOf(opCtx)
+	if d == nil {
+		return make()
+	}
+	return d.memo(opCtx.Operation, key, func() any { return make() }).(T)
+}

@@ -13,7 +13,6 @@ import (
 	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/tradenet/gateway/internal/swar"
@@ -482,24 +481,15 @@ func ptrMap(m *map[directKey]directPlan) map[directKey]directPlan {
 	return *m
 }
 
-// sharedPlans keeps the plans of the operations recently executed, by
-// their parsed operation (gqlgen's query cache gives the same one to every
-// request with the same text).
-var sharedPlans, _ = lru.New[*ast.OperationDefinition, *directPlans](1000)
-
-// plansFor returns the plans an execution of the operation uses: shared
-// with the operation's other executions, unless a directive on a selection
-// (@skip, @include, @defer, whose arguments may be variables) could make
-// them differ.
+// plansFor returns the plans an execution of the operation uses: made
+// once per distinct document and shared with the operation's other
+// executions (perOperation), unless a directive on a selection (@skip,
+// @include, @defer, whose arguments may be variables) could make them
+// differ.
 func plansFor(opCtx *graphql.OperationContext) *directPlans {
-	if p, ok := sharedPlans.Get(opCtx.Operation); ok && p.doc == opCtx.Doc {
-		if p.perRequest {
-			return &directPlans{}
-		}
-		return p
-	}
-	p := &directPlans{doc: opCtx.Doc, perRequest: hasSelectionDirectives(opCtx.Doc)}
-	sharedPlans.Add(opCtx.Operation, p)
+	p := perOperation(opCtx, "direct plans", func() *directPlans {
+		return &directPlans{doc: opCtx.Doc, perRequest: hasSelectionDirectives(opCtx.Doc)}
+	})
 	if p.perRequest {
 		return &directPlans{}
 	}

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/tradenet/gateway/upstream"
@@ -134,19 +133,12 @@ func (s refSet) has(i int) bool { return s&(1<<i) != 0 }
 // listRefs are the asset references each list of transactions of an
 // operation batches, by the list's field.
 type listRefs struct {
-	doc    *ast.QueryDocument
 	fields map[*ast.Field]refSet
 	// variable is set when a selection carries @skip or @include: the
 	// sets then depend on the request's variables and are computed per
 	// request.
 	variable bool
 }
-
-// operationRefs keeps the listRefs of the operations recently executed,
-// by their parsed operation (the document cache gives the same one to
-// every request with the same text), so that the walk is made once per
-// distinct document.
-var operationRefs, _ = lru.New[*ast.OperationDefinition, *listRefs](1000)
 
 // batchedRefs returns the asset references the list of transactions being
 // resolved in ctx batches for its page: none when it is under another list
@@ -160,11 +152,10 @@ func batchedRefs(ctx context.Context) refSet {
 	if opCtx.Doc == nil || opCtx.Operation == nil {
 		return 0
 	}
-	refs, ok := operationRefs.Get(opCtx.Operation)
-	if !ok || refs.doc != opCtx.Doc {
-		refs = walkListRefs(opCtx.Doc, opCtx.Operation, opCtx.Variables)
-		operationRefs.Add(opCtx.Operation, refs)
-	} else if refs.variable {
+	refs := perOperation(opCtx, "list refs", func() *listRefs {
+		return walkListRefs(opCtx.Doc, opCtx.Operation, opCtx.Variables)
+	})
+	if refs.variable {
 		refs = walkListRefs(opCtx.Doc, opCtx.Operation, opCtx.Variables)
 	}
 	return refs.fields[fc.Field.Field]
@@ -173,7 +164,7 @@ func batchedRefs(ctx context.Context) refSet {
 // walkListRefs walks an operation for the references each of its lists
 // of transactions batches, @skip and @include evaluated with vars.
 func walkListRefs(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) *listRefs {
-	w := refWalk{doc: doc, vars: vars, fragments: map[fragmentUse]refSet{}, refs: &listRefs{doc: doc, fields: map[*ast.Field]refSet{}}}
+	w := refWalk{doc: doc, vars: vars, fragments: map[fragmentUse]refSet{}, refs: &listRefs{fields: map[*ast.Field]refSet{}}}
 	w.selections(op.SelectionSet, false)
 	for f := range w.nested {
 		delete(w.refs.fields, f)
