@@ -162,7 +162,8 @@ func batchedRefs(ctx context.Context) refSet {
 }
 
 // walkListRefs walks an operation for the references each of its lists
-// of transactions batches, @skip and @include evaluated with vars.
+// of transactions, and each lookup of one transaction, batches, @skip and
+// @include evaluated with vars.
 func walkListRefs(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) *listRefs {
 	w := refWalk{doc: doc, vars: vars, fragments: map[fragmentUse]refSet{}, refs: &listRefs{fields: map[*ast.Field]refSet{}}}
 	w.selections(op.SelectionSet, false)
@@ -209,6 +210,13 @@ func (w *refWalk) selections(sel ast.SelectionSet, underList bool) refSet {
 					if s.ObjectDefinition != nil && ref.field == s.Name && (ref.object == s.ObjectDefinition.Name || s.ObjectDefinition.Kind != ast.Object) {
 						refs |= 1 << i
 					}
+				}
+			case "Transaction":
+				if s.ObjectDefinition != nil && s.ObjectDefinition.Name == "Query" {
+					// A lookup's one row holds its references: a batch of
+					// its own, made by its resolver as a page's is.
+					w.refs.fields[s] |= w.selections(s.SelectionSet, underList)
+					continue
 				}
 			case "TransactionConnection":
 				// Its rows hold its references: they are its page's.

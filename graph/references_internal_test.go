@@ -145,8 +145,8 @@ func TestListRefs(t *testing.T) {
 		{name: "no list", query: `{ asset(id: "x") { id } }`, want: map[string]refSet{}},
 		{name: "two lists, each its own", query: `{ a: transactions { edges { node { ` + updates + ` } } } b: transactions { edges { node { ` + spots + ` } } } }`,
 			want: map[string]refSet{"a": set("UpdateAsset.asset"), "b": set("Spot.baseAsset")}},
-		{name: "references outside the list are not its", query: `{ transaction(hash: "` + strings.Repeat("a", 64) + `") { ` + updates + ` } transactions { edges { node { hash } } } }`,
-			want: map[string]refSet{"transactions": 0}},
+		{name: "a lookup's references are its own, not the list's", query: `{ transaction(hash: "` + strings.Repeat("a", 64) + `") { ` + updates + ` } transactions { edges { node { hash } } } }`,
+			want: map[string]refSet{"transaction": set("UpdateAsset.asset"), "transactions": 0}},
 		{name: "a list inside a list", query: `{ delegations { edges { node { party { transactions { edges { node { ` + updates + ` } } } } } } } }`,
 			want: map[string]refSet{}},
 		{name: "a fragment with a list, spread under a list and outside", query: `query { ...Txs delegations { edges { node { party { ...PartyTxs } } } } ` + party + ` { ...PartyTxs } }

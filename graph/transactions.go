@@ -177,6 +177,7 @@ func (r *Resolver) transaction(ctx context.Context, hash string) (*upstream.Tran
 	if err != nil {
 		return nil, fmt.Errorf("transaction %s: get transaction %s: %w", hash, strings.ToUpper(hash), err)
 	}
+	batchPageAssets(ctx, rows)
 	return &rows[0], nil
 }
 
