@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/vektah/gqlparser/v2"
-	"github.com/vektah/gqlparser/v2/ast"
 	"go.uber.org/goleak"
 
 	"github.com/tradenet/gateway/sampleservice"
@@ -209,14 +208,7 @@ func TestCatalog(t *testing.T) {
 
 // TestBrowseQueriesAreValid checks the page queries against the schema.
 func TestBrowseQueriesAreValid(t *testing.T) {
-	sdl, err := os.ReadFile("../schema.graphqls")
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, gqlErr := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphqls", Input: string(sdl)})
-	if gqlErr != nil {
-		t.Fatal(gqlErr)
-	}
+	schema := loadSchema(t)
 	for k := range numPageKinds {
 		if _, errs := gqlparser.LoadQuery(schema, pageDocs[k]); errs != nil {
 			t.Errorf("queries/browse-%s.graphql: %v", k, errs)

@@ -40,13 +40,7 @@ func testTailcallBin(t *testing.T) string {
 // returns the direct call's rows, and so does Tailcall when it is
 // installed; a gateway page one row short, or of other rows, fails.
 func TestCostQueriesAgree(t *testing.T) {
-	e, err := newEnv(envOptions{scale: 1, loaderWait: graph.DefaultLoaderConfig.Wait, genericDirect: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	e, ctx := costTestEnv(t)
 	run := &costRun{env: e, gatewayURL: e.uncached.url}
 	if bin := testTailcallBin(t); bin != "" {
 		tc, err := startTailcall(ctx, bin, t.TempDir(), e.sample.URL)
@@ -91,13 +85,7 @@ func TestCostQueriesAgree(t *testing.T) {
 // counts each path's requests and reads the CPU time of the processes it
 // is given: here this test's own process stands in for both gateways.
 func TestCostMeasuresEachProcess(t *testing.T) {
-	e, err := newEnv(envOptions{scale: 1, loaderWait: graph.DefaultLoaderConfig.Wait, genericDirect: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	e, ctx := costTestEnv(t)
 	self := os.Getpid()
 	run := &costRun{env: e, gatewayURL: e.uncached.url, tailcallURL: e.cached.url, gatewayPID: self, tailcallPID: self}
 	q := costQueries("")[1]                       // hashes-50
@@ -120,4 +108,18 @@ func TestCostMeasuresEachProcess(t *testing.T) {
 	if c.Name != "hashes-50" || c.Rows != 50 || c.Load != "concurrency 2" {
 		t.Errorf("cell %q, %d rows, load %q", c.Name, c.Rows, c.Load)
 	}
+}
+
+// costTestEnv is the default dataset's env, as the cost section's gateway
+// in this process sees it, closed with the test, and a minute to use it.
+func costTestEnv(t *testing.T) (*env, context.Context) {
+	t.Helper()
+	e, err := newEnv(envOptions{scale: 1, loaderWait: graph.DefaultLoaderConfig.Wait, genericDirect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return e, ctx
 }

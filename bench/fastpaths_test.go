@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/tradenet/gateway/graph"
-	"github.com/tradenet/gateway/sampleservice"
 	"github.com/tradenet/gateway/transport"
 	"github.com/tradenet/gateway/upstream"
 )
@@ -37,14 +36,7 @@ var captureDir = flag.String("capture-dir", "", "TestCaptureFastPathInputs write
 // Without -capture-dir it still runs every query once through the
 // recording transport and checks that each made upstream calls.
 func TestCaptureFastPathInputs(t *testing.T) {
-	sample, err := sampleservice.Start(sampleservice.Config{
-		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: 1},
-		Defects: sampleservice.DefaultDefects(),
-	}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sample.Close()
+	sample := startDefaultSample(t)
 	rec := &recorder{next: http.DefaultTransport}
 	client, err := upstream.New(upstream.Config{
 		DataNodeURL: sample.URL,

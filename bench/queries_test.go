@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -21,14 +20,7 @@ import (
 // References (Asset, Party, ValidatorNode) need only be resolved: their id
 // and, for assets, what the query shows of them.
 func TestQueriesSelectEveryField(t *testing.T) {
-	sdl, err := os.ReadFile("../schema.graphqls")
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, gqlErr := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphqls", Input: string(sdl)})
-	if gqlErr != nil {
-		t.Fatal(gqlErr)
-	}
+	schema := loadSchema(t)
 	references := []string{"Asset", "Party", "ValidatorNode"}
 	for _, tc := range []struct {
 		file  string

@@ -20,14 +20,7 @@ import (
 // (-update-cost rewrites it): the configuration and the Tailcall side of
 // the cost section's queries.
 func TestTailcallConfig(t *testing.T) {
-	sample, err := sampleservice.Start(sampleservice.Config{
-		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: 1},
-		Defects: sampleservice.DefaultDefects(),
-	}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sample.Close()
+	sample := startDefaultSample(t)
 	party, _ := busiestParty(sample.Service.Dataset())
 	bodies := map[string]any{}
 	for root, path := range map[string]string{
@@ -271,4 +264,19 @@ func tailcallConfig(bodies map[string]any) (map[string]string, error) {
 		"queries/party-page.graphql": gen + "# A party's first page of funding payments and of delegations, every field.\n" +
 			"query Party($id: String!, $first: Int!) {\n  " + party + "\n}\n",
 	}, nil
+}
+
+// startDefaultSample starts the sample service on the default dataset
+// (seed 1, scale 1) with its defects, closed with the test.
+func startDefaultSample(t *testing.T) *sampleservice.Server {
+	t.Helper()
+	sample, err := sampleservice.Start(sampleservice.Config{
+		Dataset: sampleservice.DatasetOptions{Seed: 1, Scale: 1},
+		Defects: sampleservice.DefaultDefects(),
+	}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sample.Close() })
+	return sample
 }

@@ -186,20 +186,33 @@ func (d *parsedDocument) holdsDefer() bool {
 // documentHoldsDefer walks every selection of doc for a fragment that
 // carries @defer.
 func documentHoldsDefer(doc *ast.QueryDocument) bool {
+	return anySelection(doc, func(s ast.Selection) bool {
+		switch s := s.(type) {
+		case *ast.InlineFragment:
+			return s.Directives.ForName("defer") != nil
+		case *ast.FragmentSpread:
+			return s.Directives.ForName("defer") != nil
+		}
+		return false
+	})
+}
+
+// anySelection reports whether is holds for a selection of doc, in any
+// operation or fragment, at any depth.
+func anySelection(doc *ast.QueryDocument, is func(ast.Selection) bool) bool {
 	var walk func(ast.SelectionSet) bool
 	walk = func(set ast.SelectionSet) bool {
 		for _, s := range set {
+			if is(s) {
+				return true
+			}
 			switch s := s.(type) {
 			case *ast.Field:
 				if walk(s.SelectionSet) {
 					return true
 				}
 			case *ast.InlineFragment:
-				if s.Directives.ForName("defer") != nil || walk(s.SelectionSet) {
-					return true
-				}
-			case *ast.FragmentSpread:
-				if s.Directives.ForName("defer") != nil {
+				if walk(s.SelectionSet) {
 					return true
 				}
 			}

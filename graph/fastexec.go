@@ -499,37 +499,17 @@ func plansFor(opCtx *graphql.OperationContext) *directPlans {
 // hasSelectionDirectives reports whether any selection of the document
 // carries a directive.
 func hasSelectionDirectives(doc *ast.QueryDocument) bool {
-	var walk func(ast.SelectionSet) bool
-	walk = func(set ast.SelectionSet) bool {
-		for _, s := range set {
-			switch s := s.(type) {
-			case *ast.Field:
-				if len(s.Directives) > 0 || walk(s.SelectionSet) {
-					return true
-				}
-			case *ast.InlineFragment:
-				if len(s.Directives) > 0 || walk(s.SelectionSet) {
-					return true
-				}
-			case *ast.FragmentSpread:
-				if len(s.Directives) > 0 {
-					return true
-				}
-			}
+	return anySelection(doc, func(s ast.Selection) bool {
+		switch s := s.(type) {
+		case *ast.Field:
+			return len(s.Directives) > 0
+		case *ast.InlineFragment:
+			return len(s.Directives) > 0
+		case *ast.FragmentSpread:
+			return len(s.Directives) > 0
 		}
 		return false
-	}
-	for _, op := range doc.Operations {
-		if walk(op.SelectionSet) {
-			return true
-		}
-	}
-	for _, f := range doc.Fragments {
-		if walk(f.SelectionSet) {
-			return true
-		}
-	}
-	return false
+	})
 }
 
 // directWalk is one goroutine's walk: the buffer it writes to, and the path
