@@ -229,20 +229,7 @@ query One { assets(first: 1) { edges { cursor } } }`
 	}
 	// A page of n assets costs 101 + 3n: 33 rows fit, 34 do not.
 	exec, url := documentGateway(t, graph.ExecutorConfig{Limits: graph.Limits{MaxCost: 200}, Documents: docs})
-	post := func(body map[string]any) gqlResponse {
-		t.Helper()
-		raw, _ := json.Marshal(body)
-		resp, err := http.Post(url, "application/json", bytes.NewReader(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out gqlResponse
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	post := func(body map[string]any) gqlResponse { t.Helper(); return postBody(t, url, body) }
 	work := func(wantParsed, wantPlanned int64) {
 		t.Helper()
 		if parsed, planned, _ := graph.DocumentWork(exec); parsed != wantParsed || planned != wantPlanned {
@@ -344,20 +331,7 @@ func TestTextChecksOncePerDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	post := func(url string, body map[string]any) gqlResponse {
-		t.Helper()
-		raw, _ := json.Marshal(body)
-		resp, err := http.Post(url, "application/json", bytes.NewReader(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out gqlResponse
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	post := func(url string, body map[string]any) gqlResponse { t.Helper(); return postBody(t, url, body) }
 	apq := func(hash string) map[string]any {
 		return map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}
 	}
@@ -438,4 +412,20 @@ func FuzzLimitPlan(f *testing.F) {
 			t.Fatalf("planned  %s\nmeasured %s", planned, measured)
 		}
 	})
+}
+
+// postBody POSTs body as JSON to url and decodes the response.
+func postBody(t *testing.T, url string, body map[string]any) gqlResponse {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out gqlResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
