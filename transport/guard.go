@@ -76,7 +76,7 @@ func guardRequest(maxBody int64, subs SubscriptionConfig, next http.Handler) htt
 				refuse(w, r, http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Type %q: send the request as application/json ({\"query\": …, \"variables\": {…}})", clip.Cut(r.Header.Get("Content-Type"), 64)))
 				return
 			}
-			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+			body, err := readRequestBody(r.Body, r.ContentLength, maxBody)
 			if err != nil {
 				var tooLarge *http.MaxBytesError
 				if errors.As(err, &tooLarge) {
@@ -151,3 +151,20 @@ type readBody struct {
 }
 
 func (*readBody) Close() error { return nil }
+
+// readRequestBody reads body up to limit bytes and one more (which tells a body
+// over the limit), into a buffer made once of the size the request
+// declares (Content-Length), so that a large query is not copied as the
+// buffer grows, as io.ReadAll's does by doubling. The declared size is
+// trusted up to maxBodyPrealloc only: a client declaring a large body and
+// sending a few bytes costs no more memory than that.
+func readRequestBody(body io.Reader, declared, limit int64) ([]byte, error) {
+	size := min(max(declared, 0), limit, maxBodyPrealloc) + bytes.MinRead
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(io.LimitReader(body, limit+1))
+	return buf.Bytes(), err
+}
+
+// maxBodyPrealloc bounds the buffer readRequestBody makes before reading: larger
+// bodies grow it as they arrive.
+const maxBodyPrealloc = 256 << 10
