@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"unicode"
@@ -220,6 +221,26 @@ func (c *textCache) read(b []byte, i int) (string, int, bool) {
 		c.add(string(raw), text)
 	}
 	return text, next, ok
+}
+
+// unescaped returns a URL query value as url.QueryUnescape reads raw,
+// from the cache when raw was read before.
+func (c *textCache) unescaped(raw string) (string, error) {
+	if len(raw) < minCachedText {
+		return url.QueryUnescape(raw)
+	}
+	c.mu.Lock()
+	text, ok := c.texts[raw]
+	c.mu.Unlock()
+	if ok {
+		return text, nil
+	}
+	c.unquoted.Add(1)
+	text, err := url.QueryUnescape(raw)
+	if err == nil {
+		c.add(raw, text)
+	}
+	return text, err
 }
 
 // add keeps the text of key, evicting the oldest texts beyond the bounds.

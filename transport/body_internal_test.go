@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -264,5 +266,52 @@ func TestReadRequestBody(t *testing.T) {
 	// buffer grows as the body arrives.
 	if declared, undeclared := allocs(int64(len(body))), allocs(-1); declared > 3 || undeclared <= declared {
 		t.Errorf("a declared body took %.0f allocations, an undeclared one %.0f; want 3 and more", declared, undeclared)
+	}
+}
+
+// TestGetParamsReadQueryTextsOnce: a GET request's query text is unescaped
+// once however often it is sent, and getParams reads every URL as
+// url.ParseQuery reads it whole, fallbacks included.
+func TestGetParamsReadQueryTextsOnce(t *testing.T) {
+	long := "{ transactions(first: 1) { edges { node { hash " + strings.Repeat("__typename ", 80) + "} } } }"
+	enc := url.QueryEscape(long)
+	for _, raw := range []string{
+		"query=" + enc,
+		"operationName=A&query=" + enc + "&variables=%7B%7D",
+		"query=" + enc + "&query=%7B%20a%20%7D",        // the first wins
+		"qu%65ry=%7B%20a%20%7D&query=" + enc,           // an escaped key first: read whole
+		"query=" + enc + "%3B&x=1",                     // an escaped semicolon is text
+		"query=%7Ba%3Bb%7D;x",                          // a raw semicolon: refused, as url.ParseQuery does
+		"query=%zz" + enc,                              // a malformed escape
+		"variables=%7B%22query%22%3A1%7D&query=" + enc, // "query" elsewhere: read whole
+		"documentId=sha256%3Aabc",                      // no query at all
+	} {
+		want, wantErr := url.ParseQuery(raw)
+		r := &http.Request{URL: &url.URL{RawQuery: raw}, Header: http.Header{}}
+		for range 2 {
+			got, msg := getParams(r)
+			if (msg != "") != (wantErr != nil) {
+				t.Fatalf("%.60s: message %q, url.ParseQuery's error %v", raw, msg, wantErr)
+			}
+			if msg != "" {
+				if !strings.HasPrefix(msg, "the URL query is malformed: ") {
+					t.Errorf("%.60s: message %q", raw, msg)
+				}
+				continue
+			}
+			if got.Query != want.Get("query") || got.OperationName != want.Get("operationName") {
+				t.Errorf("%.60s: query %.40q, operation %q; want %.40q, %q", raw, got.Query, got.OperationName, want.Get("query"), want.Get("operationName"))
+			}
+		}
+	}
+	before := getTexts.unquoted.Load()
+	for range 5 {
+		r := &http.Request{URL: &url.URL{RawQuery: "query=" + url.QueryEscape(long+" ")}, Header: http.Header{}}
+		if got, msg := getParams(r); msg != "" || got.Query != long+" " {
+			t.Fatalf("query %.40q, message %q", got.Query, msg)
+		}
+	}
+	if n := getTexts.unquoted.Load() - before; n != 1 {
+		t.Errorf("a text sent five times was unescaped %d times, want once", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -80,12 +81,27 @@ func readParams(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 // getParams reads a GET request's parameters from its URL; msg says what
 // is wrong when they do not read.
 func getParams(r *http.Request) (params *graphql.RawParams, msg string) {
-	query, err := url.ParseQuery(r.URL.RawQuery)
+	// The query parameter, the one that grows with the document, is read
+	// through getTexts: a text sent before is not unescaped again.
+	raw, rest, found := cutQueryParam(r.URL.RawQuery)
+	query, err := url.ParseQuery(rest)
+	if found && query.Has("query") {
+		// Another parameter names query once unescaped: which comes
+		// first is url.ParseQuery's to say, over the whole query.
+		found = false
+		query, err = url.ParseQuery(r.URL.RawQuery)
+	}
 	if err != nil {
 		return nil, "the URL query is malformed: " + err.Error()
 	}
+	text := query.Get("query")
+	if found {
+		if text, err = getTexts.unescaped(raw); err != nil {
+			return nil, "the URL query is malformed: " + err.Error()
+		}
+	}
 	params = &graphql.RawParams{
-		Query:         query.Get("query"),
+		Query:         text,
 		OperationName: query.Get("operationName"),
 		Headers:       r.Header,
 	}
@@ -104,6 +120,34 @@ func getParams(r *http.Request) (params *graphql.RawParams, msg string) {
 	}
 	return params, ""
 }
+
+// cutQueryParam takes the first "query=" parameter's value out of a URL's
+// raw query, as sent (escaped): raw, and the rest of the query. found is
+// false, and rest the whole query, when there is none, or when its value
+// holds a semicolon (which url.ParseQuery refuses, over the whole query).
+func cutQueryParam(rawQuery string) (raw, rest string, found bool) {
+	before, after := "", rawQuery
+	for after != "" {
+		var part string
+		part, after, _ = strings.Cut(after, "&")
+		value, ok := strings.CutPrefix(part, "query=")
+		if !ok {
+			before += part + "&"
+			continue
+		}
+		rest = before + after
+		if strings.Contains(value, ";") {
+			return "", rawQuery, false
+		}
+		return value, rest, true
+	}
+	return "", rawQuery, false
+}
+
+// getTexts are the query texts of recent GET requests, by their escaped
+// bytes (the POST transport's are queryTexts, by their JSON bytes: the same
+// bytes mean other texts in the two forms).
+var getTexts = newTextCache(textCacheEntries, textCacheBytes)
 
 // rawParamsPool holds the POST transport's parameters, as gqlgen's
 // transport pools them: the executor copies what it keeps.
