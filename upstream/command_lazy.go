@@ -222,16 +222,16 @@ func (cell *commandCell) decoded() *decodedCommand {
 	return cell.full.Load()
 }
 
-// scanned scans the command's head on first use: from its JSON by
-// scanCommand, the first half of the reference decoder, or, for a command
-// built in memory, from the command.
+// scanned scans the command's head on first use: from the command when
+// it is decoded already (built in memory, or decoded in full before its
+// head was asked: a page whose every kind is read), else from its JSON by
+// scanCommand, the first half of the reference decoder.
 func (cell *commandCell) scanned() *commandHead {
 	cell.headOnce.Do(func() {
 		h := &commandHead{}
-		if cell.raw == nil {
-			cmd := cell.full.Load().cmd
-			h.nonce, h.blockHeight = cmd.Nonce, cmd.BlockHeight
-			switch k := cmd.Kind.(type) {
+		if d := cell.full.Load(); d != nil && d.err == nil {
+			h.nonce, h.blockHeight = d.cmd.Nonce, d.cmd.BlockHeight
+			switch k := d.cmd.Kind.(type) {
 			case nil:
 			case *UnknownCommand:
 				h.name = k.Name

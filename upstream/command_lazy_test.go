@@ -95,6 +95,15 @@ func checkLazyMatchesWhole(t *testing.T, name string, body []byte) {
 			if err != nil || !sameDecoded(member, wantCmd.Kind) {
 				t.Fatalf("%s: transaction %d: CommandMember %#v, %v, want %#v", name, i, member, err, wantCmd.Kind)
 			}
+			if c := got[i].LazyCommand; c.cell != nil && c.cell.raw != nil {
+				// The head of a command decoded in full is taken from it:
+				// the scan of its JSON finds the same.
+				derived, scanned := c.head(), (&commandCell{raw: c.cell.raw}).scanned()
+				if derived.name != scanned.name || derived.known != scanned.known || derived.nonce != scanned.nonce ||
+					derived.blockHeight != scanned.blockHeight || (derived.err == nil) != (scanned.err == nil) {
+					t.Fatalf("%s: transaction %d: head %+v after the full decode, %+v scanned", name, i, derived, scanned)
+				}
+			}
 			nonce, nErr := got[i].CommandNonce()
 			height, hErr := got[i].CommandBlockHeight()
 			if nonce != wantCmd.Nonce || height != wantCmd.BlockHeight || nErr != nil || hErr != nil {
