@@ -17,7 +17,7 @@ import (
 // upstream.PrepareCommands to decode what the operation reads, so that a
 // command that does not decode fails the list or the lookup, as the whole
 // page's decoding did. What is read is found in the operation's document,
-// by type and field name, not by path (as the asset prefetch does):
+// by type and field name, not by path (as the page batch's walk does, references.go):
 //
 //   - nothing, unless the operation selects Transaction.command,
 //     commandNonce or commandBlockHeight somewhere;

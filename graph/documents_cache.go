@@ -148,9 +148,8 @@ type parsedDocument struct {
 	doc  *ast.QueryDocument
 	text string // the text it was parsed from: the cache's key
 
-	mu     sync.Mutex
-	limits map[*ast.OperationDefinition]*limitPlan
-	memos  map[memoKey]any
+	mu    sync.Mutex
+	memos map[memoKey]any
 
 	defersOnce sync.Once
 	defers     bool
@@ -243,17 +242,7 @@ type memoKey struct {
 // made by plan the first time (under the entry's lock: the requests that
 // arrive meanwhile wait for it rather than walk the document too).
 func (d *parsedDocument) limitPlan(op *ast.OperationDefinition, plan func() *limitPlan) *limitPlan {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if p := d.limits[op]; p != nil {
-		return p
-	}
-	if d.limits == nil {
-		d.limits = map[*ast.OperationDefinition]*limitPlan{}
-	}
-	p := plan()
-	d.limits[op] = p
-	return p
+	return d.memo(op, "limits", func() any { return plan() }).(*limitPlan)
 }
 
 // memo returns what make computes of one of the document's operations

@@ -28,7 +28,7 @@ import (
 // Decoded pages are shared by concurrent requests (the answer cache, the
 // request memo, the live feed): both steps run under a sync.Once, and
 // their results are published through atomic pointers, which also keep
-// reflection (the asset prefetch's walk of a page) away from them.
+// reflection (the page batch's walk of a page, graph/references.go) away from them.
 //
 // Which step a request needs is the operation's (CommandUse, computed in
 // package graph): before a list or lookup resolver hands its rows to the
