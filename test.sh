@@ -39,13 +39,15 @@ go test -count=1 -timeout 20m "$@" ./...
 # --- The race detector on hand-written concurrency ----------------------------
 # Every package whose own code shares state between goroutines, whole:
 #   upstream               coalesced flights, retries, the breaker, the local
-#                          budget and its fair share, the concurrency slots;
+#                          budget and its fair share, the concurrency slots,
+#                          commands decoded once however many read them;
 #   transport              the transports' own goroutines (WebSocket sessions,
 #                          SSE reservations and streams, pumps), over an
 #                          executor without upstream; graph's e2e tests run
 #                          them under load;
-#   graph                  the asset rounds and their scheduler, the per-request
-#                          memo, the loaders, the cursor keys' pools, the asset
+#   graph                  the direct executor's goroutines and @defer payloads,
+#                          the document cache, the per-request memo, the
+#                          loaders and page batches, the cursor keys' pools, the asset
 #                          cache (allocation counts are not checked under -race:
 #                          race_on_test.go / race_off_test.go, as sync.Pool drops
 #                          items at random there);
@@ -57,10 +59,12 @@ go test -count=1 -timeout 20m "$@" ./...
 #                          metrics' label set, subscriptions' counters;
 #   sampleservice          its response cache, rate limiter and faults, under
 #                          the concurrent load the other packages' tests send;
+#   bench                  the harness's load phases and the cost section's
+#                          processes (its tests run each section briefly);
 #   internal/ctxwait, internal/httpcompress (its writer pools; skipped if the
 #                          package is gone), internal/testutil (LockedBuffer).
-# Measured here (go test -race, each package alone, 2 busy cores): upstream
-# 35 s, graph 164 s, root 143 s, sampleservice 35 s, redisstate 8 s,
+# Measured here (go test -race, each package alone, 2 busy cores): bench 29 s,
+# upstream 35 s, graph 164 s, root 143 s, sampleservice 35 s, redisstate 8 s,
 # telemetry 8 s, httpcompress 7 s, ctxwait 3 s, testutil 2 s (with the
 # other helpers' load: upstream 217 s, graph 234 s, root 166 s). Skipped under
 # -race, as they are long and add no concurrency of their own: graph's page
@@ -72,15 +76,14 @@ go test -count=1 -timeout 20m "$@" ./...
 # dataset generation (TestGeneratedDataset, TestCoverageCommandAndChange-
 # Kinds, TestGenerateScale, TestGenerateDeterministic: 24 s of one
 # goroutine; the generator starts none). Not run under -race:
-# bench (a harness; its smoke run is below, and its live section's smoke
-# test runs in go test), playground (static assets),
+# playground (static assets),
 # internal/jsonscan and internal/swar (pure functions), internal/gqlgen and
 # internal/fastexec (generators), graph/model (generated types). This keeps
 # the race pass to about 3 minutes on a quiet machine (see the phase times
 # that log prints).
 log "go test -race"
 race_pkgs=()
-for p in ./upstream ./transport ./graph . ./live ./redisstate ./telemetry ./sampleservice \
+for p in ./upstream ./transport ./graph . ./live ./redisstate ./telemetry ./sampleservice ./bench \
   ./internal/ctxwait ./internal/httpcompress ./internal/testutil; do
   [ -d "$p" ] && race_pkgs+=("$p/")
 done
