@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 )
@@ -98,5 +100,50 @@ func TestDocumentHoldsDefer(t *testing.T) {
 		if got := documentHoldsDefer(doc); got != want {
 			t.Errorf("%s: holds @defer %t, want %t", q, got, want)
 		}
+	}
+}
+
+// TestPerOperationOncePerDocument: what is computed of an operation
+// (perOperation) is made once while its document is kept, under each key,
+// and for each request when the document is not kept; the direct
+// executor's plans are one per document, unless a selection carries a
+// directive (plansFor).
+func TestPerOperationOncePerDocument(t *testing.T) {
+	schema := NewExecutableSchema(Config{}).Schema()
+	cache := newDocumentCache(4)
+	opCtxOf := func(text string, kept bool) *graphql.OperationContext {
+		doc, errs := gqlparser.LoadQuery(schema, text)
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		opCtx := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}
+		if kept {
+			cache.Add(context.Background(), text, doc)
+			opCtx.Stats.SetExtension(parsedDocumentKey, cache.of(doc))
+		}
+		return opCtx
+	}
+	plain := opCtxOf(`{ assets(first: 1) { edges { cursor } } }`, true)
+	made := 0
+	count := func() int { made++; return made }
+	for range 3 {
+		if got := perOperation(plain, "a", count); got != 1 {
+			t.Fatalf("kept: made %d times, want once", got)
+		}
+	}
+	if got := perOperation(plain, "b", count); got != 2 {
+		t.Fatalf("another key: %d, want a value of its own", got)
+	}
+	loose := opCtxOf(`{ assets(first: 2) { edges { cursor } } }`, false)
+	perOperation(loose, "a", count)
+	if perOperation(loose, "a", count) != 4 {
+		t.Fatalf("not kept: made %d times in all, want each time", made)
+	}
+	if p, q := plansFor(plain), plansFor(plain); p != q || p.doc != plain.Doc {
+		t.Error("a document's plans are not one")
+	}
+	directives := opCtxOf(`query($s: Boolean!) { assets(first: 1) @skip(if: $s) { edges { cursor } } }`, true)
+	if p, q := plansFor(directives), plansFor(directives); p == q {
+		t.Error("plans of selections with directives are shared between requests")
 	}
 }
