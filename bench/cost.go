@@ -402,6 +402,9 @@ type costStats struct {
 	ProcessCPUPerRequest time.Duration
 }
 
+// costQueryNames are the names of costQueries' queries, in their order.
+var costQueryNames = []string{"every-field-50", "hashes-50", "one-kind-50", "party-page"}
+
 // costCell is one query under one load on the three paths, in one run.
 type costCell struct {
 	Name  string
@@ -456,6 +459,9 @@ func runCost(ctx context.Context, o *options, small *env, rep *report, logf func
 		{concurrency: costConnections, duration: o.duration, maxRequests: o.maxRequests, upstreamLatency: costLatency},
 	}
 	for _, q := range costQueries(party) {
+		if len(o.costQueries) > 0 && !slices.Contains(o.costQueries, q.name) {
+			continue
+		}
 		if err := run.verifyCost(ctx, q); err != nil {
 			return fmt.Errorf("verify %s: %w", q.name, err)
 		}

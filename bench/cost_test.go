@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,13 @@ func TestCostQueriesAgree(t *testing.T) {
 	}
 	party, _ := busiestParty(e.sample.Service.Dataset())
 	queries := costQueries(party)
+	var names []string
+	for _, q := range queries {
+		names = append(names, q.name)
+	}
+	if !slices.Equal(names, costQueryNames) {
+		t.Errorf("costQueryNames (-cost-queries) = %v, the queries are %v", costQueryNames, names)
+	}
 	for _, q := range queries {
 		if err := run.verifyCost(ctx, q); err != nil {
 			t.Errorf("%s: %v", q.name, err)

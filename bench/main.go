@@ -91,6 +91,7 @@ type options struct {
 	gatewayEnv, baselineEnv                   settingsList
 	gatewayBin                                string
 	tailcallBin                               string
+	costQueries                               []string // the cost section's queries by name; empty for all
 	browseGet                                 bool
 
 	cpuProfile, memProfile string
@@ -131,6 +132,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.browseGet, "browse-get", false, "browse section: people send their queries as GET requests and keep a browser cache each (Cache-Control, ETag and If-None-Match, as a browser does); by default POST, which no cache keeps")
 	fs.StringVar(&o.gatewayBin, "gateway-bin", "", "browse section: the gateway binary to run (default: go build of this repository's gateway)")
 	fs.StringVar(&o.tailcallBin, "tailcall-bin", "", "cost section: the Tailcall binary to run (default: what scripts/install-tailcall.sh installs from npm)")
+	costQueriesFlag := fs.String("cost-queries", "", "cost section: the queries to measure, comma-separated (every-field-50, hashes-50, one-kind-50, party-page); empty for all")
 	fs.BoolVar(&o.smoke, "smoke", false, "a short run that checks every query on both paths and exercises each section briefly; fails on any error")
 	fs.StringVar(&o.out, "out", "", "write the markdown report to this file (default: stdout)")
 	fs.StringVar(&o.jsonOut, "json", "", "also write every measurement (each run's cells and bursts) as JSON to this file")
@@ -151,6 +153,15 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 			return nil, fmt.Errorf("-sections: unknown section %q (want some of %s)", s, strings.Join(allSections, ", "))
 		}
 		o.sections = append(o.sections, s)
+	}
+	for s := range strings.SplitSeq(*costQueriesFlag, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if !slices.Contains(costQueryNames, s) {
+			return nil, fmt.Errorf("-cost-queries: unknown query %q (want some of %s)", s, strings.Join(costQueryNames, ", "))
+		}
+		o.costQueries = append(o.costQueries, s)
 	}
 	var err error
 	if o.people, err = parseCounts(*peopleFlag, 1, 100_000); err != nil {
