@@ -402,6 +402,33 @@ type dataErrors struct {
 	dangling, unknownEnums, nonFinite int
 }
 
+// readOnly posts body (a GraphQL request) to endpoint and reads the
+// response without decoding it: an error if the status is not 200 or the
+// response names errors.
+func (c *graphqlClient) readOnly(ctx context.Context, endpoint string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer bodyBuffers.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return fmt.Errorf("POST %s: read body: %w", endpoint, err)
+	}
+	if resp.StatusCode != http.StatusOK || bytes.Contains(buf.Bytes(), []byte(`"errors"`)) {
+		return fmt.Errorf("POST %s: status %d: %s", endpoint, resp.StatusCode, clip(buf.Bytes()))
+	}
+	return nil
+}
+
 // query POSTs a query to endpoint and decodes the response. A GraphQL
 // error fails the call, except the data errors it counts: the benchmark
 // queries must otherwise succeed whole.

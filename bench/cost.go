@@ -6,15 +6,18 @@ package main
 // GraphQL gateway, its own process, configured by bench/tailcall/) and the
 // direct REST call (this process's client). Four queries: every field of
 // every kind on a page of 50 transactions, and three narrow ones (hashes,
-// one command kind, a party's page). Three loads: 16 connections for
+// one command kind, a party's page). Five loads: 16 connections for
 // throughput, 8 for the CPU time of each gateway process per request
 // (read from /proc, so the load generator and the sample service, which
-// share this process, are not counted), and 16 with every upstream
-// response delayed 20 ms for latency against the direct call.
+// share this process, are not counted), 16 with every upstream
+// response delayed 20 ms for latency against the direct call, and 16
+// again with a client that reads the responses without decoding them
+// (throughput with the cores left to the servers).
 
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -308,10 +311,26 @@ func batchItem(b any) string {
 	return s
 }
 
-// costTargets are the three paths' calls of q.
-func (c *costRun) targets(q costQuery) [costPaths]func(context.Context) error {
+// targets are the three paths' calls of q under l. With l.bytesOnly the
+// gateway's and Tailcall's responses are read and not decoded, and the
+// direct call is not made (its asset lookups need its page decoded).
+func (c *costRun) targets(q costQuery, l load) ([costPaths]func(context.Context) error, error) {
 	gw := &gatewayServer{url: c.gatewayURL}
 	tc := &gatewayServer{url: c.tailcallURL}
+	if l.bytesOnly {
+		gwBody, err := json.Marshal(gqlRequest{Query: q.doc, Variables: q.vars})
+		if err != nil {
+			return [costPaths]func(context.Context) error{}, err
+		}
+		tcBody, err := json.Marshal(gqlRequest{Query: q.tailcallDoc, Variables: q.tailcallVars})
+		if err != nil {
+			return [costPaths]func(context.Context) error{}, err
+		}
+		return [costPaths]func(context.Context) error{
+			costGateway:  func(ctx context.Context) error { return c.env.graphql.readOnly(ctx, c.gatewayURL, gwBody) },
+			costTailcall: func(ctx context.Context) error { return c.env.graphql.readOnly(ctx, c.tailcallURL, tcBody) },
+		}, nil
+	}
 	return [costPaths]func(context.Context) error{
 		costDirect: func(ctx context.Context) error { _, err := q.direct(ctx, c.env.direct); return err },
 		costGateway: func(ctx context.Context) error {
@@ -322,7 +341,7 @@ func (c *costRun) targets(q costQuery) [costPaths]func(context.Context) error {
 			_, _, err := c.env.graphql.query(ctx, tc, q.tailcallDoc, q.tailcallVars)
 			return err
 		},
-	}
+	}, nil
 }
 
 // costRun is the section's set-up: the env's sample service and client,
@@ -457,6 +476,7 @@ func runCost(ctx context.Context, o *options, small *env, rep *report, logf func
 		{concurrency: costCPUConnections, duration: o.duration, maxRequests: o.maxRequests},
 		{concurrency: 1, duration: o.duration, maxRequests: o.maxRequests},
 		{concurrency: costConnections, duration: o.duration, maxRequests: o.maxRequests, upstreamLatency: costLatency},
+		{concurrency: costConnections, duration: o.duration, maxRequests: o.maxRequests, bytesOnly: true},
 	}
 	for _, q := range costQueries(party) {
 		if len(o.costQueries) > 0 && !slices.Contains(o.costQueries, q.name) {
@@ -509,11 +529,17 @@ func (c *costRun) measure(ctx context.Context, q costQuery, l load, rounds int, 
 		setLatency(c.env, l.upstreamLatency)
 		defer clearFaults(c.env)
 	}
-	fns := c.targets(q)
+	fns, err := c.targets(q, l)
+	if err != nil {
+		return costCell{}, err
+	}
 	pids := [costPaths]int{costGateway: c.gatewayPID, costTailcall: c.tailcallPID}
 	if warmup {
 		warm := load{concurrency: l.concurrency, duration: 150 * time.Millisecond, maxRequests: max(20, 2*l.concurrency)}
 		for p, fn := range fns {
+			if fn == nil {
+				continue
+			}
 			if _, err := runPhase(ctx, c.env, fn, warm); err != nil {
 				return costCell{}, fmt.Errorf("%s (%s): warm-up: %w", q.name, costPath(p), err)
 			}
@@ -524,6 +550,9 @@ func (c *costRun) measure(ctx context.Context, q costQuery, l load, rounds int, 
 	per := load{concurrency: l.concurrency, duration: l.duration / time.Duration(rounds), maxRequests: l.maxRequests / rounds}
 	for range rounds {
 		for p, fn := range fns {
+			if fn == nil {
+				continue
+			}
 			var before procStat
 			if pids[p] != 0 {
 				before, _ = readProcStat(pids[p])
@@ -741,12 +770,20 @@ func writeCost(p func(string, ...any), cells []costCell) {
 	load8 := load{concurrency: costCPUConnections}.String()
 	load1 := load{concurrency: 1}.String()
 	loadFar := load{concurrency: costConnections, upstreamLatency: costLatency}.String()
+	loadBytes := load{concurrency: costConnections, bytesOnly: true}.String()
 	p("### Throughput, %d connections (req/s)\n\n", costConnections)
 	p("| Query | Rows | Direct REST | Gateway | Tailcall | Gateway ÷ Tailcall | Gateway ÷ direct |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, g := range byLoad(load16) {
 		p("| %s | %d | %.0f | %.0f | %.0f | %s | %s |\n", g[0].Name, g[0].Rows, med(g, tput(costDirect)), med(g, tput(costGateway)), med(g, tput(costTailcall)),
 			ratioText(g, func(c costCell) float64 { return c.Paths[costGateway].Throughput / c.Paths[costTailcall].Throughput }),
 			ratioText(g, func(c costCell) float64 { return c.Paths[costGateway].Throughput / c.Paths[costDirect].Throughput }))
+	}
+	p("\n### Throughput, %d connections, the client reading the bytes only (req/s)\n\n", costConnections)
+	p("The same load, but the client reads each response without decoding it (it checks the status and that no error is named), so that the two cores go to the gateway or Tailcall and the sample service. The direct call is not made: its asset lookups need its page decoded.\n\n")
+	p("| Query | Gateway | Tailcall | Gateway ÷ Tailcall |\n|---|---:|---:|---:|\n")
+	for _, g := range byLoad(loadBytes) {
+		p("| %s | %.0f | %.0f | %s |\n", g[0].Name, med(g, tput(costGateway)), med(g, tput(costTailcall)),
+			ratioText(g, func(c costCell) float64 { return c.Paths[costGateway].Throughput / c.Paths[costTailcall].Throughput }))
 	}
 	p("\n### CPU per request: each gateway's process alone, at saturation (%d connections) and one request at a time\n\n", costCPUConnections)
 	p("At %d connections, identical requests in flight together share one upstream request (the gateway coalesces them and decodes the answer once; Tailcall's `dedupe`): the last column says how many upstream requests a request made. At 1 connection every request does its whole work.\n\n", costCPUConnections)

@@ -118,6 +118,39 @@ func TestCostMeasuresEachProcess(t *testing.T) {
 	}
 }
 
+// TestCostBytesOnly checks the load whose client reads the responses
+// without decoding them: the gateway's and Tailcall's requests are made
+// and counted, the direct call is not, and an answer naming errors fails
+// the phase.
+func TestCostBytesOnly(t *testing.T) {
+	e, ctx := costTestEnv(t)
+	run := &costRun{env: e, gatewayURL: e.uncached.url, tailcallURL: e.cached.url}
+	q := costQueries("")[1] // hashes-50
+	q.tailcallDoc, q.tailcallVars = q.doc, q.vars
+	l := load{concurrency: 2, duration: time.Minute, maxRequests: 100, bytesOnly: true}
+	c, err := run.measure(ctx, q, l, 2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Paths[costDirect].Requests; got != 0 {
+		t.Errorf("direct: %d requests, want none", got)
+	}
+	for _, p := range []costPath{costGateway, costTailcall} {
+		if got := c.Paths[p].Requests; got != 100 {
+			t.Errorf("%s: %d requests, want 100", p, got)
+		}
+	}
+	if c.Load != "concurrency 2, bytes only" {
+		t.Errorf("load %q", c.Load)
+	}
+
+	bad := q
+	bad.doc = `{ transactions(first: 2) { edges { node { hash } } } asset(id: "nope") { id } }`
+	if _, err := run.measure(ctx, bad, l, 1, false); err == nil || !strings.Contains(err.Error(), `"errors"`) {
+		t.Errorf("an answer with errors: got %v", err)
+	}
+}
+
 // costTestEnv is the default dataset's env, as the cost section's gateway
 // in this process sees it, closed with the test, and a minute to use it.
 func costTestEnv(t *testing.T) (*env, context.Context) {

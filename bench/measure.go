@@ -112,6 +112,9 @@ type load struct {
 	// upstreamLatency delays every response of the sample service, on
 	// both paths: the data node at a distance.
 	upstreamLatency time.Duration
+	// bytesOnly: the client reads each response's bytes and does not
+	// decode them (the cost section's second throughput figure).
+	bytesOnly bool
 }
 
 // String names the load in the report.
@@ -119,6 +122,9 @@ func (l load) String() string {
 	s := fmt.Sprintf("concurrency %d", l.concurrency)
 	if l.upstreamLatency > 0 {
 		s += ", upstream +" + l.upstreamLatency.String()
+	}
+	if l.bytesOnly {
+		s += ", bytes only"
 	}
 	return s
 }
