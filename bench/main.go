@@ -113,7 +113,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.maxRequests, "max-requests", 50000, "most requests per side of a cell")
 	fs.IntVar(&o.largeScale, "large-scale", 200, "scale of the large dataset (200: 1.2 million transactions)")
 	fs.StringVar(&o.directDecode, "direct-decode", "generic", "how the direct client decodes the REST bodies: generic (into any, as the client decodes the gateway's responses: the same client on both paths) or typed (into package upstream's wire types)")
-	fs.StringVar(&o.executor, "executor", "direct", "the gateways' executor: direct (the default: generated writers, gqlgen's executor where they give up) or gqlgen (gqlgen's alone: the before of BENCHMARKS.md)")
+	fs.StringVar(&o.executor, "executor", "direct", "the gateways' executor: direct (the default: the generated writers, gqlgen's executor for introspection and subscriptions only) or gqlgen (gqlgen's alone: the before of BENCHMARKS.md)")
 	fs.IntVar(&o.compression, "compression-level", 0, "the gateways' COMPRESSION_LEVEL: gzip level of their responses, 0 for none. Both clients ask for gzip, as browsers do; the sample service's gzip is made once per response, so the direct path pays no compression, and by default neither does the gateway. The compression section measures the other setting (the gateway's default, level 1, when this is 0) beside it")
 	fs.DurationVar(&o.loaderWait, "loader-wait", graph.DefaultLoaderConfig.Wait, "the gateways' loader wait (LOADER_WAIT): how long the asset loader collects references before one upstream round")
 	distancesFlag := fs.String("distances", "1ms,5ms", "upstream latencies of the distance section, comma-separated (e.g. 1ms alone)")
