@@ -467,3 +467,71 @@ func TestCursorsSignedOnlyWhenRead(t *testing.T) {
 		})
 	}
 }
+
+// A subscription's events read the cursors of the lists nested in them
+// as a query does: a submitter's transactions, with their edges' cursors
+// and their end cursor selected, carry the cursors a query of the same
+// list gets; with neither selected, none.
+func TestSubscriptionNestedCursors(t *testing.T) {
+	g := newLiveGateway(t, liveOptions{})
+	head := g.headCursor(t)
+	s := subscribeSSE(t, g.URL, `subscription($after: String) { transactions(after: $after) { cursor node { hash submitter { id
+		transactions(first: 2) { edges { cursor node { hash } } pageInfo { endCursor } }
+		plain: transactions(first: 2) { edges { node { hash } } } } } } }`, map[string]any{"after": head})
+	g.waitSubscribed(t, 1)
+	appended := g.appendTxs(t, 1)
+	name, data := s.mustEvent()
+	type list struct {
+		Edges []struct {
+			Cursor *string
+			Node   struct{ Hash string }
+		}
+		PageInfo *struct{ EndCursor *string }
+	}
+	var event struct {
+		Data struct {
+			Transactions struct {
+				Cursor string
+				Node   struct {
+					Hash      string
+					Submitter struct {
+						ID           string
+						Transactions list
+						Plain        list
+					}
+				}
+			}
+		}
+		Errors []gqlError
+	}
+	if err := json.Unmarshal(data, &event); name != "next" || err != nil || len(event.Errors) > 0 {
+		t.Fatalf("event %s %s (%v)", name, data, err)
+	}
+	got := event.Data.Transactions
+	if got.Cursor == "" || got.Node.Hash != appended[0].Hash {
+		t.Fatalf("event %s, want the transaction appended, %s", data, appended[0].Hash)
+	}
+	var want struct{ Party struct{ Transactions list } }
+	g.query(t, `query($p: ID!) { party(id: $p) { transactions(first: 2) { edges { cursor node { hash } } pageInfo { endCursor } } } }`,
+		map[string]any{"p": got.Node.Submitter.ID}).mustData(t, &want)
+	nested, plain := got.Node.Submitter.Transactions, got.Node.Submitter.Plain
+	if len(nested.Edges) == 0 || nested.PageInfo == nil || nested.PageInfo.EndCursor == nil {
+		t.Fatalf("submitter's transactions %s", data)
+	}
+	if len(want.Party.Transactions.Edges) != len(nested.Edges) || *want.Party.Transactions.PageInfo.EndCursor != *nested.PageInfo.EndCursor {
+		t.Errorf("the event's nested list %s, a query's %+v", data, want.Party.Transactions)
+	}
+	for i, e := range nested.Edges {
+		if w := want.Party.Transactions.Edges[i]; e.Cursor == nil || *e.Cursor == "" || *e.Cursor != *w.Cursor || e.Node.Hash != w.Node.Hash {
+			t.Errorf("edge %d: %v %s, a query's %v %s", i, e.Cursor, e.Node.Hash, w.Cursor, w.Node.Hash)
+		}
+	}
+	for i, e := range plain.Edges {
+		if e.Cursor != nil {
+			t.Errorf("plain edge %d: cursor %q not selected", i, *e.Cursor)
+		}
+	}
+	if len(plain.Edges) != len(nested.Edges) {
+		t.Errorf("%d plain rows, %d with cursors", len(plain.Edges), len(nested.Edges))
+	}
+}

@@ -167,3 +167,34 @@ func TestReadsCursorsOfAnOperation(t *testing.T) {
 		t.Error("transactions, every cursor signed: cursors not read")
 	}
 }
+
+// BenchmarkCursorUse: what the skip adds to a list's request (the
+// operation's answer, kept with its document: one lookup) and what it
+// spares on a page of 50 transactions whose cursors are not read (50
+// cursors signed, as listTransactions did for every page).
+func BenchmarkCursorUse(b *testing.B) {
+	doc, errs := gqlparser.LoadQuery(NewExecutableSchema(Config{}).Schema(), `{ transactions(first: 50) { edges { node { hash } } } }`)
+	if errs != nil {
+		b.Fatal(errs)
+	}
+	opCtx := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}
+	opCtx.Stats.SetExtension(parsedDocumentKey, &parsedDocument{doc: doc})
+	ctx := graphql.WithOperationContext(context.Background(), opCtx)
+	b.Run("lookup", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if readsCursors(ctx, listTransactions) {
+				b.Fatal("cursors read")
+			}
+		}
+	})
+	b.Run("50 transaction cursors", func(b *testing.B) {
+		b.ReportAllocs()
+		cursors := make([]string, 50)
+		for b.Loop() {
+			for i := range cursors {
+				cursors[i] = txCursor{B: 34505994 - uint64(i/3), I: uint32(i % 3)}.encode(testCursorKeys)
+			}
+		}
+	})
+}
