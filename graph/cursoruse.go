@@ -16,10 +16,12 @@ import (
 // first, and when the operation reads no cursor of their connection type,
 // the edges keep an empty cursor and pageInfo's start and end cursors are
 // null, as on an empty page. Neither is written to the response, since the
-// operation does not select them; nothing else reads them (the HTTP
-// caching derives its headers and ETag from the response written, the
-// request's memo keeps upstream pages, not connections, and the live
-// feed's edges are made by the live feed, which always signs them).
+// operation does not select them; nothing else reads them: the HTTP
+// caching's ETag is the written response's, and its Cache-Control follows
+// the upstream answers and the key's kind, not the cursors made; the
+// request's memo and the live events' sharing keep upstream answers, not
+// connections; and the live feed's own edges are made by the live feed,
+// which always signs them.
 //
 // What is read is found in the operation's document, by type and field
 // name, not by path (as commanduse.go does for commands): a connection
