@@ -38,10 +38,16 @@ func dataNodeConnection[T, E any](ctx context.Context, r *Resolver, list cursorL
 		return nil, nil, err
 	}
 	recordFreshness(ctx, pg.Freshness)
-	rows := dataNodePage(r.Cursors, req, list, pg)
+	// The cursors, when the operation reads them (cursoruse.go): else
+	// the edges' are empty and the page info's null.
+	rows := dataNodePage(r.Cursors, req, list, pg, readsCursors(ctx, list))
 	edges := make([]E, len(rows.Rows))
 	for i, row := range rows.Rows {
-		edges[i] = edge(rows.Cursors[i], row)
+		cursor := ""
+		if rows.Cursors != nil {
+			cursor = rows.Cursors[i]
+		}
+		edges[i] = edge(cursor, row)
 	}
 	return edges, pageInfo(rows.Cursors, rows.HasNextPage, rows.HasPreviousPage), nil
 }
@@ -103,9 +109,10 @@ func dataNodePagination(keys *CursorKeys, req pageRequest, list cursorList, newe
 	return p, nil
 }
 
-// dataNodePage turns a data-node page into a page of the gateway's rows.
+// dataNodePage turns a data-node page into a page of the gateway's rows,
+// with their cursors when withCursors is set (else Cursors is nil).
 // The data node's page info is exact (docs/wire.md, Data-node paging).
-func dataNodePage[T any](keys *CursorKeys, req pageRequest, list cursorList, pg *upstream.Page[T]) page[*T] {
+func dataNodePage[T any](keys *CursorKeys, req pageRequest, list cursorList, pg *upstream.Page[T], withCursors bool) page[*T] {
 	out := page[*T]{HasNextPage: pg.PageInfo.HasNextPage, HasPreviousPage: pg.PageInfo.HasPreviousPage}
 	// Behind a cursor there is at least the cursor's row. The data node
 	// says so, except on an empty page; say so always, as the other
@@ -126,11 +133,13 @@ func dataNodePage[T any](keys *CursorKeys, req pageRequest, list cursorList, pg 
 		return out
 	}
 	out.Rows = make([]*T, len(pg.Edges))
-	out.Cursors = make([]string, len(pg.Edges))
 	for i := range pg.Edges {
 		out.Rows[i] = &pg.Edges[i].Node
 	}
-	encodeCursors(keys, pg.Edges, out.Cursors, list)
+	if withCursors {
+		out.Cursors = make([]string, len(pg.Edges))
+		encodeCursors(keys, pg.Edges, out.Cursors, list)
+	}
 	return out
 }
 

@@ -3,6 +3,9 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+	"hash"
+	"sync/atomic"
+	"testing"
 )
 
 // testCursorKeys sign the cursors of this package's tests; the test
@@ -74,3 +77,44 @@ func (r rawData) size() int { return len(r) }
 // OnSubscribedForTest makes lf call f after every subscription it opens,
 // once the subscription knows where it starts.
 func OnSubscribedForTest(lf *LiveFeed, f func()) { lf.subscribed = f }
+
+// SignEveryCursorForTest makes the list resolvers sign every cursor of
+// their pages, whether or not the operation reads them (on), or only
+// those it reads (off, as served), until t ends.
+func SignEveryCursorForTest(t testing.TB, on bool) {
+	old := signEveryCursor.Swap(on)
+	t.Cleanup(func() { signEveryCursor.Store(old) })
+}
+
+// CountingCursorKeysForTest returns cursor keys of the key text setting
+// (NewCursorKeys) that count the MACs they compute, and the count so
+// far: one for each cursor signed, and one a key for each cursor
+// verified.
+func CountingCursorKeysForTest(setting string) (*CursorKeys, func() int64, error) {
+	k, err := NewCursorKeys(setting)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := new(atomic.Int64)
+	for _, m := range k.keys {
+		made := m.pool.New
+		m.pool.New = func() any {
+			s := made().(*macState)
+			s.h = countingHash{Hash: s.h, n: n}
+			return s
+		}
+	}
+	return k, n.Load, nil
+}
+
+// countingHash counts the sums of a hash: one a MAC.
+type countingHash struct {
+	hash.Hash
+	n *atomic.Int64
+}
+
+// Sum counts one sum and returns the hash's.
+func (h countingHash) Sum(b []byte) []byte {
+	h.n.Add(1)
+	return h.Hash.Sum(b)
+}

@@ -232,11 +232,18 @@ func (r *Resolver) listFundingPayments(ctx context.Context, f fundingFilter, arg
 	if err != nil {
 		return nil, err
 	}
-	cursors := make([]string, len(rows))
 	conn := &model.FundingPaymentConnection{Edges: make([]model.FundingPaymentEdge, len(rows))}
 	for i := range rows {
-		cursors[i] = fundingCursor{K: keyOfFunding(&rows[i]), H: pos[i].Head, D: pos[i].Dist}.encode(r.Cursors)
-		conn.Edges[i] = model.FundingPaymentEdge{Cursor: cursors[i], Node: &rows[i]}
+		conn.Edges[i].Node = &rows[i]
+	}
+	// The cursors, when the operation reads them (cursoruse.go).
+	var cursors []string
+	if readsCursors(ctx, listFundingPayments) {
+		cursors = make([]string, len(rows))
+		for i := range rows {
+			cursors[i] = fundingCursor{K: keyOfFunding(&rows[i]), H: pos[i].Head, D: pos[i].Dist}.encode(r.Cursors)
+			conn.Edges[i].Cursor = cursors[i]
+		}
 	}
 	conn.PageInfo = pageInfo(cursors, hasNext, hasPrev)
 	return conn, nil

@@ -253,12 +253,19 @@ func (r *Resolver) listTransactions(ctx context.Context, f transactionFilter, ar
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
 	batchPageAssets(ctx, rows)
-	cursors := make([]string, len(rows))
 	conn := &model.TransactionConnection{Edges: make([]model.TransactionEdge, len(rows))}
 	for i := range rows {
-		pos := rows[i].Position()
-		cursors[i] = txCursor{B: pos.Block, I: pos.Index}.encode(r.Cursors)
-		conn.Edges[i] = model.TransactionEdge{Cursor: cursors[i], Node: &rows[i]}
+		conn.Edges[i].Node = &rows[i]
+	}
+	// The cursors, when the operation reads them (cursoruse.go).
+	var cursors []string
+	if readsCursors(ctx, listTransactions) {
+		cursors = make([]string, len(rows))
+		for i := range rows {
+			pos := rows[i].Position()
+			cursors[i] = txCursor{B: pos.Block, I: pos.Index}.encode(r.Cursors)
+			conn.Edges[i].Cursor = cursors[i]
+		}
 	}
 	conn.PageInfo = pageInfo(cursors, hasNext, hasPrev)
 	return conn, nil
