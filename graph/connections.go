@@ -2,7 +2,7 @@ package graph
 
 import (
 	"context"
-	"strings"
+	"unsafe"
 
 	"github.com/tradenet/gateway/graph/model"
 	"github.com/tradenet/gateway/upstream"
@@ -67,9 +67,17 @@ func (c dataNodeCursor) encode(keys *CursorKeys, list cursorList) string {
 
 // appendEncoded appends the cursor encode returns to dst.
 func (c dataNodeCursor) appendEncoded(dst []byte, keys *CursorKeys, list cursorList) []byte {
-	var raw [cursorBuffer]byte
-	b := appendCursorHeader(raw[:0], list)
-	return keys.appendSigned(dst, c.C.AppendPack(b))
+	s := keys.signer()
+	dst = c.appendSealed(dst, s, list)
+	s.put()
+	return dst
+}
+
+// appendSealed appends the cursor encode returns to dst, signed with s:
+// the raw form is packed straight into the state's buffer.
+func (c dataNodeCursor) appendSealed(dst []byte, s *macState, list cursorList) []byte {
+	s.msg = c.C.AppendPack(appendCursorHeader(s.msg[:0], list))
+	return s.appendSealed(dst)
 }
 
 // decodeDataNodeCursor reads a data-node list's cursor.
@@ -168,10 +176,10 @@ func encodeCursors[T any](keys *CursorKeys, edges []upstream.Edge[T], cursors []
 }
 
 // encodeCursorRun encodes a run of edges' cursors into cursors. They are
-// written one after another into one strings.Builder, whose string is
-// not copied, and each cursor is a slice of it: two allocations for the
-// run rather than one a row (a thousand for a page of 1,000 delegations),
-// and the same bytes.
+// written one after another into one buffer, which becomes a string
+// without a copy, and each cursor is a slice of it: two allocations for
+// the run rather than one a row (a thousand for a page of 1,000
+// delegations), and the same bytes. One signing state serves the run.
 func encodeCursorRun[T any](keys *CursorKeys, edges []upstream.Edge[T], cursors []string, list cursorList) {
 	if len(edges) < 8 { // below this, the run's own allocations cost more
 		for i := range edges {
@@ -179,22 +187,23 @@ func encodeCursorRun[T any](keys *CursorKeys, edges []upstream.Edge[T], cursors 
 		}
 		return
 	}
+	s := keys.signer()
 	var scratch [(cursorBuffer + cursorMACSize) * 4 / 3]byte
-	var all strings.Builder
+	first := dataNodeCursor{C: edges[0].Cursor}.appendSealed(scratch[:0], s, list)
+	// Cursors of a list are about the same length: room for all, and an
+	// eighth more.
+	all := append(make([]byte, 0, len(first)*len(edges)*9/8), first...)
 	ends := make([]int, len(edges))
-	for i := range edges {
-		one := dataNodeCursor{C: edges[i].Cursor}.appendEncoded(scratch[:0], keys, list)
-		if i == 0 {
-			// Cursors of a list are about the same length: room for all,
-			// and an eighth more.
-			all.Grow(len(one) * len(edges) * 9 / 8)
-		}
-		all.Write(one)
-		ends[i] = all.Len()
+	ends[0] = len(all)
+	for i := 1; i < len(edges); i++ {
+		all = dataNodeCursor{C: edges[i].Cursor}.appendSealed(all, s, list)
+		ends[i] = len(all)
 	}
-	s, start := all.String(), 0
+	s.put()
+	// all is never written again: its bytes can be the string's.
+	text, start := unsafe.String(unsafe.SliceData(all), len(all)), 0
 	for i, end := range ends {
-		cursors[i] = s[start:end]
+		cursors[i] = text[start:end]
 		start = end
 	}
 }

@@ -69,10 +69,14 @@ type cursorMAC struct {
 	pool sync.Pool // of *macState
 }
 
-// macState is a reusable HMAC with its own buffers: the message is copied
-// into msg rather than handed to the hash from the caller's stack buffer,
-// which a call through the hash.Hash interface would move to the heap.
+// macState is a reusable HMAC with its own buffers. A cursor's raw form is
+// written straight into msg, where the hash reads it: a message built in
+// the caller's stack buffer and handed to the hash through the hash.Hash
+// interface would be moved to the heap, and a copy of it costs time. One
+// state signs a whole run of cursors (encodeCursorRun), so that a page
+// takes one state from the pool, not one a row.
 type macState struct {
+	mac *cursorMAC // the pool the state goes back to
 	h   hash.Hash
 	msg []byte
 	sum [sha256.Size]byte
@@ -81,38 +85,55 @@ type macState struct {
 func newCursorMAC(key []byte) *cursorMAC {
 	m := &cursorMAC{}
 	m.pool.New = func() any {
-		return &macState{h: hmac.New(sha256.New, key), msg: make([]byte, 0, cursorBuffer+cursorMACSize)}
+		return &macState{mac: m, h: hmac.New(sha256.New, key), msg: make([]byte, 0, cursorBuffer+cursorMACSize)}
 	}
 	return m
 }
 
-// get returns a state whose msg holds raw and whose sum its MAC; put it
-// back when done with both.
-func (m *cursorMAC) get(raw []byte) *macState {
-	s := m.pool.Get().(*macState)
-	s.msg = append(s.msg[:0], raw...)
-	s.h.Reset()
-	s.h.Write(s.msg)
-	s.h.Sum(s.sum[:0])
-	return s
-}
+// state returns a state of m's key; give it back with put.
+func (m *cursorMAC) state() *macState { return m.pool.Get().(*macState) }
 
-func (m *cursorMAC) put(s *macState) {
+// put gives s back to its pool.
+func (s *macState) put() {
 	if cap(s.msg) > 4*cursorBuffer { // an unusually long cursor: keep the pool's buffers small
 		s.msg = make([]byte, 0, cursorBuffer+cursorMACSize)
 	}
-	m.pool.Put(s)
+	s.mac.pool.Put(s)
+}
+
+// sign sets sum to the MAC of msg.
+func (s *macState) sign() {
+	s.h.Reset()
+	s.h.Write(s.msg)
+	s.h.Sum(s.sum[:0])
+}
+
+// signer returns a state of the signing key whose msg is empty, for the
+// caller to write a cursor's raw form "<version>:<list>:<payload>" into
+// and seal with appendSealed; give it back with put when done with the
+// run.
+func (k *CursorKeys) signer() *macState {
+	s := k.keys[0].state()
+	s.msg = s.msg[:0]
+	return s
+}
+
+// appendSealed appends to dst the cursor of the raw form in msg: base64url
+// (unpadded) of it and its MAC. msg is left holding both.
+func (s *macState) appendSealed(dst []byte) []byte {
+	s.sign()
+	s.msg = append(s.msg, s.sum[:cursorMACSize]...)
+	return cursorEncoding.AppendEncode(dst, s.msg)
 }
 
 // appendSigned appends to dst the cursor of the raw form
 // "<version>:<list>:<payload>": base64url (unpadded) of raw and its MAC
 // under the first key.
 func (k *CursorKeys) appendSigned(dst, raw []byte) []byte {
-	m := k.keys[0]
-	s := m.get(raw)
-	s.msg = append(s.msg, s.sum[:cursorMACSize]...)
-	dst = cursorEncoding.AppendEncode(dst, s.msg)
-	m.put(s)
+	s := k.signer()
+	s.msg = append(s.msg, raw...)
+	dst = s.appendSealed(dst)
+	s.put()
 	return dst
 }
 
@@ -127,9 +148,11 @@ func (k *CursorKeys) verify(signed []byte) bool {
 	for _, m := range k.keys {
 		// Every key is tried, in constant time: which key matched, or
 		// how much of a MAC did, is not for a forger to time.
-		s := m.get(raw)
+		s := m.state()
+		s.msg = append(s.msg[:0], raw...)
+		s.sign()
 		ok |= subtle.ConstantTimeCompare(s.sum[:cursorMACSize], mac)
-		m.put(s)
+		s.put()
 	}
 	return ok == 1
 }
