@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -40,18 +39,16 @@ func newRequestUpstream(next Upstream) *requestUpstream {
 }
 
 // memo runs fn once per key for the request; concurrent callers wait for
-// the first.
-func memo[T any](u *requestUpstream, method string, params any, fn func() (T, error)) (T, error) {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return fn()
-	}
-	key := method + string(raw)
+// the first. The key is the method's name, a zero byte and the params' key
+// (upstream's AppendKey: equal only for equal params), built in the
+// caller's stack buffer: looking it up costs no allocation, and only a
+// first call keeps a copy.
+func memo[T any](u *requestUpstream, key []byte, fn func() (T, error)) (T, error) {
 	u.mu.Lock()
-	c, ok := u.calls[key]
+	c, ok := u.calls[string(key)]
 	if !ok {
 		c = &memoCall{done: make(chan struct{})}
-		u.calls[key] = c
+		u.calls[string(key)] = c
 	}
 	u.mu.Unlock()
 	if !ok {
@@ -67,8 +64,19 @@ func memo[T any](u *requestUpstream, method string, params any, fn func() (T, er
 	return v, c.err
 }
 
+// callKeyBuffer sizes the stack buffers memo keys are built in (a longer
+// key spills to the heap, still correct).
+const callKeyBuffer = 256
+
+// callKey starts a memo key in buf: the method's name and a zero byte,
+// which no name holds, so that no two methods' keys meet.
+func callKey(buf []byte, method string) []byte {
+	return append(append(buf, method...), 0)
+}
+
 func (u *requestUpstream) ListAssets(ctx context.Context, p upstream.AssetsParams) (*upstream.AssetPage, error) {
-	return memo(u, "assets", p, func() (*upstream.AssetPage, error) { return u.next.ListAssets(ctx, p) })
+	var buf [callKeyBuffer]byte
+	return memo(u, p.AppendKey(callKey(buf[:0], "assets")), func() (*upstream.AssetPage, error) { return u.next.ListAssets(ctx, p) })
 }
 
 // GetAsset is not memoised here: the asset loader already batches and
@@ -78,21 +86,26 @@ func (u *requestUpstream) GetAsset(ctx context.Context, id string) (*upstream.As
 }
 
 func (u *requestUpstream) ListFundingPayments(ctx context.Context, p upstream.FundingPaymentsParams) (*upstream.FundingPaymentPage, error) {
-	return memo(u, "funding", p, func() (*upstream.FundingPaymentPage, error) { return u.next.ListFundingPayments(ctx, p) })
+	var buf [callKeyBuffer]byte
+	return memo(u, p.AppendKey(callKey(buf[:0], "funding")), func() (*upstream.FundingPaymentPage, error) { return u.next.ListFundingPayments(ctx, p) })
 }
 
 func (u *requestUpstream) ListDelegations(ctx context.Context, p upstream.DelegationsParams) (*upstream.DelegationPage, error) {
-	return memo(u, "delegations", p, func() (*upstream.DelegationPage, error) { return u.next.ListDelegations(ctx, p) })
+	var buf [callKeyBuffer]byte
+	return memo(u, p.AppendKey(callKey(buf[:0], "delegations")), func() (*upstream.DelegationPage, error) { return u.next.ListDelegations(ctx, p) })
 }
 
 func (u *requestUpstream) ListTransactions(ctx context.Context, p upstream.TransactionsParams) (*upstream.TransactionPage, error) {
-	return memo(u, "transactions", p, func() (*upstream.TransactionPage, error) { return u.next.ListTransactions(ctx, p) })
+	var buf [callKeyBuffer]byte
+	return memo(u, p.AppendKey(callKey(buf[:0], "transactions")), func() (*upstream.TransactionPage, error) { return u.next.ListTransactions(ctx, p) })
 }
 
 // GetTransaction shares one lookup among the request's lookups of the same
 // hash in any letter case (the explorer upper-cases it).
 func (u *requestUpstream) GetTransaction(ctx context.Context, hash string) (*upstream.Transaction, error) {
-	return memo(u, "transaction", strings.ToUpper(hash), func() (*upstream.Transaction, error) { return u.next.GetTransaction(ctx, hash) })
+	var buf [callKeyBuffer]byte
+	key := append(callKey(buf[:0], "transaction"), strings.ToUpper(hash)...)
+	return memo(u, key, func() (*upstream.Transaction, error) { return u.next.GetTransaction(ctx, hash) })
 }
 
 // upstreamFor is the upstream a resolver uses: the request's memoising

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/url"
@@ -168,4 +169,98 @@ func (p TransactionsParams) query() url.Values {
 		q.Set("filters[tx.submitter]", p.Submitter)
 	}
 	return q
+}
+
+// The keys of parameters (AppendKey) name a request's memoised upstream
+// calls: two parameters have the same key only if they are equal (a nil
+// slice and an empty one, a nil pointer and one to a zero, differ). Each
+// field is written so that where it ends is known (a length before a
+// string or a list, a presence byte before a pointer's value), in a fixed
+// order, so that no two fields' bytes can be read as each other's.
+
+// AppendKey appends p's key to b.
+func (p Pagination) AppendKey(b []byte) []byte {
+	b = appendKeyInt32(b, p.First)
+	b = appendKeyInt32(b, p.Last)
+	b = appendKeyString(b, string(p.After))
+	b = appendKeyString(b, string(p.Before))
+	switch {
+	case p.NewestFirst == nil:
+		return append(b, 0)
+	case *p.NewestFirst:
+		return append(b, 2)
+	}
+	return append(b, 1)
+}
+
+// AppendKey appends p's key to b.
+func (p AssetsParams) AppendKey(b []byte) []byte {
+	return p.Pagination.AppendKey(b)
+}
+
+// AppendKey appends p's key to b.
+func (p FundingPaymentsParams) AppendKey(b []byte) []byte {
+	b = appendKeyString(b, p.PartyID)
+	b = appendKeyString(b, p.MarketID)
+	return p.Pagination.AppendKey(b)
+}
+
+// AppendKey appends p's key to b.
+func (p DelegationsParams) AppendKey(b []byte) []byte {
+	b = appendKeyString(b, p.PartyID)
+	b = appendKeyString(b, p.NodeID)
+	b = appendKeyString(b, p.EpochID)
+	return p.Pagination.AppendKey(b)
+}
+
+// AppendKey appends p's key to b.
+func (p TransactionsParams) AppendKey(b []byte) []byte {
+	b = binary.AppendVarint(b, int64(p.First))
+	b = binary.AppendVarint(b, int64(p.Last))
+	b = appendKeyTxCursor(b, p.Before)
+	b = appendKeyTxCursor(b, p.After)
+	b = appendKeyStrings(b, p.CmdTypes)
+	b = appendKeyStrings(b, p.ExcludeCmdTypes)
+	b = appendKeyStrings(b, p.Parties)
+	if p.BlockHeight == nil {
+		b = append(b, 0)
+	} else {
+		b = binary.AppendUvarint(append(b, 1), *p.BlockHeight)
+	}
+	return appendKeyString(b, p.Submitter)
+}
+
+// appendKeyString appends s's length and s.
+func appendKeyString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// appendKeyStrings appends 0 for a nil list, else its length plus one
+// and each string.
+func appendKeyStrings(b []byte, list []string) []byte {
+	if list == nil {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(list))+1)
+	for _, s := range list {
+		b = appendKeyString(b, s)
+	}
+	return b
+}
+
+// appendKeyInt32 appends 0 for nil, else 1 and the value.
+func appendKeyInt32(b []byte, n *int32) []byte {
+	if n == nil {
+		return append(b, 0)
+	}
+	return binary.AppendVarint(append(b, 1), int64(*n))
+}
+
+// appendKeyTxCursor appends 0 for nil, else 1 and the position.
+func appendKeyTxCursor(b []byte, c *TxCursor) []byte {
+	if c == nil {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(append(b, 1), c.Block)
+	return binary.AppendUvarint(b, uint64(c.Index))
 }
