@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -132,12 +133,42 @@ var sampleCursorDigests = map[string]struct {
 	"transactions":                 {6000, "4cd563c5bf91b9db27d39ef0d22a55798e2349372862f8a7b5e1f95d6ee9a5dc"},
 }
 
+// sampleRowsDigest is the SHA-256 digest of what the cursors above were
+// made of (rowsDigest), so that a change of the sample dataset is told
+// from a change of the cursors.
+const sampleRowsDigest = "4810b944b410dd7ca7a96bf30b59238008b1e60e24740d540edfa4f8ac3a76c5"
+
+// rowsDigest is the SHA-256 digest of what the gateway makes cursors of:
+// the data node's cursors, the funding payments' keys and the
+// transactions' positions.
+func rowsDigest(rows *sampleCursorRows) string {
+	h := sha256.New()
+	for _, e := range rows.Delegations {
+		fmt.Fprintln(h, e.Cursor)
+	}
+	for _, e := range rows.Assets {
+		fmt.Fprintln(h, e.Cursor)
+	}
+	for _, e := range rows.FundingPayments {
+		fmt.Fprintln(h, e.Cursor, keyOfFunding(&e.Node))
+	}
+	for _, pos := range rows.Transactions {
+		fmt.Fprintln(h, pos)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // TestSampleCursorsUnchanged: every cursor the gateway makes of the sample
 // dataset's rows is the one it made before, byte for byte; its MAC is
 // HMAC-SHA256 under the signing key as crypto/hmac computes it; and it
 // opens again to its row.
 func TestSampleCursorsUnchanged(t *testing.T) {
 	all := sampleCursors(t)
+	rows, _ := sampleRows()
+	if got := rowsDigest(rows); got != sampleRowsDigest {
+		t.Fatalf("the sample dataset changed (rows digest %s, want %s): the cursor digests were taken over the old one. "+
+			"Take them again, and this digest, with the cursor encoders of a commit whose cursors are known to be right", got, sampleRowsDigest)
+	}
 	if len(all) != len(sampleCursorDigests) {
 		t.Fatalf("%d lists, want %d", len(all), len(sampleCursorDigests))
 	}
@@ -162,7 +193,6 @@ func TestSampleCursorsUnchanged(t *testing.T) {
 			}
 		}
 	}
-	rows, _ := sampleRows()
 	for i, e := range rows.Delegations {
 		if got, err := decodeDataNodeCursor(testCursorKeys, "after", all["delegations"][i], listDelegations); err != nil || got != e.Cursor {
 			t.Fatalf("delegation %d: cursor opens to %q, %v; want %q", i, got, err, e.Cursor)
