@@ -152,11 +152,10 @@ func dataNodePage[T any](keys *CursorKeys, req pageRequest, list cursorList, pg 
 }
 
 // encodeCursors encodes the edges' cursors into cursors. A large page's
-// are encoded in two halves at once (about a microsecond a row with the
-// MAC: 1 ms for a page of 1,000, on the request's path while nothing else
-// runs); a
-// panic in the helper goroutine leaves its half to this one, where the
-// resolver's recovery turns it into an error.
+// are encoded in two halves at once (about half a microsecond a row with
+// the MAC: 0.4 ms for a page of 1,000, on the request's path while nothing
+// else runs); a panic in the helper goroutine leaves its half to this one,
+// where the resolver's recovery turns it into an error.
 func encodeCursors[T any](keys *CursorKeys, edges []upstream.Edge[T], cursors []string, list cursorList) {
 	encode := func(from, to int) { encodeCursorRun(keys, edges[from:to], cursors[from:to], list) }
 	if len(edges) < parallelCursors {
