@@ -11,7 +11,16 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
 )
+
+// ignoreDerived leaves out of a comparison of pages the store of what
+// their callers derive from them (Page.Derive): not a part of the answer.
+var ignoreDerived = cmp.FilterPath(func(p cmp.Path) bool {
+	f, ok := p.Last().(cmp.StructField)
+	return ok && f.Name() == "derived"
+}, cmp.Ignore())
 
 // TestDerivedOncePerKey: the callers sharing a Derived make each key's
 // value once, whoever comes first, and all get that value; another key is
