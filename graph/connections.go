@@ -145,10 +145,34 @@ func dataNodePage[T any](keys *CursorKeys, req pageRequest, list cursorList, pg 
 		out.Rows[i] = &pg.Edges[i].Node
 	}
 	if withCursors {
-		out.Cursors = make([]string, len(pg.Edges))
-		encodeCursors(keys, pg.Edges, out.Cursors, list)
+		out.Cursors = pageCursors(keys, list, pg)
 	}
 	return out
+}
+
+// pageCursors are the cursors of pg's edges for list. They are the same
+// for every request holding the same upstream answer, so they are made
+// once for the requests that share it in flight (upstream's Page.Derive):
+// a page that 16 identical requests wait for together is signed once, not
+// 16 times. They are shared: read only.
+func pageCursors[T any](keys *CursorKeys, list cursorList, pg *upstream.Page[T]) []string {
+	made, _ := pg.Derive(pageCursorsKey{keys: keys, list: list}, func() any {
+		cursors := make([]string, len(pg.Edges))
+		encodeCursors(keys, pg.Edges, cursors, list)
+		return cursors
+	}).([]string)
+	if made == nil && len(pg.Edges) > 0 { // its maker panicked in another request
+		made = make([]string, len(pg.Edges))
+		encodeCursors(keys, pg.Edges, made, list)
+	}
+	return made
+}
+
+// pageCursorsKey names a page's cursors among what is derived from it:
+// they depend on the signing keys and the list besides the page.
+type pageCursorsKey struct {
+	keys *CursorKeys
+	list cursorList
 }
 
 // encodeCursors encodes the edges' cursors into cursors. A large page's

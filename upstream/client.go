@@ -242,12 +242,12 @@ func newTransport() *http.Transport {
 func (c *Client) ListAssets(ctx context.Context, p AssetsParams) (*AssetPage, error) {
 	q := url.Values{}
 	p.Pagination.addTo(q)
-	body, fresh, err := get[assetsBody](ctx, c, c.assets, q, dataNodeAnswer)
+	body, fresh, derived, err := get[assetsBody](ctx, c, c.assets, q, dataNodeAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("list assets: %w", err)
 	}
 	page := *body.Assets // the decoded page may be shared with coalesced callers
-	page.Freshness = fresh
+	page.Freshness, page.derived = fresh, derived
 	return &page, nil
 }
 
@@ -260,7 +260,7 @@ func (c *Client) GetAsset(ctx context.Context, id string) (*Asset, *Freshness, e
 		// Without assetId the endpoint would list every asset.
 		return nil, nil, fmt.Errorf("get asset with empty id: %w", ErrNotFound)
 	}
-	body, fresh, err := get[assetsBody](ctx, c, c.assets, url.Values{"assetId": {id}}, dataNodeAnswer)
+	body, fresh, _, err := get[assetsBody](ctx, c, c.assets, url.Values{"assetId": {id}}, dataNodeAnswer)
 	if err != nil {
 		return nil, nil, fmt.Errorf("get asset %q: %w", id, err)
 	}
@@ -282,12 +282,12 @@ func (c *Client) ListFundingPayments(ctx context.Context, p FundingPaymentsParam
 		q.Set("marketId", p.MarketID)
 	}
 	p.Pagination.addTo(q)
-	body, fresh, err := get[fundingPaymentsBody](ctx, c, c.fundingPayments, q, dataNodeAnswer)
+	body, fresh, derived, err := get[fundingPaymentsBody](ctx, c, c.fundingPayments, q, dataNodeAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("list funding payments of party %q: %w", p.PartyID, err)
 	}
 	page := *body.FundingPayments
-	page.Freshness = fresh
+	page.Freshness, page.derived = fresh, derived
 	return &page, nil
 }
 
@@ -306,12 +306,12 @@ func (c *Client) ListDelegations(ctx context.Context, p DelegationsParams) (*Del
 		q.Set("epochId", p.EpochID)
 	}
 	p.Pagination.addTo(q)
-	body, fresh, err := get[delegationsBody](ctx, c, c.delegations, q, dataNodeAnswer)
+	body, fresh, derived, err := get[delegationsBody](ctx, c, c.delegations, q, dataNodeAnswer)
 	if err != nil {
 		return nil, fmt.Errorf("list delegations: %w", err)
 	}
 	page := *body.Delegations
-	page.Freshness = fresh
+	page.Freshness, page.derived = fresh, derived
 	return &page, nil
 }
 
@@ -328,7 +328,7 @@ func (c *Client) ListTransactions(ctx context.Context, p TransactionsParams) (*T
 	if f := NewTxFilter(p); !f.empty() {
 		r.filter = &f
 	}
-	body, _, err := get[pageBody](ctx, c, r, p.query(), func(b *pageBody, head uint64) judgement {
+	body, _, _, err := get[pageBody](ctx, c, r, p.query(), func(b *pageBody, head uint64) judgement {
 		rows := b.rows
 		kind, atHead := transactionsKind(p, rows, head)
 		return judgement{kind: kind, atHead: atHead, seen: newestPosition(rows), exact: p.namesHead()}
@@ -355,7 +355,7 @@ func (c *Client) GetTransaction(ctx context.Context, hash string) (*Transaction,
 	hash = strings.ToUpper(hash)
 	r := c.transaction
 	r.url += "/" + hash
-	body, _, err := get[lookupBody](ctx, c, r, nil, func(b *lookupBody, _ uint64) judgement {
+	body, _, _, err := get[lookupBody](ctx, c, r, nil, func(b *lookupBody, _ uint64) judgement {
 		// Found by hash: that transaction, for ever. (Not found is an
 		// error, never kept.)
 		return judgement{kind: CacheImmutable, seen: b.tx.Position()}
@@ -480,11 +480,13 @@ type rawBody struct {
 // through here: it is the one place for the cache, retries, a circuit
 // breaker, a shared rate budget, coalescing and metrics. The decoded body
 // may be shared by the callers, and by later ones from the cache: they
-// must not modify it.
+// must not modify it. The *Derived is the store of the callers that shared
+// this answer in flight (nil for an answer served from the cache without
+// a flight): pages hand it on, for Page.Derive.
 func get[B any, PB interface {
 	*B
 	listBody
-}](ctx context.Context, c *Client, r route, q url.Values, judge func(*B, uint64) judgement) (*B, Freshness, error) {
+}](ctx context.Context, c *Client, r route, q url.Values, judge func(*B, uint64) judgement) (*B, Freshness, *Derived, error) {
 	target := r.url
 	if len(q) > 0 {
 		target += "?" + q.Encode()
@@ -498,7 +500,7 @@ func get[B any, PB interface {
 			if body, ok := e.body.(PB); ok {
 				cache.event(r.endpoint, e.kind, CacheHit)
 				RecordAnswer(ctx, Answer{Service: r.service, Endpoint: r.endpoint, Freshness: e.fresh, Kind: e.kind, FetchedAt: e.fetched, Cached: true})
-				return (*B)(body), e.fresh, nil
+				return (*B)(body), e.fresh, nil, nil
 			}
 		}
 	}
@@ -542,7 +544,7 @@ func get[B any, PB interface {
 		if ctx.Err() != nil && err == ctx.Err() {
 			err = &UnavailableError{Service: r.service, Endpoint: r.endpoint, Err: err}
 		}
-		return nil, Freshness{}, err
+		return nil, Freshness{}, nil, err
 	}
 	body, _ := res.body.(PB)
 	switch {
@@ -556,7 +558,7 @@ func get[B any, PB interface {
 		cache.event(r.endpoint, res.kind, CacheMiss)
 	}
 	RecordAnswer(ctx, Answer{Service: r.service, Endpoint: r.endpoint, Freshness: res.fresh, Kind: res.kind, FetchedAt: res.at, Cached: res.cached})
-	return (*B)(body), res.fresh, nil
+	return (*B)(body), res.fresh, res.derived, nil
 }
 
 // testAfterCacheMiss, set by tests only, runs between a request's miss in

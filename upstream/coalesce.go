@@ -38,6 +38,9 @@ type flightResult struct {
 	// process's cache, stored by a flight that ended just before this one
 	// started (cached is set too).
 	cached, fleet, local bool
+	// derived is what the flight's callers derive from its answer,
+	// shared by them (Derived); set when the flight ends with an answer.
+	derived *Derived
 }
 
 // do runs fn for key, or joins the run in flight.
@@ -63,6 +66,9 @@ func (f *flights) do(ctx context.Context, key string, fn func(context.Context) (
 				close(c.done)
 			}()
 			c.res, c.err = fn(callCtx)
+			if c.err == nil {
+				c.res.derived = new(Derived)
+			}
 		}()
 	}
 	c.waiters++

@@ -14,6 +14,8 @@ type Page[T any] struct {
 	PageInfo PageBounds `json:"pageInfo"`
 	// Freshness is how current the data node's data was.
 	Freshness Freshness `json:"-"`
+	// derived is shared by the callers of one flight (Derive).
+	derived *Derived
 }
 
 // PageBounds is a data-node page's cursors and whether rows lie beyond
