@@ -430,6 +430,17 @@ type browser struct {
 	// get sends queries as GET requests, each person with a browser
 	// cache (-browse-get); else POST, which no cache keeps.
 	get bool
+	// now is the browser caches' clock (nil: time.Now); a test's own
+	// clock lets a copy go stale without waiting.
+	now func() time.Time
+}
+
+// clock is the time the browser caches judge freshness by.
+func (b *browser) clock() time.Time {
+	if b.now != nil {
+		return b.now()
+	}
+	return time.Now()
 }
 
 // acceptHeader is what Apollo Client sends.
@@ -460,7 +471,7 @@ func (b *browser) view(ctx context.Context, url string, p *person, v pageView) (
 			key += "&variables=" + neturl.QueryEscape(string(vars))
 		}
 		if c, ok := p.cache[key]; ok {
-			if time.Now().Before(c.expires) {
+			if b.clock().Before(c.expires) {
 				rec.local = true
 				return rec, c.endCursor, ""
 			}
@@ -505,7 +516,7 @@ func (b *browser) view(ctx context.Context, url string, p *person, v pageView) (
 	}
 	if resp.StatusCode == http.StatusNotModified && cached != nil {
 		rec.notModified = true
-		p.store(key, resp.Header, cached.endCursor, time.Now())
+		p.store(key, resp.Header, cached.endCursor, b.clock())
 		return rec, cached.endCursor, ""
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -540,7 +551,7 @@ func (b *browser) view(ctx context.Context, url string, p *person, v pageView) (
 		return fail(viewWrong, "WRONG_PAGE", err.Error())
 	}
 	if b.get {
-		p.store(key, resp.Header, endCursor, time.Now())
+		p.store(key, resp.Header, endCursor, b.clock())
 	}
 	return rec, endCursor, ""
 }

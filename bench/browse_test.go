@@ -477,7 +477,12 @@ func TestBrowserCache(t *testing.T) {
 		_, _ = io.WriteString(w, page)
 	}))
 	defer srv.Close()
-	b := &browser{client: srv.Client(), urls: []string{srv.URL}, start: time.Now(), get: true}
+	// The caches' clock is the test's: a copy goes stale when the test
+	// moves it, not after a wait.
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	b := &browser{client: srv.Client(), urls: []string{srv.URL}, start: time.Now(), get: true,
+		now: func() time.Time { return time.Unix(0, clock.Load()) }}
 	p := newPerson(3, 1)
 	latest := pageView{kind: pageLatest}
 	view := func(v pageView) viewRecord {
@@ -494,7 +499,7 @@ func TestBrowserCache(t *testing.T) {
 	if r := view(latest); !r.local || requests.Load() != 1 {
 		t.Fatalf("second view while fresh: %+v after %d requests, want the browser cache's", r, requests.Load())
 	}
-	time.Sleep(1100 * time.Millisecond)
+	clock.Add(int64(1100 * time.Millisecond)) // past max-age=1
 	if r := view(latest); !r.notModified || revalidations.Load() != 1 {
 		t.Fatalf("view once stale: %+v, %d revalidations; want a 304", r, revalidations.Load())
 	}
