@@ -402,26 +402,39 @@ type dataErrors struct {
 	dangling, unknownEnums, nonFinite int
 }
 
+// post POSTs body (a GraphQL request) to endpoint, asking for coding
+// when it is set, and reads the whole response into buf.
+func (c *graphqlClient) post(ctx context.Context, endpoint string, body []byte, coding string, buf *bytes.Buffer) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if coding != "" {
+		req.Header.Set("Accept-Encoding", coding)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, fmt.Errorf("POST %s: read body: %w", endpoint, err)
+	}
+	return resp, nil
+}
+
 // readOnly posts body (a GraphQL request) to endpoint and reads the
 // response without decoding it: an error if the status is not 200 or the
 // response names errors.
 func (c *graphqlClient) readOnly(ctx context.Context, endpoint string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	defer bodyBuffers.Put(buf)
-	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return fmt.Errorf("POST %s: read body: %w", endpoint, err)
+	resp, err := c.post(ctx, endpoint, body, "", buf)
+	if err != nil {
+		return err
 	}
 	if resp.StatusCode != http.StatusOK || bytes.Contains(buf.Bytes(), []byte(`"errors"`)) {
 		return fmt.Errorf("POST %s: status %d: %s", endpoint, resp.StatusCode, clip(buf.Bytes()))
@@ -438,25 +451,11 @@ func (c *graphqlClient) query(ctx context.Context, g *gatewayServer, query strin
 	if err != nil {
 		return nil, counts, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, counts, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if g.clientCoding != "" {
-		req.Header.Set("Accept-Encoding", g.clientCoding)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, counts, err
-	}
-	defer resp.Body.Close()
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	defer bodyBuffers.Put(buf)
-	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return nil, counts, fmt.Errorf("POST %s: read body: %w", endpoint, err)
+	resp, err := c.post(ctx, endpoint, body, g.clientCoding, buf)
+	if err != nil {
+		return nil, counts, err
 	}
 	payload := buf.Bytes()
 	switch coding := resp.Header.Get("Content-Encoding"); coding {
