@@ -438,3 +438,39 @@ func TestTxCommandMarshalsAsCommand(t *testing.T) {
 		t.Errorf("null command: %s, %v", b, err)
 	}
 }
+
+// TestWireTransactionMirrorsTransaction: the client decodes a page's
+// transactions as wireTransaction, so every wire field of Transaction
+// (each with a JSON name) must be one of wireTransaction's, of the same
+// type and tag, the command excepted (its JSON is kept), and no other;
+// a field added to one and not the other fails here, before a page
+// silently drops it.
+func TestWireTransactionMirrorsTransaction(t *testing.T) {
+	wire := reflect.TypeFor[wireTransaction]()
+	tx := reflect.TypeFor[Transaction]()
+	seen := 0
+	for f := range tx.Fields() {
+		if f.Tag.Get("json") == "-" {
+			continue
+		}
+		w, ok := wire.FieldByName(f.Name)
+		if !ok {
+			t.Errorf("Transaction.%s has no wireTransaction field", f.Name)
+			continue
+		}
+		seen++
+		if f.Tag != w.Tag {
+			t.Errorf("%s: tag %q, wireTransaction's %q", f.Name, f.Tag, w.Tag)
+		}
+		if f.Name == "Command" {
+			if w.Type != reflect.TypeFor[json.RawMessage]() {
+				t.Errorf("wireTransaction.Command is %s, want the command's JSON", w.Type)
+			}
+		} else if f.Type != w.Type {
+			t.Errorf("%s: %s, wireTransaction's %s", f.Name, f.Type, w.Type)
+		}
+	}
+	if seen != wire.NumField() {
+		t.Errorf("wireTransaction has %d fields, Transaction %d wire fields", wire.NumField(), seen)
+	}
+}
