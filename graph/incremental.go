@@ -49,28 +49,45 @@ func (e *executableSchema) execIncremental(ctx context.Context, opCtx *graphql.O
 	results := make(chan graphql.DeferredResult)
 	ec := newExecutionContext(opCtx, e, results)
 	omit := &deferredFields{}
-	var held []graphql.DeferredResult // resolved before their parent was sent
-	first := true
-	return func(rctx context.Context) *graphql.Response {
-		var resp graphql.Response
-		if first {
-			first = false
+	return incrementalResponses(omit, results, &ec.PendingDeferred,
+		func(rctx context.Context) []byte {
 			octx := withDeferredFields(graphql.WithLazyInputUnmarshalerIndex(rctx, newInputUnmarshalers), omit)
 			var buf bytes.Buffer
 			ec._Query(octx, opCtx.Operation.SelectionSet).MarshalGQL(&buf)
-			resp.Data = omit.strip(buf.Bytes(), nil, false)
+			return omit.strip(buf.Bytes(), nil, false)
+		},
+		func(result graphql.DeferredResult) []byte {
+			var buf bytes.Buffer
+			result.Result.MarshalGQL(&buf)
+			return omit.strip(buf.Bytes(), result.Path, true)
+		})
+}
+
+// incrementalResponses is the response handler of a query that defers
+// fragments, on either executor: first writes the first response's data;
+// each later response is one payload of results, in the order omit
+// delivers them (a payload waits for its parent's), its data written by
+// later; pending counts the payloads still to come (atomic).
+func incrementalResponses(omit *deferredFields, results chan graphql.DeferredResult, pending *int32,
+	first func(context.Context) []byte, later func(graphql.DeferredResult) []byte,
+) graphql.ResponseHandler {
+	var held []graphql.DeferredResult // resolved before their parent was sent
+	sentFirst := false
+	return func(rctx context.Context) *graphql.Response {
+		var resp graphql.Response
+		if !sentFirst {
+			sentFirst = true
+			resp.Data = first(rctx)
 		} else {
-			result, ok := omit.next(rctx, &held, results, &ec.PendingDeferred)
+			result, ok := omit.next(rctx, &held, results, pending)
 			if !ok {
 				return nil
 			}
-			var buf bytes.Buffer
-			result.Result.MarshalGQL(&buf)
-			resp.Data = omit.strip(buf.Bytes(), result.Path, true)
+			resp.Data = later(result)
 			omit.delivered(result.Path, resp.Data)
 			resp.Path, resp.Label, resp.Errors = result.Path, result.Label, result.Errors
 		}
-		hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0 || len(held) > 0
+		hasNext := atomic.LoadInt32(pending) > 0 || len(held) > 0
 		resp.HasNext = &hasNext
 		return &resp
 	}
@@ -92,28 +109,15 @@ type directIncremental struct {
 // been (as execIncremental).
 func (s fastSchema) execDirectIncremental(opCtx *graphql.OperationContext, plans *directPlans) graphql.ResponseHandler {
 	inc := &directIncremental{results: make(chan graphql.DeferredResult)}
-	var held []graphql.DeferredResult // written before their parent was sent
-	first := true
-	return func(rctx context.Context) *graphql.Response {
-		var resp graphql.Response
-		if first {
-			first = false
-			resp.Data = runDirect(rctx, opCtx, s.executableSchema, plans, inc).bytes()
-		} else {
-			result, ok := inc.omit.next(rctx, &held, inc.results, &inc.pending)
-			if !ok {
-				return nil
-			}
+	return incrementalResponses(&inc.omit, inc.results, &inc.pending,
+		func(rctx context.Context) []byte {
+			return runDirect(rctx, opCtx, s.executableSchema, plans, inc).bytes()
+		},
+		func(result graphql.DeferredResult) []byte {
 			var buf bytes.Buffer
 			result.Result.MarshalGQL(&buf)
-			resp.Data = buf.Bytes()
-			inc.omit.delivered(result.Path, resp.Data)
-			resp.Path, resp.Label, resp.Errors = result.Path, result.Label, result.Errors
-		}
-		hasNext := atomic.LoadInt32(&inc.pending) > 0 || len(held) > 0
-		resp.HasNext = &hasNext
-		return &resp
-	}
+			return buf.Bytes()
+		})
 }
 
 // deferAfter launches the deferred groups of the object on top of w's
