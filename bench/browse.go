@@ -793,7 +793,7 @@ type browseSnapshot struct {
 	gatewayRSS                        int64
 }
 
-func takeBrowseSnapshot(svc *sampleservice.Service, shapes *shapeCounter, gws []*gatewayProc) (browseSnapshot, error) {
+func takeBrowseSnapshot(svc *sampleservice.Service, shapes *shapeCounter, gws []*childProc) (browseSnapshot, error) {
 	s := browseSnapshot{at: time.Now(), harnessCPU: cpuTime(), limited: svc.RateLimited(), bans: svc.Bans(), shapes: shapes.snapshot()}
 	for _, e := range []sampleservice.Endpoint{sampleservice.EndpointAssets, sampleservice.EndpointFundingPayments, sampleservice.EndpointDelegations} {
 		s.dataNode += svc.Requests(e)
@@ -974,7 +974,7 @@ func runBrowseStep(ctx context.Context, p browseParams, bin, dir string, replica
 		env = append(env, "REDIS_URL="+r.url)
 	}
 	env = append(env, cfg.settings...)
-	gws := make([]*gatewayProc, 0, replicas)
+	gws := make([]*childProc, 0, replicas)
 	defer func() {
 		for _, g := range gws {
 			g.stop()

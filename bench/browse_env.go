@@ -51,107 +51,125 @@ func moduleRoot(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// gatewayProc is one gateway process.
-type gatewayProc struct {
+// childProc is a server the harness runs as a process of its own (a
+// gateway, Tailcall).
+type childProc struct {
+	name   string // for messages: "the gateway", "Tailcall"
 	url    string // http://127.0.0.1:PORT/graphql
 	cmd    *exec.Cmd
 	log    string // its stdout and stderr
 	exited chan struct{}
+	grace  time.Duration // how long stop waits after SIGTERM
 }
 
-// startGatewayProc runs bin with env (KEY=VALUE settings, later ones
-// winning) on a free loopback port and waits until it serves /healthz.
-func startGatewayProc(ctx context.Context, bin, logPath string, env []string) (*gatewayProc, error) {
-	var lastErr error
-	// A free port can be taken between the probe and the gateway's bind:
-	// try a few.
-	for range 5 {
-		port, err := freeLoopbackPort()
-		if err != nil {
-			return nil, err
-		}
-		g, err := startGatewayOn(ctx, bin, logPath, port, env)
-		if err == nil {
-			return g, nil
-		}
-		lastErr = err
-	}
-	return nil, lastErr
-}
-
-func startGatewayOn(ctx context.Context, bin, logPath string, port int, env []string) (*gatewayProc, error) {
+// startChild starts cmd, its output to logPath, and waits until ready
+// (called again every 20 ms, at most 30 s) says it serves.
+func startChild(ctx context.Context, name, url string, grace time.Duration, cmd *exec.Cmd, logPath string, ready func(*http.Client) error) (*childProc, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close() // the child holds its own descriptor
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	cmd := exec.Command(bin)
-	cmd.Env = append(childEnv(), append([]string{"LISTEN_ADDR=" + addr}, env...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the gateway: %w", err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	g := &gatewayProc{url: "http://" + addr + "/graphql", cmd: cmd, log: logPath, exited: make(chan struct{})}
+	p := &childProc{name: name, url: url, cmd: cmd, log: logPath, exited: make(chan struct{}), grace: grace}
 	go func() {
 		_ = cmd.Wait()
-		close(g.exited)
+		close(p.exited)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	client := &http.Client{Timeout: time.Second}
 	for {
-		resp, err := client.Get("http://" + addr + "/healthz")
+		err := ready(client)
 		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return g, nil
-			}
-			err = fmt.Errorf("status %d", resp.StatusCode)
+			return p, nil
 		}
 		if time.Now().After(deadline) {
-			g.stop()
-			return nil, fmt.Errorf("the gateway on %s did not serve /healthz within 30s: %v; its log: %s", addr, err, g.logTail())
+			p.stop()
+			return nil, fmt.Errorf("%s at %s did not serve within 30s: %v; its log: %s", name, url, err, p.logTail())
 		}
 		select {
-		case <-g.exited:
-			return nil, fmt.Errorf("the gateway on %s exited: %s", addr, g.logTail())
+		case <-p.exited:
+			return nil, fmt.Errorf("%s at %s exited: %s", name, url, p.logTail())
 		case <-ctx.Done():
-			g.stop()
+			p.stop()
 			return nil, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
 
-// stop ends the gateway: SIGTERM (it drains), then SIGKILL after 15 s.
-func (g *gatewayProc) stop() {
+// onFreePort runs start on a free loopback port: a free port can be
+// taken between the probe and the child's bind, so it tries a few.
+func onFreePort(start func(port int) (*childProc, error)) (*childProc, error) {
+	var lastErr error
+	for range 5 {
+		port, err := freeLoopbackPort()
+		if err != nil {
+			return nil, err
+		}
+		p, err := start(port)
+		if err == nil {
+			return p, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+// startGatewayProc runs bin with env (KEY=VALUE settings, later ones
+// winning) on a free loopback port and waits until it serves /healthz.
+func startGatewayProc(ctx context.Context, bin, logPath string, env []string) (*childProc, error) {
+	return onFreePort(func(port int) (*childProc, error) {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		cmd := exec.Command(bin)
+		cmd.Env = append(childEnv(), append([]string{"LISTEN_ADDR=" + addr}, env...)...)
+		// SIGTERM makes it drain: it may take a while.
+		return startChild(ctx, "the gateway", "http://"+addr+"/graphql", 15*time.Second, cmd, logPath, func(client *http.Client) error {
+			resp, err := client.Get("http://" + addr + "/healthz")
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("status %d", resp.StatusCode)
+			}
+			return nil
+		})
+	})
+}
+
+// stop ends the process: SIGTERM, then SIGKILL after its grace.
+func (p *childProc) stop() {
 	select {
-	case <-g.exited:
+	case <-p.exited:
 		return
 	default:
 	}
-	_ = g.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-g.exited:
-	case <-time.After(15 * time.Second):
-		_ = g.cmd.Process.Kill()
-		<-g.exited
+	case <-p.exited:
+	case <-time.After(p.grace):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
 	}
 }
 
 // alive reports an error if the process has exited.
-func (g *gatewayProc) alive() error {
+func (p *childProc) alive() error {
 	select {
-	case <-g.exited:
-		return fmt.Errorf("the gateway %s exited: %s", g.url, g.logTail())
+	case <-p.exited:
+		return fmt.Errorf("%s at %s exited: %s", p.name, p.url, p.logTail())
 	default:
 		return nil
 	}
 }
 
-// logTail is the end of the gateway's log.
-func (g *gatewayProc) logTail() string {
-	b, err := os.ReadFile(g.log)
+// logTail is the end of the process's log.
+func (p *childProc) logTail() string {
+	b, err := os.ReadFile(p.log)
 	if err != nil {
 		return err.Error()
 	}

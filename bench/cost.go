@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +28,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tradenet/gateway/upstream"
@@ -602,38 +600,10 @@ func installTailcall(ctx context.Context) (string, error) {
 	return bin, nil
 }
 
-// tailcallProc is one Tailcall process.
-type tailcallProc struct {
-	url    string
-	cmd    *exec.Cmd
-	log    string
-	exited chan struct{}
-}
-
 // startTailcall runs Tailcall with bench/tailcall/tailcall.graphql on a
 // free loopback port over the sample service at sampleURL, and waits
 // until it answers a query.
-func startTailcall(ctx context.Context, bin, dir, sampleURL string) (*tailcallProc, error) {
-	var lastErr error
-	for range 5 {
-		port, err := freeLoopbackPort()
-		if err != nil {
-			return nil, err
-		}
-		t, err := startTailcallOn(ctx, bin, dir, sampleURL, port)
-		if err == nil {
-			return t, nil
-		}
-		lastErr = err
-	}
-	return nil, lastErr
-}
-
-// tailcallServerLine is the configuration's @server line, whose port the
-// harness replaces.
-const tailcallServerLine = "schema @server(port: 8000)"
-
-func startTailcallOn(ctx context.Context, bin, dir, sampleURL string, port int) (*tailcallProc, error) {
+func startTailcall(ctx context.Context, bin, dir, sampleURL string) (*childProc, error) {
 	config, err := tailcallFiles.ReadFile("tailcall/tailcall.graphql")
 	if err != nil {
 		return nil, err
@@ -641,87 +611,28 @@ func startTailcallOn(ctx context.Context, bin, dir, sampleURL string, port int) 
 	if !strings.Contains(string(config), tailcallServerLine) {
 		return nil, fmt.Errorf("bench/tailcall/tailcall.graphql lacks %q", tailcallServerLine)
 	}
-	text := strings.Replace(string(config), tailcallServerLine, fmt.Sprintf(`schema @server(port: %d, hostname: "127.0.0.1")`, port), 1)
-	path := filepath.Join(dir, "tailcall.graphql")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		return nil, err
-	}
-	logPath := filepath.Join(dir, "tailcall.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close()
-	cmd := exec.Command(bin, "start", path)
-	cmd.Env = append(childEnv(), "SAMPLE_URL="+sampleURL, "TAILCALL_LOG_LEVEL=error", "TC_LOG_LEVEL=error", "TAILCALL_TRACKER=false", "TC_TRACKER=false")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start Tailcall: %w", err)
-	}
-	t := &tailcallProc{url: fmt.Sprintf("http://127.0.0.1:%d/graphql", port), cmd: cmd, log: logPath, exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(t.exited)
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	client := &http.Client{Timeout: time.Second}
-	for {
-		resp, err := client.PostForm(t.url, url.Values{}) // any answer means it listens
-		if err == nil {
-			resp.Body.Close()
-			return t, nil
+	return onFreePort(func(port int) (*childProc, error) {
+		text := strings.Replace(string(config), tailcallServerLine, fmt.Sprintf(`schema @server(port: %d, hostname: "127.0.0.1")`, port), 1)
+		path := filepath.Join(dir, "tailcall.graphql")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			return nil, err
 		}
-		if time.Now().After(deadline) {
-			t.stop()
-			return nil, fmt.Errorf("Tailcall on port %d did not answer within 30s: %v; its log: %s", port, err, t.logTail())
-		}
-		select {
-		case <-t.exited:
-			return nil, fmt.Errorf("Tailcall on port %d exited: %s", port, t.logTail())
-		case <-ctx.Done():
-			t.stop()
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		cmd := exec.Command(bin, "start", path)
+		cmd.Env = append(childEnv(), "SAMPLE_URL="+sampleURL, "TAILCALL_LOG_LEVEL=error", "TC_LOG_LEVEL=error", "TAILCALL_TRACKER=false", "TC_TRACKER=false")
+		url := fmt.Sprintf("http://127.0.0.1:%d/graphql", port)
+		return startChild(ctx, "Tailcall", url, 5*time.Second, cmd, filepath.Join(dir, "tailcall.log"), func(client *http.Client) error {
+			resp, err := client.PostForm(url, nil) // any answer means it listens
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		})
+	})
 }
 
-// stop ends Tailcall: SIGTERM, then SIGKILL after 5 s.
-func (t *tailcallProc) stop() {
-	select {
-	case <-t.exited:
-		return
-	default:
-	}
-	_ = t.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-t.exited:
-	case <-time.After(5 * time.Second):
-		_ = t.cmd.Process.Kill()
-		<-t.exited
-	}
-}
-
-// alive reports an error if Tailcall has exited.
-func (t *tailcallProc) alive() error {
-	select {
-	case <-t.exited:
-		return fmt.Errorf("Tailcall exited: %s", t.logTail())
-	default:
-		return nil
-	}
-}
-
-func (t *tailcallProc) logTail() string {
-	b, err := os.ReadFile(t.log)
-	if err != nil {
-		return err.Error()
-	}
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
-}
+// tailcallServerLine is the configuration's @server line, whose port the
+// harness replaces.
+const tailcallServerLine = "schema @server(port: 8000)"
 
 // writeCost writes the cost section's tables: medians over the runs, each
 // ratio computed within its run and then the median taken, the range over
