@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +62,14 @@ func TestCostQueriesAgree(t *testing.T) {
 	}
 	if !slices.Equal(names, costQueryNames) {
 		t.Errorf("costQueryNames (-cost-queries) = %v, the queries are %v", costQueryNames, names)
+	}
+	o, err := parseOptions([]string{"-sections", "cost", "-cost-queries", "hashes-50, party-page"}, io.Discard)
+	if err != nil || !slices.Equal(o.costQueries, []string{"hashes-50", "party-page"}) ||
+		!strings.Contains(strings.Join(commandFlags(o), " "), "-cost-queries hashes-50,party-page") {
+		t.Errorf("-cost-queries hashes-50, party-page: %v, %+v", err, o)
+	}
+	if _, err := parseOptions([]string{"-cost-queries", "hashes"}, io.Discard); err == nil {
+		t.Error("-cost-queries with an unknown query accepted")
 	}
 	for _, q := range queries {
 		if err := run.verifyCost(ctx, q); err != nil {

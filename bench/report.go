@@ -324,6 +324,9 @@ func commandFlags(o *options) []string {
 	if o.compression != 0 {
 		f = append(f, fmt.Sprintf("-compression-level %d", o.compression))
 	}
+	if len(o.costQueries) > 0 {
+		f = append(f, "-cost-queries "+strings.Join(o.costQueries, ","))
+	}
 	if o.liveWindow != 24*time.Second {
 		f = append(f, "-live-window "+o.liveWindow.String())
 	}
